@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian packages parasol builds and runs with. Idempotent: packages already
+# installed are skipped, and apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenmpi-dev openmpi-bin        # launcher, transport, one-sided windows
+  libgtest-dev libgmock-dev         # tests
+  libbenchmark-dev                  # micro-benchmarks
+  libcli11-dev                      # command line
+  libfmt-dev                        # formatting
+  nlohmann-json3-dev                # JSON output
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

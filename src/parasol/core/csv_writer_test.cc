@@ -1,0 +1,63 @@
+#include "parasol/core/csv_writer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CsvWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("parasol_csv_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CsvWriterTest, CommitWritesHeaderAndQuotedRows) {
+  std::string path = (dir_ / "out.csv").string();
+  {
+    CsvWriter w(path, {"algo", "note"});
+    w.Row({"ring", "a,b"});
+    w.Row({"hd", "say \"hi\""});
+    EXPECT_FALSE(std::filesystem::exists(path));  // nothing in place before Commit
+    w.Commit();
+  }
+  EXPECT_EQ(ReadAll(path), "algo,note\nring,\"a,b\"\nhd,\"say \"\"hi\"\"\"\n");
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST_F(CsvWriterTest, AbandonedWriterLeavesNothing) {
+  std::string path = (dir_ / "out.csv").string();
+  {
+    CsvWriter w(path, {"a"});
+    w.Row({"1"});
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST_F(CsvWriterTest, WrongRowWidthAndBadDirectoryAreErrors) {
+  CsvWriter w((dir_ / "x.csv").string(), {"a", "b"});
+  EXPECT_THROW(w.Row({"1"}), InvalidArgumentError);
+  EXPECT_THROW(CsvWriter((dir_ / "missing" / "x.csv").string(), {"a"}), IoError);
+}
+
+}  // namespace
+}  // namespace parasol
