@@ -1,0 +1,12 @@
+#include "parasol/comm/context.h"
+
+namespace parasol::comm {
+
+Context::Context(std::unique_ptr<Transport> transport, ContextOptions options)
+    : transport_(std::move(transport)), options_(options) {}
+
+std::unique_ptr<Context> Context::Duplicate(Deadline deadline) {
+  return std::make_unique<Context>(transport_->Duplicate(deadline), options_);
+}
+
+}  // namespace parasol::comm

@@ -1,0 +1,56 @@
+// The explicit runtime state of one rank in one job: who it is, how it talks, how long a blocking
+// call may wait by default. Passed to everything that communicates; there are no singletons, so
+// a test can run many ranks, each with its own Context, in one process.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <typeindex>
+#include <unordered_map>
+
+#include "parasol/comm/transport.h"
+#include "parasol/core/deadline.h"
+
+namespace parasol::comm {
+
+struct ContextOptions {
+  // Deadline for blocking calls that are not given one.
+  std::chrono::milliseconds timeout_ms{60000};
+};
+
+// Threading: collective calls on one Context must come from one thread at a time (they share a
+// sequence counter); use Duplicate() for a concurrent stream of collectives.
+class Context {
+ public:
+  explicit Context(std::unique_ptr<Transport> transport, ContextOptions options = {});
+
+  int rank() const { return transport_->rank(); }
+  int size() const { return transport_->size(); }
+  Transport& transport() { return *transport_; }
+  const ContextOptions& options() const { return options_; }
+  Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
+
+  // Position of the next collective call on this context; all ranks call collectives in the
+  // same order, so equal numbers identify the same call.
+  uint64_t NextSequence() { return sequence_++; }
+
+  // Per-context state for upper layers (e.g. cached schedules), created on first use.
+  template <typename T>
+  T& State() {
+    auto& slot = state_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return *static_cast<T*>(slot.get());
+  }
+
+  // A context over the same ranks with its own message space and sequence. Collective.
+  std::unique_ptr<Context> Duplicate(Deadline deadline);
+
+ private:
+  std::unique_ptr<Transport> transport_;
+  ContextOptions options_;
+  uint64_t sequence_ = 0;
+  std::unordered_map<std::type_index, std::shared_ptr<void>> state_;
+};
+
+}  // namespace parasol::comm

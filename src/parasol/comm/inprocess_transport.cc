@@ -1,0 +1,471 @@
+#include "parasol/comm/inprocess_transport.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "parasol/comm/memory_region.h"
+#include "parasol/core/error.h"
+
+namespace parasol::comm {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct SendState {
+  bool done = false;
+};
+
+struct RecvState {
+  int src = 0;
+  Tag tag = 0;
+  std::byte* buf = nullptr;
+  size_t bytes = 0;
+  bool done = false;
+  ErrorCode error = ErrorCode::kInternal;
+  std::string error_message;  // non-empty: the receive failed
+};
+
+struct Envelope {
+  int src;
+  Tag tag;
+  const std::byte* data;           // the sender's buffer (rendezvous)
+  std::vector<std::byte> copy;     // eager copy
+  size_t bytes;
+  std::shared_ptr<SendState> send;
+  Clock::time_point visible_at;
+};
+
+struct Mailbox {
+  std::deque<Envelope> inbox;
+  std::vector<std::shared_ptr<RecvState>> posted;  // in the order they were posted
+  uint64_t epoch = 0;
+  std::condition_variable cv;
+  std::optional<std::string> failure;
+  int duplicates = 0;
+  int registrations = 0;
+};
+
+struct Comm {
+  explicit Comm(int n) : boxes(static_cast<size_t>(n)) {}
+  std::vector<Mailbox> boxes;
+};
+
+struct RegionEntry {
+  explicit RegionEntry(int n)
+      : bases(static_cast<size_t>(n), nullptr), sizes(static_cast<size_t>(n), 0) {}
+  std::vector<std::byte*> bases;
+  std::vector<size_t> sizes;
+  int arrived = 0;
+  int closed = 0;
+};
+
+struct FaultState {
+  MessageFault fault;
+  int seen = 0;
+};
+
+}  // namespace
+
+struct InProcessWorld::Impl {
+  Impl(int n, InProcessOptions o) : size(n), options(o), killed(static_cast<size_t>(n), false) {
+    comms.push_back(std::make_unique<Comm>(n));
+  }
+
+  std::mutex mu;
+  const int size;
+  const InProcessOptions options;
+  std::vector<std::unique_ptr<Comm>> comms;             // GUARDED_BY(mu)
+  std::map<std::pair<int, int>, int> duplicate_of;     // (comm, k-th duplicate) -> comm
+  std::map<std::pair<int, int>, std::shared_ptr<RegionEntry>> regions;  // (comm, k-th) -> entry
+  std::vector<bool> killed;
+  std::vector<FaultState> faults;
+  uint64_t messages_sent = 0;
+
+  Mailbox& box(int comm, int rank) { return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)]; }
+
+  static void Bump(Mailbox& b) {
+    ++b.epoch;
+    b.cv.notify_all();
+  }
+
+  void BumpAll() {
+    for (auto& c : comms) {
+      for (auto& b : c->boxes) Bump(b);
+    }
+  }
+
+  // The first fault rule that claims this message, if any. REQUIRES: mu held.
+  const MessageFault* ClaimFault(int src, int dst, Tag tag) {
+    for (auto& fs : faults) {
+      const auto& f = fs.fault;
+      if (f.src != kAnyRank && f.src != src) continue;
+      if (f.dst != kAnyRank && f.dst != dst) continue;
+      if ((tag & f.tag_mask) != f.tag_value) continue;
+      int index = fs.seen++;
+      if (index < f.skip) continue;
+      if (f.count >= 0 && index >= f.skip + f.count) continue;
+      return &f;
+    }
+    return nullptr;
+  }
+
+  // Matches posted receives of (comm, rank) with visible messages, in MPI order: per (src, tag)
+  // the first message goes to the first receive; a delayed message holds back later ones from
+  // the same sender and tag. REQUIRES: mu held.
+  void Deliver(int comm, int rank, Clock::time_point now) {
+    Mailbox& b = box(comm, rank);
+    std::set<std::pair<int, Tag>> blocked;
+    bool changed = false;
+    for (size_t i = 0; i < b.posted.size();) {
+      RecvState& r = *b.posted[i];
+      auto key = std::make_pair(r.src, r.tag);
+      if (blocked.count(key)) {
+        ++i;
+        continue;
+      }
+      auto it = std::find_if(b.inbox.begin(), b.inbox.end(),
+                             [&](const Envelope& e) { return e.src == r.src && e.tag == r.tag; });
+      if (it == b.inbox.end()) {
+        if (killed[static_cast<size_t>(r.src)]) {
+          r.error = ErrorCode::kPeerGone;
+          r.error_message = fmt::format("rank {}: peer {} is gone (receive of {} bytes, tag {})",
+                                        rank, r.src, r.bytes, r.tag);
+          r.done = true;
+          b.posted.erase(b.posted.begin() + static_cast<long>(i));
+          changed = true;
+          continue;
+        }
+        ++i;
+        continue;
+      }
+      if (it->visible_at > now) {
+        blocked.insert(key);
+        ++i;
+        continue;
+      }
+      Complete(comm, r, *it, rank);
+      b.inbox.erase(it);
+      b.posted.erase(b.posted.begin() + static_cast<long>(i));
+      changed = true;
+    }
+    if (changed) Bump(b);
+  }
+
+  void Complete(int comm, RecvState& r, Envelope& e, int rank) {
+    if (e.bytes != r.bytes) {
+      r.error = ErrorCode::kMismatch;
+      r.error_message = fmt::format(
+          "rank {}: message from peer {} (tag {}) has {} bytes where {} were expected", rank,
+          e.src, e.tag, e.bytes, r.bytes);
+    } else if (e.bytes > 0) {
+      std::memcpy(r.buf, e.copy.empty() ? e.data : e.copy.data(), e.bytes);
+    }
+    r.done = true;
+    if (!e.send->done) {
+      e.send->done = true;
+      Bump(box(comm, e.src));
+    }
+  }
+};
+
+namespace {
+
+class InProcessMemoryRegion;
+
+class InProcessTransport : public Transport {
+ public:
+  InProcessTransport(std::shared_ptr<InProcessWorld::Impl> w, int comm, int rank)
+      : w_(std::move(w)), comm_(comm), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return w_->size; }
+  std::string_view name() const override { return "inprocess"; }
+
+  Request Isend(int peer, Tag tag, const void* data, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckAlive("send");
+    CheckPeer(peer, "send");
+    ++w_->messages_sent;
+    auto state = std::make_shared<SendState>();
+    Request req{Request::Kind::kSend, peer, tag, bytes, 0, state};
+    const MessageFault* fault = w_->ClaimFault(rank_, peer, tag);
+    if (w_->killed[static_cast<size_t>(peer)] ||
+        (fault && fault->action == MessageFault::Action::kDrop)) {
+      state->done = true;  // it left this rank and was lost on the way
+      return req;
+    }
+    Envelope e{rank_, tag, static_cast<const std::byte*>(data), {}, bytes, state, Clock::now()};
+    if (fault) e.visible_at += fault->delay_ms;
+    if (w_->options.eager) {
+      e.copy.assign(e.data, e.data + bytes);
+      state->done = true;
+    }
+    Mailbox& dst = w_->box(comm_, peer);
+    dst.inbox.push_back(std::move(e));
+    InProcessWorld::Impl::Bump(dst);
+    w_->Deliver(comm_, peer, Clock::now());
+    return req;
+  }
+
+  Request Irecv(int peer, Tag tag, void* data, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckAlive("receive");
+    CheckPeer(peer, "receive");
+    auto state = std::make_shared<RecvState>();
+    state->src = peer;
+    state->tag = tag;
+    state->buf = static_cast<std::byte*>(data);
+    state->bytes = bytes;
+    w_->box(comm_, rank_).posted.push_back(state);
+    w_->Deliver(comm_, rank_, Clock::now());
+    return Request{Request::Kind::kRecv, peer, tag, bytes, 0, state};
+  }
+
+  bool Test(Request& req) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckAlive("test");
+    if (req.kind == Request::Kind::kSend) {
+      if (!std::static_pointer_cast<SendState>(req.state)->done) return false;
+      req.Reset();
+      return true;
+    }
+    if (req.kind != Request::Kind::kRecv) throw InvalidArgumentError("Test: not a transport request");
+    w_->Deliver(comm_, rank_, Clock::now());
+    auto r = std::static_pointer_cast<RecvState>(req.state);
+    if (!r->done) return false;
+    req.Reset();
+    if (!r->error_message.empty()) {
+      if (r->error == ErrorCode::kPeerGone) throw PeerGoneError(r->error_message);
+      throw MismatchError(r->error_message);
+    }
+    return true;
+  }
+
+  void Cancel(Request& req) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    if (req.kind == Request::Kind::kRecv) {
+      auto& posted = w_->box(comm_, rank_).posted;
+      posted.erase(std::remove(posted.begin(), posted.end(), req.state), posted.end());
+    } else if (req.kind == Request::Kind::kSend) {
+      // In-process a send can be retracted, so the caller's buffer is free at once.
+      auto& inbox = w_->box(comm_, req.peer).inbox;
+      auto state = std::static_pointer_cast<SendState>(req.state);
+      inbox.erase(std::remove_if(inbox.begin(), inbox.end(),
+                                 [&](const Envelope& e) { return e.send == state; }),
+                  inbox.end());
+    }
+    req.Reset();
+  }
+
+  uint64_t Epoch() override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    return w_->box(comm_, rank_).epoch;
+  }
+
+  void WaitForEvent(uint64_t epoch, Deadline until) override {
+    std::unique_lock<std::mutex> lock(w_->mu);
+    Mailbox& b = w_->box(comm_, rank_);
+    if (b.epoch != epoch) return;
+    // Wake when a delayed message becomes visible, too.
+    auto now = Clock::now();
+    auto wake = until.time();
+    for (const auto& e : b.inbox) {
+      if (e.visible_at > now) wake = std::min(wake, e.visible_at);
+    }
+    if (wake <= now) return;
+    b.cv.wait_until(lock, wake, [&] { return b.epoch != epoch; });
+  }
+
+  std::optional<Tag> ProbeUnexpected(int peer) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    auto now = Clock::now();
+    for (const auto& e : w_->box(comm_, rank_).inbox) {
+      if (e.src == peer && e.visible_at <= now) return e.tag;
+    }
+    return std::nullopt;
+  }
+
+  void NotifyFailure(const std::string& message) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    for (int p = 0; p < w_->size; ++p) {
+      if (p == rank_ || w_->killed[static_cast<size_t>(p)]) continue;
+      Mailbox& b = w_->box(comm_, p);
+      if (!b.failure) b.failure = message;
+      InProcessWorld::Impl::Bump(b);
+    }
+  }
+
+  std::optional<std::string> PeerFailure() override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    return w_->box(comm_, rank_).failure;
+  }
+
+  std::unique_ptr<MemoryRegion> RegisterMemory(void* base, size_t bytes, Deadline deadline) override;
+
+  std::unique_ptr<Transport> Duplicate(Deadline) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckAlive("duplicate");
+    auto key = std::make_pair(comm_, w_->box(comm_, rank_).duplicates++);
+    auto it = w_->duplicate_of.find(key);
+    int id;
+    if (it != w_->duplicate_of.end()) {
+      id = it->second;
+    } else {
+      id = static_cast<int>(w_->comms.size());
+      w_->comms.push_back(std::make_unique<Comm>(w_->size));
+      w_->duplicate_of[key] = id;
+    }
+    return std::make_unique<InProcessTransport>(w_, id, rank_);
+  }
+
+  // REQUIRES: mu held.
+  void CheckAlive(std::string_view op) const {
+    if (w_->killed[static_cast<size_t>(rank_)]) {
+      throw PeerGoneError(fmt::format("rank {}: {}: this rank was stopped", rank_, op));
+    }
+  }
+  void CheckPeer(int peer, std::string_view op) const {
+    if (peer < 0 || peer >= w_->size) {
+      throw InvalidArgumentError(
+          fmt::format("rank {}: {}: no rank {} (job has {} ranks)", rank_, op, peer, w_->size));
+    }
+  }
+
+  std::shared_ptr<InProcessWorld::Impl> w_;
+  const int comm_;
+  const int rank_;
+};
+
+class InProcessMemoryRegion : public MemoryRegion {
+ public:
+  InProcessMemoryRegion(InProcessTransport& t, std::shared_ptr<RegionEntry> entry, int rank)
+      : MemoryRegion(entry->bases[static_cast<size_t>(rank)], entry->sizes[static_cast<size_t>(rank)], entry->sizes),
+        w_(t.w_), comm_(t.comm_), rank_(rank), entry_(std::move(entry)) {}
+
+  Request Put(int peer, size_t offset, const void* src, size_t bytes) override {
+    CheckRange("put", rank_, peer, offset, bytes);
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckPeerAlive(peer, "put");
+    if (bytes) std::memcpy(entry_->bases[static_cast<size_t>(peer)] + offset, src, bytes);
+    return Request{Request::Kind::kPut, peer, 0, bytes, 0, nullptr};
+  }
+
+  Request Get(int peer, size_t offset, void* dst, size_t bytes) override {
+    CheckRange("get", rank_, peer, offset, bytes);
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckPeerAlive(peer, "get");
+    if (bytes) std::memcpy(dst, entry_->bases[static_cast<size_t>(peer)] + offset, bytes);
+    return Request{Request::Kind::kGet, peer, 0, bytes, 0, nullptr};
+  }
+
+  bool Test(Request& req) override {
+    req.Reset();
+    return true;
+  }
+
+  void Flush(Deadline) override {}
+
+  void Close(Deadline deadline) override {
+    std::unique_lock<std::mutex> lock(w_->mu);
+    if (closed_) return;
+    closed_ = true;
+    ++entry_->closed;
+    w_->BumpAll();
+    Mailbox& b = w_->box(comm_, rank_);
+    if (!b.cv.wait_until(lock, deadline.time(), [&] { return entry_->closed == w_->size; })) {
+      throw TimeoutError(fmt::format("rank {}: close memory region: deadline passed with {} of {} ranks closed",
+                                     rank_, entry_->closed, w_->size));
+    }
+  }
+
+ private:
+  void CheckPeerAlive(int peer, std::string_view op) {
+    if (w_->killed[static_cast<size_t>(peer)]) {
+      throw PeerGoneError(fmt::format("rank {}: {}: peer {} is gone", rank_, op, peer));
+    }
+  }
+
+  std::shared_ptr<InProcessWorld::Impl> w_;
+  int comm_;
+  int rank_;
+  std::shared_ptr<RegionEntry> entry_;
+  bool closed_ = false;
+};
+
+std::unique_ptr<MemoryRegion> InProcessTransport::RegisterMemory(void* base, size_t bytes,
+                                                                 Deadline deadline) {
+  std::unique_lock<std::mutex> lock(w_->mu);
+  CheckAlive("register memory");
+  auto key = std::make_pair(comm_, w_->box(comm_, rank_).registrations++);
+  auto& slot = w_->regions[key];
+  if (!slot) slot = std::make_shared<RegionEntry>(w_->size);
+  std::shared_ptr<RegionEntry> entry = slot;
+  entry->bases[static_cast<size_t>(rank_)] = static_cast<std::byte*>(base);
+  entry->sizes[static_cast<size_t>(rank_)] = bytes;
+  ++entry->arrived;
+  w_->BumpAll();
+  Mailbox& b = w_->box(comm_, rank_);
+  if (!b.cv.wait_until(lock, deadline.time(), [&] { return entry->arrived == w_->size; })) {
+    throw TimeoutError(fmt::format("rank {}: register memory: deadline passed with {} of {} ranks registered",
+                                   rank_, entry->arrived, w_->size));
+  }
+  lock.unlock();
+  return std::make_unique<InProcessMemoryRegion>(*this, entry, rank_);
+}
+
+}  // namespace
+
+InProcessWorld::InProcessWorld(int size, InProcessOptions options)
+    : impl_(std::make_shared<Impl>(size, options)) {
+  if (size < 1) throw InvalidArgumentError(fmt::format("in-process world of {} ranks", size));
+}
+
+InProcessWorld::~InProcessWorld() = default;
+
+int InProcessWorld::size() const { return impl_->size; }
+
+std::unique_ptr<Transport> InProcessWorld::CreateTransport(int rank) {
+  if (rank < 0 || rank >= impl_->size) {
+    throw InvalidArgumentError(fmt::format("no rank {} in a world of {}", rank, impl_->size));
+  }
+  return std::make_unique<InProcessTransport>(impl_, 0, rank);
+}
+
+void InProcessWorld::AddFault(const MessageFault& fault) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->faults.push_back(FaultState{fault, 0});
+}
+
+void InProcessWorld::KillRank(int rank) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->killed[static_cast<size_t>(rank)] = true;
+  for (size_t c = 0; c < impl_->comms.size(); ++c) {
+    Mailbox& dead = impl_->box(static_cast<int>(c), rank);
+    for (auto& e : dead.inbox) {
+      if (!e.send->done) {
+        e.send->done = true;
+        Impl::Bump(impl_->box(static_cast<int>(c), e.src));
+      }
+    }
+    dead.inbox.clear();
+    for (int r = 0; r < impl_->size; ++r) impl_->Deliver(static_cast<int>(c), r, Clock::now());
+  }
+  impl_->BumpAll();
+}
+
+uint64_t InProcessWorld::messages_sent() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->messages_sent;
+}
+
+}  // namespace parasol::comm

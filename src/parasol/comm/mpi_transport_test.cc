@@ -1,0 +1,142 @@
+// Runs under `mpirun -np N` (and alone, as a singleton): every rank runs every test in the same
+// order, so each test is a small collective program.
+#include "parasol/comm/mpi_transport.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/comm/context.h"
+#include "parasol/comm/memory_region.h"
+#include "parasol/comm/mpi_runtime.h"
+#include "parasol/core/error.h"
+
+namespace parasol::comm {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+MpiRuntime* g_runtime = nullptr;
+
+class MpiTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { t_ = g_runtime->CreateWorldTransport(); }
+  std::unique_ptr<Transport> t_;
+};
+
+TEST_F(MpiTransportTest, RingExchange) {
+  int n = t_->size(), r = t_->rank();
+  std::vector<double> out(1000, r + 0.5), in(1000, -1);
+  Request recv = t_->Irecv((r + n - 1) % n, 4, in.data(), in.size() * 8);
+  Request send = t_->Isend((r + 1) % n, 4, out.data(), out.size() * 8);
+  Wait(*t_, recv, Deadline::After(10s), "ring");
+  Wait(*t_, send, Deadline::After(10s), "ring");
+  EXPECT_EQ(in, std::vector<double>(1000, (r + n - 1) % n + 0.5));
+}
+
+TEST_F(MpiTransportTest, SizeMismatchIsReported) {
+  if (t_->size() < 2) GTEST_SKIP() << "needs two ranks";
+  int r = t_->rank();
+  std::vector<char> buf(64);
+  if (r == 0) {
+    Request s = t_->Isend(1, 9, buf.data(), 64);
+    Wait(*t_, s, Deadline::After(10s), "send");
+  } else if (r == 1) {
+    Request q = t_->Irecv(0, 9, buf.data(), 32);
+    try {
+      Wait(*t_, q, Deadline::After(10s), "receive");
+      ADD_FAILURE() << "expected a mismatch";
+    } catch (const MismatchError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("rank 1: message from peer 0 (tag 9) is larger than the 32 bytes"));
+    }
+  }
+}
+
+TEST_F(MpiTransportTest, MissingMessageTimesOutNamingThePeer) {
+  if (t_->size() < 2) GTEST_SKIP() << "needs two ranks";
+  if (t_->rank() == 0) {
+    int v = 0;
+    Request q = t_->Irecv(1, 11, &v, 4);
+    try {
+      Wait(*t_, q, Deadline::After(200ms), "test receive");
+      ADD_FAILURE() << "expected a timeout";
+    } catch (const TimeoutError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("rank 0: test receive: deadline passed waiting for peer 1"));
+    }
+  }
+}
+
+TEST_F(MpiTransportTest, FailureNoticeReachesEveryRank) {
+  if (t_->size() < 2) GTEST_SKIP() << "needs two ranks";
+  auto dup = t_->Duplicate(Deadline::After(10s));
+  if (dup->rank() == 0) {
+    dup->NotifyFailure("rank 0: test: it broke");
+  } else {
+    int v = 0;
+    Request q = dup->Irecv(0, 1, &v, 4);
+    try {
+      Wait(*dup, q, Deadline::After(10s), "test receive");
+      ADD_FAILURE() << "expected an abort";
+    } catch (const AbortedError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("aborted because rank 0: test: it broke"));
+    }
+  }
+  // Keep the duplicate alive until every rank has seen the notice.
+  char token = 0;
+  std::vector<char> all(static_cast<size_t>(t_->size()));
+  ExchangeWithAll(*t_, 5, &token, 1, all.data(), Deadline::After(10s), "barrier");
+}
+
+TEST_F(MpiTransportTest, DuplicateSeparatesMessages) {
+  auto dup = t_->Duplicate(Deadline::After(10s));
+  int n = t_->size(), r = t_->rank();
+  int a = 100 + r, b = 200 + r, got_a = -1, got_b = -1;
+  Request ra = t_->Irecv((r + n - 1) % n, 1, &got_a, 4);
+  Request rb = dup->Irecv((r + n - 1) % n, 1, &got_b, 4);
+  Request sb = dup->Isend((r + 1) % n, 1, &b, 4);
+  Request sa = t_->Isend((r + 1) % n, 1, &a, 4);
+  Wait(*t_, ra, Deadline::After(10s), "a");
+  Wait(*dup, rb, Deadline::After(10s), "b");
+  Wait(*t_, sa, Deadline::After(10s), "a");
+  Wait(*dup, sb, Deadline::After(10s), "b");
+  EXPECT_EQ(got_a, 100 + (r + n - 1) % n);
+  EXPECT_EQ(got_b, 200 + (r + n - 1) % n);
+}
+
+TEST_F(MpiTransportTest, MemoryRegionPutGet) {
+  int n = t_->size(), r = t_->rank();
+  std::vector<int64_t> mem(static_cast<size_t>(n) + 1, -1);
+  mem[0] = 1000 + r;
+  auto region = t_->RegisterMemory(mem.data(), mem.size() * 8, Deadline::After(10s));
+  int64_t v = r;
+  Request put = region->Put((r + 1) % n, 8 * static_cast<size_t>(r + 1), &v, 8);
+  while (!region->Test(put)) {}
+  int64_t got = 0;
+  Request get = region->Get((r + n - 1) % n, 0, &got, 8);
+  while (!region->Test(get)) {}
+  EXPECT_EQ(got, 1000 + (r + n - 1) % n);
+  region->Flush(Deadline::After(10s));
+  EXPECT_THROW(region->Put((r + 1) % n, mem.size() * 8, &v, 8), InvalidArgumentError);
+  region->Close(Deadline::After(10s));
+  EXPECT_EQ(mem[static_cast<size_t>((r + n - 1) % n + 1)], (r + n - 1) % n);
+}
+
+}  // namespace
+}  // namespace parasol::comm
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  parasol::comm::MpiRuntime runtime(&argc, &argv);
+  parasol::comm::g_runtime = &runtime;
+  if (runtime.rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int rc = RUN_ALL_TESTS();
+  // A failure on any rank fails the job: mpirun reports the first non-zero exit.
+  return rc;
+}
