@@ -286,6 +286,8 @@ class InProcessTransport : public Transport {
     b.cv.wait_until(lock, wake, [&] { return b.epoch != epoch; });
   }
 
+  bool WaitSleeps() const override { return true; }
+
   std::optional<Tag> ProbeUnexpected(int peer) override {
     std::lock_guard<std::mutex> lock(w_->mu);
     auto now = Clock::now();

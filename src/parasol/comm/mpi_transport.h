@@ -28,6 +28,7 @@ class MpiTransport : public Transport {
   void Cancel(Request& req) override;
   uint64_t Epoch() override { return 0; }
   void WaitForEvent(uint64_t epoch, Deadline until) override;
+  bool WaitSleeps() const override { return false; }
   std::optional<Tag> ProbeUnexpected(int peer) override;
   void NotifyFailure(const std::string& message) override;
   std::optional<std::string> PeerFailure() override;

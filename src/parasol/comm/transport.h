@@ -71,6 +71,9 @@ class Transport {
   // also return early, so callers test again.
   virtual uint64_t Epoch() = 0;
   virtual void WaitForEvent(uint64_t epoch, Deadline until) = 0;
+  // True if WaitForEvent sleeps until something happens; false if it returns at once (polling
+  // transports), in which case callers may do their slower checks less often.
+  virtual bool WaitSleeps() const = 0;
 
   // The tag of a message from `peer` that has arrived but not been received, if any. Used to
   // tell "the peer called something else" from "the peer is slow".

@@ -28,3 +28,22 @@ ParseError::ParseError(std::string_view file, long line, std::string_view what)
     : Error(ErrorCode::kParse, ParseMessage(file, line, what)) {}
 
 }  // namespace parasol
+
+namespace parasol {
+
+void ThrowError(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: throw InvalidArgumentError(message);
+    case ErrorCode::kParse: throw Error(code, message);
+    case ErrorCode::kIo: throw IoError(message);
+    case ErrorCode::kTimeout: throw TimeoutError(message);
+    case ErrorCode::kPeerGone: throw PeerGoneError(message);
+    case ErrorCode::kMismatch: throw MismatchError(message);
+    case ErrorCode::kAborted: throw AbortedError(message);
+    case ErrorCode::kUnavailable: throw UnavailableError(message);
+    case ErrorCode::kInternal: throw InternalError(message);
+  }
+  throw Error(code, message);
+}
+
+}  // namespace parasol

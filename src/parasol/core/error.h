@@ -78,3 +78,8 @@ class InternalError : public Error {
 };
 
 }  // namespace parasol
+
+namespace parasol {
+// Throws the typed error that belongs to `code` with `message`.
+[[noreturn]] void ThrowError(ErrorCode code, const std::string& message);
+}  // namespace parasol

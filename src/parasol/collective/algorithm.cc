@@ -1,0 +1,103 @@
+#include "parasol/collective/algorithm.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/ft_mesh.h"
+#include "parasol/collective/halving_doubling.h"
+#include "parasol/collective/multiring.h"
+#include "parasol/collective/ring.h"
+#include "parasol/collective/topology.h"
+#include "parasol/collective/torus2d.h"
+#include "parasol/collective/treepack.h"
+#include "parasol/core/error.h"
+
+namespace parasol::collective {
+
+namespace {
+
+struct Named {
+  AllreduceAlgorithm algo;
+  const char* name;
+};
+
+constexpr Named kNames[] = {
+    {AllreduceAlgorithm::kAuto, "auto"},
+    {AllreduceAlgorithm::kRing, "ring"},
+    {AllreduceAlgorithm::kHalvingDoubling, "halving-doubling"},
+    {AllreduceAlgorithm::kTorus2d, "torus2d"},
+    {AllreduceAlgorithm::kMultiring, "multiring"},
+    {AllreduceAlgorithm::kTreepack, "treepack"},
+    {AllreduceAlgorithm::kFtMesh, "ft-mesh"},
+};
+
+// Below this many bytes halving-doubling beats the ring on a flat network; measured with
+// `parasol allreduce-bench` (docs/benchmarks.md).
+constexpr uint64_t kRingMinBytes = 64 * 1024;
+
+}  // namespace
+
+std::string_view AllreduceAlgorithmName(AllreduceAlgorithm a) {
+  for (const auto& n : kNames) {
+    if (n.algo == a) return n.name;
+  }
+  return "unknown";
+}
+
+AllreduceAlgorithm ParseAllreduceAlgorithm(std::string_view name) {
+  for (const auto& n : kNames) {
+    if (name == n.name) return n.algo;
+  }
+  if (name == "hd" || name == "rabenseifner") return AllreduceAlgorithm::kHalvingDoubling;
+  std::string valid;
+  for (const auto& n : kNames) valid += std::string(valid.empty() ? "" : ", ") + n.name;
+  throw InvalidArgumentError(fmt::format("unknown allreduce algorithm '{}' (expected one of: {})", name, valid));
+}
+
+const std::vector<AllreduceAlgorithm>& AllAllreduceAlgorithms() {
+  static const std::vector<AllreduceAlgorithm> kAll = {
+      AllreduceAlgorithm::kRing,      AllreduceAlgorithm::kHalvingDoubling, AllreduceAlgorithm::kTorus2d,
+      AllreduceAlgorithm::kMultiring, AllreduceAlgorithm::kTreepack,        AllreduceAlgorithm::kFtMesh};
+  return kAll;
+}
+
+uint64_t SegmentElems(const AllreduceParams& p, uint64_t default_bytes) {
+  uint64_t bytes = p.segment_bytes ? p.segment_bytes : default_bytes;
+  return std::max<uint64_t>(1, bytes / p.elem_size);
+}
+
+AllreduceAlgorithm ChooseAllreduce(const AllreduceParams& p) {
+  if (p.topology) {
+    switch (p.topology->kind()) {
+      case Topology::Kind::kTorus: return AllreduceAlgorithm::kTorus2d;
+      case Topology::Kind::kMesh: return AllreduceAlgorithm::kFtMesh;
+      case Topology::Kind::kDgx1:
+      case Topology::Kind::kCustom: return AllreduceAlgorithm::kTreepack;
+      case Topology::Kind::kHier: return AllreduceAlgorithm::kMultiring;
+      case Topology::Kind::kFull:
+      case Topology::Kind::kRing: break;
+    }
+  }
+  return p.count * p.elem_size < kRingMinBytes ? AllreduceAlgorithm::kHalvingDoubling
+                                               : AllreduceAlgorithm::kRing;
+}
+
+Program BuildAllreduce(AllreduceAlgorithm a, const AllreduceParams& p) {
+  if (p.nranks < 1 || p.rank < 0 || p.rank >= p.nranks) {
+    throw InvalidArgumentError(fmt::format("allreduce: rank {} of {}", p.rank, p.nranks));
+  }
+  switch (a) {
+    case AllreduceAlgorithm::kAuto: return BuildAllreduce(ChooseAllreduce(p), p);
+    case AllreduceAlgorithm::kRing: return BuildRingAllreduce(p);
+    case AllreduceAlgorithm::kHalvingDoubling: return BuildHalvingDoublingAllreduce(p);
+    case AllreduceAlgorithm::kTorus2d: return BuildTorus2dAllreduce(p);
+    case AllreduceAlgorithm::kMultiring: return BuildMultiringAllreduce(p);
+    case AllreduceAlgorithm::kTreepack: return BuildTreepackAllreduce(p);
+    case AllreduceAlgorithm::kFtMesh: return BuildFtMeshAllreduce(p);
+  }
+  throw InvalidArgumentError("allreduce: unknown algorithm");
+}
+
+}  // namespace parasol::collective

@@ -1,0 +1,119 @@
+// Collective operations over the ranks of a Context: broadcast, reduce, reduce-scatter,
+// allgather, allreduce (algorithm by name or auto), alltoall and barrier.
+//
+// Every call is collective: all ranks call the same operations in the same order with the same
+// count, type, op, root and algorithm. If they do not, or a peer is gone, or the deadline passes,
+// every rank gets an error that names itself, the operation and the peer (MismatchError,
+// PeerGoneError, TimeoutError, or AbortedError on the ranks told by the one that failed) instead
+// of a hang or a wrong result. All ranks get bitwise identical results.
+//
+// In place: pass the same pointer as input and output (see each function for what that means).
+// Threading: one thread at a time per Context; use Context::Duplicate for concurrent streams.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <utility>
+
+#include "parasol/collective/algorithm.h"
+#include "parasol/comm/context.h"
+#include "parasol/core/dtype.h"
+#include "parasol/core/error.h"
+#include "parasol/core/reduce_op.h"
+
+namespace parasol::collective {
+
+class Topology;
+
+struct AllreduceOptions {
+  ReduceOp op = ReduceOp::kSum;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto;
+  std::chrono::milliseconds timeout_ms{0};  // 0: the context's default
+  uint64_t segment_bytes = 0;               // pipelining granularity; 0: the algorithm's default
+  int torus_rows = 0;                       // torus2d: rows (0: from the topology or most square)
+  int rings = 2;                            // multiring
+  std::shared_ptr<const Topology> topology; // treepack, ft-mesh, auto (see AllreduceParams)
+};
+
+struct BroadcastOptions {
+  int root = 0;
+  std::chrono::milliseconds timeout_ms{0};
+  uint64_t segment_bytes = 0;
+};
+
+struct ReduceOptions {
+  int root = 0;
+  ReduceOp op = ReduceOp::kSum;
+  std::chrono::milliseconds timeout_ms{0};
+  uint64_t segment_bytes = 0;
+};
+
+struct ReduceScatterOptions {
+  ReduceOp op = ReduceOp::kSum;
+  std::chrono::milliseconds timeout_ms{0};
+  uint64_t segment_bytes = 0;
+};
+
+struct AllgatherOptions {
+  std::chrono::milliseconds timeout_ms{0};
+  uint64_t segment_bytes = 0;
+};
+
+struct AlltoallOptions {
+  std::chrono::milliseconds timeout_ms{0};
+};
+
+// out[i] = op over ranks of in[i], i < count. in == out: in place.
+void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+               const AllreduceOptions& options = {});
+// buf[0, count) of the root on every rank.
+void Broadcast(comm::Context& ctx, void* buf, size_t count, DType dtype, const BroadcastOptions& options = {});
+// On the root, out[i] = op over ranks of in[i]; `out` is ignored elsewhere (may be null).
+// in == out on the root: in place.
+void Reduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+            const ReduceOptions& options = {});
+// `in` holds count elements on every rank; rank r receives block r of BlockRange(count, size, r)
+// reduced, in out[0, block size). in == out: in place, the block stays at its place in the buffer.
+void ReduceScatter(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+                   const ReduceScatterOptions& options = {});
+// Each rank contributes `count` elements; out holds size*count, rank r's at out[r*count].
+// in == out: in place, each rank's contribution already sits at its place in out.
+void Allgather(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+               const AllgatherOptions& options = {});
+// in and out hold size*count; block d of `in` goes to rank d, arriving in its block `rank`.
+// in == out: in place.
+void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+              const AlltoallOptions& options = {});
+// Returns once every rank has called it.
+void Barrier(comm::Context& ctx, std::chrono::milliseconds timeout_ms = std::chrono::milliseconds(0));
+
+// [begin, end) of rank `rank`'s block when `count` elements are split over `nranks` ranks (sizes
+// differ by at most one; the first count % nranks blocks are larger).
+std::pair<size_t, size_t> BlockRange(size_t count, int nranks, int rank);
+
+// Typed forms.
+template <typename T>
+void Allreduce(comm::Context& ctx, std::span<const T> in, std::span<T> out, const AllreduceOptions& o = {}) {
+  if (in.size() != out.size()) throw InvalidArgumentError("allreduce: input and output sizes differ");
+  Allreduce(ctx, in.data(), out.data(), in.size(), DTypeOf<T>, o);
+}
+template <typename T>
+void Allreduce(comm::Context& ctx, std::span<T> inout, const AllreduceOptions& o = {}) {
+  Allreduce(ctx, inout.data(), inout.data(), inout.size(), DTypeOf<T>, o);
+}
+template <typename T>
+void Broadcast(comm::Context& ctx, std::span<T> buf, const BroadcastOptions& o = {}) {
+  Broadcast(ctx, buf.data(), buf.size(), DTypeOf<T>, o);
+}
+template <typename T>
+void Allgather(comm::Context& ctx, std::span<const T> in, std::span<T> out, const AllgatherOptions& o = {}) {
+  if (out.size() != in.size() * static_cast<size_t>(ctx.size())) {
+    throw InvalidArgumentError("allgather: output must hold size x input elements");
+  }
+  Allgather(ctx, in.data(), out.data(), in.size(), DTypeOf<T>, o);
+}
+
+}  // namespace parasol::collective

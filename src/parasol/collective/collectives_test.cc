@@ -1,0 +1,150 @@
+// Broadcast, reduce, reduce-scatter, allgather, alltoall and barrier for rank counts 1-8 and sizes
+// that exercise both the small-message (tree) and the large-message (pipelined) schedules.
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/collective/test_util.h"
+#include "parasol/comm/testing.h"
+
+namespace parasol::collective {
+namespace {
+
+using comm::InProcessWorld;
+using testing::ExactInput;
+using testing::Reference;
+
+constexpr size_t kCounts[] = {0, 1, 7, 20011};  // 20011 float64: past the tree threshold
+
+class RankCount : public ::testing::TestWithParam<int> {};
+
+TEST_P(RankCount, BroadcastFromEveryRoot) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : kCounts) {
+      for (int root = 0; root < n; ++root) {
+        auto want = ExactInput(DType::kFloat64, ReduceOp::kSum, root, count, 3);
+        std::vector<std::byte> buf = ctx.rank() == root ? want : std::vector<std::byte>(want.size());
+        BroadcastOptions o;
+        o.root = root;
+        o.segment_bytes = 16384;
+        Broadcast(ctx, buf.data(), count, DType::kFloat64, o);
+        ASSERT_EQ(buf, want) << "root " << root << " count " << count;
+      }
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_P(RankCount, ReduceToEveryRootWithEveryOp) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : kCounts) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax}) {
+        for (int root = 0; root < n; ++root) {
+          std::vector<std::vector<std::byte>> inputs;
+          for (int r = 0; r < n; ++r) inputs.push_back(ExactInput(DType::kInt64, op, r, count, 5));
+          auto in = inputs[static_cast<size_t>(ctx.rank())];
+          std::vector<std::byte> out(in.size());
+          ReduceOptions o;
+          o.root = root;
+          o.op = op;
+          bool in_place = count % 2 == 1 && ctx.rank() == root;
+          Reduce(ctx, in.data(), in_place ? in.data() : out.data(), count, DType::kInt64, o);
+          if (ctx.rank() == root) ASSERT_EQ(in_place ? in : out, Reference(DType::kInt64, op, inputs));
+          else ASSERT_EQ(in, inputs[static_cast<size_t>(ctx.rank())]) << "non-root input modified";
+        }
+      }
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_P(RankCount, ReduceScatterLeavesEachRankItsBlock) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{7}, size_t{20011}}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        std::vector<std::vector<std::byte>> inputs;
+        for (int r = 0; r < n; ++r) inputs.push_back(ExactInput(DType::kFloat32, op, r, count, 9));
+        auto want = Reference(DType::kFloat32, op, inputs);
+        auto [begin, end] = BlockRange(count, n, ctx.rank());
+        std::vector<std::byte> expect(want.begin() + static_cast<long>(begin * 4), want.begin() + static_cast<long>(end * 4));
+        ReduceScatterOptions o;
+        o.op = op;
+        std::vector<std::byte> out((end - begin) * 4);
+        ReduceScatter(ctx, inputs[static_cast<size_t>(ctx.rank())].data(), out.data(), count, DType::kFloat32, o);
+        ASSERT_EQ(out, expect) << "count " << count;
+        auto buf = inputs[static_cast<size_t>(ctx.rank())];
+        ReduceScatter(ctx, buf.data(), buf.data(), count, DType::kFloat32, o);  // in place
+        ASSERT_EQ(std::vector<std::byte>(buf.begin() + static_cast<long>(begin * 4), buf.begin() + static_cast<long>(end * 4)), expect);
+      }
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_P(RankCount, AllgatherCollectsEveryContribution) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : kCounts) {
+      std::vector<std::byte> want;
+      for (int r = 0; r < n; ++r) {
+        auto part = ExactInput(DType::kInt32, ReduceOp::kSum, r, count, 11);
+        want.insert(want.end(), part.begin(), part.end());
+      }
+      auto mine = ExactInput(DType::kInt32, ReduceOp::kSum, ctx.rank(), count, 11);
+      std::vector<std::byte> out(want.size());
+      Allgather(ctx, mine.data(), out.data(), count, DType::kInt32);
+      ASSERT_EQ(out, want) << "count " << count;
+      std::vector<std::byte> inplace(want.size());
+      std::copy(mine.begin(), mine.end(), inplace.begin() + static_cast<long>(static_cast<size_t>(ctx.rank()) * mine.size()));
+      Allgather(ctx, inplace.data(), inplace.data(), count, DType::kInt32);
+      ASSERT_EQ(inplace, want);
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_P(RankCount, AlltoallTransposesBlocks) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{3001}}) {
+      // Element j of block d sent by rank s is s * 1e6 + d * 1e4 + j.
+      auto value = [&](int s, int d, size_t j) { return static_cast<int64_t>(s) * 1000000 + d * 10000 + static_cast<int64_t>(j); };
+      std::vector<int64_t> in(static_cast<size_t>(n) * count), out(in.size());
+      for (int d = 0; d < n; ++d) for (size_t j = 0; j < count; ++j) in[static_cast<size_t>(d) * count + j] = value(ctx.rank(), d, j);
+      std::vector<int64_t> want(in.size());
+      for (int s = 0; s < n; ++s) for (size_t j = 0; j < count; ++j) want[static_cast<size_t>(s) * count + j] = value(s, ctx.rank(), j);
+      Alltoall(ctx, in.data(), out.data(), count, DType::kInt64);
+      ASSERT_EQ(out, want);
+      Alltoall(ctx, in.data(), in.data(), count, DType::kInt64);
+      ASSERT_EQ(in, want);
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_P(RankCount, BarrierWaitsForEveryRank) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  std::atomic<int> arrived{0};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    if (ctx.rank() == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    arrived.fetch_add(1);
+    Barrier(ctx);
+    EXPECT_EQ(arrived.load(), n);
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, RankCount, ::testing::Values(1, 2, 3, 4, 5, 8));
+
+}  // namespace
+}  // namespace parasol::collective

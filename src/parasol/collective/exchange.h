@@ -1,0 +1,21 @@
+// Reduce-scatter, allgather and alltoall schedules over all ranks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "parasol/collective/schedule.h"
+
+namespace parasol::collective {
+
+// `blocks`: nranks+1 offsets; rank r's block is [blocks[r], blocks[r+1]).
+// Reduce-scatter: data holds the whole vector; rank r ends with its block reduced.
+Program BuildReduceScatter(int nranks, int rank, const std::vector<uint64_t>& blocks,
+                           size_t elem_size, uint64_t segment_bytes);
+// Allgather: rank r's block of data is filled; every rank ends with every block.
+Program BuildAllgather(int nranks, int rank, const std::vector<uint64_t>& blocks,
+                       size_t elem_size, uint64_t segment_bytes);
+// Alltoall: input block d goes to rank d's data block `rank`; `count` elements per block.
+Program BuildAlltoall(int nranks, int rank, uint64_t count);
+
+}  // namespace parasol::collective

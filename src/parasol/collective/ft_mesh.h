@@ -1,0 +1,32 @@
+// Fault-tolerant allreduce on a 2-D mesh with failed nodes (holes), after the TPU work on highly
+// available data-parallel training on meshes.
+//
+// A mesh row is a line, not a ring, so each row reduce-scatters as a line: the contributions to
+// chunk k flow from both ends of the row towards chunk k's owner, using both directions of every
+// link. Then each chunk is allreduced along its column (again as a line), and the row allgathers
+// it back. Half the data goes rows-first and half columns-first so x and y links work at once.
+//
+// Holes: a chunk whose home node (row r, column k) has failed is owned by the nearest live node of
+// the row, which stands in for it in column k; consecutive live nodes of a line that a hole
+// separates exchange messages over a detour the network routes around the hole. Live ranks are
+// the mesh's live nodes in row-major order.
+#pragma once
+
+#include <vector>
+
+#include "parasol/collective/algorithm.h"
+#include "parasol/collective/schedule.h"
+
+namespace parasol::collective {
+
+// Line phases over `line` (ranks in line order). Chunk k is chunks[k]; owner[k] is the position
+// in `line` that ends up holding it (reduce-scatter) or starts with it (allgather).
+void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
+                       const std::vector<int>& owner, int channel, uint64_t seg_elems);
+void LineAllgather(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
+                   const std::vector<int>& owner, int channel, uint64_t seg_elems);
+
+// REQUIRES: p.topology is a mesh (failed nodes allowed) or torus with p.nranks live nodes.
+Program BuildFtMeshAllreduce(const AllreduceParams& p);
+
+}  // namespace parasol::collective

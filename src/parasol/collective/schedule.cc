@@ -1,0 +1,254 @@
+#include "parasol/collective/schedule.h"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::collective {
+
+// Tracks, per element range of a buffer, the last op that wrote it and the ops that read it
+// since, so each new op can be given exactly the dependencies it needs.
+struct ProgramBuilder::Tracker {
+  struct Segment {
+    uint64_t end;
+    int64_t writer = -1;
+    std::vector<uint32_t> readers;
+  };
+  using Map = std::map<uint64_t, Segment>;
+
+  Tracker() {
+    for (auto& m : buffers) m.emplace(0, Segment{UINT64_MAX, -1, {}});
+  }
+
+  // Splits the segment containing `at` so that a segment starts there.
+  static void Split(Map& m, uint64_t at) {
+    auto it = m.upper_bound(at);
+    --it;
+    if (it->first == at) return;
+    Segment right = it->second;
+    it->second.end = at;
+    m.emplace(at, std::move(right));
+  }
+
+  void Access(Region r, bool write, uint32_t op, std::vector<uint32_t>& deps) {
+    Map& m = buffers[static_cast<size_t>(r.buffer)];
+    Split(m, r.offset);
+    Split(m, r.offset + r.count);
+    for (auto it = m.find(r.offset); it != m.end() && it->first < r.offset + r.count; ++it) {
+      Segment& s = it->second;
+      if (s.writer >= 0) deps.push_back(static_cast<uint32_t>(s.writer));
+      if (write) {
+        deps.insert(deps.end(), s.readers.begin(), s.readers.end());
+        s.writer = op;
+        s.readers.clear();
+      } else {
+        s.readers.push_back(op);
+      }
+    }
+  }
+
+  std::map<uint64_t, Segment> buffers[3];
+  // Scratch slots: per channel, which op used each slot last and the largest count it held.
+  struct Slot {
+    int64_t last_user = -1;
+    uint64_t max_count = 0;
+  };
+  std::vector<std::vector<Slot>> slots = std::vector<std::vector<Slot>>(kMaxChannels);
+  std::vector<uint32_t> next_slot = std::vector<uint32_t>(kMaxChannels, 0);
+};
+
+ProgramBuilder::ProgramBuilder(int rank, int nranks)
+    : rank_(rank), nranks_(nranks), tracker_(std::make_unique<Tracker>()) {
+  program_.rank = rank;
+  program_.nranks = nranks;
+}
+
+ProgramBuilder::~ProgramBuilder() = default;
+ProgramBuilder::ProgramBuilder(ProgramBuilder&&) noexcept = default;
+ProgramBuilder& ProgramBuilder::operator=(ProgramBuilder&&) noexcept = default;
+
+int64_t ProgramBuilder::Add(Op op, std::vector<uint32_t> issue_deps, std::vector<uint32_t> apply_deps) {
+  auto dedupe = [](std::vector<uint32_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  };
+  dedupe(issue_deps);
+  dedupe(apply_deps);
+  program_.ops.push_back(op);
+  issue_deps_.push_back(std::move(issue_deps));
+  apply_deps_.push_back(std::move(apply_deps));
+  return static_cast<int64_t>(program_.ops.size() - 1);
+}
+
+int64_t ProgramBuilder::Send(int peer, Region region, int channel) {
+  assert(peer >= 0 && peer < nranks_ && peer != rank_ && channel < kMaxChannels);
+  if (region.count == 0) return -1;
+  auto id = static_cast<uint32_t>(program_.ops.size());
+  std::vector<uint32_t> deps;
+  tracker_->Access(region, /*write=*/false, id, deps);
+  return Add(Op{OpKind::kSend, static_cast<uint8_t>(channel), 0, peer, region, {}}, std::move(deps), {});
+}
+
+int64_t ProgramBuilder::Recv(int peer, Region region, int channel) {
+  assert(peer >= 0 && peer < nranks_ && peer != rank_ && channel < kMaxChannels);
+  assert(region.buffer == BufferId::kData);
+  if (region.count == 0) return -1;
+  auto id = static_cast<uint32_t>(program_.ops.size());
+  std::vector<uint32_t> deps;
+  tracker_->Access(region, /*write=*/true, id, deps);
+  return Add(Op{OpKind::kRecv, static_cast<uint8_t>(channel), 0, peer, region, {}}, std::move(deps), {});
+}
+
+int64_t ProgramBuilder::RecvReduce(int peer, Region region, int channel) {
+  assert(peer >= 0 && peer < nranks_ && peer != rank_ && channel < kMaxChannels);
+  assert(region.buffer == BufferId::kData);
+  if (region.count == 0) return -1;
+  auto id = static_cast<uint32_t>(program_.ops.size());
+  // The receive may start once its scratch slot is free; the reduction waits for the region.
+  auto& slots = tracker_->slots[static_cast<size_t>(channel)];
+  if (slots.empty()) slots.resize(kScratchSlotsPerChannel);
+  uint32_t slot = tracker_->next_slot[static_cast<size_t>(channel)]++ % kScratchSlotsPerChannel;
+  std::vector<uint32_t> issue;
+  if (slots[slot].last_user >= 0) issue.push_back(static_cast<uint32_t>(slots[slot].last_user));
+  slots[slot].last_user = id;
+  slots[slot].max_count = std::max(slots[slot].max_count, region.count);
+  std::vector<uint32_t> apply;
+  tracker_->Access(region, /*write=*/true, id, apply);
+  // aux.offset holds (channel, slot) until Finish lays scratch out.
+  Region aux{BufferId::kScratch, static_cast<uint64_t>(channel) * kScratchSlotsPerChannel + slot, region.count};
+  return Add(Op{OpKind::kRecvReduce, static_cast<uint8_t>(channel), 0, peer, region, aux},
+             std::move(issue), std::move(apply));
+}
+
+int64_t ProgramBuilder::Copy(Region dst, Region src) {
+  assert(dst.count == src.count && dst.buffer == BufferId::kData);
+  if (dst.count == 0) return -1;
+  auto id = static_cast<uint32_t>(program_.ops.size());
+  std::vector<uint32_t> deps;
+  tracker_->Access(src, /*write=*/false, id, deps);
+  tracker_->Access(dst, /*write=*/true, id, deps);
+  return Add(Op{OpKind::kCopy, 0, 0, -1, dst, src}, std::move(deps), {});
+}
+
+namespace {
+
+// CSR successor lists from per-op predecessor lists.
+void BuildSuccessors(size_t n, const std::vector<std::vector<uint32_t>>& preds,
+                     std::vector<uint32_t>& begin, std::vector<uint32_t>& succ) {
+  begin.assign(n + 1, 0);
+  for (const auto& p : preds) {
+    for (uint32_t d : p) ++begin[d + 1];
+  }
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  succ.assign(begin[n], 0);
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t d : preds[i]) succ[fill[d]++] = static_cast<uint32_t>(i);
+  }
+}
+
+}  // namespace
+
+Program ProgramBuilder::Finish() && {
+  Program& p = program_;
+  const size_t n = p.ops.size();
+  // Lay scratch slots out one after another.
+  std::vector<uint64_t> slot_offset(static_cast<size_t>(kMaxChannels) * kScratchSlotsPerChannel, 0);
+  uint64_t scratch = 0;
+  for (size_t c = 0; c < tracker_->slots.size(); ++c) {
+    for (size_t s = 0; s < tracker_->slots[c].size(); ++s) {
+      slot_offset[c * kScratchSlotsPerChannel + s] = scratch;
+      scratch += tracker_->slots[c][s].max_count;
+    }
+  }
+  p.scratch_count = scratch;
+  for (auto& op : p.ops) {
+    if (op.kind == OpKind::kRecvReduce) op.aux.offset = slot_offset[op.aux.offset];
+  }
+  // Flatten dependencies.
+  p.deps.clear();
+  for (size_t i = 0; i < n; ++i) {
+    p.ops[i].dep_begin = static_cast<uint32_t>(p.deps.size());
+    p.deps.insert(p.deps.end(), issue_deps_[i].begin(), issue_deps_[i].end());
+    p.ops[i].dep_apply = static_cast<uint32_t>(p.deps.size());
+    p.deps.insert(p.deps.end(), apply_deps_[i].begin(), apply_deps_[i].end());
+    p.ops[i].dep_end = static_cast<uint32_t>(p.deps.size());
+  }
+  // Streams: (peer, channel, direction).
+  p.queue_prev.assign(n, -1);
+  p.queue_next.assign(n, -1);
+  std::map<std::tuple<int, int, bool>, int32_t> last;
+  for (size_t i = 0; i < n; ++i) {
+    Op& op = p.ops[i];
+    if (op.kind == OpKind::kCopy) continue;
+    auto key = std::make_tuple(op.peer, static_cast<int>(op.channel), op.kind == OpKind::kSend);
+    auto it = last.find(key);
+    if (it != last.end()) {
+      p.queue_prev[i] = it->second;
+      p.queue_next[static_cast<size_t>(it->second)] = static_cast<int32_t>(i);
+      op.stream_pos = static_cast<uint16_t>(p.ops[static_cast<size_t>(it->second)].stream_pos + 1);
+    }
+    last[key] = static_cast<int32_t>(i);
+  }
+  BuildSuccessors(n, issue_deps_, p.issue_succ_begin, p.issue_succ);
+  BuildSuccessors(n, apply_deps_, p.apply_succ_begin, p.apply_succ);
+  return std::move(program_);
+}
+
+uint64_t Program::SentBytes(size_t elem_size) const {
+  uint64_t total = 0;
+  for (const auto& op : ops) {
+    if (op.kind == OpKind::kSend) total += op.region.count * elem_size;
+  }
+  return total;
+}
+
+std::string Program::Describe() const {
+  static const char* kKinds[] = {"send", "recv", "recv-reduce", "copy"};
+  static const char* kBufs[] = {"data", "scratch", "input"};
+  std::string out;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    out += fmt::format("{:4} {:11} peer {:3} ch {:2} {}[{}, +{})", i, kKinds[static_cast<int>(op.kind)],
+                       op.peer, op.channel, kBufs[static_cast<int>(op.region.buffer)],
+                       op.region.offset, op.region.count);
+    out += " deps";
+    for (uint32_t d = op.dep_begin; d < op.dep_end; ++d) {
+      out += fmt::format("{}{}", d == op.dep_apply ? " |" : " ", deps[d]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<uint64_t> BalancedOffsets(uint64_t count, int parts) {
+  std::vector<uint64_t> off(static_cast<size_t>(parts) + 1, 0);
+  uint64_t base = count / static_cast<uint64_t>(parts);
+  uint64_t extra = count % static_cast<uint64_t>(parts);
+  for (int i = 0; i < parts; ++i) {
+    off[static_cast<size_t>(i) + 1] = off[static_cast<size_t>(i)] + base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
+  }
+  return off;
+}
+
+std::vector<uint64_t> WeightedOffsets(uint64_t count, const std::vector<double>& weights) {
+  double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  if (!(total > 0)) throw InvalidArgumentError("WeightedOffsets: weights sum to zero");
+  std::vector<uint64_t> off(weights.size() + 1, 0);
+  double acc = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    acc += weights[i];
+    off[i + 1] = i + 1 == weights.size() ? count
+                                          : static_cast<uint64_t>(static_cast<double>(count) * acc / total);
+    off[i + 1] = std::max(off[i + 1], off[i]);
+  }
+  return off;
+}
+
+}  // namespace parasol::collective

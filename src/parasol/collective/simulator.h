@@ -1,0 +1,49 @@
+// A network simulator that runs every rank's Program over a Topology with the alpha-beta model:
+// a message of S bytes on a route of h links with bottleneck bandwidth B takes h*alpha + S/B,
+// occupying every link of its route while it streams; a link carries one message at a time per
+// direction (full duplex), in the order messages were issued. Optionally it carries real data,
+// so a schedule's correctness can be checked at scales no test machine runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "parasol/collective/schedule.h"
+#include "parasol/collective/topology.h"
+#include "parasol/core/reduce_op.h"
+
+namespace parasol::collective {
+
+struct SimulationOptions {
+  size_t elem_size = 4;
+  // Rate at which a rank reduces received data, bytes/s; 0 treats reductions as free.
+  double reduce_bytes_per_s = 0;
+};
+
+// Real buffers for a simulation that carries data: data[r] (and input[r], if the programs read
+// BufferId::kInput) belong to rank r.
+struct SimulationData {
+  std::vector<std::vector<std::byte>>* data = nullptr;
+  const std::vector<std::vector<std::byte>>* input = nullptr;
+  ReduceFn reduce = nullptr;
+};
+
+struct SimulationResult {
+  double time_s = 0;          // when the last rank finished
+  uint64_t messages = 0;
+  uint64_t bytes_sent = 0;    // payload bytes, each message counted once
+  double max_link_busy_s = 0; // the busiest link's transfer time
+};
+
+// REQUIRES: programs.size() == topology.num_ranks(), programs[r].rank == r. Throws
+// InternalError if the schedule deadlocks (some rank can never finish).
+SimulationResult Simulate(const Topology& topology, const std::vector<Program>& programs,
+                          const SimulationOptions& options, const SimulationData* data = nullptr);
+
+// The bandwidth lower bound for an allreduce of `bytes`: every rank must send at least
+// 2(n-1)/n * bytes, so time >= that over the rank's outgoing bandwidth (the tightest rank),
+// plus the diameter's latency.
+double AllreduceBoundSeconds(const Topology& topology, uint64_t bytes);
+
+}  // namespace parasol::collective

@@ -1,0 +1,325 @@
+#include "parasol/collective/topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/core/units.h"
+
+namespace parasol::collective {
+
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kDefaultGbps = 25;
+constexpr double kNvlinkGbps = 20;
+constexpr double kPcieGbps = 10;
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+std::pair<int, int> ParseDims(std::string_view spec, std::string_view arg) {
+  auto x = arg.find('x');
+  if (x == std::string_view::npos) {
+    throw InvalidArgumentError(fmt::format("topology '{}': expected dimensions like 4x8", spec));
+  }
+  auto a = ParseInt(arg.substr(0, x), "topology rows");
+  auto b = ParseInt(arg.substr(x + 1), "topology columns");
+  if (a < 1 || b < 1 || a * b > (1 << 22)) {
+    throw InvalidArgumentError(fmt::format("topology '{}': dimensions out of range", spec));
+  }
+  return {static_cast<int>(a), static_cast<int>(b)};
+}
+
+int ParseCount(std::string_view spec, std::string_view arg) {
+  auto n = ParseInt(arg, "topology size");
+  if (n < 1 || n > (1 << 22)) throw InvalidArgumentError(fmt::format("topology '{}': size out of range", spec));
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+void Topology::AddLink(int a, int b, double gbps, double latency_us, bool both_ways) {
+  auto add = [&](int s, int d) {
+    out_[static_cast<size_t>(s)].push_back(static_cast<uint32_t>(links_.size()));
+    links_.push_back(Link{s, d, gbps * kGB, latency_us * 1e-6});
+  };
+  add(a, b);
+  if (both_ways) add(b, a);
+}
+
+Topology Topology::Parse(std::string_view spec, const Options& o) {
+  if (spec.substr(0, 5) == "file:") return Load(std::string(spec.substr(5)), o);
+  auto colon = spec.find(':');
+  std::string_view kind = spec.substr(0, colon);
+  std::string_view arg = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
+  Topology t;
+  t.name_ = std::string(spec);
+  t.latency_s_ = o.latency_us * 1e-6;
+  double gbps = o.link_gbps > 0 ? o.link_gbps : kDefaultGbps;
+  if (!o.failed.empty() && kind != "torus" && kind != "mesh") {
+    throw InvalidArgumentError(fmt::format("topology '{}': failed nodes apply to torus and mesh only", spec));
+  }
+  if (kind == "full") {
+    t.kind_ = Kind::kFull;
+    t.num_nodes_ = t.num_endpoints_ = ParseCount(spec, arg);
+    t.full_bytes_per_s_ = gbps * kGB;
+    t.out_.resize(static_cast<size_t>(t.num_nodes_));
+  } else if (kind == "ring") {
+    t.kind_ = Kind::kRing;
+    int n = t.num_nodes_ = t.num_endpoints_ = ParseCount(spec, arg);
+    t.out_.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n && n > 1; ++i) {
+      if (n == 2 && i == 1) break;  // one link between two nodes, not two
+      t.AddLink(i, (i + 1) % n, gbps, o.latency_us);
+    }
+  } else if (kind == "torus" || kind == "mesh") {
+    bool torus = kind == "torus";
+    t.kind_ = torus ? Kind::kTorus : Kind::kMesh;
+    auto [rows, cols] = ParseDims(spec, arg);
+    t.rows_ = rows;
+    t.cols_ = cols;
+    t.num_nodes_ = t.num_endpoints_ = rows * cols;
+    t.out_.resize(static_cast<size_t>(t.num_nodes_));
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        int id = r * cols + c;
+        // x links first, then y: routes prefer moving along rows.
+        if (c + 1 < cols) t.AddLink(id, id + 1, gbps, o.latency_us);
+        else if (torus && cols > 2) t.AddLink(id, r * cols, gbps, o.latency_us);
+      }
+    }
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        int id = r * cols + c;
+        if (r + 1 < rows) t.AddLink(id, id + cols, gbps, o.latency_us);
+        else if (torus && rows > 2) t.AddLink(id, c, gbps, o.latency_us);
+      }
+    }
+  } else if (kind == "hier") {
+    t.kind_ = Kind::kHier;
+    auto [hosts, devices] = ParseDims(spec, arg);
+    int n = hosts * devices;
+    double intra = o.intra_gbps > 0 ? o.intra_gbps : 4 * gbps;
+    t.num_endpoints_ = n;
+    t.num_nodes_ = n + hosts + 1;  // devices, one NIC per host, one core switch
+    t.out_.resize(static_cast<size_t>(t.num_nodes_));
+    for (int h = 0; h < hosts; ++h) {
+      for (int a = 0; a < devices; ++a) {
+        for (int b = a + 1; b < devices; ++b) t.AddLink(h * devices + a, h * devices + b, intra, o.latency_us);
+      }
+    }
+    for (int h = 0; h < hosts; ++h) {
+      for (int a = 0; a < devices; ++a) t.AddLink(h * devices + a, n + h, intra, o.latency_us);
+      t.AddLink(n + h, n + hosts, gbps, o.latency_us);
+    }
+  } else if (kind == "dgx1") {
+    if (!arg.empty()) throw InvalidArgumentError(fmt::format("topology '{}': dgx1 takes no size", spec));
+    t.kind_ = Kind::kDgx1;
+    double nvlink = o.link_gbps > 0 ? o.link_gbps : kNvlinkGbps;
+    t.num_endpoints_ = 8;
+    t.num_nodes_ = 8 + 4 + 2;  // GPUs, a PCIe switch per GPU pair, two CPU sockets
+    t.out_.resize(static_cast<size_t>(t.num_nodes_));
+    for (int base : {0, 4}) {  // two fully connected quads
+      for (int a = 0; a < 4; ++a) {
+        for (int b = a + 1; b < 4; ++b) t.AddLink(base + a, base + b, nvlink, o.latency_us);
+      }
+    }
+    for (int i = 0; i < 4; ++i) t.AddLink(i, i + 4, nvlink, o.latency_us);  // across the quads
+    for (int g = 0; g < 8; ++g) t.AddLink(g, 8 + g / 2, kPcieGbps, o.latency_us);
+    for (int s = 0; s < 4; ++s) t.AddLink(8 + s, 12 + s / 2, kPcieGbps, o.latency_us);
+    t.AddLink(12, 13, kPcieGbps, o.latency_us);
+  } else {
+    throw InvalidArgumentError(fmt::format(
+        "unknown topology '{}' (expected full:N, ring:N, torus:RxC, mesh:RxC, hier:HxD, dgx1 or file:PATH)",
+        spec));
+  }
+  t.Finalize(o.failed);
+  return t;
+}
+
+Topology Topology::Load(const std::string& path, const Options& o) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open topology file", path));
+  Topology t;
+  t.kind_ = Kind::kCustom;
+  t.name_ = "file:" + path;
+  t.latency_s_ = o.latency_us * 1e-6;
+  std::string line;
+  long lineno = 0;
+  bool have_nodes = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream ss(line);
+    std::string word;
+    if (!(ss >> word)) continue;
+    auto fail = [&](const std::string& what) { throw ParseError(path, lineno, what); };
+    if (word == "nodes" || word == "switches") {
+      long n = -1;
+      if (!(ss >> n) || n < (word == "nodes" ? 1 : 0) || n > (1 << 22)) fail(fmt::format("'{}' needs a count", word));
+      if (word == "nodes") {
+        if (have_nodes) fail("'nodes' given twice");
+        have_nodes = true;
+        t.num_endpoints_ = static_cast<int>(n);
+      }
+      t.num_nodes_ += static_cast<int>(n);
+      t.out_.resize(static_cast<size_t>(t.num_nodes_));
+    } else if (word == "link" || word == "dlink") {
+      long a = -1, b = -1;
+      double gbps = 0, lat = o.latency_us;
+      if (!(ss >> a >> b >> gbps)) fail(fmt::format("'{}' needs: SRC DST GBPS [LATENCY_US]", word));
+      if (!(ss >> lat)) lat = o.latency_us;
+      if (a < 0 || b < 0 || a >= t.num_nodes_ || b >= t.num_nodes_) {
+        fail(fmt::format("node {} or {} is not declared (declare 'nodes' and 'switches' first)", a, b));
+      }
+      if (a == b) fail("a link needs two different nodes");
+      if (!(gbps > 0) || !(lat >= 0)) fail("bandwidth must be positive and latency not negative");
+      t.AddLink(static_cast<int>(a), static_cast<int>(b), gbps, lat, word == "link");
+    } else {
+      fail(fmt::format("unknown keyword '{}' (expected nodes, switches, link or dlink)", word));
+    }
+    std::string extra;
+    if (ss >> extra) fail(fmt::format("unexpected '{}'", extra));
+  }
+  if (!have_nodes) throw ParseError(path, 0, "no 'nodes' line");
+  if (!o.failed.empty()) throw InvalidArgumentError("failed nodes apply to torus and mesh topologies only");
+  t.Finalize({});
+  return t;
+}
+
+void Topology::Finalize(const std::vector<int>& failed) {
+  failed_.assign(static_cast<size_t>(num_nodes_), false);
+  for (int f : failed) {
+    if (f < 0 || f >= num_endpoints_) {
+      throw InvalidArgumentError(fmt::format("failed node {} is not a node of {} (0..{})", f, name_, num_endpoints_ - 1));
+    }
+    failed_[static_cast<size_t>(f)] = true;
+  }
+  node_rank_.assign(static_cast<size_t>(num_nodes_), -1);
+  rank_node_.clear();
+  for (int v = 0; v < num_endpoints_; ++v) {
+    if (failed_[static_cast<size_t>(v)]) continue;
+    node_rank_[static_cast<size_t>(v)] = static_cast<int>(rank_node_.size());
+    rank_node_.push_back(v);
+  }
+  if (rank_node_.empty()) throw InvalidArgumentError(fmt::format("topology {}: every node has failed", name_));
+  uint64_t h = Mix(static_cast<uint64_t>(kind_), static_cast<uint64_t>(num_nodes_));
+  h = Mix(h, static_cast<uint64_t>(full_bytes_per_s_));
+  for (const auto& l : links_) {
+    h = Mix(h, static_cast<uint64_t>(l.src) << 32 | static_cast<uint32_t>(l.dst));
+    h = Mix(h, static_cast<uint64_t>(l.bytes_per_s));
+  }
+  for (int f : failed) h = Mix(h, 0xfa11ull << 32 | static_cast<uint32_t>(f));
+  fingerprint_ = h;
+  parent_link_.assign(static_cast<size_t>(num_nodes_), {});
+  // Every rank must reach every other.
+  if (kind_ != Kind::kFull) {
+    ComputeRoutesFrom(rank_node_[0]);
+    for (int v : rank_node_) {
+      if (v != rank_node_[0] && parent_link_[static_cast<size_t>(rank_node_[0])][static_cast<size_t>(v)] < 0) {
+        throw InvalidArgumentError(fmt::format(
+            "topology {}: node {} cannot reach node {} (the failed nodes split the network)", name_,
+            rank_node_[0], v));
+      }
+    }
+  }
+}
+
+size_t Topology::num_link_ids() const {
+  if (kind_ == Kind::kFull) return static_cast<size_t>(num_nodes_) * static_cast<size_t>(num_nodes_);
+  return links_.size();
+}
+
+Topology::Link Topology::link(uint32_t id) const {
+  if (kind_ == Kind::kFull) {
+    int n = num_nodes_;
+    return Link{static_cast<int>(id / static_cast<uint32_t>(n)), static_cast<int>(id % static_cast<uint32_t>(n)),
+                full_bytes_per_s_, latency_s_};
+  }
+  return links_[id];
+}
+
+void Topology::ComputeRoutesFrom(int src) const {
+  auto& parent = parent_link_[static_cast<size_t>(src)];
+  if (!parent.empty()) return;
+  parent.assign(static_cast<size_t>(num_nodes_), -1);
+  std::vector<bool> seen(static_cast<size_t>(num_nodes_), false);
+  std::deque<int> queue{src};
+  seen[static_cast<size_t>(src)] = true;
+  while (!queue.empty()) {
+    int v = queue.front();
+    queue.pop_front();
+    for (uint32_t id : out_[static_cast<size_t>(v)]) {
+      int w = links_[id].dst;
+      if (seen[static_cast<size_t>(w)] || failed_[static_cast<size_t>(w)]) continue;
+      seen[static_cast<size_t>(w)] = true;
+      parent[static_cast<size_t>(w)] = static_cast<int32_t>(id);
+      queue.push_back(w);
+    }
+  }
+}
+
+const std::vector<uint32_t>& Topology::Route(int from_rank, int to_rank) const {
+  uint64_t key = static_cast<uint64_t>(from_rank) << 32 | static_cast<uint32_t>(to_rank);
+  auto it = route_cache_.find(key);
+  if (it != route_cache_.end()) return it->second;
+  int a = node_of_rank(from_rank), b = node_of_rank(to_rank);
+  std::vector<uint32_t> path;
+  if (kind_ == Kind::kFull) {
+    path.push_back(static_cast<uint32_t>(a) * static_cast<uint32_t>(num_nodes_) + static_cast<uint32_t>(b));
+  } else if (a != b) {
+    ComputeRoutesFrom(a);
+    const auto& parent = parent_link_[static_cast<size_t>(a)];
+    for (int v = b; v != a;) {
+      int32_t id = parent[static_cast<size_t>(v)];
+      if (id < 0) throw InvalidArgumentError(fmt::format("topology {}: no route from rank {} to rank {}", name_, from_rank, to_rank));
+      path.push_back(static_cast<uint32_t>(id));
+      v = links_[static_cast<size_t>(id)].src;
+    }
+    std::reverse(path.begin(), path.end());
+  }
+  return route_cache_.emplace(key, std::move(path)).first->second;
+}
+
+double Topology::OutBandwidth(int rank) const {
+  int v = node_of_rank(rank);
+  if (kind_ == Kind::kFull) return full_bytes_per_s_ * (num_nodes_ - 1);
+  double total = 0;
+  for (uint32_t id : out_[static_cast<size_t>(v)]) {
+    if (!failed_[static_cast<size_t>(links_[id].dst)]) total += links_[id].bytes_per_s;
+  }
+  return total;
+}
+
+int Topology::Diameter() const {
+  int worst = 0;
+  for (int r = 1; r < num_ranks(); ++r) worst = std::max(worst, static_cast<int>(Route(0, r).size()));
+  return worst;
+}
+
+std::vector<Topology::Link> Topology::RankLinks() const {
+  std::vector<Link> out;
+  if (kind_ == Kind::kFull) {
+    for (int a = 0; a < num_nodes_; ++a) {
+      for (int b = 0; b < num_nodes_; ++b) {
+        if (a != b) out.push_back(Link{a, b, full_bytes_per_s_, latency_s_});
+      }
+    }
+    return out;
+  }
+  for (const auto& l : links_) {
+    int ra = rank_of_node(l.src), rb = rank_of_node(l.dst);
+    if (ra >= 0 && rb >= 0) out.push_back(Link{ra, rb, l.bytes_per_s, l.latency_s});
+  }
+  return out;
+}
+
+}  // namespace parasol::collective
