@@ -1,1 +1,174 @@
+// The simulator against closed forms, and every algorithm's schedule carried with real data at
+// scales no test machine runs (up to 256 ranks on meshes with holes).
+#include "parasol/collective/simulator.h"
+
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "parasol/collective/algorithm.h"
+#include "parasol/collective/rooted.h"
+#include "parasol/collective/test_util.h"
+#include "parasol/core/error.h"
+
+namespace parasol::collective {
+namespace {
+
+std::vector<Program> Programs(AllreduceAlgorithm algo, const Topology& t, uint64_t count, size_t elem,
+                              uint64_t segment_bytes = 0, int rings = 2) {
+  std::vector<Program> out;
+  for (int r = 0; r < t.num_ranks(); ++r) {
+    AllreduceParams p;
+    p.nranks = t.num_ranks();
+    p.rank = r;
+    p.count = count;
+    p.elem_size = elem;
+    p.segment_bytes = segment_bytes;
+    p.topology = &t;
+    p.rings = rings;
+    out.push_back(BuildAllreduce(algo, p));
+  }
+  return out;
+}
+
+TEST(Simulator, RingMatchesClosedForm) {
+  const double alpha = 1e-6, bw = 25e9;
+  for (int n : {2, 3, 4, 8, 16}) {
+    Topology t = Topology::Parse(fmt::format("ring:{}", n), {.link_gbps = 25, .latency_us = 1});
+    const uint64_t count = uint64_t{16} << 20;  // float32: 64 MiB
+    double bytes = static_cast<double>(count) * 4;
+    // One message per step: segments as large as a chunk.
+    auto res = Simulate(t, Programs(AllreduceAlgorithm::kRing, t, count, 4, uint64_t{1} << 40), {.elem_size = 4});
+    double want = 2.0 * (n - 1) / n * bytes / bw + 2.0 * (n - 1) * alpha;
+    EXPECT_NEAR(res.time_s / want, 1.0, 1e-6) << n << " ranks: " << res.time_s << " vs " << want;
+    EXPECT_EQ(res.messages, static_cast<uint64_t>(2 * n * (n - 1)));
+  }
+}
+
+TEST(Simulator, HalvingDoublingMatchesClosedFormOnFullNetwork) {
+  const double alpha = 2e-6, bw = 10e9;
+  for (int n : {2, 4, 8, 32}) {
+    Topology t = Topology::Parse(fmt::format("full:{}", n), {.link_gbps = 10, .latency_us = 2});
+    const uint64_t count = uint64_t{1} << 22;
+    double bytes = static_cast<double>(count) * 8;
+    auto res = Simulate(t, Programs(AllreduceAlgorithm::kHalvingDoubling, t, count, 8, uint64_t{1} << 40),
+                        {.elem_size = 8});
+    double want = 2 * std::log2(n) * alpha + 2.0 * (n - 1) / n * bytes / bw;
+    EXPECT_NEAR(res.time_s / want, 1.0, 1e-6) << n;
+  }
+}
+
+TEST(Simulator, MessagesSharingALinkTakeTurns) {
+  // 0 - 1 - 2 in a line; 0 and 1 both send S to 2, so link 1->2 carries 2S.
+  Topology t = Topology::Parse("mesh:1x3", {.link_gbps = 1, .latency_us = 0});
+  const uint64_t count = 1000000;
+  std::vector<Program> programs;
+  for (int r = 0; r < 3; ++r) {
+    ProgramBuilder b(r, 3);
+    Region all{BufferId::kData, 0, count};
+    if (r < 2) b.Send(2, all, r);
+    else {
+      b.Recv(0, all, 0);
+      b.Recv(1, Region{BufferId::kData, 0, count}, 1);
+    }
+    programs.push_back(std::move(b).Finish());
+  }
+  auto res = Simulate(t, programs, {.elem_size = 1});
+  EXPECT_NEAR(res.time_s, 2 * count / 1e9, 1e-12);
+  EXPECT_NEAR(res.max_link_busy_s, 2 * count / 1e9, 1e-12);
+}
+
+TEST(Simulator, StuckScheduleIsReportedNotHung) {
+  Topology t = Topology::Parse("full:2");
+  std::vector<Program> programs;
+  for (int r = 0; r < 2; ++r) {
+    ProgramBuilder b(r, 2);
+    b.Recv(1 - r, Region{BufferId::kData, 0, 4});  // both receive, nobody sends
+    programs.push_back(std::move(b).Finish());
+  }
+  try {
+    Simulate(t, programs, {.elem_size = 4});
+    FAIL();
+  } catch (const InternalError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("simulation stuck: rank 0 completed 0 of 1 steps"));
+  }
+}
+
+TEST(Simulator, BoundForTorusUsesAllFourLinks) {
+  Topology t = Topology::Parse("torus:32x32", {.link_gbps = 50, .latency_us = 1});
+  uint64_t bytes = uint64_t{256} << 20;
+  double n = 1024;
+  double want = 2 * (n - 1) / n * static_cast<double>(bytes) / (4 * 50e9) + 32 * 1e-6;  // diameter 16+16
+  EXPECT_NEAR(AllreduceBoundSeconds(t, bytes), want, 1e-12);
+}
+
+struct ScaleCase {
+  AllreduceAlgorithm algo;
+  std::string topology;
+  std::vector<int> failed;
+  uint64_t count;
+};
+
+// Carries real data through the whole schedule and checks every rank's result.
+void CheckCarriesData(const ScaleCase& c) {
+  Topology t = Topology::Parse(c.topology, {.failed = c.failed});
+  const int n = t.num_ranks();
+  std::vector<std::vector<std::byte>> inputs, data;
+  for (int r = 0; r < n; ++r) inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, c.count));
+  data = inputs;
+  auto want = testing::Reference(DType::kFloat32, ReduceOp::kSum, inputs);
+  SimulationData sd{&data, nullptr, GetReduceFn(DType::kFloat32, ReduceOp::kSum)};
+  Simulate(t, Programs(c.algo, t, c.count, 4, 512), {.elem_size = 4}, &sd);
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(data[static_cast<size_t>(r)], want) << AllreduceAlgorithmName(c.algo) << " on " << c.topology << ": rank " << r;
+  }
+}
+
+TEST(Simulator, SchedulesAreCorrectAtScale) {
+  const ScaleCase cases[] = {
+      {AllreduceAlgorithm::kRing, "ring:24", {}, 3001},
+      {AllreduceAlgorithm::kHalvingDoubling, "full:29", {}, 3001},
+      {AllreduceAlgorithm::kHalvingDoubling, "full:64", {}, 50},
+      {AllreduceAlgorithm::kTorus2d, "torus:8x8", {}, 4001},
+      {AllreduceAlgorithm::kTorus2d, "torus:4x6", {}, 97},
+      {AllreduceAlgorithm::kMultiring, "full:12", {}, 3001},
+      {AllreduceAlgorithm::kTreepack, "dgx1", {}, 3001},
+      {AllreduceAlgorithm::kTreepack, "hier:2x4", {}, 3001},
+      {AllreduceAlgorithm::kMultiring, "hier:4x4", {}, 3001},
+      {AllreduceAlgorithm::kFtMesh, "mesh:16x16", {}, 4001},
+  };
+  for (const auto& c : cases) CheckCarriesData(c);
+}
+
+// ft-mesh with one hole, holes on the edge and in a corner, a row of holes, a whole failed edge
+// row, and clusters, on a 16x16 mesh.
+TEST(Simulator, FtMeshRoutesAroundHoles) {
+  const std::vector<std::vector<int>> failures = {
+      {5 * 16 + 7},                              // one interior hole
+      {0, 15, 255},                              // corners
+      {3, 16 * 7, 16 * 9 + 15},                  // on each edge
+      {6 * 16 + 4, 6 * 16 + 5, 6 * 16 + 6, 6 * 16 + 7, 6 * 16 + 8},  // part of a row
+      {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},        // the whole first row
+      {17, 18, 33, 34},                          // a 2x2 cluster
+  };
+  for (const auto& f : failures) CheckCarriesData({AllreduceAlgorithm::kFtMesh, "mesh:16x16", f, 2003});
+}
+
+TEST(Simulator, BroadcastAndReduceChainsStream) {
+  // A pipelined chain over a ring: time ~ S/B + (n-2) segments, far below log2(n) S/B.
+  Topology t = Topology::Parse("ring:8", {.link_gbps = 10, .latency_us = 0});
+  const uint64_t count = uint64_t{1} << 24;
+  std::vector<Program> programs;
+  for (int r = 0; r < 8; ++r) {
+    programs.push_back(BuildBroadcast({8, r, 0, count, 1, 1 << 16}));
+  }
+  auto res = Simulate(t, programs, {.elem_size = 1});
+  double want = (count + 6.0 * (1 << 16)) / 10e9;
+  EXPECT_NEAR(res.time_s / want, 1.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace parasol::collective

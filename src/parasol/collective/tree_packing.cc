@@ -33,21 +33,30 @@ struct Dsu {
 };
 
 // Kruskal: edge ids of a minimum spanning tree under `length` (ties by id, so deterministic).
-std::vector<int> MinimumSpanningTree(int n, const std::vector<PackEdge>& edges,
-                                     const std::vector<double>& length, std::vector<int>& order) {
+std::vector<int> MinimumSpanningTree(const PackProblem& pb, const std::vector<double>& length,
+                                     std::vector<int>& order) {
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     return length[static_cast<size_t>(a)] != length[static_cast<size_t>(b)]
                ? length[static_cast<size_t>(a)] < length[static_cast<size_t>(b)]
                : a < b;
   });
-  Dsu dsu(n);
+  Dsu dsu(pb.nodes);
   std::vector<int> tree;
   for (int e : order) {
-    if (dsu.Union(edges[static_cast<size_t>(e)].u, edges[static_cast<size_t>(e)].v)) tree.push_back(e);
-    if (static_cast<int>(tree.size()) == n - 1) break;
+    if (dsu.Union(pb.edges[static_cast<size_t>(e)].first, pb.edges[static_cast<size_t>(e)].second)) tree.push_back(e);
+    if (static_cast<int>(tree.size()) == pb.nodes - 1) break;
   }
   return tree;
+}
+
+// How many times the tree uses each resource it touches.
+std::vector<std::pair<uint32_t, int>> Uses(const PackProblem& pb, const std::vector<int>& tree) {
+  std::map<uint32_t, int> uses;
+  for (int e : tree) {
+    for (uint32_t r : pb.edge_resources[static_cast<size_t>(e)]) ++uses[r];
+  }
+  return {uses.begin(), uses.end()};
 }
 
 }  // namespace
@@ -59,32 +68,48 @@ double TreePacking::rate() const {
 }
 
 TreePacking PackSpanningTrees(int n, const std::vector<PackEdge>& edges, double eps, int max_trees) {
-  TreePacking out;
-  out.nodes = n;
-  if (n < 2) return out;
-  const size_t m = edges.size();
-  double cmax = 0;
-  for (const auto& e : edges) cmax = std::max(cmax, e.capacity);
-  std::vector<double> cap(m);
-  for (size_t i = 0; i < m; ++i) cap[i] = edges[i].capacity / cmax;  // normalised
+  PackProblem pb;
+  pb.nodes = n;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    pb.edges.emplace_back(edges[i].u, edges[i].v);
+    pb.edge_resources.push_back({static_cast<uint32_t>(i)});
+    pb.capacity.push_back(edges[i].capacity);
+  }
+  return PackSpanningTrees(pb, eps, max_trees);
+}
 
-  // Multiplicative weights: lengths grow on edges the chosen trees use.
+TreePacking PackSpanningTrees(const PackProblem& pb, double eps, int max_trees) {
+  TreePacking out;
+  out.nodes = pb.nodes;
+  if (pb.nodes < 2) return out;
+  const size_t m = pb.capacity.size();
+  double cmax = 0;
+  for (double c : pb.capacity) cmax = std::max(cmax, c);
+  std::vector<double> cap(m);
+  for (size_t i = 0; i < m; ++i) cap[i] = pb.capacity[i] / cmax;  // normalised
+
+  // Multiplicative weights: resources the chosen trees use grow longer.
   const double delta = (1 + eps) / std::pow((1 + eps) * static_cast<double>(m), 1 / eps);
-  std::vector<double> length(m);
+  std::vector<double> length(m), edge_length(pb.edges.size());
   for (size_t i = 0; i < m; ++i) length[i] = delta / cap[i];
   std::map<std::vector<int>, double> weight;  // tree (sorted edge ids) -> weight
-  std::vector<int> order(m);
+  std::vector<int> order(pb.edges.size());
   for (int iter = 0; iter < 1000000; ++iter) {
     double total = 0;
     for (size_t i = 0; i < m; ++i) total += cap[i] * length[i];
     if (total >= 1) break;
-    auto tree = MinimumSpanningTree(n, edges, length, order);
-    if (static_cast<int>(tree.size()) != n - 1) {
-      throw InvalidArgumentError(fmt::format("tree packing: the graph of {} nodes is not connected", n));
+    for (size_t e = 0; e < pb.edges.size(); ++e) {
+      edge_length[e] = 0;
+      for (uint32_t r : pb.edge_resources[e]) edge_length[e] += length[r];
     }
+    auto tree = MinimumSpanningTree(pb, edge_length, order);
+    if (static_cast<int>(tree.size()) != pb.nodes - 1) {
+      throw InvalidArgumentError(fmt::format("tree packing: the graph of {} nodes is not connected", pb.nodes));
+    }
+    auto uses = Uses(pb, tree);
     double c = 1e300;
-    for (int e : tree) c = std::min(c, cap[static_cast<size_t>(e)]);
-    for (int e : tree) length[static_cast<size_t>(e)] *= 1 + eps * c / cap[static_cast<size_t>(e)];
+    for (auto [r, k] : uses) c = std::min(c, cap[r] / k);
+    for (auto [r, k] : uses) length[r] *= 1 + eps * c * k / cap[r];
     std::sort(tree.begin(), tree.end());
     weight[tree] += c;
   }
@@ -93,31 +118,33 @@ TreePacking PackSpanningTrees(int n, const std::vector<PackEdge>& edges, double 
   std::vector<std::pair<std::vector<int>, double>> trees(weight.begin(), weight.end());
   std::stable_sort(trees.begin(), trees.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (static_cast<int>(trees.size()) > max_trees) trees.resize(static_cast<size_t>(max_trees));
+  std::vector<std::vector<std::pair<uint32_t, int>>> tree_uses;
+  for (const auto& t : trees) tree_uses.push_back(Uses(pb, t.first));
   std::vector<double> load(m, 0);
-  for (const auto& [t, w] : trees) {
-    for (int e : t) load[static_cast<size_t>(e)] += w;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    for (auto [r, k] : tree_uses[t]) load[r] += trees[t].second * k;
   }
   double scale = 1e300;
   for (size_t i = 0; i < m; ++i) {
     if (load[i] > 0) scale = std::min(scale, cap[i] / load[i]);
   }
   std::fill(load.begin(), load.end(), 0);
-  for (auto& [t, w] : trees) {
-    w *= scale;
-    for (int e : t) load[static_cast<size_t>(e)] += w;
+  for (size_t t = 0; t < trees.size(); ++t) {
+    trees[t].second *= scale;
+    for (auto [r, k] : tree_uses[t]) load[r] += trees[t].second * k;
   }
-  for (auto& [t, w] : trees) {
+  for (size_t t = 0; t < trees.size(); ++t) {
     double slack = 1e300;
-    for (int e : t) slack = std::min(slack, cap[static_cast<size_t>(e)] - load[static_cast<size_t>(e)]);
+    for (auto [r, k] : tree_uses[t]) slack = std::min(slack, (cap[r] - load[r]) / k);
     if (slack > 0) {
-      w += slack;
-      for (int e : t) load[static_cast<size_t>(e)] += slack;
+      trees[t].second += slack;
+      for (auto [r, k] : tree_uses[t]) load[r] += slack * k;
     }
   }
   for (const auto& [t, w] : trees) {
     WeightedTree wt;
     wt.weight = w * cmax;
-    for (int e : t) wt.edges.emplace_back(edges[static_cast<size_t>(e)].u, edges[static_cast<size_t>(e)].v);
+    for (int e : t) wt.edges.push_back(pb.edges[static_cast<size_t>(e)]);
     out.trees.push_back(std::move(wt));
   }
   return out;

@@ -68,20 +68,36 @@ Rooted RootTree(int n, const WeightedTree& t) {
 }  // namespace
 
 TreePacking PackTopology(const Topology& topology, int max_trees) {
-  // Undirected edges between ranks; a pair joined in both directions counts once, with the
-  // smaller of its two per-direction bandwidths.
-  std::map<std::pair<int, int>, std::pair<double, int>> pairs;
-  for (const auto& l : topology.RankLinks()) {
-    auto key = std::minmax(l.src, l.dst);
-    auto& [bw, dirs] = pairs[{key.first, key.second}];
-    bw = dirs == 0 ? l.bytes_per_s : std::min(bw, l.bytes_per_s);
-    ++dirs;
+  // Candidate tree edges: pairs of ranks whose route passes no other rank (directly linked, or
+  // through switches only). A tree edge carries reduce traffic one way and broadcast traffic the
+  // other, so it uses the links of both routes; trees routed over a shared link share it.
+  PackProblem pb;
+  pb.nodes = topology.num_ranks();
+  std::map<uint32_t, uint32_t> resource_of_link;
+  auto resource = [&](uint32_t link) {
+    auto [it, added] = resource_of_link.emplace(link, static_cast<uint32_t>(pb.capacity.size()));
+    if (added) pb.capacity.push_back(topology.link(link).bytes_per_s);
+    return it->second;
+  };
+  auto passes_rank = [&](const std::vector<uint32_t>& route) {
+    for (size_t i = 0; i + 1 < route.size(); ++i) {
+      if (topology.rank_of_node(topology.link(route[i]).dst) >= 0) return true;
+    }
+    return false;
+  };
+  for (int u = 0; u < pb.nodes; ++u) {
+    for (int v = u + 1; v < pb.nodes; ++v) {
+      const auto& there = topology.Route(u, v);
+      const auto& back = topology.Route(v, u);
+      if (passes_rank(there) || passes_rank(back)) continue;
+      std::vector<uint32_t> uses;
+      for (uint32_t l : there) uses.push_back(resource(l));
+      for (uint32_t l : back) uses.push_back(resource(l));
+      pb.edges.emplace_back(u, v);
+      pb.edge_resources.push_back(std::move(uses));
+    }
   }
-  std::vector<PackEdge> edges;
-  for (const auto& [key, v] : pairs) {
-    if (v.second == 2) edges.push_back(PackEdge{key.first, key.second, v.first});
-  }
-  return PackSpanningTrees(topology.num_ranks(), edges, 0.05, max_trees);
+  return PackSpanningTrees(pb, 0.05, max_trees);
 }
 
 Program BuildTreepackAllreduce(const AllreduceParams& p, const TreePacking& packing) {
