@@ -11,6 +11,7 @@
 namespace parasol::collective {
 
 class Topology;
+struct FtMeshPlan;
 
 enum class AllreduceAlgorithm : uint8_t {
   kAuto,
@@ -43,6 +44,8 @@ struct AllreduceParams {
   // treepack: the links to pack trees over (default: fully connected ranks). ft-mesh: the mesh
   // with its failed nodes (required). auto: chooses by it. Ranks are the topology's live nodes.
   const Topology* topology = nullptr;
+  // ft-mesh: a plan from PlanFtMesh for these parameters; null plans on the spot.
+  const FtMeshPlan* ft_mesh_plan = nullptr;
 };
 
 // Resolves kAuto for these parameters. Deterministic, so every rank resolves it alike.

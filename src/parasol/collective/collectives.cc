@@ -4,11 +4,13 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "parasol/collective/exchange.h"
 #include "parasol/collective/executor.h"
+#include "parasol/collective/ft_mesh.h"
 #include "parasol/collective/rooted.h"
 #include "parasol/collective/topology.h"
 #include "parasol/collective/treepack.h"
@@ -47,6 +49,7 @@ struct CollectiveState {
   Executor executor;
   std::map<Key, std::shared_ptr<const Plan>> plans;
   std::map<uint64_t, std::shared_ptr<const TreePacking>> packings;
+  std::map<std::tuple<uint64_t, uint64_t, size_t, uint64_t>, FtMeshPlan> ft_mesh_plans;
   std::vector<std::byte> work;
 
   std::byte* Work(size_t bytes) {
@@ -172,6 +175,13 @@ void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
           o.topology ? o.topology->fingerprint() : 0};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
+    if (algo == AllreduceAlgorithm::kFtMesh && o.topology) {
+      auto plan_key = std::make_tuple(o.topology->fingerprint(), count, params.elem_size, o.segment_bytes);
+      auto it = st.ft_mesh_plans.find(plan_key);
+      if (it == st.ft_mesh_plans.end()) it = st.ft_mesh_plans.emplace(plan_key, PlanFtMesh(params)).first;
+      params.ft_mesh_plan = &it->second;
+      return BuildAllreduce(algo, params);
+    }
     if (algo == AllreduceAlgorithm::kTreepack) {
       if (o.topology) return BuildTreepackAllreduce(params, PackingFor(st, *o.topology));
       Topology full = Topology::Parse(fmt::format("full:{}", ctx.size()));

@@ -21,12 +21,26 @@ namespace parasol::collective {
 
 // Line phases over `line` (ranks in line order). Chunk k is chunks[k]; owner[k] is the position
 // in `line` that ends up holding it (reduce-scatter) or starts with it (allgather).
+// Farthest-first (the default) keeps link i of a line busy from the start of the phase for the
+// chunks that cross it; nearest-first keeps the same links busy towards its end instead, so a
+// line whose traffic detours over a neighbour's links can use the time they are idle.
 void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
-                       const std::vector<int>& owner, int channel, uint64_t seg_elems);
+                       const std::vector<int>& owner, int channel, uint64_t seg_elems,
+                       bool nearest_first = false);
 void LineAllgather(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
                    const std::vector<int>& owner, int channel, uint64_t seg_elems);
 
+// How ft-mesh divides the data between its rows-first and columns-first halves. Holes can slow
+// one orientation more than the other, so with failures the share is chosen by simulating a few
+// candidate splits on the topology and keeping the fastest (deterministic: every rank agrees).
+struct FtMeshPlan {
+  double rows_first_share = 0.5;
+};
+FtMeshPlan PlanFtMesh(const AllreduceParams& p);
+
 // REQUIRES: p.topology is a mesh (failed nodes allowed) or torus with p.nranks live nodes.
+Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan);
+// Plans (see PlanFtMesh) and builds; callers building every rank should plan once instead.
 Program BuildFtMeshAllreduce(const AllreduceParams& p);
 
 }  // namespace parasol::collective

@@ -21,6 +21,9 @@ void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
 
 // Splits [begin, end) into pieces of at most seg_elems (one piece if seg_elems is 0).
 std::vector<Region> Segments(uint64_t begin, uint64_t end, uint64_t seg_elems);
+inline std::vector<Region> Segments(const Region& r, uint64_t seg_elems) {
+  return Segments(r.offset, r.offset + r.count, seg_elems);
+}
 
 Program BuildRingAllreduce(const AllreduceParams& p);
 

@@ -54,13 +54,19 @@ struct ProgramBuilder::Tracker {
   }
 
   std::map<uint64_t, Segment> buffers[3];
-  // Scratch slots: per channel, which op used each slot last and the largest count it held.
+  // Scratch slots: per (channel, peer) ring, which op used each slot last and the largest count
+  // it held. Rings per peer, so receives from one peer never wait for staging space that
+  // receives from another hold (which can deadlock two neighbours waiting on each other).
   struct Slot {
     int64_t last_user = -1;
     uint64_t max_count = 0;
   };
-  std::vector<std::vector<Slot>> slots = std::vector<std::vector<Slot>>(kMaxChannels);
-  std::vector<uint32_t> next_slot = std::vector<uint32_t>(kMaxChannels, 0);
+  struct Ring {
+    std::vector<Slot> slots = std::vector<Slot>(kScratchSlotsPerChannel);
+    uint32_t next = 0;
+    uint64_t base = 0;  // laid out by Finish
+  };
+  std::map<std::pair<int, int>, Ring> rings;  // (channel, peer)
 };
 
 ProgramBuilder::ProgramBuilder(int rank, int nranks)
@@ -111,17 +117,16 @@ int64_t ProgramBuilder::RecvReduce(int peer, Region region, int channel) {
   if (region.count == 0) return -1;
   auto id = static_cast<uint32_t>(program_.ops.size());
   // The receive may start once its scratch slot is free; the reduction waits for the region.
-  auto& slots = tracker_->slots[static_cast<size_t>(channel)];
-  if (slots.empty()) slots.resize(kScratchSlotsPerChannel);
-  uint32_t slot = tracker_->next_slot[static_cast<size_t>(channel)]++ % kScratchSlotsPerChannel;
+  auto& ring = tracker_->rings[{channel, peer}];
+  uint32_t slot = ring.next++ % kScratchSlotsPerChannel;
   std::vector<uint32_t> issue;
-  if (slots[slot].last_user >= 0) issue.push_back(static_cast<uint32_t>(slots[slot].last_user));
-  slots[slot].last_user = id;
-  slots[slot].max_count = std::max(slots[slot].max_count, region.count);
+  if (ring.slots[slot].last_user >= 0) issue.push_back(static_cast<uint32_t>(ring.slots[slot].last_user));
+  ring.slots[slot].last_user = id;
+  ring.slots[slot].max_count = std::max(ring.slots[slot].max_count, region.count);
   std::vector<uint32_t> apply;
   tracker_->Access(region, /*write=*/true, id, apply);
-  // aux.offset holds (channel, slot) until Finish lays scratch out.
-  Region aux{BufferId::kScratch, static_cast<uint64_t>(channel) * kScratchSlotsPerChannel + slot, region.count};
+  // aux.offset holds the slot until Finish lays scratch out.
+  Region aux{BufferId::kScratch, slot, region.count};
   return Add(Op{OpKind::kRecvReduce, static_cast<uint8_t>(channel), 0, peer, region, aux},
              std::move(issue), std::move(apply));
 }
@@ -158,18 +163,22 @@ void BuildSuccessors(size_t n, const std::vector<std::vector<uint32_t>>& preds,
 Program ProgramBuilder::Finish() && {
   Program& p = program_;
   const size_t n = p.ops.size();
-  // Lay scratch slots out one after another.
-  std::vector<uint64_t> slot_offset(static_cast<size_t>(kMaxChannels) * kScratchSlotsPerChannel, 0);
+  // Lay the rings' slots out one after another.
   uint64_t scratch = 0;
-  for (size_t c = 0; c < tracker_->slots.size(); ++c) {
-    for (size_t s = 0; s < tracker_->slots[c].size(); ++s) {
-      slot_offset[c * kScratchSlotsPerChannel + s] = scratch;
-      scratch += tracker_->slots[c][s].max_count;
+  std::vector<std::vector<uint64_t>> slot_offset;
+  for (auto& [key, ring] : tracker_->rings) {
+    ring.base = slot_offset.size();
+    slot_offset.emplace_back();
+    for (const auto& slot : ring.slots) {
+      slot_offset.back().push_back(scratch);
+      scratch += slot.max_count;
     }
   }
   p.scratch_count = scratch;
   for (auto& op : p.ops) {
-    if (op.kind == OpKind::kRecvReduce) op.aux.offset = slot_offset[op.aux.offset];
+    if (op.kind != OpKind::kRecvReduce) continue;
+    const auto& ring = tracker_->rings.at({op.channel, op.peer});
+    op.aux.offset = slot_offset[ring.base][op.aux.offset];
   }
   // Flatten dependencies.
   p.deps.clear();

@@ -15,18 +15,42 @@ namespace parasol::collective {
 
 namespace {
 
+// An event is an op's transfer ending at a rank (rank >= 0), or a flow's head message leaving
+// the network interface (rank < 0, op = flow id, version guards against stale rescheduling).
 struct Event {
   double t;
   uint64_t seq;
   int rank;
   uint32_t op;
-  int32_t payload;  // index into the payload store, or -1
+  int32_t payload;
+  uint64_t version;
   bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
 };
 
-struct Stream {  // messages from one rank to another on one channel
+struct Stream {  // messages from one rank to another on one channel, as the receiver sees them
   std::deque<std::pair<double, int32_t>> arrived;  // (arrival time, payload)
   std::deque<std::pair<uint32_t, double>> posted;  // (receive op, post time)
+};
+
+struct Message {
+  int rank;  // sender
+  uint32_t op;
+  double bytes;
+  int32_t payload;
+};
+
+// One (src, dst, channel) flow: its messages leave one after another at the rate its links give.
+struct Flow {
+  int src = 0, dst = 0, channel = 0;
+  std::vector<uint32_t> path;
+  double latency = 0;
+  std::deque<Message> queue;
+  bool busy = false;
+  Message head{};
+  double remaining = 0;  // bytes of the head still to send
+  double rate = 0;       // bytes/s
+  double last = 0;       // time `remaining` was last brought up to date
+  uint64_t version = 0;
 };
 
 class Simulation {
@@ -34,7 +58,7 @@ class Simulation {
   Simulation(const Topology& topo, const std::vector<Program>& programs, const SimulationOptions& o,
              const SimulationData* data)
       : topo_(topo), programs_(programs), o_(o), data_(data), states_(programs.size()),
-        link_free_(topo.num_link_ids(), 0.0), link_busy_(topo.num_link_ids(), 0.0) {
+        link_flows_(topo.num_link_ids()), link_busy_(topo.num_link_ids(), 0.0) {
     if (data_) {
       scratch_.resize(programs.size());
       for (size_t r = 0; r < programs.size(); ++r) scratch_[r].resize(programs[r].scratch_count * o.elem_size);
@@ -43,6 +67,7 @@ class Simulation {
 
   SimulationResult Run() {
     const int n = static_cast<int>(programs_.size());
+    result_.rank_done_s.assign(programs_.size(), 0.0);
     for (int r = 0; r < n; ++r) {
       states_[static_cast<size_t>(r)].Reset(programs_[static_cast<size_t>(r)]);
       IssueReady(r, 0.0);
@@ -51,21 +76,29 @@ class Simulation {
     while (!events_.empty()) {
       Event e = events_.top();
       events_.pop();
+      if (e.rank < 0) {
+        if (e.version == flows_[e.op].version) HeadLeft(e.op, e.t);
+        continue;
+      }
       now = e.t;
       Deliver(e);
-      ProgramState& st = states_[static_cast<size_t>(e.rank)];
-      st.TransferDone(e.op, [&](uint32_t op) { Apply(e.rank, op); });
+      states_[static_cast<size_t>(e.rank)].TransferDone(e.op, [&](uint32_t op) { Apply(e.rank, op); });
+      RecordChannel(programs_[static_cast<size_t>(e.rank)].ops[e.op].channel, now);
+      if (o_.on_complete) o_.on_complete(e.rank, e.op, now);
+      result_.rank_done_s[static_cast<size_t>(e.rank)] = now;
       IssueReady(e.rank, now);
     }
     for (int r = 0; r < n; ++r) {
       const ProgramState& st = states_[static_cast<size_t>(r)];
       if (!st.done()) {
-        throw InternalError(fmt::format("simulation stuck: rank {} completed {} of {} steps",
-                                        r, st.completed(), programs_[static_cast<size_t>(r)].ops.size()));
+        throw InternalError(fmt::format("simulation stuck: rank {} completed {} of {} steps", r, st.completed(),
+                                        programs_[static_cast<size_t>(r)].ops.size()));
       }
     }
     result_.time_s = now;
-    for (double b : link_busy_) result_.max_link_busy_s = std::max(result_.max_link_busy_s, b);
+    for (size_t l = 0; l < link_busy_.size(); ++l) {
+      result_.max_link_busy_s = std::max(result_.max_link_busy_s, link_busy_[l]);
+    }
     return result_;
   }
 
@@ -80,14 +113,12 @@ class Simulation {
     return base + r.offset * o_.elem_size;
   }
 
-  void Push(double t, int rank, uint32_t op, int32_t payload = -1) {
-    events_.push(Event{t, seq_++, rank, op, payload});
+  void Push(double t, int rank, uint32_t op, int32_t payload = -1, uint64_t version = 0) {
+    events_.push(Event{t, seq_++, rank, op, payload, version});
   }
 
-  Stream& StreamOf(int src, int dst, int channel) {
-    uint64_t key = (static_cast<uint64_t>(src) * programs_.size() + static_cast<uint64_t>(dst)) << 8 |
-                   static_cast<uint64_t>(channel);
-    return streams_[key];
+  static uint64_t Key(size_t n, int src, int dst, int channel) {
+    return (static_cast<uint64_t>(src) * n + static_cast<uint64_t>(dst)) << 8 | static_cast<uint64_t>(channel);
   }
 
   void IssueReady(int rank, double now) {
@@ -101,7 +132,7 @@ class Simulation {
         case OpKind::kSend: Send(rank, op, o, now); break;
         case OpKind::kRecv:
         case OpKind::kRecvReduce: {
-          Stream& s = StreamOf(o.peer, rank, o.channel);
+          Stream& s = streams_[Key(programs_.size(), o.peer, rank, o.channel)];
           s.posted.emplace_back(op, now);
           Match(s, rank);
           break;
@@ -114,21 +145,22 @@ class Simulation {
     }
   }
 
+  uint32_t FlowOf(int src, int dst, int channel) {
+    auto [it, added] = flow_ids_.emplace(Key(programs_.size(), src, dst, channel), static_cast<uint32_t>(flows_.size()));
+    if (added) {
+      Flow f;
+      f.src = src;
+      f.dst = dst;
+      f.channel = channel;
+      f.path = topo_.Route(src, dst);
+      for (uint32_t l : f.path) f.latency += topo_.link(l).latency_s;
+      flows_.push_back(std::move(f));
+    }
+    return it->second;
+  }
+
   void Send(int rank, uint32_t op, const Op& o, double now) {
-    const auto& route = topo_.Route(rank, o.peer);
     double bytes = static_cast<double>(o.region.count * o_.elem_size);
-    double start = now, bw = 1e300, latency = 0;
-    for (uint32_t l : route) {
-      start = std::max(start, link_free_[l]);
-      Topology::Link link = topo_.link(l);
-      bw = std::min(bw, link.bytes_per_s);
-      latency += link.latency_s;
-    }
-    double end = start + bytes / bw;
-    for (uint32_t l : route) {
-      link_free_[l] = end;
-      link_busy_[l] += bytes / bw;
-    }
     ++result_.messages;
     result_.bytes_sent += o.region.count * o_.elem_size;
     int32_t payload = -1;
@@ -137,10 +169,65 @@ class Simulation {
       const std::byte* src = Ptr(rank, o.region);
       payloads_.emplace_back(src, src + o.region.count * o_.elem_size);
     }
-    Push(end, rank, op);  // the bytes have left: the send buffer is free
-    Stream& s = StreamOf(rank, o.peer, o.channel);
-    s.arrived.emplace_back(end + latency, payload);
-    Match(s, o.peer);
+    uint32_t id = FlowOf(rank, o.peer, o.channel);
+    Flow& f = flows_[id];
+    for (uint32_t l : f.path) link_busy_[l] += bytes / topo_.link(l).bytes_per_s;
+    f.queue.push_back(Message{rank, op, bytes, payload});
+    if (!f.busy) StartHead(id, now);
+  }
+
+  void StartHead(uint32_t id, double now) {
+    Flow& f = flows_[id];
+    f.head = f.queue.front();
+    f.queue.pop_front();
+    f.busy = true;
+    f.remaining = f.head.bytes;
+    f.rate = 0;
+    f.last = now;
+    for (uint32_t l : f.path) link_flows_[l].push_back(id);
+    Rerate(f.path, now);
+    if (f.path.empty()) Reschedule(id, now);  // to itself: no links
+  }
+
+  // The head message has left: the send completes now and the data arrives one latency later.
+  void HeadLeft(uint32_t id, double now) {
+    Flow& f = flows_[id];
+    f.busy = false;
+    for (uint32_t l : f.path) {
+      auto& v = link_flows_[l];
+      v.erase(std::find(v.begin(), v.end(), id));
+    }
+    Message m = f.head;
+    Push(now, m.rank, m.op);
+    Stream& s = streams_[Key(programs_.size(), f.src, f.dst, f.channel)];
+    s.arrived.emplace_back(now + f.latency, m.payload);
+    Match(s, f.dst);
+    if (!flows_[id].queue.empty()) StartHead(id, now);
+    else Rerate(flows_[id].path, now);
+  }
+
+  // Flows on these links share them equally: each runs at its tightest link's share.
+  void Rerate(const std::vector<uint32_t>& links, double now) {
+    for (uint32_t l : links) {
+      for (uint32_t id : link_flows_[l]) {
+        Flow& f = flows_[id];
+        double rate = 1e300;
+        for (uint32_t pl : f.path) {
+          rate = std::min(rate, topo_.link(pl).bytes_per_s / static_cast<double>(link_flows_[pl].size()));
+        }
+        if (rate == f.rate) continue;
+        f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last));
+        f.last = now;
+        f.rate = rate;
+        Reschedule(id, now);
+      }
+    }
+  }
+
+  void Reschedule(uint32_t id, double now) {
+    Flow& f = flows_[id];
+    double t = f.path.empty() || f.remaining <= 0 ? now : now + f.remaining / f.rate;
+    Push(t, -1, id, -1, ++f.version);
   }
 
   void Match(Stream& s, int receiver) {
@@ -168,6 +255,12 @@ class Simulation {
     std::vector<std::byte>().swap(bytes);
   }
 
+  void RecordChannel(uint8_t channel, double t) {
+    auto& done = result_.channel_done_s;
+    if (done.size() <= channel) done.resize(channel + 1u, 0.0);
+    done[channel] = std::max(done[channel], t);
+  }
+
   void Apply(int rank, uint32_t op) {
     if (!data_) return;
     const Op& o = programs_[static_cast<size_t>(rank)].ops[op];
@@ -179,7 +272,9 @@ class Simulation {
   SimulationOptions o_;
   const SimulationData* data_;
   std::vector<ProgramState> states_;
-  std::vector<double> link_free_;
+  std::vector<Flow> flows_;
+  std::unordered_map<uint64_t, uint32_t> flow_ids_;
+  std::vector<std::vector<uint32_t>> link_flows_;  // active flows per link
   std::vector<double> link_busy_;
   std::unordered_map<uint64_t, Stream> streams_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
@@ -213,4 +308,3 @@ double AllreduceBoundSeconds(const Topology& topology, uint64_t bytes) {
 }
 
 }  // namespace parasol::collective
-

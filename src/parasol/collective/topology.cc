@@ -267,6 +267,49 @@ void Topology::ComputeRoutesFrom(int src) const {
   }
 }
 
+int32_t Topology::LinkBetween(int a, int b) const {
+  for (uint32_t id : out_[static_cast<size_t>(a)]) {
+    if (links_[id].dst == b) return static_cast<int32_t>(id);
+  }
+  return -1;
+}
+
+std::vector<uint32_t> Topology::GridDetour(int a, int b) const {
+  if (kind_ != Kind::kMesh && kind_ != Kind::kTorus) return {};
+  int ra = a / cols_, ca = a % cols_, rb = b / cols_, cb = b % cols_;
+  bool same_row = ra == rb, same_col = ca == cb;
+  if (!same_row && !same_col) return {};
+  // Walk straight from a towards b; only a blocked straight path needs a detour.
+  auto node = [&](int r, int c) { return r * cols_ + c; };
+  int step = same_row ? (cb > ca ? 1 : -1) : (rb > ra ? 1 : -1);
+  int len = same_row ? std::abs(cb - ca) : std::abs(rb - ra);
+  bool blocked = false;
+  for (int i = 1; i < len; ++i) {
+    int v = same_row ? node(ra, ca + i * step) : node(ra + i * step, ca);
+    blocked = blocked || failed_[static_cast<size_t>(v)];
+  }
+  if (!blocked) return {};
+  // Sides: rightwards above, leftwards below; downwards left, upwards right; the other if needed.
+  int preferred = same_row ? (step > 0 ? -1 : 1) : (step > 0 ? -1 : 1);
+  for (int side : {preferred, -preferred}) {
+    std::vector<int> path{a};
+    int limit = same_row ? rows_ : cols_;
+    int lane = (same_row ? ra : ca) + side;
+    if (lane < 0 || lane >= limit) continue;
+    for (int i = 0; i <= len; ++i) path.push_back(same_row ? node(lane, ca + i * step) : node(ra + i * step, lane));
+    path.push_back(b);
+    std::vector<uint32_t> links;
+    bool ok = true;
+    for (size_t i = 0; i + 1 < path.size() && ok; ++i) {
+      int32_t id = failed_[static_cast<size_t>(path[i + 1])] ? -1 : LinkBetween(path[i], path[i + 1]);
+      ok = id >= 0;
+      links.push_back(static_cast<uint32_t>(id));
+    }
+    if (ok) return links;
+  }
+  return {};
+}
+
 const std::vector<uint32_t>& Topology::Route(int from_rank, int to_rank) const {
   uint64_t key = static_cast<uint64_t>(from_rank) << 32 | static_cast<uint32_t>(to_rank);
   auto it = route_cache_.find(key);
@@ -275,6 +318,8 @@ const std::vector<uint32_t>& Topology::Route(int from_rank, int to_rank) const {
   std::vector<uint32_t> path;
   if (kind_ == Kind::kFull) {
     path.push_back(static_cast<uint32_t>(a) * static_cast<uint32_t>(num_nodes_) + static_cast<uint32_t>(b));
+  } else if (auto detour = GridDetour(a, b); !detour.empty()) {
+    path = std::move(detour);
   } else if (a != b) {
     ComputeRoutesFrom(a);
     const auto& parent = parent_link_[static_cast<size_t>(a)];

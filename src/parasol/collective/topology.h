@@ -54,8 +54,11 @@ class Topology {
   size_t num_link_ids() const;
   Link link(uint32_t id) const;
   // The links a message from rank a to rank b crosses: a shortest path in hops that avoids failed
-  // nodes (ties broken the same way every time). Throws InvalidArgumentError if b is unreachable.
-  // Not thread-safe (routes are cached).
+  // nodes (ties broken the same way every time). On a mesh or torus, a message along a row or
+  // column that meets a failed node goes around it on a side fixed by its direction (rightwards
+  // above, leftwards below, downwards on the left, upwards on the right), so detours in opposite
+  // directions, and row and column detours, never share a link. Throws InvalidArgumentError if b
+  // is unreachable. Not thread-safe (routes are cached).
   const std::vector<uint32_t>& Route(int from_rank, int to_rank) const;
   // Sum of the bandwidths of the rank's outgoing links, bytes/s.
   double OutBandwidth(int rank) const;
@@ -72,6 +75,9 @@ class Topology {
   void AddLink(int a, int b, double gbps, double latency_us, bool both_ways = true);
   void Finalize(const std::vector<int>& failed);
   void ComputeRoutesFrom(int node) const;
+  // A grid detour between two nodes of one row or column, or empty if none applies.
+  std::vector<uint32_t> GridDetour(int a, int b) const;
+  int32_t LinkBetween(int a, int b) const;
 
   Kind kind_ = Kind::kCustom;
   std::string name_;

@@ -1,0 +1,67 @@
+#include "parasol/core/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace parasol {
+
+ThreadPool::ThreadPool(size_t threads) {
+  if (threads == 0) threads = std::max<size_t>(1, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+std::future<void> ThreadPool::Submit(std::function<void()> fn) {
+  std::packaged_task<void()> task(std::move(fn));
+  auto future = task.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+  return future;
+}
+
+void ThreadPool::Work() {
+  while (true) {
+    std::packaged_task<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void ThreadPool::ParallelFor(size_t begin, size_t end, const std::function<void(size_t)>& fn) {
+  // One task per worker, each taking indices from a shared counter: cheap and balanced.
+  std::atomic<size_t> next{begin};
+  std::vector<std::future<void>> done;
+  for (size_t w = 0; w < std::min(size(), end > begin ? end - begin : 0); ++w) {
+    done.push_back(Submit([&] {
+      for (size_t i = next++; i < end; i = next++) fn(i);
+    }));
+  }
+  std::exception_ptr first;
+  for (auto& f : done) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace parasol

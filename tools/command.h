@@ -1,0 +1,30 @@
+// A subcommand of `parasol`: registers its options on the command line and runs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "parasol/comm/mpi_runtime.h"
+
+namespace parasol::tools {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Whether Run needs MPI (a multi-process job). Commands that do not skip MPI start-up.
+  virtual bool NeedsMpi() const = 0;
+  // `mpi` is null unless NeedsMpi(). Returns the exit code; throws parasol::Error on failure.
+  virtual int Run(comm::MpiRuntime* mpi) = 0;
+  CLI::App* app() const { return app_; }
+
+ protected:
+  CLI::App* app_ = nullptr;
+};
+
+std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent);
+std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent);
+
+}  // namespace parasol::tools

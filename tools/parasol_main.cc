@@ -1,0 +1,55 @@
+// `parasol <command> ...`: alone, a one-process job; under `mpirun -np N`, one of N ranks.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "parasol/comm/mpi_runtime.h"
+#include "parasol/core/error.h"
+#include "tools/command.h"
+
+namespace {
+
+int ExitCode(const parasol::Error& e) {
+  switch (e.code()) {
+    case parasol::ErrorCode::kInvalidArgument:
+    case parasol::ErrorCode::kParse:
+    case parasol::ErrorCode::kIo: return 2;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"parasol: a platform for distributed machine learning"};
+  app.require_subcommand(1);
+  std::vector<std::unique_ptr<parasol::tools::Command>> commands;
+  commands.push_back(parasol::tools::MakeAllreduceBench(app));
+  commands.push_back(parasol::tools::MakeCollectiveSim(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  for (auto& command : commands) {
+    if (!command->app()->parsed()) continue;
+    std::unique_ptr<parasol::comm::MpiRuntime> mpi;
+    try {
+      if (command->NeedsMpi()) mpi = std::make_unique<parasol::comm::MpiRuntime>(&argc, &argv);
+      return command->Run(mpi.get());
+    } catch (const parasol::Error& e) {
+      std::cerr << "parasol " << command->app()->get_name() << ": " << e.what() << std::endl;
+      // Other ranks may be waiting on this one: end the whole job rather than hang in finalize.
+      if (mpi && mpi->size() > 1) mpi->Abort(ExitCode(e));
+      return ExitCode(e);
+    } catch (const std::exception& e) {
+      std::cerr << "parasol " << command->app()->get_name() << ": internal error: " << e.what() << std::endl;
+      if (mpi && mpi->size() > 1) mpi->Abort(1);
+      return 1;
+    }
+  }
+  return 1;
+}
