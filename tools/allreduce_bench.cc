@@ -71,6 +71,7 @@ class AllreduceBench : public Command {
     app_->add_option("--topology", topology_, "Topology for treepack/ft-mesh (e.g. mesh:2x2); default fully connected");
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline per call")->check(CLI::Range(1, 86400000))->capture_default_str();
     app_->add_option("--csv", csv_, "Write algo,ranks,bytes,time_us,algbw_gbps,busbw_gbps to this file");
+    app_->add_flag("--in-place", in_place_, "Reduce in place (input buffer = output buffer) instead of out of place");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -122,8 +123,8 @@ class AllreduceBench : public Command {
 
   void Call(comm::Context& ctx, const Candidate& c, size_t count) {
     if (!c.algo) {
-      int rc = MPI_Allreduce(in_.data(), out_.data(), static_cast<int>(count), MpiType(dtype_value_),
-                             MpiOp(op_value_), MPI_COMM_WORLD);
+      int rc = MPI_Allreduce(in_place_ ? MPI_IN_PLACE : in_.data(), out_.data(), static_cast<int>(count),
+                             MpiType(dtype_value_), MpiOp(op_value_), MPI_COMM_WORLD);
       if (rc != MPI_SUCCESS) throw InternalError("MPI_Allreduce failed");
       return;
     }
@@ -133,12 +134,13 @@ class AllreduceBench : public Command {
     o.segment_bytes = segment_;
     o.rings = rings_;
     o.topology = topology_value_;
-    collective::Allreduce(ctx, in_.data(), out_.data(), count, dtype_value_, o);
+    collective::Allreduce(ctx, in_place_ ? out_.data() : in_.data(), out_.data(), count, dtype_value_, o);
   }
 
-  // Every rank holds rank+1 everywhere: the sum is n(n+1)/2, exact in every type.
+  // Every rank holds rank+1 everywhere: the sum is n(n+1)/2, exact in every type. In place, the
+  // output holds the input before a checked call (timed calls just keep reducing their result).
   void Fill(comm::Context& ctx, size_t count) {
-    auto* p = reinterpret_cast<std::byte*>(in_.data());
+    auto* p = reinterpret_cast<std::byte*>(in_place_ ? out_.data() : in_.data());
     for (size_t i = 0; i < count; ++i) Store(p, i, static_cast<double>(ctx.rank() + 1));
   }
   void Store(std::byte* p, size_t i, double v) const {
@@ -171,6 +173,7 @@ class AllreduceBench : public Command {
     Fill(ctx, count);
     for (const auto& c : candidates_) {
       for (int w = 0; w < warmup_; ++w) {
+        if (w == 0 && in_place_) Fill(ctx, count);
         Call(ctx, c, count);
         if (w == 0) Check(ctx, c, count);
       }
@@ -223,6 +226,7 @@ class AllreduceBench : public Command {
   std::string topology_;
   int64_t timeout_ms_ = 60000;
   std::string csv_;
+  bool in_place_ = false;
 
   DType dtype_value_ = DType::kFloat32;
   ReduceOp op_value_ = ReduceOp::kSum;

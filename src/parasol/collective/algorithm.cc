@@ -33,9 +33,12 @@ constexpr Named kNames[] = {
     {AllreduceAlgorithm::kFtMesh, "ft-mesh"},
 };
 
-// Below this many bytes halving-doubling beats the ring on a flat network; measured with
-// `parasol allreduce-bench` (docs/benchmarks.md).
+// Crossovers on a flat network, measured with `parasol allreduce-bench` (docs/benchmarks.md):
+// below 64 KiB halving-doubling's log2(p) steps win; with a power-of-two rank count it needs no
+// fold and matches or beats the ring up to several MiB (fewer steps, the same bytes); beyond,
+// the ring's pipelining wins. Only values every rank shares may decide (never local core counts).
 constexpr uint64_t kRingMinBytes = 64 * 1024;
+constexpr uint64_t kPowerOfTwoRingMinBytes = 8 * 1024 * 1024;
 
 }  // namespace
 
@@ -80,8 +83,12 @@ AllreduceAlgorithm ChooseAllreduce(const AllreduceParams& p) {
       case Topology::Kind::kRing: break;
     }
   }
-  return p.count * p.elem_size < kRingMinBytes ? AllreduceAlgorithm::kHalvingDoubling
-                                               : AllreduceAlgorithm::kRing;
+  uint64_t bytes = p.count * p.elem_size;
+  bool power_of_two = (p.nranks & (p.nranks - 1)) == 0;
+  if (bytes < kRingMinBytes || (power_of_two && bytes < kPowerOfTwoRingMinBytes)) {
+    return AllreduceAlgorithm::kHalvingDoubling;
+  }
+  return AllreduceAlgorithm::kRing;
 }
 
 Program BuildAllreduce(AllreduceAlgorithm a, const AllreduceParams& p) {

@@ -44,6 +44,8 @@ struct AllreduceParams {
   // treepack: the links to pack trees over (default: fully connected ranks). ft-mesh: the mesh
   // with its failed nodes (required). auto: chooses by it. Ranks are the topology's live nodes.
   const Topology* topology = nullptr;
+  // Out of place: data starts undefined and the input holds the starting values (no copy first).
+  bool from_input = false;
   // ft-mesh: a plan from PlanFtMesh for these parameters; null plans on the spot.
   const FtMeshPlan* ft_mesh_plan = nullptr;
 };
@@ -53,6 +55,11 @@ AllreduceAlgorithm ChooseAllreduce(const AllreduceParams& p);
 // The program of rank p.rank. Throws InvalidArgumentError if the algorithm cannot run with
 // these parameters (e.g. ft-mesh without a mesh).
 Program BuildAllreduce(AllreduceAlgorithm a, const AllreduceParams& p);
+
+// Default pipelining segment. Large, because on shared memory OpenMPI copies the first 32 KiB
+// of every message twice (eager fragment), so small segments pay per message; measured with
+// allreduce-bench (docs/benchmarks.md).
+inline constexpr uint64_t kDefaultSegmentBytes = 1024 * 1024;
 
 // Segment size in elements for `segment_bytes` (or `default_bytes` when 0), at least 1.
 uint64_t SegmentElems(const AllreduceParams& p, uint64_t default_bytes);

@@ -3,6 +3,7 @@
 #include <compare>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -35,6 +36,7 @@ struct Key {
   int torus_rows = 0;
   int rings = 0;
   uint64_t topology = 0;
+  bool from_input = false;  // out of place: the program reads the input where data is unwritten
   auto operator<=>(const Key&) const = default;
 };
 
@@ -48,6 +50,9 @@ struct Plan {
 struct CollectiveState {
   Executor executor;
   std::map<Key, std::shared_ptr<const Plan>> plans;
+  // Training loops repeat one call: check the last plan before searching the map.
+  std::optional<Key> last_key;
+  const Plan* last_plan = nullptr;
   std::map<uint64_t, std::shared_ptr<const TreePacking>> packings;
   std::map<std::tuple<uint64_t, uint64_t, size_t, uint64_t>, FtMeshPlan> ft_mesh_plans;
   std::vector<std::byte> work;
@@ -78,6 +83,7 @@ uint64_t Hash(const Key& k) {
   mix(static_cast<uint64_t>(k.torus_rows));
   mix(static_cast<uint64_t>(k.rings));
   mix(k.topology);
+  // from_input is local (in or out of place) and does not change the messages: not hashed.
   return h ^ (h >> 29);
 }
 
@@ -99,11 +105,16 @@ std::string Describe(const Key& k) {
 
 template <typename BuildFn>
 const Plan& GetPlan(CollectiveState& st, const Key& key, BuildFn build) {
+  if (st.last_plan && *st.last_key == key) return *st.last_plan;
   auto it = st.plans.find(key);
-  if (it != st.plans.end()) return *it->second;
-  if (st.plans.size() >= kMaxCachedPlans) st.plans.clear();
-  auto plan = std::make_shared<Plan>(Plan{build(), Describe(key), Hash(key)});
-  return *st.plans.emplace(key, std::move(plan)).first->second;
+  if (it == st.plans.end()) {
+    if (st.plans.size() >= kMaxCachedPlans) st.plans.clear();
+    auto plan = std::make_shared<Plan>(Plan{build(), Describe(key), Hash(key)});
+    it = st.plans.emplace(key, std::move(plan)).first;
+  }
+  st.last_key = key;
+  st.last_plan = it->second.get();
+  return *st.last_plan;
 }
 
 void Execute(comm::Context& ctx, CollectiveState& st, const Plan& plan, void* data, const void* input,
@@ -114,6 +125,7 @@ void Execute(comm::Context& ctx, CollectiveState& st, const Plan& plan, void* da
   a.input = input;
   a.elem_size = DTypeSize(key.dtype);
   a.reduce = GetReduceFn(key.dtype, key.op);
+  a.reduce3 = GetReduceFn3(key.dtype, key.op);
   a.sequence = ctx.NextSequence();
   a.signature = plan.signature;
   a.timeout_ms = timeout.count() > 0 ? timeout : ctx.options().timeout_ms;
@@ -166,13 +178,14 @@ void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
   params.torus_rows = o.torus_rows;
   params.rings = o.rings;
   params.topology = o.topology.get();
+  params.from_input = in != out;
   if (o.topology && o.topology->num_ranks() != ctx.size()) {
     Reject(ctx, fmt::format("rank {}: allreduce: topology {} has {} ranks, the job {}", ctx.rank(),
                             o.topology->name(), o.topology->num_ranks(), ctx.size()));
   }
   AllreduceAlgorithm algo = o.algorithm == AllreduceAlgorithm::kAuto ? ChooseAllreduce(params) : o.algorithm;
   Key key{Kind::kAllreduce, algo, dtype, o.op, 0, count, o.segment_bytes, o.torus_rows, o.rings,
-          o.topology ? o.topology->fingerprint() : 0};
+          o.topology ? o.topology->fingerprint() : 0, params.from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
     if (algo == AllreduceAlgorithm::kFtMesh && o.topology) {
@@ -189,8 +202,7 @@ void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
     }
     return BuildAllreduce(algo, params);
   });
-  if (in != out && count) std::memcpy(out, in, count * params.elem_size);
-  Execute(ctx, st, plan, out, nullptr, key, o.timeout_ms);
+  Execute(ctx, st, plan, out, in, key, o.timeout_ms);
 }
 
 void Broadcast(comm::Context& ctx, void* buf, size_t count, DType dtype, const BroadcastOptions& o) {
@@ -208,36 +220,36 @@ void Reduce(comm::Context& ctx, const void* in, void* out, size_t count, DType d
   CheckRoot(ctx, o.root, "reduce");
   bool root = ctx.rank() == o.root;
   CheckBuffers(ctx, count, in, root ? out : in, "reduce");
-  Key key{Kind::kReduce, AllreduceAlgorithm::kAuto, dtype, o.op, o.root, count, o.segment_bytes, 0, 0, 0};
+  // Non-roots reduce partial sums in a work buffer (their input is const); out of place, the
+  // program reads the input where it has not written yet, so nothing is copied first.
+  bool from_input = !root || in != out;
+  Key key{Kind::kReduce, AllreduceAlgorithm::kAuto, dtype, o.op, o.root, count, o.segment_bytes, 0, 0, 0, from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
-    return BuildReduce(RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes});
+    return BuildReduce(RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes, from_input});
   });
-  size_t bytes = count * DTypeSize(dtype);
-  // Non-roots reduce partial sums in a working copy: their input is const.
-  void* data = root ? out : st.Work(bytes);
-  if (data != in && bytes) std::memcpy(data, in, bytes);
-  Execute(ctx, st, plan, data, nullptr, key, o.timeout_ms);
+  void* data = root ? out : st.Work(count * DTypeSize(dtype));
+  Execute(ctx, st, plan, data, in, key, o.timeout_ms);
 }
 
 void ReduceScatter(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
                    const ReduceScatterOptions& o) {
   auto [begin, end] = BlockRange(count, ctx.size(), ctx.rank());
   CheckBuffers(ctx, count, in, end > begin ? out : in, "reduce-scatter");
-  Key key{Kind::kReduceScatter, AllreduceAlgorithm::kAuto, dtype, o.op, 0, count, o.segment_bytes, 0, 0, 0};
+  bool from_input = in != out;
+  Key key{Kind::kReduceScatter, AllreduceAlgorithm::kAuto, dtype, o.op, 0, count, o.segment_bytes, 0, 0, 0, from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
     return BuildReduceScatter(ctx.size(), ctx.rank(), BalancedOffsets(count, ctx.size()), DTypeSize(dtype),
-                              o.segment_bytes);
+                              o.segment_bytes, from_input);
   });
   size_t es = DTypeSize(dtype);
-  if (in == out) {
+  if (!from_input) {
     Execute(ctx, st, plan, out, nullptr, key, o.timeout_ms);
     return;
   }
   std::byte* work = st.Work(count * es);
-  if (count) std::memcpy(work, in, count * es);
-  Execute(ctx, st, plan, work, nullptr, key, o.timeout_ms);
+  Execute(ctx, st, plan, work, in, key, o.timeout_ms);
   if (end > begin) std::memcpy(out, work + begin * es, (end - begin) * es);
 }
 

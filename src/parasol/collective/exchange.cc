@@ -13,14 +13,14 @@ std::vector<int> AllRanks(int n) {
 }
 
 uint64_t SegElems(size_t elem_size, uint64_t segment_bytes) {
-  return std::max<uint64_t>(1, (segment_bytes ? segment_bytes : 256 * 1024) / elem_size);
+  return std::max<uint64_t>(1, (segment_bytes ? segment_bytes : 1024 * 1024) / elem_size);
 }
 
 }  // namespace
 
 Program BuildReduceScatter(int nranks, int rank, const std::vector<uint64_t>& blocks,
-                           size_t elem_size, uint64_t segment_bytes) {
-  ProgramBuilder b(rank, nranks);
+                           size_t elem_size, uint64_t segment_bytes, bool from_input) {
+  ProgramBuilder b(rank, nranks, from_input, blocks.back());
   RingReduceScatter(b, AllRanks(nranks), blocks, 0, SegElems(elem_size, segment_bytes));
   return std::move(b).Finish();
 }

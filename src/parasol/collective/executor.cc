@@ -1,6 +1,8 @@
 #include "parasol/collective/executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -51,17 +53,19 @@ void Executor::Run(comm::Transport& t, const ExecuteArgs& a) {
   size_t need = p.scratch_count * a.elem_size;
   if (scratch_.size() < need) scratch_.resize(need);
   state_.Reset(p);
-  inflight_.clear();
+  inflight_ops_.clear();
+  inflight_reqs_.clear();
   idle_ = 0;
   last_probe_ = Deadline::Clock::now();
   try {
     Loop(t, a);
   } catch (const Error& e) {
-    for (auto& f : inflight_) t.Cancel(f.req);
-    inflight_.clear();
+    for (auto& r : inflight_reqs_) t.Cancel(r);
+    inflight_ops_.clear();
+    inflight_reqs_.clear();
     if (e.code() == ErrorCode::kAborted) throw;
     // Errors raised by the transport lack the operation; errors raised here have it.
-    std::string message = std::string_view(e.what()).find(a.what) != std::string_view::npos
+    std::string message = !a.what.empty() && std::string_view(e.what()).find(a.what) != std::string_view::npos
                               ? std::string(e.what())
                               : WithContext(t.rank(), a.what, e.what());
     t.NotifyFailure(message);
@@ -72,24 +76,29 @@ void Executor::Run(comm::Transport& t, const ExecuteArgs& a) {
 void Executor::Loop(comm::Transport& t, const ExecuteArgs& a) {
   auto apply = [&](uint32_t op) {
     const Op& o = a.program->ops[op];
-    a.reduce(Ptr(a, o.region), Ptr(a, o.aux), o.region.count);
+    if (o.reduce_from_input) {
+      Region in{BufferId::kInput, o.region.offset, o.region.count};
+      a.reduce3(Ptr(a, o.region), Ptr(a, in), Ptr(a, o.aux), o.region.count);
+    } else {
+      a.reduce(Ptr(a, o.region), Ptr(a, o.aux), o.region.count);
+    }
   };
   while (!state_.done()) {
     while (state_.HasReady()) Issue(t, a, state_.PopReady());
     uint64_t epoch = t.Epoch();
-    bool progressed = false;
-    for (size_t i = 0; i < inflight_.size();) {
-      if (t.Test(inflight_[i].req)) {
-        uint32_t op = inflight_[i].op;
-        inflight_[i] = std::move(inflight_.back());
-        inflight_.pop_back();
-        state_.TransferDone(op, apply);
-        progressed = true;
-      } else {
-        ++i;
-      }
+    done_.clear();
+    t.TestSome(inflight_reqs_, done_);
+    // Remove completed entries back to front so swapping in the last entry keeps indices valid.
+    std::sort(done_.begin(), done_.end(), std::greater<>());
+    for (size_t i : done_) {
+      uint32_t op = inflight_ops_[i];
+      inflight_ops_[i] = inflight_ops_.back();
+      inflight_reqs_[i] = std::move(inflight_reqs_.back());
+      inflight_ops_.pop_back();
+      inflight_reqs_.pop_back();
+      state_.TransferDone(op, apply);
     }
-    if (progressed || state_.HasReady() || state_.done()) continue;
+    if (!done_.empty() || state_.HasReady() || state_.done()) continue;
     Idle(t, a, epoch);
   }
 }
@@ -100,13 +109,16 @@ void Executor::Issue(comm::Transport& t, const ExecuteArgs& a, uint32_t op) {
   comm::Tag tag = MakeTag(a.sequence, o.channel, o.stream_pos, a.signature);
   switch (o.kind) {
     case OpKind::kSend:
-      inflight_.push_back({op, t.Isend(o.peer, tag, Ptr(a, o.region), bytes)});
+      inflight_reqs_.push_back(t.Isend(o.peer, tag, Ptr(a, o.region), bytes));
+      inflight_ops_.push_back(op);
       break;
     case OpKind::kRecv:
-      inflight_.push_back({op, t.Irecv(o.peer, tag, Ptr(a, o.region), bytes)});
+      inflight_reqs_.push_back(t.Irecv(o.peer, tag, Ptr(a, o.region), bytes));
+      inflight_ops_.push_back(op);
       break;
     case OpKind::kRecvReduce:
-      inflight_.push_back({op, t.Irecv(o.peer, tag, Ptr(a, o.aux), bytes)});
+      inflight_reqs_.push_back(t.Irecv(o.peer, tag, Ptr(a, o.aux), bytes));
+      inflight_ops_.push_back(op);
       break;
     case OpKind::kCopy:
       std::memcpy(Ptr(a, o.region), Ptr(a, o.aux), bytes);
@@ -135,34 +147,36 @@ void Executor::Idle(comm::Transport& t, const ExecuteArgs& a, uint64_t epoch) {
 
 void Executor::ThrowTimeout(comm::Transport& t, const ExecuteArgs& a) {
   // Name the earliest step still waiting, preferring a receive: that peer is the one missing.
-  const InFlight* oldest = nullptr;
-  for (const auto& f : inflight_) {
-    bool better = !oldest || (f.req.kind == comm::Request::Kind::kRecv &&
-                              oldest->req.kind != comm::Request::Kind::kRecv) ||
-                  (f.req.kind == oldest->req.kind && f.op < oldest->op);
-    if (better) oldest = &f;
+  size_t best = inflight_reqs_.size();
+  for (size_t i = 0; i < inflight_reqs_.size(); ++i) {
+    const auto& r = inflight_reqs_[i];
+    bool is_recv = r.kind == comm::Request::Kind::kRecv;
+    bool better = best == inflight_reqs_.size() ||
+                  (is_recv && inflight_reqs_[best].kind != comm::Request::Kind::kRecv) ||
+                  (r.kind == inflight_reqs_[best].kind && inflight_ops_[i] < inflight_ops_[best]);
+    if (better) best = i;
   }
-  if (!oldest) {
+  if (best == inflight_reqs_.size()) {
     throw InternalError(WithContext(t.rank(), a.what, "schedule stuck with nothing in flight"));
   }
+  const comm::Request& r = inflight_reqs_[best];
   throw TimeoutError(fmt::format(
       "rank {}: {}: deadline passed after {} ms waiting for peer {} ({} of {} bytes, step {} of {})",
-      t.rank(), a.what, a.timeout_ms.count(), oldest->req.peer,
-      comm::RequestKindName(oldest->req.kind), oldest->req.bytes, oldest->op + 1,
-      a.program->ops.size()));
+      t.rank(), a.what, a.timeout_ms.count(), r.peer, comm::RequestKindName(r.kind), r.bytes,
+      inflight_ops_[best] + 1, a.program->ops.size()));
 }
 
 void Executor::ProbeMismatch(comm::Transport& t, const ExecuteArgs& a) {
   uint32_t seq = static_cast<uint32_t>(a.sequence & 0x1f);
   uint32_t sig = static_cast<uint32_t>(a.signature & kSignatureMask);
-  for (const auto& f : inflight_) {
-    if (f.req.kind != comm::Request::Kind::kRecv) continue;
-    auto tag = t.ProbeUnexpected(f.req.peer);
+  for (const auto& r : inflight_reqs_) {
+    if (r.kind != comm::Request::Kind::kRecv) continue;
+    auto tag = t.ProbeUnexpected(r.peer);
     if (tag && TagSequence(*tag) == seq && TagSignature(*tag) != sig) {
       throw MismatchError(fmt::format(
           "rank {}: {}: peer {} called this collective with other arguments or another "
           "collective (count, type, op, root or algorithm differ)",
-          t.rank(), a.what, f.req.peer));
+          t.rank(), a.what, r.peer));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasol/collective/program_state.h"
@@ -31,11 +32,12 @@ struct ExecuteArgs {
   const void* input = nullptr;   // BufferId::kInput
   size_t elem_size = 0;
   ReduceFn reduce = nullptr;
+  ReduceFn3 reduce3 = nullptr;   // for receive-reduces from the input
   uint64_t sequence = 0;
   uint64_t signature = 0;
   Deadline deadline = Deadline::Never();
   std::chrono::milliseconds timeout_ms{0};  // for messages only
-  std::string what;                         // e.g. "allreduce(ring, 1000 x float32, sum)"
+  std::string_view what;                    // e.g. "allreduce(ring, 1000 x float32, sum)"; outlives Run
 };
 
 // Reusable between calls (keeps scratch and bookkeeping). Not thread-safe.
@@ -48,10 +50,6 @@ class Executor {
   void Run(comm::Transport& t, const ExecuteArgs& args);
 
  private:
-  struct InFlight {
-    uint32_t op;
-    comm::Request req;
-  };
   void Loop(comm::Transport& t, const ExecuteArgs& a);
   void Issue(comm::Transport& t, const ExecuteArgs& a, uint32_t op);
   void Idle(comm::Transport& t, const ExecuteArgs& a, uint64_t epoch);
@@ -61,7 +59,9 @@ class Executor {
 
   ProgramState state_;
   std::vector<std::byte> scratch_;
-  std::vector<InFlight> inflight_;
+  std::vector<uint32_t> inflight_ops_;         // parallel to inflight_reqs_
+  std::vector<comm::Request> inflight_reqs_;
+  std::vector<size_t> done_;
   unsigned idle_ = 0;
   Deadline::Clock::time_point last_probe_;
 };

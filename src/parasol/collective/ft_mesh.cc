@@ -331,12 +331,12 @@ void CheckMesh(const AllreduceParams& p) {
 Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan) {
   CheckMesh(p);
   const Topology* t = p.topology;
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   Mesh m{t->rows(), t->cols(), t};
   int parts = p.count >= static_cast<uint64_t>(2 * p.nranks) ? 2 : 1;
   auto off = parts == 2 ? WeightedOffsets(p.count, {plan.rows_first_share, 1 - plan.rows_first_share})
                         : BalancedOffsets(p.count, 1);
-  uint64_t seg = SegmentElems(p, 256 * 1024);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   for (int k = 0; k < parts; ++k) {
     MeshPart(b, m, /*transpose=*/k == 1, off[static_cast<size_t>(k)], off[static_cast<size_t>(k) + 1],
              kChannelsPerPart * k, seg);

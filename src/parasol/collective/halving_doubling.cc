@@ -74,11 +74,11 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
 }
 
 Program BuildHalvingDoublingAllreduce(const AllreduceParams& p) {
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   std::vector<int> group(static_cast<size_t>(p.nranks));
   for (int r = 0; r < p.nranks; ++r) group[static_cast<size_t>(r)] = r;
   bool small = p.count * p.elem_size <= kDoublingMaxBytes;
-  HalvingDoubling(b, group, 0, p.count, 0, SegmentElems(p, 256 * 1024), small);
+  HalvingDoubling(b, group, 0, p.count, 0, SegmentElems(p, kDefaultSegmentBytes), small);
   return std::move(b).Finish();
 }
 

@@ -28,12 +28,12 @@ std::vector<std::vector<int>> MultiringOrders(int n, int rings) {
 }
 
 Program BuildMultiringAllreduce(const AllreduceParams& p) {
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   auto orders = MultiringOrders(p.nranks, std::clamp(p.rings, 1, ProgramBuilder::kMaxChannels));
   int k = static_cast<int>(orders.size());
   if (p.count < static_cast<uint64_t>(k * p.nranks)) k = 1;
   auto part = BalancedOffsets(p.count, k);
-  uint64_t seg = SegmentElems(p, 256 * 1024);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   for (int j = 0; j < k; ++j) {
     auto chunks = BalancedOffsets(part[static_cast<size_t>(j) + 1] - part[static_cast<size_t>(j)], p.nranks);
     for (auto& c : chunks) c += part[static_cast<size_t>(j)];

@@ -69,11 +69,11 @@ void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
 }
 
 Program BuildRingAllreduce(const AllreduceParams& p) {
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   std::vector<int> group(static_cast<size_t>(p.nranks));
   for (int r = 0; r < p.nranks; ++r) group[static_cast<size_t>(r)] = r;
   auto chunks = BalancedOffsets(p.count, p.nranks);
-  uint64_t seg = SegmentElems(p, 256 * 1024);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   RingReduceScatter(b, group, chunks, 0, seg);
   RingAllgather(b, group, chunks, 0, seg);
   return std::move(b).Finish();

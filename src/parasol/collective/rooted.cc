@@ -9,7 +9,7 @@ namespace {
 int RealRank(int vr, const RootedParams& p) { return (vr + p.root) % p.nranks; }
 
 uint64_t Seg(const RootedParams& p) {
-  uint64_t bytes = p.segment_bytes ? p.segment_bytes : 256 * 1024;
+  uint64_t bytes = p.segment_bytes ? p.segment_bytes : 1024 * 1024;
   return std::max<uint64_t>(1, bytes / p.elem_size);
 }
 
@@ -44,7 +44,7 @@ Program BuildBroadcast(const RootedParams& p) {
 }
 
 Program BuildReduce(const RootedParams& p) {
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   const int n = p.nranks;
   const int vr = (p.rank - p.root + n) % n;
   if (UseTree(p)) {

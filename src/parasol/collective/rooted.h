@@ -19,6 +19,7 @@ struct RootedParams {
   uint64_t count = 0;
   size_t elem_size = 4;
   uint64_t segment_bytes = 0;  // 0: default
+  bool from_input = false;     // out of place (see ProgramBuilder)
 };
 
 // Leaves the root's data[0, count) on every rank.

@@ -19,11 +19,38 @@ struct ProgramBuilder::Tracker {
     uint64_t end;
     int64_t writer = -1;
     std::vector<uint32_t> readers;
+    bool defined = true;  // holds a value (out of place, data starts undefined)
   };
   using Map = std::map<uint64_t, Segment>;
 
-  Tracker() {
-    for (auto& m : buffers) m.emplace(0, Segment{UINT64_MAX, -1, {}});
+  explicit Tracker(bool data_defined) {
+    for (auto& m : buffers) m.emplace(0, Segment{UINT64_MAX, -1, {}, true});
+    buffers[static_cast<size_t>(BufferId::kData)].begin()->second.defined = data_defined;
+  }
+
+  // The undefined sub-ranges of data region r.
+  std::vector<Region> Undefined(Region r) {
+    Map& m = buffers[static_cast<size_t>(BufferId::kData)];
+    Split(m, r.offset);
+    Split(m, r.offset + r.count);
+    std::vector<Region> out;
+    for (auto it = m.find(r.offset); it != m.end() && it->first < r.offset + r.count; ++it) {
+      if (it->second.defined) continue;
+      uint64_t end = std::min(it->second.end, r.offset + r.count);
+      if (!out.empty() && out.back().offset + out.back().count == it->first) {
+        out.back().count = end - out.back().offset;
+      } else {
+        out.push_back(Region{BufferId::kData, it->first, end - it->first});
+      }
+    }
+    return out;
+  }
+
+  void Define(Region r) {
+    Map& m = buffers[static_cast<size_t>(BufferId::kData)];
+    Split(m, r.offset);
+    Split(m, r.offset + r.count);
+    for (auto it = m.find(r.offset); it != m.end() && it->first < r.offset + r.count; ++it) it->second.defined = true;
   }
 
   // Splits the segment containing `at` so that a segment starts there.
@@ -69,10 +96,25 @@ struct ProgramBuilder::Tracker {
   std::map<std::pair<int, int>, Ring> rings;  // (channel, peer)
 };
 
-ProgramBuilder::ProgramBuilder(int rank, int nranks)
-    : rank_(rank), nranks_(nranks), tracker_(std::make_unique<Tracker>()) {
+ProgramBuilder::ProgramBuilder(int rank, int nranks) : ProgramBuilder(rank, nranks, false, 0) {}
+
+ProgramBuilder::ProgramBuilder(int rank, int nranks, bool from_input, uint64_t data_count)
+    : rank_(rank), nranks_(nranks), from_input_(from_input), data_count_(data_count),
+      tracker_(std::make_unique<Tracker>(!from_input)) {
   program_.rank = rank;
   program_.nranks = nranks;
+}
+
+bool ProgramBuilder::DefineFromInput(Region r, bool* none_written) {
+  *none_written = false;
+  if (!from_input_ || r.buffer != BufferId::kData) return true;
+  auto undefined = tracker_->Undefined(r);
+  if (undefined.size() == 1 && undefined[0].count == r.count) {
+    *none_written = true;
+    return false;
+  }
+  for (const Region& u : undefined) Copy(u, Region{BufferId::kInput, u.offset, u.count});
+  return true;
 }
 
 ProgramBuilder::~ProgramBuilder() = default;
@@ -95,10 +137,13 @@ int64_t ProgramBuilder::Add(Op op, std::vector<uint32_t> issue_deps, std::vector
 int64_t ProgramBuilder::Send(int peer, Region region, int channel) {
   assert(peer >= 0 && peer < nranks_ && peer != rank_ && channel < kMaxChannels);
   if (region.count == 0) return -1;
+  bool untouched = false;
+  DefineFromInput(region, &untouched);
+  if (untouched) region.buffer = BufferId::kInput;  // still the input's values: send those
   auto id = static_cast<uint32_t>(program_.ops.size());
   std::vector<uint32_t> deps;
   tracker_->Access(region, /*write=*/false, id, deps);
-  return Add(Op{OpKind::kSend, static_cast<uint8_t>(channel), 0, peer, region, {}}, std::move(deps), {});
+  return Add(Op{OpKind::kSend, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps), {});
 }
 
 int64_t ProgramBuilder::Recv(int peer, Region region, int channel) {
@@ -108,13 +153,17 @@ int64_t ProgramBuilder::Recv(int peer, Region region, int channel) {
   auto id = static_cast<uint32_t>(program_.ops.size());
   std::vector<uint32_t> deps;
   tracker_->Access(region, /*write=*/true, id, deps);
-  return Add(Op{OpKind::kRecv, static_cast<uint8_t>(channel), 0, peer, region, {}}, std::move(deps), {});
+  tracker_->Define(region);
+  return Add(Op{OpKind::kRecv, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps), {});
 }
 
 int64_t ProgramBuilder::RecvReduce(int peer, Region region, int channel) {
   assert(peer >= 0 && peer < nranks_ && peer != rank_ && channel < kMaxChannels);
   assert(region.buffer == BufferId::kData);
   if (region.count == 0) return -1;
+  bool from_input = false;
+  DefineFromInput(region, &from_input);
+  tracker_->Define(region);
   auto id = static_cast<uint32_t>(program_.ops.size());
   // The receive may start once its scratch slot is free; the reduction waits for the region.
   auto& ring = tracker_->rings[{channel, peer}];
@@ -127,18 +176,22 @@ int64_t ProgramBuilder::RecvReduce(int peer, Region region, int channel) {
   tracker_->Access(region, /*write=*/true, id, apply);
   // aux.offset holds the slot until Finish lays scratch out.
   Region aux{BufferId::kScratch, slot, region.count};
-  return Add(Op{OpKind::kRecvReduce, static_cast<uint8_t>(channel), 0, peer, region, aux},
+  return Add(Op{OpKind::kRecvReduce, static_cast<uint8_t>(channel), 0, from_input, peer, region, aux},
              std::move(issue), std::move(apply));
 }
 
 int64_t ProgramBuilder::Copy(Region dst, Region src) {
   assert(dst.count == src.count && dst.buffer == BufferId::kData);
   if (dst.count == 0) return -1;
+  bool untouched = false;
+  DefineFromInput(src, &untouched);
+  if (untouched) src.buffer = BufferId::kInput;
   auto id = static_cast<uint32_t>(program_.ops.size());
   std::vector<uint32_t> deps;
   tracker_->Access(src, /*write=*/false, id, deps);
   tracker_->Access(dst, /*write=*/true, id, deps);
-  return Add(Op{OpKind::kCopy, 0, 0, -1, dst, src}, std::move(deps), {});
+  tracker_->Define(dst);
+  return Add(Op{OpKind::kCopy, 0, 0, false, -1, dst, src}, std::move(deps), {});
 }
 
 namespace {
@@ -161,6 +214,12 @@ void BuildSuccessors(size_t n, const std::vector<std::vector<uint32_t>>& preds,
 }  // namespace
 
 Program ProgramBuilder::Finish() && {
+  // Out of place, what this rank never wrote still has the input's values.
+  if (from_input_ && data_count_ > 0) {
+    for (const Region& u : tracker_->Undefined(Region{BufferId::kData, 0, data_count_})) {
+      Copy(u, Region{BufferId::kInput, u.offset, u.count});
+    }
+  }
   Program& p = program_;
   const size_t n = p.ops.size();
   // Lay the rings' slots out one after another.

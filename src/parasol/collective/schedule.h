@@ -27,7 +27,8 @@ struct Region {
 enum class OpKind : uint8_t {
   kSend,        // send `region` to `peer`
   kRecv,        // receive from `peer` into `region`
-  kRecvReduce,  // receive from `peer` into `aux` (scratch), then region = region (op) aux
+  kRecvReduce,  // receive from `peer` into `aux` (scratch), then region = region (op) aux, or
+                // with reduce_from_input, region = input[region] (op) aux
   kCopy,        // region = aux, locally
 };
 
@@ -35,6 +36,7 @@ struct Op {
   OpKind kind = OpKind::kSend;
   uint8_t channel = 0;      // message stream between a pair; part of the tag
   uint16_t stream_pos = 0;  // position in its stream (peer, channel, direction); part of the tag
+  bool reduce_from_input = false;
   int32_t peer = -1;
   Region region;
   Region aux;
@@ -73,10 +75,17 @@ struct Program {
 // region waits for the ops that wrote it; an op that writes waits for earlier readers and writers
 // (a send's buffer is not overwritten while in flight); receive-reduces into one region apply in
 // program order, so every rank computes bitwise the same sums in the same order.
-// Scratch for receive-reduces comes from a few slots per channel, reused in turn.
+// Scratch for receive-reduces comes from a few slots per (channel, peer), reused in turn.
+//
+// Out of place (`from_input`), the data buffer starts undefined and the starting values are the
+// input's: an op that reads elements not yet written reads the input instead, the first
+// reduction into an element reduces from the input, and whatever the program never writes is
+// copied from the input at the end. No pass copies the whole input first.
 class ProgramBuilder {
  public:
   ProgramBuilder(int rank, int nranks);
+  // `data_count` elements of data start undefined (see above).
+  ProgramBuilder(int rank, int nranks, bool from_input, uint64_t data_count);
   ~ProgramBuilder();
   ProgramBuilder(ProgramBuilder&&) noexcept;
   ProgramBuilder& operator=(ProgramBuilder&&) noexcept;
@@ -100,8 +109,14 @@ class ProgramBuilder {
   struct Tracker;
   int64_t Add(Op op, std::vector<uint32_t> issue_deps, std::vector<uint32_t> apply_deps);
 
+  // from_input: copies the not-yet-written parts of `r` from the input; returns whether any of
+  // `r` was written before (false: all of it is still the input's).
+  bool DefineFromInput(Region r, bool* none_written);
+
   int rank_;
   int nranks_;
+  bool from_input_ = false;
+  uint64_t data_count_ = 0;
   Program program_;
   std::vector<std::vector<uint32_t>> issue_deps_;
   std::vector<std::vector<uint32_t>> apply_deps_;

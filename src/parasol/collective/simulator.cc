@@ -264,7 +264,12 @@ class Simulation {
   void Apply(int rank, uint32_t op) {
     if (!data_) return;
     const Op& o = programs_[static_cast<size_t>(rank)].ops[op];
-    data_->reduce(Ptr(rank, o.region), Ptr(rank, o.aux), o.region.count);
+    if (o.reduce_from_input) {
+      data_->reduce3(Ptr(rank, o.region), Ptr(rank, Region{BufferId::kInput, o.region.offset, o.region.count}),
+                     Ptr(rank, o.aux), o.region.count);
+    } else {
+      data_->reduce(Ptr(rank, o.region), Ptr(rank, o.aux), o.region.count);
+    }
   }
 
   const Topology& topo_;

@@ -31,6 +31,7 @@ struct SimulationData {
   std::vector<std::vector<std::byte>>* data = nullptr;
   const std::vector<std::vector<std::byte>>* input = nullptr;
   ReduceFn reduce = nullptr;
+  ReduceFn3 reduce3 = nullptr;  // programs built out of place reduce from the input
 };
 
 struct SimulationResult {

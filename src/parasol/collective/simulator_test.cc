@@ -18,7 +18,7 @@ namespace parasol::collective {
 namespace {
 
 std::vector<Program> Programs(AllreduceAlgorithm algo, const Topology& t, uint64_t count, size_t elem,
-                              uint64_t segment_bytes = 0, int rings = 2) {
+                              uint64_t segment_bytes = 0, int rings = 2, bool from_input = false) {
   std::vector<Program> out;
   for (int r = 0; r < t.num_ranks(); ++r) {
     AllreduceParams p;
@@ -29,6 +29,7 @@ std::vector<Program> Programs(AllreduceAlgorithm algo, const Topology& t, uint64
     p.segment_bytes = segment_bytes;
     p.topology = &t;
     p.rings = rings;
+    p.from_input = from_input;
     out.push_back(BuildAllreduce(algo, p));
   }
   return out;
@@ -112,18 +113,26 @@ struct ScaleCase {
   uint64_t count;
 };
 
-// Carries real data through the whole schedule and checks every rank's result.
+// Carries real data through the whole schedule and checks every rank's result, in place and out
+// of place (data starts as garbage; every value must come from the input or a peer).
 void CheckCarriesData(const ScaleCase& c) {
   Topology t = Topology::Parse(c.topology, {.failed = c.failed});
   const int n = t.num_ranks();
-  std::vector<std::vector<std::byte>> inputs, data;
+  std::vector<std::vector<std::byte>> inputs;
   for (int r = 0; r < n; ++r) inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, c.count));
-  data = inputs;
   auto want = testing::Reference(DType::kFloat32, ReduceOp::kSum, inputs);
-  SimulationData sd{&data, nullptr, GetReduceFn(DType::kFloat32, ReduceOp::kSum)};
-  Simulate(t, Programs(c.algo, t, c.count, 4, 512), {.elem_size = 4}, &sd);
-  for (int r = 0; r < n; ++r) {
-    ASSERT_EQ(data[static_cast<size_t>(r)], want) << AllreduceAlgorithmName(c.algo) << " on " << c.topology << ": rank " << r;
+  for (bool from_input : {false, true}) {
+    std::vector<std::vector<std::byte>> data = inputs;
+    if (from_input) {
+      for (auto& d : data) std::fill(d.begin(), d.end(), std::byte{0xff});
+    }
+    SimulationData sd{&data, &inputs, GetReduceFn(DType::kFloat32, ReduceOp::kSum),
+                      GetReduceFn3(DType::kFloat32, ReduceOp::kSum)};
+    Simulate(t, Programs(c.algo, t, c.count, 4, 512, 2, from_input), {.elem_size = 4}, &sd);
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(data[static_cast<size_t>(r)], want) << AllreduceAlgorithmName(c.algo) << " on " << c.topology
+                                                    << ": rank " << r << (from_input ? " (out of place)" : "");
+    }
   }
 }
 

@@ -30,13 +30,13 @@ std::pair<int, int> TorusShape(const AllreduceParams& p) {
 
 Program BuildTorus2dAllreduce(const AllreduceParams& p) {
   auto [rows, cols] = TorusShape(p);
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   const int my_row = p.rank / cols, my_col = p.rank % cols;
   const bool two_d = rows > 1 && cols > 1;
   int parts = two_d ? 4 : 2;
   if (p.count < static_cast<uint64_t>(parts * p.nranks)) parts = 1;
   auto part_off = BalancedOffsets(p.count, parts);
-  uint64_t seg = SegmentElems(p, 256 * 1024);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   for (int k = 0; k < parts; ++k) {
     bool rows_first = !two_d || k < 2;
     bool reverse = k % 2 == 1;

@@ -104,12 +104,12 @@ Program BuildTreepackAllreduce(const AllreduceParams& p, const TreePacking& pack
   if (packing.nodes != p.nranks) {
     throw InvalidArgumentError(fmt::format("treepack: packing is for {} ranks, job has {}", packing.nodes, p.nranks));
   }
-  ProgramBuilder b(p.rank, p.nranks);
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   if (p.nranks < 2) return std::move(b).Finish();
   std::vector<double> weights;
   for (const auto& t : packing.trees) weights.push_back(t.weight);
   auto off = WeightedOffsets(p.count, weights);
-  uint64_t seg = SegmentElems(p, 256 * 1024);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   for (size_t t = 0; t < packing.trees.size(); ++t) {
     Rooted tree = RootTree(p.nranks, packing.trees[t]);
     int channel = static_cast<int>(t);

@@ -6,8 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <typeindex>
-#include <unordered_map>
+#include <vector>
 
 #include "parasol/comm/transport.h"
 #include "parasol/core/deadline.h"
@@ -35,10 +34,13 @@ class Context {
   // same order, so equal numbers identify the same call.
   uint64_t NextSequence() { return sequence_++; }
 
-  // Per-context state for upper layers (e.g. cached schedules), created on first use.
+  // Per-context state for upper layers (e.g. cached schedules), created on first use. A vector
+  // slot per type rather than a hash of the type: collectives call this on every operation.
   template <typename T>
   T& State() {
-    auto& slot = state_[std::type_index(typeid(T))];
+    size_t id = StateSlot<T>();
+    if (state_.size() <= id) state_.resize(id + 1);
+    auto& slot = state_[id];
     if (!slot) slot = std::make_shared<T>();
     return *static_cast<T*>(slot.get());
   }
@@ -50,7 +52,15 @@ class Context {
   std::unique_ptr<Transport> transport_;
   ContextOptions options_;
   uint64_t sequence_ = 0;
-  std::unordered_map<std::type_index, std::shared_ptr<void>> state_;
+  // A small index per state type, the same for every Context.
+  static size_t NextStateSlot();
+  template <typename T>
+  static size_t StateSlot() {
+    static const size_t slot = NextStateSlot();
+    return slot;
+  }
+
+  std::vector<std::shared_ptr<void>> state_;
 };
 
 }  // namespace parasol::comm

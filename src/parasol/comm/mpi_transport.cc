@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <thread>
+
 #include <climits>
 #include <cstring>
 
@@ -131,6 +133,16 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
   CheckMpi(MPI_Irecv(control_buf_.data(), static_cast<int>(control_buf_.size()), MPI_CHAR,
                      MPI_ANY_SOURCE, static_cast<int>(kControlTag), comm_, &control_recv_),
            rank_, "post control receive");
+  MPI_Comm node;
+  if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    int local = 1;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    cpu_set_t cpus;
+    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
+                                                               : static_cast<int>(std::thread::hardware_concurrency());
+    oversubscribed_ = local > cores;
+  }
 }
 
 MpiTransport::~MpiTransport() {
@@ -220,7 +232,7 @@ void MpiTransport::WaitForEvent(uint64_t, Deadline until) {
   // share cores (oversubscribed jobs) still make progress.
   thread_local unsigned spins = 0;
   if (until.Expired()) return;
-  if ((++spins & 7) == 0) sched_yield();
+  if (oversubscribed_ || (++spins & 7) == 0) sched_yield();
 }
 
 std::optional<Tag> MpiTransport::ProbeUnexpected(int peer) {

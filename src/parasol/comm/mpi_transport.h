@@ -50,7 +50,9 @@ class MpiTransport : public Transport {
   std::optional<std::string> failure_;           // GUARDED_BY(control_mu_)
   std::vector<MPI_Request> notices_;             // GUARDED_BY(control_mu_)
   std::string notice_text_;                      // GUARDED_BY(control_mu_)
-  unsigned idle_spins_ = 0;
+  // More ranks on this node than cores: a waiting rank must give its core to the peer it waits
+  // for on every idle round, not now and then.
+  bool oversubscribed_ = false;
 };
 
 }  // namespace parasol::comm

@@ -21,6 +21,12 @@ std::string_view RequestKindName(Request::Kind kind) {
   return "?";
 }
 
+void Transport::TestSome(std::span<Request> reqs, std::vector<size_t>& done) {
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (reqs[i].valid() && Test(reqs[i])) done.push_back(i);
+  }
+}
+
 namespace {
 
 void CancelAll(Transport& t, std::vector<Request>& reqs) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -59,6 +61,9 @@ class Transport {
   // Returns true once the request has completed, and resets it. Throws PeerGoneError if the peer
   // is gone, MismatchError on a size mismatch. Never blocks.
   virtual bool Test(Request& req) = 0;
+  // Tests several requests at once; appends the indices of those that completed (and were reset)
+  // to `done`. One progress pass for all of them where the transport allows. Throws like Test.
+  virtual void TestSome(std::span<Request> reqs, std::vector<size_t>& done);
   // Abandons a pending request and resets it. For a receive, the buffer is no longer written
   // once Cancel returns. For a send the transport may still read the buffer until the transport
   // is destroyed (MPI cannot retract a send): after a failed operation, keep such buffers alive

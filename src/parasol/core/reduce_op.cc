@@ -18,20 +18,32 @@ template <typename T>
 using Wrap = typename WrapT<T>::type;
 
 template <typename T, ReduceOp kOp>
+inline T Apply(T a, T b) {
+  if constexpr (kOp == ReduceOp::kSum) {
+    return static_cast<T>(static_cast<Wrap<T>>(a) + static_cast<Wrap<T>>(b));
+  } else if constexpr (kOp == ReduceOp::kProduct) {
+    return static_cast<T>(static_cast<Wrap<T>>(a) * static_cast<Wrap<T>>(b));
+  } else if constexpr (kOp == ReduceOp::kMin) {
+    return b < a ? b : a;
+  } else {
+    return b > a ? b : a;
+  }
+}
+
+template <typename T, ReduceOp kOp>
 void Kernel(void* dst_v, const void* src_v, size_t n) {
   T* __restrict dst = static_cast<T*>(dst_v);
   const T* __restrict src = static_cast<const T*>(src_v);
-  for (size_t i = 0; i < n; ++i) {
-    if constexpr (kOp == ReduceOp::kSum) {
-      dst[i] = static_cast<T>(static_cast<Wrap<T>>(dst[i]) + static_cast<Wrap<T>>(src[i]));
-    } else if constexpr (kOp == ReduceOp::kProduct) {
-      dst[i] = static_cast<T>(static_cast<Wrap<T>>(dst[i]) * static_cast<Wrap<T>>(src[i]));
-    } else if constexpr (kOp == ReduceOp::kMin) {
-      dst[i] = src[i] < dst[i] ? src[i] : dst[i];
-    } else {
-      dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-    }
-  }
+  for (size_t i = 0; i < n; ++i) dst[i] = Apply<T, kOp>(dst[i], src[i]);
+}
+
+// The operands keep the order of the two-operand kernel (dst op src), so both give identical bits.
+template <typename T, ReduceOp kOp>
+void Kernel3(void* dst_v, const void* a_v, const void* b_v, size_t n) {
+  T* dst = static_cast<T*>(dst_v);
+  const T* a = static_cast<const T*>(a_v);
+  const T* b = static_cast<const T*>(b_v);
+  for (size_t i = 0; i < n; ++i) dst[i] = Apply<T, kOp>(a[i], b[i]);
 }
 
 template <typename T>
@@ -41,6 +53,17 @@ ReduceFn ForType(ReduceOp op) {
     case ReduceOp::kProduct: return &Kernel<T, ReduceOp::kProduct>;
     case ReduceOp::kMin: return &Kernel<T, ReduceOp::kMin>;
     case ReduceOp::kMax: return &Kernel<T, ReduceOp::kMax>;
+  }
+  return nullptr;
+}
+
+template <typename T>
+ReduceFn3 ForType3(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return &Kernel3<T, ReduceOp::kSum>;
+    case ReduceOp::kProduct: return &Kernel3<T, ReduceOp::kProduct>;
+    case ReduceOp::kMin: return &Kernel3<T, ReduceOp::kMin>;
+    case ReduceOp::kMax: return &Kernel3<T, ReduceOp::kMax>;
   }
   return nullptr;
 }
@@ -64,6 +87,16 @@ ReduceOp ParseReduceOp(std::string_view name) {
   if (name == "max") return ReduceOp::kMax;
   throw InvalidArgumentError("unknown reduce op '" + std::string(name) +
                              "' (expected sum, product, min or max)");
+}
+
+ReduceFn3 GetReduceFn3(DType dtype, ReduceOp op) {
+  switch (dtype) {
+    case DType::kFloat32: return ForType3<float>(op);
+    case DType::kFloat64: return ForType3<double>(op);
+    case DType::kInt32: return ForType3<int32_t>(op);
+    case DType::kInt64: return ForType3<int64_t>(op);
+  }
+  return nullptr;
 }
 
 ReduceFn GetReduceFn(DType dtype, ReduceOp op) {

@@ -21,4 +21,8 @@ ReduceOp ParseReduceOp(std::string_view name);
 using ReduceFn = void (*)(void* dst, const void* src, size_t count);
 ReduceFn GetReduceFn(DType dtype, ReduceOp op);
 
+// dst[i] = a[i] op b[i]: reduce into a third buffer in one pass (dst may alias a or b).
+using ReduceFn3 = void (*)(void* dst, const void* a, const void* b, size_t count);
+ReduceFn3 GetReduceFn3(DType dtype, ReduceOp op);
+
 }  // namespace parasol

@@ -48,6 +48,16 @@ TEST(ReduceOp, Int64MinMaxAndDouble) {
   EXPECT_EQ(x[1], 2e300);
 }
 
+TEST(ReduceOp, ThreeOperandKernelGivesTheSameBits) {
+  std::vector<float> a = {0.1f, 1e-8f, -3.5f, 7.0f}, b = {0.2f, 1.0f, 2.25f, -7.0f};
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax}) {
+    std::vector<float> two = a, three(4, -1.0f);
+    GetReduceFn(DType::kFloat32, op)(two.data(), b.data(), 4);
+    GetReduceFn3(DType::kFloat32, op)(three.data(), a.data(), b.data(), 4);
+    EXPECT_EQ(two, three) << ReduceOpName(op);
+  }
+}
+
 TEST(ReduceOp, ParseNames) {
   EXPECT_EQ(ParseReduceOp("prod"), ReduceOp::kProduct);
   EXPECT_EQ(ParseReduceOp("max"), ReduceOp::kMax);
