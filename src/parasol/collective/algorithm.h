@@ -46,7 +46,7 @@ struct AllreduceParams {
   const Topology* topology = nullptr;
   // Out of place: data starts undefined and the input holds the starting values (no copy first).
   bool from_input = false;
-  // ft-mesh: a plan from PlanFtMesh for these parameters; null plans on the spot.
+  // ft-mesh: a plan from PlanFtMesh for these parameters; null: an even split.
   const FtMeshPlan* ft_mesh_plan = nullptr;
 };
 

@@ -370,7 +370,7 @@ FtMeshPlan PlanFtMesh(const AllreduceParams& p) {
 }
 
 Program BuildFtMeshAllreduce(const AllreduceParams& p) {
-  return BuildFtMeshAllreduce(p, p.ft_mesh_plan ? *p.ft_mesh_plan : PlanFtMesh(p));
+  return BuildFtMeshAllreduce(p, p.ft_mesh_plan ? *p.ft_mesh_plan : FtMeshPlan{});
 }
 
 }  // namespace parasol::collective

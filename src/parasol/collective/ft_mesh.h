@@ -40,7 +40,8 @@ FtMeshPlan PlanFtMesh(const AllreduceParams& p);
 
 // REQUIRES: p.topology is a mesh (failed nodes allowed) or torus with p.nranks live nodes.
 Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan);
-// Plans (see PlanFtMesh) and builds; callers building every rank should plan once instead.
+// Uses p.ft_mesh_plan, or an even split without one. Planning simulates every rank's program, so
+// callers plan once (the collectives API caches a plan per context; collective-sim plans once).
 Program BuildFtMeshAllreduce(const AllreduceParams& p);
 
 }  // namespace parasol::collective
