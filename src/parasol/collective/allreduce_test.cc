@@ -25,17 +25,7 @@ constexpr DType kDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kInt32, DT
 constexpr ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax};
 constexpr size_t kCounts[] = {0, 1, 7, 1009, 40009};
 
-// ft-mesh needs a mesh whose live nodes are the ranks; odd sizes get a hole.
-std::shared_ptr<const Topology> MeshFor(int n) {
-  struct Shape { const char* spec; std::vector<int> failed; };
-  static const std::map<int, Shape> kShapes = {
-      {1, {"mesh:1x1", {}}}, {2, {"mesh:1x2", {}}},  {3, {"mesh:2x2", {3}}},
-      {4, {"mesh:2x2", {}}}, {5, {"mesh:2x3", {4}}}, {8, {"mesh:3x3", {4}}}};
-  const Shape& s = kShapes.at(n);
-  Topology::Options o;
-  o.failed = s.failed;
-  return std::make_shared<Topology>(Topology::Parse(s.spec, o));
-}
+using testing::MeshFor;
 
 class AllreduceMatrix : public ::testing::TestWithParam<std::tuple<AllreduceAlgorithm, int>> {};
 

@@ -3,8 +3,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
+
+#include "parasol/collective/topology.h"
 
 #include "parasol/core/dtype.h"
 #include "parasol/core/reduce_op.h"
@@ -35,6 +39,21 @@ inline std::vector<std::byte> Reference(DType dtype, ReduceOp op, const std::vec
   ReduceFn fn = GetReduceFn(dtype, op);
   for (size_t r = 1; r < inputs.size(); ++r) fn(acc.data(), inputs[r].data(), acc.size() / DTypeSize(dtype));
   return acc;
+}
+
+// A mesh whose live nodes are n ranks, for ft-mesh: odd sizes get a hole.
+inline std::shared_ptr<const Topology> MeshFor(int n) {
+  struct Shape {
+    const char* spec;
+    std::vector<int> failed;
+  };
+  static const std::map<int, Shape> kShapes = {
+      {1, {"mesh:1x1", {}}}, {2, {"mesh:1x2", {}}},  {3, {"mesh:2x2", {3}}},
+      {4, {"mesh:2x2", {}}}, {5, {"mesh:2x3", {4}}}, {8, {"mesh:3x3", {4}}}};
+  const Shape& s = kShapes.at(n);
+  Topology::Options o;
+  o.failed = s.failed;
+  return std::make_shared<Topology>(Topology::Parse(s.spec, o));
 }
 
 }  // namespace parasol::collective::testing
