@@ -1,6 +1,8 @@
 #include "parasol/core/csv_writer.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,7 @@ std::string Quote(const std::string& cell) {
 CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
     : path_(std::move(path)), tmp_path_(path_ + ".tmp"), columns_(columns.size()) {
   out_.open(tmp_path_, std::ios::out | std::ios::trunc);
-  if (!out_) throw IoError(fmt::format("{}: cannot create file", tmp_path_));
+  if (!out_) throw IoError(fmt::format("{}: cannot create file: {}", path_, std::strerror(errno)));
   Row(columns);
 }
 

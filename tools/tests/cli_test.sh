@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The parasol command as users meet it: bad input gets a clear message and a non-zero exit,
+# outputs are complete or absent. Usage: cli_test.sh PARASOL MPIRUN
+set -u
+parasol=$1
+mpirun=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect CODE PATTERN -- command...: the command exits with CODE and prints PATTERN on stderr.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
+    echo "FAIL: $* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"
+    echo "    (wanted: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
+
+expect 2 "unknown topology 'star:4'" -- "$parasol" collective-sim --topology star:4
+expect 2 "--bytes: '4X' is not a size" -- "$parasol" collective-sim --topology ring:4 --bytes 4X
+expect 2 "failed nodes apply to torus and mesh only" -- "$parasol" collective-sim --topology ring:4 --failed 1
+expect 2 "failed node 99 is not a node of mesh:4x4" -- "$parasol" collective-sim --topology mesh:4x4 --failed 99
+expect 2 "cannot reach" -- "$parasol" collective-sim --topology mesh:3x3 --failed 3,4,5
+expect 2 "unknown allreduce algorithm 'bogus'" -- "$parasol" collective-sim --topology ring:4 --algo bogus
+expect 2 "ft-mesh needs a mesh topology" -- "$parasol" collective-sim --topology ring:4 --algo ft-mesh
+printf 'nodes 4\nlink 0 1 10\nlink 1 2 ten\n' > "$tmp/bad.topo"
+expect 2 "$tmp/bad.topo:3: 'link' needs: SRC DST GBPS" -- "$parasol" collective-sim --topology "file:$tmp/bad.topo"
+expect 2 "cannot open topology file" -- "$parasol" collective-sim --topology "file:$tmp/missing.topo"
+expect 109 "The following argument was not expected" -- "$parasol" collective-sim --topology ring:4 --bogus-flag
+expect 2 "--sizes: 6 bytes is not a whole number of float32 elements" -- "$parasol" allreduce-bench --sizes 6
+expect 2 "$tmp/no/such/dir/out.csv: cannot create file: No such file or directory" -- "$parasol" allreduce-bench --sizes 8 --csv "$tmp/no/such/dir/out.csv"
+
+# A good run writes a complete CSV; JSON output parses.
+"$parasol" collective-sim --topology dgx1 --algo treepack --bytes 64M --json > "$tmp/sim.json" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['busbw_gbps'] > 0 and j['bound_s'] > 0 and j['time_s'] > 0" "$tmp/sim.json" \
+  && echo "ok: collective-sim --json parses" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" allreduce-bench --sizes 8,4K --iters 3 --csv "$tmp/bench.csv" > /dev/null 2>"$tmp/err" \
+  || { echo "FAIL: allreduce-bench under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+if [ "$(head -1 "$tmp/bench.csv" 2>/dev/null)" = "algo,ranks,bytes,time_us,algbw_gbps,busbw_gbps" ] &&
+   [ "$(wc -l < "$tmp/bench.csv")" -eq 13 ] && [ ! -e "$tmp/bench.csv.tmp" ]; then
+  echo "ok: allreduce-bench --csv"
+else
+  echo "FAIL: allreduce-bench --csv"; cat "$tmp/bench.csv" 2>/dev/null; failures=$((failures + 1))
+fi
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
