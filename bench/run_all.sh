@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark, results under bench/results/. Usage: run_all.sh BUILD_DIR
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$here/results"
+bash "$here/allreduce.sh" "$build" "$here/results"
+bash "$here/collective_sim.sh" "$build" "$here/results"
