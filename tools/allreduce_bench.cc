@@ -179,10 +179,12 @@ class AllreduceBench : public Command {
       }
     }
     const int batch = Batch(bytes);
-    // Samples alternate between candidates so they see the same machine noise.
+    // Samples alternate between candidates so they see the same machine noise, and the first
+    // candidate rotates so none always runs right after another.
     std::vector<std::vector<double>> samples(candidates_.size(), std::vector<double>(static_cast<size_t>(iters_)));
     for (int s = 0; s < iters_; ++s) {
-      for (size_t c = 0; c < candidates_.size(); ++c) {
+      for (size_t turn = 0; turn < candidates_.size(); ++turn) {
+        size_t c = (turn + static_cast<size_t>(s)) % candidates_.size();
         MPI_Barrier(MPI_COMM_WORLD);
         auto t0 = std::chrono::steady_clock::now();
         for (int k = 0; k < batch; ++k) Call(ctx, candidates_[c], count);

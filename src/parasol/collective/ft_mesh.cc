@@ -37,16 +37,23 @@ void Alternate(const std::vector<int>& a, const std::vector<int>& b, EmitFn emit
   }
 }
 
+// This rank's position in a line and its neighbours (-1 past the ends), or false if absent.
+bool FindInLine(const std::vector<int>& line, int rank, int* i, int* left, int* right) {
+  auto it = std::find(line.begin(), line.end(), rank);
+  if (it == line.end() || line.size() < 2) return false;
+  *i = static_cast<int>(it - line.begin());
+  *left = *i > 0 ? line[static_cast<size_t>(*i - 1)] : -1;
+  *right = *i + 1 < static_cast<int>(line.size()) ? line[static_cast<size_t>(*i + 1)] : -1;
+  return true;
+}
+
 }  // namespace
 
 void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
                        const std::vector<int>& owner, int channel, uint64_t seg, bool nearest_first) {
   const int len = static_cast<int>(line.size());
-  auto it = std::find(line.begin(), line.end(), b.rank());
-  if (it == line.end() || len < 2) return;
-  const int i = static_cast<int>(it - line.begin());
-  const int left = i > 0 ? line[static_cast<size_t>(i - 1)] : -1;
-  const int right = i + 1 < len ? line[static_cast<size_t>(i + 1)] : -1;
+  int i, left, right;
+  if (!FindInLine(line, b.rank(), &i, &left, &right)) return;
   // Every node sends rightwards the chunks owned further right, farthest first, and leftwards
   // those owned further left, farthest first; its neighbours receive them in that same order.
   std::vector<int> rightward, leftward, mine;
@@ -90,12 +97,8 @@ void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const st
 
 void LineAllgather(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
                    const std::vector<int>& owner, int channel, uint64_t seg) {
-  const int len = static_cast<int>(line.size());
-  auto it = std::find(line.begin(), line.end(), b.rank());
-  if (it == line.end() || len < 2) return;
-  const int i = static_cast<int>(it - line.begin());
-  const int left = i > 0 ? line[static_cast<size_t>(i - 1)] : -1;
-  const int right = i + 1 < len ? line[static_cast<size_t>(i + 1)] : -1;
+  int i, left, right;
+  if (!FindInLine(line, b.rank(), &i, &left, &right)) return;
   // Chunks travel away from their owners, nearest owner first: rightwards in descending owner
   // order (owners at or left of i), leftwards in ascending order (owners at or right of i).
   std::vector<int> rightward, leftward;

@@ -8,19 +8,8 @@ namespace parasol::collective {
 
 namespace {
 
-// Sends one element range and receives another (reducing or not), segment by segment.
-void Exchange(ProgramBuilder& b, int peer, uint64_t send_lo, uint64_t send_hi, uint64_t recv_lo,
-              uint64_t recv_hi, bool reduce, int channel, uint64_t seg) {
-  auto sends = Segments(send_lo, send_hi, seg);
-  auto recvs = Segments(recv_lo, recv_hi, seg);
-  for (size_t j = 0; j < std::max(sends.size(), recvs.size()); ++j) {
-    if (j < sends.size()) b.Send(peer, sends[j], channel);
-    if (j < recvs.size()) {
-      if (reduce) b.RecvReduce(peer, recvs[j], channel);
-      else b.Recv(peer, recvs[j], channel);
-    }
-  }
-}
+Region Range(uint64_t lo, uint64_t hi) { return Region{BufferId::kData, lo, hi - lo}; }
+constexpr Region kNothing{};
 
 }  // namespace
 
@@ -37,16 +26,20 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
 
   // Fold: among the first 2r, even positions hand their vector to the odd one after them.
   if (i < 2 * r && i % 2 == 0) {
-    Exchange(b, group[static_cast<size_t>(i + 1)], begin, end, 0, 0, false, channel, seg);
-    Exchange(b, group[static_cast<size_t>(i + 1)], 0, 0, begin, end, false, channel, seg);
+    int partner = group[static_cast<size_t>(i + 1)];
+    Exchange(b, partner, Range(begin, end), partner, kNothing, false, channel, seg);
+    Exchange(b, partner, kNothing, partner, Range(begin, end), false, channel, seg);
     return;
   }
-  if (i < 2 * r) Exchange(b, group[static_cast<size_t>(i - 1)], 0, 0, begin, end, true, channel, seg);
+  if (i < 2 * r) {
+    int partner = group[static_cast<size_t>(i - 1)];
+    Exchange(b, partner, kNothing, partner, Range(begin, end), true, channel, seg);
+  }
   const int v = i < 2 * r ? i / 2 : i - r;
 
   if (doubling_only || end - begin < static_cast<uint64_t>(p2)) {
     for (int mask = 1; mask < p2; mask <<= 1) {
-      Exchange(b, rank_of(v ^ mask), begin, end, begin, end, true, channel, seg);
+      Exchange(b, rank_of(v ^ mask), Range(begin, end), rank_of(v ^ mask), Range(begin, end), true, channel, seg);
     }
   } else {
     auto blocks = BalancedOffsets(end - begin, p2);
@@ -57,7 +50,8 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
       bool lower = (v & mask) == 0;
       int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
       int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-      Exchange(b, rank_of(v ^ mask), at(give_lo), at(give_hi), at(keep_lo), at(keep_hi), true, channel, seg);
+      int partner = rank_of(v ^ mask);
+      Exchange(b, partner, Range(at(give_lo), at(give_hi)), partner, Range(at(keep_lo), at(keep_hi)), true, channel, seg);
       lo = keep_lo;
       hi = keep_hi;
     }
@@ -65,12 +59,16 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
       int width = hi - lo;
       bool lower = (v & mask) == 0;
       int other_lo = lower ? hi : lo - width, other_hi = lower ? hi + width : lo;
-      Exchange(b, rank_of(v ^ mask), at(lo), at(hi), at(other_lo), at(other_hi), false, channel, seg);
+      int partner = rank_of(v ^ mask);
+      Exchange(b, partner, Range(at(lo), at(hi)), partner, Range(at(other_lo), at(other_hi)), false, channel, seg);
       lo = std::min(lo, other_lo);
       hi = std::max(hi, other_hi);
     }
   }
-  if (i < 2 * r) Exchange(b, group[static_cast<size_t>(i - 1)], begin, end, 0, 0, false, channel, seg);
+  if (i < 2 * r) {
+    int partner = group[static_cast<size_t>(i - 1)];
+    Exchange(b, partner, Range(begin, end), partner, kNothing, false, channel, seg);
+  }
 }
 
 Program BuildHalvingDoublingAllreduce(const AllreduceParams& p) {

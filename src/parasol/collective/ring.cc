@@ -6,29 +6,37 @@ namespace parasol::collective {
 
 namespace {
 
-int PositionOf(const std::vector<int>& group, int rank) {
-  auto it = std::find(group.begin(), group.end(), rank);
-  return it == group.end() ? -1 : static_cast<int>(it - group.begin());
-}
-
 int Mod(int a, int n) { return ((a % n) + n) % n; }
 
-// Interleaves the sends of one chunk with the receives of another, segment by segment, so both
-// directions stream at once.
-void Step(ProgramBuilder& b, int next, int prev, const std::vector<uint64_t>& chunks, int send_chunk,
-          int recv_chunk, bool reduce, int channel, uint64_t seg_elems) {
-  auto sends = Segments(chunks[static_cast<size_t>(send_chunk)], chunks[static_cast<size_t>(send_chunk) + 1], seg_elems);
-  auto recvs = Segments(chunks[static_cast<size_t>(recv_chunk)], chunks[static_cast<size_t>(recv_chunk) + 1], seg_elems);
+Region Chunk(const std::vector<uint64_t>& chunks, int c) {
+  return Region{BufferId::kData, chunks[static_cast<size_t>(c)],
+                chunks[static_cast<size_t>(c) + 1] - chunks[static_cast<size_t>(c)]};
+}
+
+}  // namespace
+
+void Exchange(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
+              int channel, uint64_t seg_elems) {
+  auto sends = Segments(send, seg_elems);
+  auto recvs = Segments(recv, seg_elems);
   for (size_t j = 0; j < std::max(sends.size(), recvs.size()); ++j) {
-    if (j < sends.size()) b.Send(next, sends[j], channel);
+    if (j < sends.size()) b.Send(send_peer, sends[j], channel);
     if (j < recvs.size()) {
-      if (reduce) b.RecvReduce(prev, recvs[j], channel);
-      else b.Recv(prev, recvs[j], channel);
+      if (reduce) b.RecvReduce(recv_peer, recvs[j], channel);
+      else b.Recv(recv_peer, recvs[j], channel);
     }
   }
 }
 
-}  // namespace
+bool FindInRing(const std::vector<int>& group, int rank, RingPosition* pos) {
+  auto it = std::find(group.begin(), group.end(), rank);
+  if (it == group.end()) return false;
+  int n = static_cast<int>(group.size());
+  pos->index = static_cast<int>(it - group.begin());
+  pos->next = group[static_cast<size_t>(Mod(pos->index + 1, n))];
+  pos->prev = group[static_cast<size_t>(Mod(pos->index - 1, n))];
+  return true;
+}
 
 std::vector<Region> Segments(uint64_t begin, uint64_t end, uint64_t seg_elems) {
   std::vector<Region> out;
@@ -46,25 +54,23 @@ std::vector<Region> Segments(uint64_t begin, uint64_t end, uint64_t seg_elems) {
 void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group,
                        const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems) {
   int n = static_cast<int>(group.size());
-  int i = PositionOf(group, b.rank());
-  if (i < 0 || n < 2) return;
-  int next = group[static_cast<size_t>(Mod(i + 1, n))];
-  int prev = group[static_cast<size_t>(Mod(i - 1, n))];
+  RingPosition at;
+  if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   // Step s sends the chunk received (and reduced) in step s-1; the last step completes chunk i.
   for (int s = 0; s < n - 1; ++s) {
-    Step(b, next, prev, chunks, Mod(i - s - 1, n), Mod(i - s - 2, n), /*reduce=*/true, channel, seg_elems);
+    Exchange(b, at.next, Chunk(chunks, Mod(at.index - s - 1, n)), at.prev, Chunk(chunks, Mod(at.index - s - 2, n)),
+             /*reduce=*/true, channel, seg_elems);
   }
 }
 
 void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
                    const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems) {
   int n = static_cast<int>(group.size());
-  int i = PositionOf(group, b.rank());
-  if (i < 0 || n < 2) return;
-  int next = group[static_cast<size_t>(Mod(i + 1, n))];
-  int prev = group[static_cast<size_t>(Mod(i - 1, n))];
+  RingPosition at;
+  if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   for (int s = 0; s < n - 1; ++s) {
-    Step(b, next, prev, chunks, Mod(i - s, n), Mod(i - s - 1, n), /*reduce=*/false, channel, seg_elems);
+    Exchange(b, at.next, Chunk(chunks, Mod(at.index - s, n)), at.prev, Chunk(chunks, Mod(at.index - s - 1, n)),
+             /*reduce=*/false, channel, seg_elems);
   }
 }
 

@@ -19,6 +19,21 @@ void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group,
 void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
                    const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems);
 
+// Sends `send` to `send_peer` and receives `recv` from `recv_peer` (reducing into it or
+// overwriting it), segment by segment and interleaved, so both directions stream at once. An
+// empty region sends or receives nothing.
+void Exchange(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
+              int channel, uint64_t seg_elems);
+
+// This rank's position in `group` and its neighbours there (a ring: the ends wrap), or false if
+// it is not a member.
+struct RingPosition {
+  int index = -1;
+  int next = -1;
+  int prev = -1;
+};
+bool FindInRing(const std::vector<int>& group, int rank, RingPosition* pos);
+
 // Splits [begin, end) into pieces of at most seg_elems (one piece if seg_elems is 0).
 std::vector<Region> Segments(uint64_t begin, uint64_t end, uint64_t seg_elems);
 inline std::vector<Region> Segments(const Region& r, uint64_t seg_elems) {
