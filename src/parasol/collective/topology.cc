@@ -55,6 +55,69 @@ void Topology::AddLink(int a, int b, double gbps, double latency_us, bool both_w
   if (both_ways) add(b, a);
 }
 
+void Topology::AddRing(int n, double gbps, double latency_us) {
+  num_nodes_ = num_endpoints_ = n;
+  out_.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n && n > 1; ++i) {
+    if (n == 2 && i == 1) break;  // one link between two nodes, not two
+    AddLink(i, (i + 1) % n, gbps, latency_us);
+  }
+}
+
+void Topology::AddGrid(int rows, int cols, bool torus, double gbps, double latency_us) {
+  rows_ = rows;
+  cols_ = cols;
+  num_nodes_ = num_endpoints_ = rows * cols;
+  out_.resize(static_cast<size_t>(num_nodes_));
+  // x links first, then y: routes prefer moving along rows. A dimension of two has one link per
+  // pair, not a wrap-around link beside it.
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      int id = r * cols + c;
+      if (c + 1 < cols) AddLink(id, id + 1, gbps, latency_us);
+      else if (torus && cols > 2) AddLink(id, r * cols, gbps, latency_us);
+    }
+  }
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      int id = r * cols + c;
+      if (r + 1 < rows) AddLink(id, id + cols, gbps, latency_us);
+      else if (torus && rows > 2) AddLink(id, c, gbps, latency_us);
+    }
+  }
+}
+
+void Topology::AddHier(int hosts, int devices, double gbps, double intra_gbps, double latency_us) {
+  int n = hosts * devices;
+  num_endpoints_ = n;
+  num_nodes_ = n + hosts + 1;  // devices, one NIC per host, one core switch
+  out_.resize(static_cast<size_t>(num_nodes_));
+  for (int h = 0; h < hosts; ++h) {
+    for (int a = 0; a < devices; ++a) {
+      for (int b = a + 1; b < devices; ++b) AddLink(h * devices + a, h * devices + b, intra_gbps, latency_us);
+    }
+  }
+  for (int h = 0; h < hosts; ++h) {
+    for (int a = 0; a < devices; ++a) AddLink(h * devices + a, n + h, intra_gbps, latency_us);
+    AddLink(n + h, n + hosts, gbps, latency_us);
+  }
+}
+
+void Topology::AddDgx1(double nvlink_gbps, double latency_us) {
+  num_endpoints_ = 8;
+  num_nodes_ = 8 + 4 + 2;  // GPUs, a PCIe switch per GPU pair, two CPU sockets
+  out_.resize(static_cast<size_t>(num_nodes_));
+  for (int base : {0, 4}) {  // two fully connected quads
+    for (int a = 0; a < 4; ++a) {
+      for (int b = a + 1; b < 4; ++b) AddLink(base + a, base + b, nvlink_gbps, latency_us);
+    }
+  }
+  for (int i = 0; i < 4; ++i) AddLink(i, i + 4, nvlink_gbps, latency_us);  // across the quads
+  for (int g = 0; g < 8; ++g) AddLink(g, 8 + g / 2, kPcieGbps, latency_us);
+  for (int sw = 0; sw < 4; ++sw) AddLink(8 + sw, 12 + sw / 2, kPcieGbps, latency_us);
+  AddLink(12, 13, kPcieGbps, latency_us);
+}
+
 Topology Topology::Parse(std::string_view spec, const Options& o) {
   if (spec.substr(0, 5) == "file:") return Load(std::string(spec.substr(5)), o);
   auto colon = spec.find(':');
@@ -74,68 +137,19 @@ Topology Topology::Parse(std::string_view spec, const Options& o) {
     t.out_.resize(static_cast<size_t>(t.num_nodes_));
   } else if (kind == "ring") {
     t.kind_ = Kind::kRing;
-    int n = t.num_nodes_ = t.num_endpoints_ = ParseCount(spec, arg);
-    t.out_.resize(static_cast<size_t>(n));
-    for (int i = 0; i < n && n > 1; ++i) {
-      if (n == 2 && i == 1) break;  // one link between two nodes, not two
-      t.AddLink(i, (i + 1) % n, gbps, o.latency_us);
-    }
+    t.AddRing(ParseCount(spec, arg), gbps, o.latency_us);
   } else if (kind == "torus" || kind == "mesh") {
-    bool torus = kind == "torus";
-    t.kind_ = torus ? Kind::kTorus : Kind::kMesh;
+    t.kind_ = kind == "torus" ? Kind::kTorus : Kind::kMesh;
     auto [rows, cols] = ParseDims(spec, arg);
-    t.rows_ = rows;
-    t.cols_ = cols;
-    t.num_nodes_ = t.num_endpoints_ = rows * cols;
-    t.out_.resize(static_cast<size_t>(t.num_nodes_));
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < cols; ++c) {
-        int id = r * cols + c;
-        // x links first, then y: routes prefer moving along rows.
-        if (c + 1 < cols) t.AddLink(id, id + 1, gbps, o.latency_us);
-        else if (torus && cols > 2) t.AddLink(id, r * cols, gbps, o.latency_us);
-      }
-    }
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < cols; ++c) {
-        int id = r * cols + c;
-        if (r + 1 < rows) t.AddLink(id, id + cols, gbps, o.latency_us);
-        else if (torus && rows > 2) t.AddLink(id, c, gbps, o.latency_us);
-      }
-    }
+    t.AddGrid(rows, cols, kind == "torus", gbps, o.latency_us);
   } else if (kind == "hier") {
     t.kind_ = Kind::kHier;
     auto [hosts, devices] = ParseDims(spec, arg);
-    int n = hosts * devices;
-    double intra = o.intra_gbps > 0 ? o.intra_gbps : 4 * gbps;
-    t.num_endpoints_ = n;
-    t.num_nodes_ = n + hosts + 1;  // devices, one NIC per host, one core switch
-    t.out_.resize(static_cast<size_t>(t.num_nodes_));
-    for (int h = 0; h < hosts; ++h) {
-      for (int a = 0; a < devices; ++a) {
-        for (int b = a + 1; b < devices; ++b) t.AddLink(h * devices + a, h * devices + b, intra, o.latency_us);
-      }
-    }
-    for (int h = 0; h < hosts; ++h) {
-      for (int a = 0; a < devices; ++a) t.AddLink(h * devices + a, n + h, intra, o.latency_us);
-      t.AddLink(n + h, n + hosts, gbps, o.latency_us);
-    }
+    t.AddHier(hosts, devices, gbps, o.intra_gbps > 0 ? o.intra_gbps : 4 * gbps, o.latency_us);
   } else if (kind == "dgx1") {
     if (!arg.empty()) throw InvalidArgumentError(fmt::format("topology '{}': dgx1 takes no size", spec));
     t.kind_ = Kind::kDgx1;
-    double nvlink = o.link_gbps > 0 ? o.link_gbps : kNvlinkGbps;
-    t.num_endpoints_ = 8;
-    t.num_nodes_ = 8 + 4 + 2;  // GPUs, a PCIe switch per GPU pair, two CPU sockets
-    t.out_.resize(static_cast<size_t>(t.num_nodes_));
-    for (int base : {0, 4}) {  // two fully connected quads
-      for (int a = 0; a < 4; ++a) {
-        for (int b = a + 1; b < 4; ++b) t.AddLink(base + a, base + b, nvlink, o.latency_us);
-      }
-    }
-    for (int i = 0; i < 4; ++i) t.AddLink(i, i + 4, nvlink, o.latency_us);  // across the quads
-    for (int g = 0; g < 8; ++g) t.AddLink(g, 8 + g / 2, kPcieGbps, o.latency_us);
-    for (int s = 0; s < 4; ++s) t.AddLink(8 + s, 12 + s / 2, kPcieGbps, o.latency_us);
-    t.AddLink(12, 13, kPcieGbps, o.latency_us);
+    t.AddDgx1(o.link_gbps > 0 ? o.link_gbps : kNvlinkGbps, o.latency_us);
   } else {
     throw InvalidArgumentError(fmt::format(
         "unknown topology '{}' (expected full:N, ring:N, torus:RxC, mesh:RxC, hier:HxD, dgx1 or file:PATH)",

@@ -73,6 +73,10 @@ class Topology {
  private:
   Topology() = default;
   void AddLink(int a, int b, double gbps, double latency_us, bool both_ways = true);
+  void AddRing(int n, double gbps, double latency_us);
+  void AddGrid(int rows, int cols, bool torus, double gbps, double latency_us);
+  void AddHier(int hosts, int devices, double gbps, double intra_gbps, double latency_us);
+  void AddDgx1(double nvlink_gbps, double latency_us);
   void Finalize(const std::vector<int>& failed);
   void ComputeRoutesFrom(int node) const;
   // A grid detour between two nodes of one row or column, or empty if none applies.

@@ -78,21 +78,18 @@ TreePacking PackSpanningTrees(int n, const std::vector<PackEdge>& edges, double 
   return PackSpanningTrees(pb, eps, max_trees);
 }
 
-TreePacking PackSpanningTrees(const PackProblem& pb, double eps, int max_trees) {
-  TreePacking out;
-  out.nodes = pb.nodes;
-  if (pb.nodes < 2) return out;
-  const size_t m = pb.capacity.size();
-  double cmax = 0;
-  for (double c : pb.capacity) cmax = std::max(cmax, c);
-  std::vector<double> cap(m);
-  for (size_t i = 0; i < m; ++i) cap[i] = pb.capacity[i] / cmax;  // normalised
+namespace {
 
-  // Multiplicative weights: resources the chosen trees use grow longer.
+using TreeWeights = std::vector<std::pair<std::vector<int>, double>>;  // (sorted edge ids, weight)
+
+// Garg-Koenemann: repeatedly add the spanning tree that is shortest under resource lengths that
+// grow with use. Capacities are normalised to at most 1.
+TreeWeights MultiplicativeWeights(const PackProblem& pb, const std::vector<double>& cap, double eps) {
+  const size_t m = cap.size();
   const double delta = (1 + eps) / std::pow((1 + eps) * static_cast<double>(m), 1 / eps);
   std::vector<double> length(m), edge_length(pb.edges.size());
   for (size_t i = 0; i < m; ++i) length[i] = delta / cap[i];
-  std::map<std::vector<int>, double> weight;  // tree (sorted edge ids) -> weight
+  std::map<std::vector<int>, double> weight;
   std::vector<int> order(pb.edges.size());
   for (int iter = 0; iter < 1000000; ++iter) {
     double total = 0;
@@ -113,34 +110,50 @@ TreePacking PackSpanningTrees(const PackProblem& pb, double eps, int max_trees) 
     std::sort(tree.begin(), tree.end());
     weight[tree] += c;
   }
+  return {weight.begin(), weight.end()};
+}
 
-  // Keep the heaviest trees, scale them to feasibility, then fill what capacity is left.
-  std::vector<std::pair<std::vector<int>, double>> trees(weight.begin(), weight.end());
+// Keeps the heaviest trees, scales them so no resource is over capacity, then gives each tree in
+// turn whatever capacity its resources have left.
+void PruneAndReweight(const PackProblem& pb, const std::vector<double>& cap, int max_trees, TreeWeights& trees) {
   std::stable_sort(trees.begin(), trees.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (static_cast<int>(trees.size()) > max_trees) trees.resize(static_cast<size_t>(max_trees));
-  std::vector<std::vector<std::pair<uint32_t, int>>> tree_uses;
-  for (const auto& t : trees) tree_uses.push_back(Uses(pb, t.first));
-  std::vector<double> load(m, 0);
+  std::vector<std::vector<std::pair<uint32_t, int>>> uses;
+  for (const auto& t : trees) uses.push_back(Uses(pb, t.first));
+  std::vector<double> load(cap.size(), 0);
   for (size_t t = 0; t < trees.size(); ++t) {
-    for (auto [r, k] : tree_uses[t]) load[r] += trees[t].second * k;
+    for (auto [r, k] : uses[t]) load[r] += trees[t].second * k;
   }
   double scale = 1e300;
-  for (size_t i = 0; i < m; ++i) {
+  for (size_t i = 0; i < cap.size(); ++i) {
     if (load[i] > 0) scale = std::min(scale, cap[i] / load[i]);
   }
   std::fill(load.begin(), load.end(), 0);
   for (size_t t = 0; t < trees.size(); ++t) {
     trees[t].second *= scale;
-    for (auto [r, k] : tree_uses[t]) load[r] += trees[t].second * k;
+    for (auto [r, k] : uses[t]) load[r] += trees[t].second * k;
   }
   for (size_t t = 0; t < trees.size(); ++t) {
     double slack = 1e300;
-    for (auto [r, k] : tree_uses[t]) slack = std::min(slack, (cap[r] - load[r]) / k);
-    if (slack > 0) {
-      trees[t].second += slack;
-      for (auto [r, k] : tree_uses[t]) load[r] += slack * k;
-    }
+    for (auto [r, k] : uses[t]) slack = std::min(slack, (cap[r] - load[r]) / k);
+    if (slack <= 0) continue;
+    trees[t].second += slack;
+    for (auto [r, k] : uses[t]) load[r] += slack * k;
   }
+}
+
+}  // namespace
+
+TreePacking PackSpanningTrees(const PackProblem& pb, double eps, int max_trees) {
+  TreePacking out;
+  out.nodes = pb.nodes;
+  if (pb.nodes < 2) return out;
+  double cmax = 0;
+  for (double c : pb.capacity) cmax = std::max(cmax, c);
+  std::vector<double> cap(pb.capacity.size());
+  for (size_t i = 0; i < cap.size(); ++i) cap[i] = pb.capacity[i] / cmax;
+  TreeWeights trees = MultiplicativeWeights(pb, cap, eps);
+  PruneAndReweight(pb, cap, max_trees, trees);
   for (const auto& [t, w] : trees) {
     WeightedTree wt;
     wt.weight = w * cmax;
