@@ -251,6 +251,31 @@ class InProcessTransport : public Transport {
     return true;
   }
 
+  std::optional<Message> TryReceive(Tag tag) override {
+    std::lock_guard<std::mutex> lock(w_->mu);
+    CheckAlive("receive");
+    Mailbox& b = w_->box(comm_, rank_);
+    auto now = Clock::now();
+    // The first message with this tag from each sender is the only one of that sender's that may
+    // be taken (a delayed one holds back the ones behind it).
+    std::set<int> seen;
+    for (auto it = b.inbox.begin(); it != b.inbox.end(); ++it) {
+      if (it->tag != tag || !seen.insert(it->src).second) continue;
+      if (it->visible_at > now) continue;
+      Message m;
+      m.src = it->src;
+      const std::byte* from = it->copy.empty() ? it->data : it->copy.data();
+      m.data.assign(from, from + it->bytes);
+      if (!it->send->done) {
+        it->send->done = true;
+        InProcessWorld::Impl::Bump(w_->box(comm_, it->src));
+      }
+      b.inbox.erase(it);
+      return m;
+    }
+    return std::nullopt;
+  }
+
   void Cancel(Request& req) override {
     std::lock_guard<std::mutex> lock(w_->mu);
     if (req.kind == Request::Kind::kRecv) {

@@ -164,6 +164,36 @@ TEST(InProcessTransport, ProbeSeesUnreceivedMessage) {
   EXPECT_EQ(t1->ProbeUnexpected(0), std::optional<Tag>(77));
 }
 
+TEST(InProcessTransport, TryReceiveTakesAnySizeFromAnySenderInOrder) {
+  InProcessWorld world(3);
+  world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .count = 1, .delay_ms = 100ms});
+  auto t0 = world.CreateTransport(0);
+  auto t1 = world.CreateTransport(1);
+  auto t2 = world.CreateTransport(2);
+  std::vector<int> a = {1, 2, 3}, b = {4}, c = {5, 6};
+  Request s1 = t1->Isend(0, 40, a.data(), 12);  // delayed
+  Request s2 = t1->Isend(0, 40, b.data(), 4);   // held back behind it
+  Request s3 = t2->Isend(0, 40, c.data(), 8);
+  auto first = t0->TryReceive(40);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->src, 2);
+  EXPECT_EQ(first->data.size(), 8u);
+  EXPECT_FALSE(t0->TryReceive(40));  // rank 1's are not visible yet
+  EXPECT_FALSE(t0->TryReceive(41));
+  std::this_thread::sleep_for(120ms);
+  auto second = t0->TryReceive(40);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->src, 1);
+  EXPECT_EQ(second->data.size(), 12u);
+  auto third = t0->TryReceive(40);
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->data.size(), 4u);
+  // Taking a message completes its (rendezvous) send.
+  EXPECT_TRUE(t1->Test(s1));
+  EXPECT_TRUE(t1->Test(s2));
+  EXPECT_TRUE(t2->Test(s3));
+}
+
 TEST(InProcessTransport, ExchangeWithAllGathersEveryRank) {
   InProcessWorld world(5);
   auto errors = testing::RunRanks(world, [](Context& ctx) {

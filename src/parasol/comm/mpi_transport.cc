@@ -215,6 +215,21 @@ bool MpiTransport::Test(Request& req) {
   return true;
 }
 
+std::optional<Transport::Message> MpiTransport::TryReceive(Tag tag) {
+  int flag = 0;
+  MPI_Message handle;
+  MPI_Status status;
+  CheckMpi(MPI_Improbe(MPI_ANY_SOURCE, static_cast<int>(tag), comm_, &flag, &handle, &status), rank_, "probe");
+  if (!flag) return std::nullopt;
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  Message m;
+  m.src = status.MPI_SOURCE;
+  m.data.resize(static_cast<size_t>(count));
+  CheckMpi(MPI_Mrecv(m.data.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE), rank_, "receive");
+  return m;
+}
+
 void MpiTransport::Cancel(Request& req) {
   if (!req.valid()) return;
   MPI_Request r = FromHandle(req.handle);

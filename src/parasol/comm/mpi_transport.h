@@ -26,6 +26,7 @@ class MpiTransport : public Transport {
   Request Irecv(int peer, Tag tag, void* data, size_t bytes) override;
   bool Test(Request& req) override;
   void Cancel(Request& req) override;
+  std::optional<Message> TryReceive(Tag tag) override;
   uint64_t Epoch() override { return 0; }
   void WaitForEvent(uint64_t epoch, Deadline until) override;
   bool WaitSleeps() const override { return false; }

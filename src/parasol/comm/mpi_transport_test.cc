@@ -109,6 +109,21 @@ TEST_F(MpiTransportTest, DuplicateSeparatesMessages) {
   EXPECT_EQ(got_b, 200 + (r + n - 1) % n);
 }
 
+TEST_F(MpiTransportTest, TryReceiveTakesMessagesOfAnySize) {
+  int n = t_->size(), r = t_->rank();
+  std::vector<char> out(static_cast<size_t>(100 + r), static_cast<char>('a' + r));
+  Request s = t_->Isend((r + 1) % n, 55, out.data(), out.size());
+  std::optional<Transport::Message> m;
+  auto deadline = Deadline::After(10s);
+  while (!(m = t_->TryReceive(55)) && !deadline.Expired()) {}
+  ASSERT_TRUE(m);
+  int from = (r + n - 1) % n;
+  EXPECT_EQ(m->src, from);
+  EXPECT_EQ(m->data.size(), static_cast<size_t>(100 + from));
+  EXPECT_EQ(static_cast<char>(m->data[0]), 'a' + from);
+  Wait(*t_, s, Deadline::After(10s), "send");
+}
+
 // Threads share one transport (MPI_THREAD_MULTIPLE): two exchange on it with different tags
 // while a third uses a duplicate, all at once, and every message lands where it belongs.
 TEST_F(MpiTransportTest, ConcurrentThreadsShareTheTransport) {

@@ -64,6 +64,15 @@ class Transport {
   // Tests several requests at once; appends the indices of those that completed (and were reset)
   // to `done`. One progress pass for all of them where the transport allows. Throws like Test.
   virtual void TestSome(std::span<Request> reqs, std::vector<size_t>& done);
+  // Receives, without blocking, the next message with `tag` from any peer, whatever its size;
+  // nullopt if none has arrived. Per sender, messages with one tag come in the order sent.
+  // For message protocols whose sizes the receiver cannot know (the parameter server).
+  struct Message {
+    int src = -1;
+    std::vector<std::byte> data;
+  };
+  virtual std::optional<Message> TryReceive(Tag tag) = 0;
+
   // Abandons a pending request and resets it. For a receive, the buffer is no longer written
   // once Cancel returns. For a send the transport may still read the buffer until the transport
   // is destroyed (MPI cannot retract a send): after a failed operation, keep such buffers alive
