@@ -1,0 +1,172 @@
+#include "parasol/ps/checkpoint.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::ps {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x4b435350;  // "PSCK"
+constexpr uint32_t kVersion = 1;
+
+uint64_t Checksum(const std::byte* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<uint8_t>(p[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string ShardFile(const std::string& dir, int shard) { return fmt::format("{}/shard-{:05}.ckpt", dir, shard); }
+
+void WriteAtomically(const std::string& path, const void* data, size_t size) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw IoError(fmt::format("{}: cannot create file", tmp));
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    if (!out.flush()) throw IoError(fmt::format("{}: write failed", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot move into place: {}", path, ec.message()));
+}
+
+std::vector<std::byte> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path, 0, "cannot open checkpoint file");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(bytes.size());
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+struct Manifest {
+  uint64_t clock = 0;
+  int shards = 0;
+  std::map<uint32_t, uint64_t> fingerprints;
+};
+
+Manifest ReadManifest(const std::string& dir) {
+  std::string path = dir + "/MANIFEST";
+  std::ifstream in(path);
+  if (!in) throw ParseError(path, 0, "cannot open checkpoint manifest");
+  Manifest m;
+  std::string line;
+  long lineno = 0;
+  bool have_format = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::istringstream ss(line);
+    std::string key;
+    if (!(ss >> key)) continue;
+    if (key == "format") {
+      std::string name;
+      uint32_t version = 0;
+      if (!(ss >> name >> version) || name != "parasol-ps-checkpoint" || version != kVersion) {
+        throw ParseError(path, lineno, "not a parasol parameter-server checkpoint of format version 1");
+      }
+      have_format = true;
+    } else if (key == "clock") {
+      if (!(ss >> m.clock)) throw ParseError(path, lineno, "'clock' needs a number");
+    } else if (key == "shards") {
+      if (!(ss >> m.shards) || m.shards < 1) throw ParseError(path, lineno, "'shards' needs a positive number");
+    } else if (key == "table") {
+      uint32_t id = 0;
+      std::string hex;
+      if (!(ss >> id >> hex)) throw ParseError(path, lineno, "'table' needs an id and a fingerprint");
+      m.fingerprints[id] = std::stoull(hex, nullptr, 16);
+    } else {
+      throw ParseError(path, lineno, fmt::format("unknown key '{}'", key));
+    }
+  }
+  if (!have_format || m.shards == 0) throw ParseError(path, 0, "incomplete manifest (format and shards are required)");
+  return m;
+}
+
+}  // namespace
+
+CheckpointWriter::CheckpointWriter(std::string dir, int shard, uint64_t clock) : dir_(std::move(dir)), shard_(shard) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create checkpoint directory: {}", dir_, ec.message()));
+  w_.Put(kMagic);
+  w_.Put(kVersion);
+  w_.Put(clock);
+}
+
+void CheckpointWriter::BeginTable(const TableConfig& config, uint64_t rows) {
+  w_.Put<uint8_t>(1);  // a table follows
+  w_.Put(config.id);
+  w_.Put(config.Fingerprint());
+  w_.Put(rows);
+}
+
+void CheckpointWriter::AddRow(uint64_t row, const Row& value) {
+  w_.Put(row);
+  value.Encode(w_);
+}
+
+void CheckpointWriter::Commit() {
+  w_.Put<uint8_t>(0);  // end of tables
+  uint64_t sum = Checksum(w_.bytes().data(), w_.size());
+  w_.Put(sum);
+  WriteAtomically(ShardFile(dir_, shard_), w_.bytes().data(), w_.size());
+}
+
+void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables) {
+  std::string text = fmt::format("format parasol-ps-checkpoint {}\nclock {}\nshards {}\n", kVersion, clock, shards);
+  for (const auto& [id, c] : tables) text += fmt::format("table {} {:016x} {}\n", id, c.Fingerprint(), c.Describe());
+  WriteAtomically(dir + "/MANIFEST", text.data(), text.size());
+}
+
+uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableConfig>& tables,
+                        const std::function<void(uint32_t, uint64_t, Row&&)>& fn) {
+  Manifest m = ReadManifest(dir);
+  for (const auto& [id, fp] : m.fingerprints) {
+    auto it = tables.find(id);
+    if (it == tables.end() || it->second.Fingerprint() != fp) {
+      throw ParseError(dir + "/MANIFEST", 0, fmt::format("table {} differs from the table of that id in this job", id));
+    }
+  }
+  for (int shard = 0; shard < m.shards; ++shard) {
+    std::string path = ShardFile(dir, shard);
+    auto bytes = ReadFile(path);
+    if (bytes.size() < 8 || Checksum(bytes.data(), bytes.size() - 8) != Reader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
+      throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");
+    }
+    try {
+      Reader r(bytes.data(), bytes.size() - 8, -1);
+      if (r.Get<uint32_t>() != kMagic || r.Get<uint32_t>() != kVersion) throw ParseError(path, 0, "not a shard checkpoint of format 1");
+      if (r.Get<uint64_t>() != m.clock) throw ParseError(path, 0, "clock differs from the manifest's");
+      while (r.Get<uint8_t>() == 1) {
+        auto id = r.Get<uint32_t>();
+        auto fp = r.Get<uint64_t>();
+        auto it = tables.find(id);
+        if (it == tables.end() || it->second.Fingerprint() != fp) {
+          throw ParseError(path, 0, fmt::format("table {} differs from the table of that id in this job", id));
+        }
+        const TableConfig& c = it->second;
+        auto rows = r.Get<uint64_t>();
+        for (uint64_t i = 0; i < rows; ++i) {
+          auto row = r.Get<uint64_t>();
+          if (row >= c.num_rows) throw ParseError(path, 0, fmt::format("row {} out of range for table {}", row, id));
+          fn(id, row, Row::Decode(r, c.kind, c.dtype, c.width));
+        }
+      }
+      if (!r.done()) throw ParseError(path, 0, "trailing bytes after the last table");
+    } catch (const MalformedMessage& e) {
+      throw ParseError(path, 0, fmt::format("malformed: {}", e.what()));
+    }
+  }
+  return m.clock;
+}
+
+}  // namespace parasol::ps

@@ -1,0 +1,40 @@
+// Parameter-server checkpoint files (format: docs/ps-checkpoint.md). Each shard writes
+// DIR/shard-NNNNN.ckpt; rank 0 writes DIR/MANIFEST once every shard has. Files are written to a
+// temporary name and renamed, so a crash leaves the previous checkpoint or none, never half of one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "parasol/ps/row.h"
+#include "parasol/ps/table_config.h"
+#include "parasol/ps/wire.h"
+
+namespace parasol::ps {
+
+class CheckpointWriter {
+ public:
+  // Throws IoError if `dir` cannot be created.
+  CheckpointWriter(std::string dir, int shard, uint64_t clock);
+  void BeginTable(const TableConfig& config, uint64_t rows);
+  void AddRow(uint64_t row, const Row& value);
+  // Writes the file and moves it into place. Throws IoError.
+  void Commit();
+
+ private:
+  std::string dir_;
+  int shard_;
+  Writer w_;
+};
+
+void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables);
+
+// Reads the manifest and every shard file in `dir`, calling fn(table, row, value) for each row.
+// Tables must match `tables` (same configuration). Returns the checkpoint's clock. Throws
+// ParseError ("file: what is wrong") for a missing, truncated, corrupt or mismatched file.
+uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableConfig>& tables,
+                        const std::function<void(uint32_t, uint64_t, Row&&)>& fn);
+
+}  // namespace parasol::ps

@@ -1,0 +1,333 @@
+#include "parasol/ps/client.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/ps/checkpoint.h"
+#include "parasol/ps/protocol.h"
+
+namespace parasol::ps {
+
+Client::Client(int rank, int processes, int workers, Sender send)
+    : rank_(rank), processes_(processes), send_(std::move(send)), open_(static_cast<size_t>(processes)),
+      sent_(static_cast<size_t>(processes)), seq_(static_cast<size_t>(processes), 0),
+      worker_clock_(static_cast<size_t>(workers), 0), shard_clock_(static_cast<size_t>(processes), 0),
+      synced_(static_cast<size_t>(processes), 0) {}
+
+void Client::AddTable(const TableConfig& config) {
+  std::lock_guard<std::mutex> lock(mu_);
+  tables_[config.id].config = config;
+}
+
+const TableConfig* Client::Config(uint32_t table) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tables_.find(table);
+  return it == tables_.end() ? nullptr : &it->second.config;
+}
+
+Client::TableState& Client::StateOf(uint32_t table) {
+  auto it = tables_.find(table);
+  if (it == tables_.end()) throw InvalidArgumentError(fmt::format("rank {}: table {} does not exist", rank_, table));
+  return it->second;
+}
+
+void Client::ThrowIfFailed() {
+  if (failure_) ThrowError(failure_->first, failure_->second);
+}
+
+void Client::Ask(TableState& t, uint64_t row, uint64_t need) {
+  CacheEntry& c = t.cache[row];
+  if (c.asked > need) return;  // a request that will satisfy this one is on its way
+  c.asked = need + 1;
+  Writer w;
+  w.Put(MsgType::kGet);
+  w.Put(t.config.id);
+  w.Put(row);
+  w.Put(need);
+  w.Put<uint8_t>(t.config.consistency == Consistency::kEssp);
+  ++stats_.gets_sent;
+  send_(ShardOf(t.config, row, processes_), w.Take());
+}
+
+Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  TableState& t = StateOf(table);
+  const int shard = ShardOf(t.config, row, processes_);
+  while (true) {
+    ThrowIfFailed();
+    if (auto e = row_errors_.find({table, row}); e != row_errors_.end()) {
+      std::string why = e->second;
+      row_errors_.erase(e);
+      throw InvalidArgumentError(why);
+    }
+    const CacheEntry* c = t.cache.Find(row);
+    if (c && c->row && c->stamp >= need) return Snapshot{c->row, c->stamp};
+    Ask(t, row, need);
+    // Wake at least every 100 ms: a far deadline must not overflow the clock conversion.
+    cv_.wait_until(lock, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
+    if (deadline.Expired()) {
+      throw TimeoutError(fmt::format(
+          "rank {}: get row {} of {} at clock {}: shard {} did not answer by the deadline (its clock is {})",
+          rank_, row, t.config.Describe(), need, shard, shard_clock_[static_cast<size_t>(shard)]));
+    }
+  }
+}
+
+void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TableState& t = StateOf(table);
+  const CacheEntry* c = t.cache.Find(row);
+  if (c && c->row && c->stamp >= need) return;
+  Ask(t, row, need);
+}
+
+bool Client::Cached(uint32_t table, uint64_t row, uint64_t need) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto* c = StateOf(table).cache.Find(row);
+  return c && c->row && c->stamp >= need;
+}
+
+void Client::AddUpdates(uint32_t table, FlatMap<std::unique_ptr<Row>>& updates) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TableState& t = StateOf(table);
+  updates.ForEach([&](uint64_t row, std::unique_ptr<Row>& delta) {
+    if (!delta) return;
+    Batch& batch = open_[static_cast<size_t>(ShardOf(t.config, row, processes_))];
+    FlatMap<Row>& rows = batch[table];
+    Row* open = rows.Find(row);
+    if (open) open->AddRow(*delta);
+    else rows[row] = *delta;
+    // The process's own updates show in the cache at once (copy on write: readers keep theirs).
+    if (CacheEntry* c = t.cache.Find(row); c && c->row) {
+      auto fresh = std::make_shared<Row>(*c->row);
+      fresh->AddRow(*delta);
+      c->row = std::move(fresh);
+    }
+  });
+  updates.Clear();
+}
+
+void Client::SendBatch(int shard) {
+  Batch& open = open_[static_cast<size_t>(shard)];
+  if (open.empty()) return;
+  uint64_t seq = ++seq_[static_cast<size_t>(shard)];
+  Writer w;
+  w.Put(MsgType::kUpdate);
+  w.Put(seq);
+  w.Put(static_cast<uint32_t>(open.size()));
+  for (auto& [table, rows] : open) {
+    w.Put(table);
+    w.Put<uint64_t>(rows.size());
+    rows.ForEach([&](uint64_t row, const Row& delta) {
+      w.Put(row);
+      delta.Encode(w);
+    });
+  }
+  ++stats_.update_batches;
+  stats_.update_bytes += w.size();
+  sent_[static_cast<size_t>(shard)].push_back(Sent{seq, std::move(open)});
+  open.clear();
+  send_(shard, w.Take());
+}
+
+void Client::SendNow(uint32_t table, uint64_t row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SendBatch(ShardOf(StateOf(table).config, row, processes_));
+}
+
+void Client::Clocked(int worker, uint64_t clock) {
+  std::lock_guard<std::mutex> lock(mu_);
+  worker_clock_[static_cast<size_t>(worker)] = clock;
+  uint64_t lowest = *std::min_element(worker_clock_.begin(), worker_clock_.end());
+  if (lowest <= process_clock_) return;
+  process_clock_ = lowest;
+  for (int shard = 0; shard < processes_; ++shard) {
+    SendBatch(shard);  // updates first: the shard applies them before it sees the clock
+    Writer w;
+    w.Put(MsgType::kClock);
+    w.Put(process_clock_);
+    send_(shard, w.Take());
+  }
+}
+
+void Client::Prune(int shard, uint64_t applied) {
+  auto& sent = sent_[static_cast<size_t>(shard)];
+  while (!sent.empty() && sent.front().seq <= applied) sent.pop_front();
+}
+
+void Client::OnRows(int shard, Reader& r) {
+  auto stamp = r.Get<uint64_t>();
+  auto applied = r.Get<uint64_t>();
+  auto count = r.Get<uint32_t>();
+  Prune(shard, applied);
+  shard_clock_[static_cast<size_t>(shard)] = std::max(shard_clock_[static_cast<size_t>(shard)], stamp);
+  for (uint32_t i = 0; i < count; ++i) {
+    auto table = r.Get<uint32_t>();
+    auto row = r.Get<uint64_t>();
+    auto it = tables_.find(table);
+    if (it == tables_.end()) r.Fail(fmt::format("rows of unknown table {}", table));
+    TableState& t = it->second;
+    auto value = std::make_shared<Row>(Row::Decode(r, t.config.kind, t.config.dtype, t.config.width));
+    // Complete the row with this process's updates the shard does not hold yet.
+    for (const Sent& s : sent_[static_cast<size_t>(shard)]) {
+      auto bt = s.batch.find(table);
+      if (bt == s.batch.end()) continue;
+      if (const Row* d = bt->second.Find(row)) value->AddRow(*d);
+    }
+    auto open = open_[static_cast<size_t>(shard)].find(table);
+    if (open != open_[static_cast<size_t>(shard)].end()) {
+      if (const Row* d = open->second.Find(row)) value->AddRow(*d);
+    }
+    CacheEntry& c = t.cache[row];
+    if (c.asked == 0) ++stats_.rows_pushed;  // nobody asked: an ESSP push
+    if (!c.row || stamp >= c.stamp) {
+      c.row = std::move(value);
+      c.stamp = stamp;
+    }
+    if (c.asked <= stamp + 1) c.asked = 0;  // what was asked for has come
+    ++stats_.rows_received;
+  }
+  if (!r.done()) r.Fail("trailing bytes");
+}
+
+void Client::OnMessage(int src, Reader& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto type = static_cast<MsgType>(r.Get<uint8_t>());
+  switch (type) {
+    case MsgType::kRows:
+      OnRows(src, r);
+      break;
+    case MsgType::kMinClock: {
+      auto stamp = r.Get<uint64_t>();
+      auto applied = r.Get<uint64_t>();
+      shard_clock_[static_cast<size_t>(src)] = std::max(shard_clock_[static_cast<size_t>(src)], stamp);
+      Prune(src, applied);
+      break;
+    }
+    case MsgType::kError: {
+      auto table = r.Get<uint32_t>();
+      auto row = r.Get<uint64_t>();
+      std::string what = r.GetString();
+      if (table == kNoTable) failure_ = {ErrorCode::kInternal, what};
+      else row_errors_[{table, row}] = what;
+      break;
+    }
+    case MsgType::kSynced: {
+      auto applied = r.Get<uint64_t>();
+      Prune(src, applied);
+      synced_[static_cast<size_t>(src)] = 1;
+      break;
+    }
+    case MsgType::kCheckpointDone: {
+      r.Get<uint64_t>();
+      r.Get<uint64_t>();
+      std::string error = r.GetString();
+      ++checkpoint_done_;
+      if (!error.empty() && checkpoint_error_.empty()) checkpoint_error_ = error;
+      break;
+    }
+    case MsgType::kRestoreDone: {
+      auto clock = r.Get<uint64_t>();
+      restore_done_ = {clock, r.GetString()};
+      break;
+    }
+    default: r.Fail(fmt::format("unexpected message type {} for a client", static_cast<int>(type)));
+  }
+  cv_.notify_all();
+}
+
+void Client::Fail(ErrorCode code, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failure_) failure_ = {code, error};
+  cv_.notify_all();
+}
+
+void Client::Sync(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::fill(synced_.begin(), synced_.end(), 0);
+  for (int shard = 0; shard < processes_; ++shard) {
+    SendBatch(shard);
+    Writer w;
+    w.Put(MsgType::kSync);
+    send_(shard, w.Take());
+  }
+  auto all = [&] { return std::all_of(synced_.begin(), synced_.end(), [](char c) { return c != 0; }); };
+  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || all(); })) {
+    int silent = static_cast<int>(std::find(synced_.begin(), synced_.end(), 0) - synced_.begin());
+    throw TimeoutError(fmt::format("rank {}: barrier: shard {} did not confirm this process's updates by the deadline",
+                                   rank_, silent));
+  }
+  ThrowIfFailed();
+}
+
+void Client::DropCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, t] : tables_) t.cache.Clear();
+}
+
+void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (uint64_t c : worker_clock_) {
+    if (c != clock) {
+      throw InvalidArgumentError(fmt::format(
+          "rank {}: checkpoint: workers are at different clocks ({} and {}); checkpoint at a clock boundary", rank_, c, clock));
+    }
+  }
+  checkpoint_done_ = 0;
+  checkpoint_error_.clear();
+  for (int shard = 0; shard < processes_; ++shard) {
+    SendBatch(shard);
+    Writer w;
+    w.Put(MsgType::kCheckpoint);
+    w.Put(clock);
+    w.PutString(dir);
+    send_(shard, w.Take());
+  }
+  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || checkpoint_done_ == processes_; })) {
+    throw TimeoutError(fmt::format("rank {}: checkpoint at clock {}: {} of {} shards wrote theirs by the deadline",
+                                   rank_, clock, checkpoint_done_, processes_));
+  }
+  ThrowIfFailed();
+  if (!checkpoint_error_.empty()) throw IoError(checkpoint_error_);
+  if (rank_ == 0) {
+    std::map<uint32_t, TableConfig> configs;
+    for (const auto& [id, t] : tables_) configs[id] = t.config;
+    WriteManifest(dir, clock, processes_, configs);
+  }
+}
+
+uint64_t Client::Restore(const std::string& dir, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  restore_done_.reset();
+  Writer w;
+  w.Put(MsgType::kRestore);
+  w.PutString(dir);
+  send_(rank_, w.Take());
+  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || restore_done_.has_value(); })) {
+    throw TimeoutError(fmt::format("rank {}: restore from {}: the shard did not finish by the deadline", rank_, dir));
+  }
+  ThrowIfFailed();
+  if (!restore_done_->second.empty()) ThrowError(ErrorCode::kParse, restore_done_->second);
+  uint64_t clock = restore_done_->first;
+  for (auto& [id, t] : tables_) t.cache.Clear();
+  for (auto& b : open_) b.clear();
+  for (auto& s : sent_) s.clear();
+  std::fill(worker_clock_.begin(), worker_clock_.end(), clock);
+  std::fill(shard_clock_.begin(), shard_clock_.end(), clock);
+  process_clock_ = clock;
+  return clock;
+}
+
+PsStats Client::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+uint64_t Client::process_clock() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return process_clock_;
+}
+
+}  // namespace parasol::ps

@@ -1,0 +1,135 @@
+// The process's side of the parameter server: the row cache its workers share, the updates they
+// hand over (coalesced per shard into batches), and the process clock.
+//
+// Consistency bookkeeping: a cached row carries a stamp (every update of clocks < stamp, from
+// every process, is in it). The process's own updates show at once: when a worker hands updates
+// over they are added to the cached rows, kept per shard in the open batch and, once sent, in a
+// log of batches by sequence number until the shard reports it has applied them; a row the shard
+// sends later is completed with the logged and open updates it does not hold yet.
+//
+// Threading: workers call the worker-facing methods, the communication thread the message
+// handlers; one mutex guards the state and workers wait on one condition variable.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parasol/core/deadline.h"
+#include "parasol/ps/flat_map.h"
+#include "parasol/ps/row.h"
+#include "parasol/ps/table_config.h"
+#include "parasol/ps/wire.h"
+
+namespace parasol::ps {
+
+struct PsStats {
+  uint64_t update_batches = 0;  // update messages sent
+  uint64_t update_bytes = 0;
+  uint64_t gets_sent = 0;       // row requests sent (cache misses or stale rows)
+  uint64_t rows_received = 0;   // rows received in replies and pushes
+  uint64_t rows_pushed = 0;     // of those, pushed by shards (ESSP) without a request
+};
+
+class Client {
+ public:
+  using Sender = std::function<void(int dst, std::vector<std::byte> bytes)>;
+
+  Client(int rank, int processes, int workers, Sender send);
+
+  void AddTable(const TableConfig& config);
+  // Nullptr if the table does not exist.
+  const TableConfig* Config(uint32_t table) const;
+
+  struct Snapshot {
+    std::shared_ptr<const Row> row;
+    uint64_t stamp = 0;
+  };
+  // The row at stamp >= need, from the cache or fetched from its shard; blocks until `deadline`
+  // (TimeoutError naming the shard) or a failure (the error the shard or transport reported).
+  Snapshot Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline);
+  // Asks for the row without waiting (nothing if cached fresh enough or already asked for).
+  void Prefetch(uint32_t table, uint64_t row, uint64_t need);
+  bool Cached(uint32_t table, uint64_t row, uint64_t need);
+
+  // Takes a worker's updates to a table (the map is left empty).
+  void AddUpdates(uint32_t table, FlatMap<std::unique_ptr<Row>>& updates);
+  // Sends the open batch of the shard holding `row` now (VAP).
+  void SendNow(uint32_t table, uint64_t row);
+  // Worker `worker` finished a clock; when all workers of the process have, the batches go out,
+  // then the new process clock, to every shard.
+  void Clocked(int worker, uint64_t clock);
+
+  // One caller per process: sends the open batches, then waits until every shard has applied
+  // them and every row a shard sent before has arrived. Throws TimeoutError naming a silent shard.
+  void Sync(Deadline deadline);
+  // Forgets every cached row (after a barrier: rows cached before may miss others' updates).
+  void DropCache();
+
+  // One caller per process, all processes at the same clock: every shard writes its rows; rank 0
+  // writes the manifest. Throws what a shard reported, or TimeoutError.
+  void Checkpoint(const std::string& dir, uint64_t clock, Deadline deadline);
+  // One caller per process, before any update: this rank's shard loads its rows. Returns the clock.
+  uint64_t Restore(const std::string& dir, Deadline deadline);
+
+  // From the communication thread.
+  void OnMessage(int src, Reader& r);
+  // The transport failed: every waiting and later call throws `error`.
+  void Fail(ErrorCode code, const std::string& error);
+
+  PsStats stats() const;
+  uint64_t process_clock() const;
+
+ private:
+  struct CacheEntry {
+    std::shared_ptr<const Row> row;
+    uint64_t stamp = 0;
+    uint64_t asked = 0;  // the largest need requested so far, plus one (0: never asked)
+  };
+  using Batch = std::map<uint32_t, FlatMap<Row>>;  // table -> row -> delta
+  struct Sent {
+    uint64_t seq;
+    Batch batch;
+  };
+  struct TableState {
+    TableConfig config;
+    FlatMap<CacheEntry> cache;
+  };
+
+  TableState& StateOf(uint32_t table);  // REQUIRES: mu_ held; throws for unknown tables
+  void Ask(TableState& t, uint64_t row, uint64_t need);  // REQUIRES: mu_ held
+  void SendBatch(int shard);                               // REQUIRES: mu_ held
+  void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held
+  void Prune(int shard, uint64_t applied);                  // REQUIRES: mu_ held
+  void ThrowIfFailed();                                     // REQUIRES: mu_ held
+
+  const int rank_;
+  const int processes_;
+  Sender send_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint32_t, TableState> tables_;           // GUARDED_BY(mu_)
+  std::vector<Batch> open_;                         // per shard, GUARDED_BY(mu_)
+  std::vector<std::deque<Sent>> sent_;              // per shard, GUARDED_BY(mu_)
+  std::vector<uint64_t> seq_;                       // per shard, GUARDED_BY(mu_)
+  std::vector<uint64_t> worker_clock_;              // GUARDED_BY(mu_)
+  uint64_t process_clock_ = 0;                      // GUARDED_BY(mu_)
+  std::vector<uint64_t> shard_clock_;               // latest stamp each shard reported
+  std::map<std::pair<uint32_t, uint64_t>, std::string> row_errors_;  // GUARDED_BY(mu_)
+  std::optional<std::pair<ErrorCode, std::string>> failure_;         // GUARDED_BY(mu_)
+  // Sync, checkpoint and restore replies.
+  std::vector<char> synced_;
+  int checkpoint_done_ = 0;
+  std::string checkpoint_error_;
+  std::optional<std::pair<uint64_t, std::string>> restore_done_;
+  PsStats stats_;
+};
+
+}  // namespace parasol::ps

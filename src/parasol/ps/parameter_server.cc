@@ -1,0 +1,242 @@
+#include "parasol/ps/parameter_server.h"
+
+#include <sched.h>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/error.h"
+#include "parasol/ps/protocol.h"
+
+namespace parasol::ps {
+
+namespace {
+
+bool ForShard(MsgType t) {
+  return t == MsgType::kUpdate || t == MsgType::kClock || t == MsgType::kGet || t == MsgType::kCheckpoint ||
+         t == MsgType::kRestore || t == MsgType::kSync;
+}
+
+}  // namespace
+
+ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
+    : rank_(ctx.rank()), size_(ctx.size()), options_(options), shard_(ctx.rank(), ctx.size()) {
+  if (options_.workers_per_process < 1) {
+    throw InvalidArgumentError(fmt::format("rank {}: parameter server: workers_per_process must be at least 1", rank_));
+  }
+  Deadline deadline = Deadline::After(options_.timeout_ms);
+  messages_ = ctx.Duplicate(deadline);
+  collectives_ = ctx.Duplicate(deadline);
+  client_ = std::make_unique<Client>(rank_, size_, options_.workers_per_process,
+                                     [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ParameterServer::~ParameterServer() {
+  try {
+    Shutdown();
+  } catch (...) {
+    // The job is failing already; make sure the thread stops.
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+}
+
+void ParameterServer::CreateTable(const TableConfig& config) {
+  config.Validate();
+  if (client_->Config(config.id)) {
+    throw InvalidArgumentError(fmt::format("rank {}: table {} already exists", rank_, config.id));
+  }
+  {
+    std::lock_guard<std::mutex> lock(shard_mu_);
+    shard_.AddTable(config);
+  }
+  client_->AddTable(config);
+  // Every rank must have made the same table before anyone uses it: the exchange is also a barrier.
+  uint64_t mine = config.Fingerprint();
+  std::vector<uint64_t> all(static_cast<size_t>(size_));
+  collective::AllgatherOptions o;
+  o.timeout_ms = options_.timeout_ms;
+  collective::Allgather(*collectives_, &mine, all.data(), 1, DType::kInt64, o);
+  for (int r = 0; r < size_; ++r) {
+    if (all[static_cast<size_t>(r)] != mine) {
+      throw MismatchError(fmt::format("rank {}: create {}: rank {} created table {} with another configuration", rank_,
+                                      config.Describe(), r, config.id));
+    }
+  }
+}
+
+std::unique_ptr<Worker> ParameterServer::CreateWorker(int index) {
+  if (index < 0 || index >= options_.workers_per_process) {
+    throw InvalidArgumentError(fmt::format("rank {}: worker index {} outside 0..{}", rank_, index,
+                                           options_.workers_per_process - 1));
+  }
+  return std::make_unique<Worker>(this, index);
+}
+
+std::optional<Row> ParameterServer::ShardRow(uint32_t table, uint64_t row) {
+  std::lock_guard<std::mutex> lock(shard_mu_);
+  const Row* r = shard_.Peek(table, row);
+  return r ? std::optional<Row>(*r) : std::nullopt;
+}
+
+uint64_t ParameterServer::ShardClock() {
+  std::lock_guard<std::mutex> lock(shard_mu_);
+  return shard_.min_clock();
+}
+
+void ParameterServer::Send(int dst, std::vector<std::byte> bytes) {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  outbox_.emplace_back(dst, std::move(bytes));
+}
+
+void ParameterServer::Dispatch(comm::Transport::Message& m) {
+  if (m.data.empty()) return;
+  Reader r(m.data.data(), m.data.size(), m.src);
+  if (ForShard(static_cast<MsgType>(m.data[0]))) {
+    Outbox out;
+    {
+      std::lock_guard<std::mutex> lock(shard_mu_);
+      shard_.Handle(m.src, r, out);
+    }
+    for (auto& [dst, bytes] : out) Send(dst, std::move(bytes));
+    return;
+  }
+  try {
+    client_->OnMessage(m.src, r);
+  } catch (const MalformedMessage& e) {
+    client_->Fail(ErrorCode::kInternal, fmt::format("rank {}: parameter server: {}", rank_, e.what()));
+  }
+}
+
+bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std::byte>>>& inflight) {
+  comm::Transport& t = messages_->transport();
+  bool busy = false;
+  std::deque<std::pair<int, std::vector<std::byte>>> out;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    out.swap(outbox_);
+  }
+  for (auto& [dst, bytes] : out) {
+    comm::Request req = t.Isend(dst, kPsTag, bytes.data(), bytes.size());
+    inflight.emplace_back(std::move(req), std::move(bytes));  // the vector's buffer does not move
+    busy = true;
+  }
+  for (size_t i = 0; i < inflight.size();) {
+    if (t.Test(inflight[i].first)) {
+      inflight[i] = std::move(inflight.back());
+      inflight.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  for (int n = 0; n < 256; ++n) {
+    auto m = t.TryReceive(kPsTag);
+    if (!m) break;
+    Dispatch(*m);
+    busy = true;
+  }
+  return busy;
+}
+
+void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
+  comm::Transport& t = messages_->transport();
+  if (t.WaitSleeps()) {
+    t.WaitForEvent(epoch, Deadline::After(std::chrono::microseconds(200)));
+    return;
+  }
+  // MPI cannot block with a timeout: spin briefly, then sleep in short steps so a waiting process
+  // leaves its cores to the workers.
+  if (++idle_rounds < 64) sched_yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
+}
+
+void ParameterServer::Loop() {
+  std::vector<std::pair<comm::Request, std::vector<std::byte>>> inflight;
+  comm::Transport& t = messages_->transport();
+  int idle_rounds = 0;
+  while (true) {
+    uint64_t epoch = t.Epoch();
+    bool busy = false;
+    try {
+      busy = Poll(inflight);
+    } catch (const Error& e) {
+      client_->Fail(e.code(), fmt::format("rank {}: parameter server: {}", rank_, e.what()));
+      break;
+    }
+    if (busy) {
+      idle_rounds = 0;
+      continue;
+    }
+    if (stop_) {
+      std::lock_guard<std::mutex> lock(out_mu_);
+      if (outbox_.empty()) break;
+      continue;
+    }
+    Idle(epoch, idle_rounds);
+  }
+  for (auto& f : inflight) t.Cancel(f.first);  // peers have stopped listening
+}
+
+void ParameterServer::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Hand what is queued to the transport, then wait for every process before going quiet.
+  Deadline deadline = DefaultDeadline();
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(out_mu_);
+      if (outbox_.empty()) break;
+    }
+    if (deadline.Expired()) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  std::exception_ptr error;
+  try {
+    collective::Barrier(*collectives_, options_.timeout_ms);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (error) std::rethrow_exception(error);
+}
+
+void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn) {
+  (void)worker;
+  std::unique_lock<std::mutex> lock(barrier_mu_);
+  uint64_t generation = generation_;
+  if (++arrived_ == options_.workers_per_process) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      phase_error_ = {e.code(), e.what()};
+    } catch (const std::exception& e) {
+      phase_error_ = {ErrorCode::kInternal, e.what()};
+    }
+    arrived_ = 0;
+    ++generation_;
+    barrier_cv_.notify_all();
+  } else {
+    Deadline deadline = DefaultDeadline();
+    if (!barrier_cv_.wait_until(lock, deadline.time(), [&] { return generation_ != generation; })) {
+      throw TimeoutError(fmt::format("rank {}: worker {}: only {} of {} local workers reached the barrier by the deadline",
+                                     rank_, worker, arrived_, options_.workers_per_process));
+    }
+  }
+  if (phase_error_) ThrowError(phase_error_->first, phase_error_->second);
+}
+
+void ParameterServer::Barrier(int worker) {
+  OnePerProcess(worker, [&] {
+    Deadline deadline = DefaultDeadline();
+    client_->Sync(deadline);  // this process's updates are at their shards
+    collective::Barrier(*collectives_, options_.timeout_ms);
+    // Everyone's are. Rows cached or in flight from before may predate some of them: sync again
+    // so those have arrived, then forget them.
+    client_->Sync(deadline);
+    client_->DropCache();
+  });
+}
+
+}  // namespace parasol::ps

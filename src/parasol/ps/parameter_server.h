@@ -1,0 +1,106 @@
+// The parameter server of one process: a server shard (the rows the partitioner gives this rank),
+// the client the process's workers share, and the communication thread that serves both over a
+// duplicate of the job's context.
+//
+// Usage (every process):
+//   ParameterServer ps(ctx, {.workers_per_process = 4});
+//   ps.CreateTable({.id = 1, .kind = RowKind::kDense, .dtype = DType::kFloat32, .width = 16,
+//                   .consistency = Consistency::kSsp, .staleness = 3});
+//   // on each worker thread i:
+//   auto worker = ps.CreateWorker(i);
+//   auto t = worker->GetTable<float>(1);
+//   t.Inc(row, col, 0.5f); auto v = t.Get(row); float x = v[col]; worker->Clock();
+//   // after the workers are done:
+//   ps.Shutdown();
+//
+// Threading: CreateTable, CreateWorker and Shutdown from one thread per process; each Worker
+// from its own thread. Every blocking call has the deadline options.timeout_ms.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "parasol/comm/context.h"
+#include "parasol/ps/client.h"
+#include "parasol/ps/server_shard.h"
+#include "parasol/ps/table_config.h"
+#include "parasol/ps/worker.h"
+
+namespace parasol::ps {
+
+struct PsOptions {
+  int workers_per_process = 1;
+  std::chrono::milliseconds timeout_ms{60000};
+};
+
+class ParameterServer {
+ public:
+  // Collective: every process of ctx constructs one. Starts the communication thread.
+  ParameterServer(comm::Context& ctx, PsOptions options);
+  // Shuts down if Shutdown was not called (errors ignored: the job is ending anyway).
+  ~ParameterServer();
+  ParameterServer(const ParameterServer&) = delete;
+  ParameterServer& operator=(const ParameterServer&) = delete;
+
+  // Collective: every process creates the same tables in the same order. Throws
+  // InvalidArgumentError for a bad or duplicate configuration, MismatchError if ranks disagree.
+  void CreateTable(const TableConfig& config);
+  // The handle for worker `index` (0 .. workers_per_process-1) of this process.
+  std::unique_ptr<Worker> CreateWorker(int index);
+  // Collective, after this process's workers are done: waits until every process is, then stops.
+  void Shutdown();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const PsOptions& options() const { return options_; }
+  Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
+  PsStats stats() const { return client_->stats(); }
+  // This rank's shard's copy of a row (nullopt if never touched), and its clock: for tests.
+  std::optional<Row> ShardRow(uint32_t table, uint64_t row);
+  uint64_t ShardClock();
+
+  // For Worker.
+  Client& client() { return *client_; }
+  void Barrier(int worker);
+  // Every local worker calls; worker 0 runs fn, the others wait; fn's error reaches all of them.
+  void OnePerProcess(int worker, const std::function<void()>& fn);
+
+ private:
+  void Send(int dst, std::vector<std::byte> bytes);
+  void Loop();
+  bool Poll(std::vector<std::pair<comm::Request, std::vector<std::byte>>>& inflight);
+  void Dispatch(comm::Transport::Message& m);
+  void Idle(uint64_t epoch, int& idle_rounds);
+
+  const int rank_;
+  const int size_;
+  PsOptions options_;
+  std::unique_ptr<comm::Context> messages_;     // the communication thread's
+  std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
+  std::unique_ptr<Client> client_;
+  std::mutex shard_mu_;
+  ServerShard shard_;  // GUARDED_BY(shard_mu_)
+
+  std::mutex out_mu_;
+  std::deque<std::pair<int, std::vector<std::byte>>> outbox_;  // GUARDED_BY(out_mu_)
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  bool shut_down_ = false;
+
+  // Local barrier among this process's workers.
+  std::mutex barrier_mu_;
+  std::condition_variable barrier_cv_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+  std::optional<std::pair<ErrorCode, std::string>> phase_error_;
+};
+
+}  // namespace parasol::ps

@@ -1,0 +1,78 @@
+// The consistency models' guarantees, checked on every read while workers pause at random, one
+// worker straggles and one rank's parameter-server messages are delayed in flight.
+#include <memory>
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "parasol/comm/testing.h"
+#include "parasol/ps/ps_workloads.h"
+
+namespace parasol::ps {
+namespace {
+
+using comm::InProcessWorld;
+using comm::MessageFault;
+using namespace std::chrono_literals;
+
+testing::CountingResult RunInProcess(const testing::CountingOptions& o, int ranks = 3, bool delay = true) {
+  InProcessWorld world(ranks);
+  if (delay) {
+    // Rank 1's parameter-server messages (updates, clocks, replies) arrive late now and then;
+    // order per sender is kept, as any real network keeps it.
+    world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .tag_mask = ~0u, .tag_value = kPsTag,
+                    .skip = 5, .count = 40, .delay_ms = 3ms});
+  }
+  std::vector<std::atomic<int64_t>> issued(static_cast<size_t>(ranks * o.workers));
+  std::vector<testing::CountingResult> results(static_cast<size_t>(ranks));
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    results[static_cast<size_t>(ctx.rank())] = testing::RunCounting(ctx, o, issued.data());
+  });
+  comm::testing::ExpectNoErrors(errors);
+  testing::CountingResult total = results[0];
+  for (size_t r = 1; r < results.size(); ++r) {
+    total.reads += results[r].reads;
+    total.min_seen_minus_need = std::min(total.min_seen_minus_need, results[r].min_seen_minus_need);
+    total.mean_freshness += results[r].mean_freshness;
+    total.stats.gets_sent += results[r].stats.gets_sent;
+    total.stats.rows_pushed += results[r].stats.rows_pushed;
+    total.stats.update_batches += results[r].stats.update_batches;
+  }
+  total.mean_freshness /= static_cast<double>(results.size());
+  return total;
+}
+
+struct ModelCase {
+  Consistency model;
+  uint32_t staleness;
+  double vap;
+};
+
+class EveryModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(EveryModel, ReadsRespectTheBoundAndNoUpdateIsLost) {
+  auto [model, staleness, vap] = GetParam();
+  testing::CountingOptions o{.model = model, .staleness = staleness, .vap_threshold = vap, .slow_worker = 3};
+  auto r = RunInProcess(o);
+  EXPECT_EQ(r.reads, static_cast<uint64_t>(3 * o.workers * o.clocks * o.rows));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, EveryModel,
+    ::testing::Values(ModelCase{Consistency::kBsp, 0, 0}, ModelCase{Consistency::kSsp, 0, 0},
+                      ModelCase{Consistency::kSsp, 1, 0}, ModelCase{Consistency::kSsp, 3, 0},
+                      ModelCase{Consistency::kEssp, 2, 0}, ModelCase{Consistency::kVap, 2, 3.0},
+                      ModelCase{Consistency::kAsp, 0, 0}),
+    [](const auto& test) {
+      std::string name(ConsistencyName(test.param.model));
+      return name + std::to_string(test.param.staleness);
+    });
+
+// Sparse rows obey the same rules.
+TEST(Consistency, SparseRowsToo) {
+  auto r = RunInProcess({.model = Consistency::kSsp, .staleness = 2, .kind = RowKind::kSparse});
+  EXPECT_GT(r.reads, 0u);
+}
+
+}  // namespace
+}  // namespace parasol::ps

@@ -1,0 +1,251 @@
+#include "parasol/ps/server_shard.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/ps/checkpoint.h"
+
+namespace parasol::ps {
+
+namespace {
+
+std::vector<std::byte> ErrorMessage(uint32_t table, uint64_t row, const std::string& what) {
+  Writer w;
+  w.Put(MsgType::kError);
+  w.Put(table);
+  w.Put(row);
+  w.PutString(what);
+  return w.Take();
+}
+
+}  // namespace
+
+ServerShard::ServerShard(int rank, int processes)
+    : rank_(rank), processes_(processes), clock_(static_cast<size_t>(processes), 0),
+      applied_(static_cast<size_t>(processes), 0) {}
+
+void ServerShard::AddTable(const TableConfig& config) {
+  Table& t = tables_[config.id];
+  t.config = config;
+}
+
+uint64_t ServerShard::rows() const {
+  uint64_t n = 0;
+  for (const auto& [id, t] : tables_) n += t.rows.size();
+  return n;
+}
+
+const Row* ServerShard::Peek(uint32_t table, uint64_t row) const {
+  auto it = tables_.find(table);
+  return it == tables_.end() ? nullptr : it->second.rows.Find(row);
+}
+
+ServerShard::Table& ServerShard::TableOrFail(uint32_t id, Reader& r) {
+  auto it = tables_.find(id);
+  if (it == tables_.end()) r.Fail(fmt::format("table {} does not exist on shard {}", id, rank_));
+  return it->second;
+}
+
+Row& ServerShard::RowOf(Table& t, uint64_t row) {
+  Row* found = t.rows.Find(row);
+  if (found) return *found;
+  Row& fresh = t.rows[row];
+  fresh = Row(t.config.kind, t.config.dtype, t.config.width);
+  return fresh;
+}
+
+void ServerShard::Handle(int src, Reader& r, Outbox& out) {
+  if (src < 0 || src >= processes_) return;  // not one of ours: nothing to answer
+  auto type = static_cast<MsgType>(r.Get<uint8_t>());
+  try {
+    switch (type) {
+      case MsgType::kUpdate: OnUpdate(src, r); break;
+      case MsgType::kClock: OnClock(src, r, out); break;
+      case MsgType::kGet: OnGet(src, r, out); break;
+      case MsgType::kCheckpoint: OnCheckpoint(src, r, out); break;
+      case MsgType::kRestore: OnRestore(src, r, out); break;
+      case MsgType::kSync: OnSync(src, r, out); break;
+      default: r.Fail(fmt::format("unexpected message type {} for a shard", static_cast<int>(type)));
+    }
+  } catch (const MalformedMessage& e) {
+    out.emplace_back(src, ErrorMessage(kNoTable, 0, fmt::format("shard {}: {}", rank_, e.what())));
+  }
+}
+
+void ServerShard::OnUpdate(int src, Reader& r) {
+  auto seq = r.Get<uint64_t>();
+  auto tables = r.Get<uint32_t>();
+  // Decode everything before applying anything: a malformed batch changes nothing.
+  std::vector<std::tuple<Table*, uint64_t, Row>> rows;
+  for (uint32_t i = 0; i < tables; ++i) {
+    Table& t = TableOrFail(r.Get<uint32_t>(), r);
+    auto n = r.Get<uint64_t>();
+    for (uint64_t j = 0; j < n; ++j) {
+      auto row = r.Get<uint64_t>();
+      if (row >= t.config.num_rows) r.Fail(fmt::format("row {} of {} is out of range", row, t.config.Describe()));
+      if (ShardOf(t.config, row, processes_) != rank_) r.Fail(fmt::format("row {} does not belong to shard {}", row, rank_));
+      rows.emplace_back(&t, row, Row::Decode(r, t.config.kind, t.config.dtype, t.config.width));
+    }
+  }
+  if (!r.done()) r.Fail("trailing bytes");
+  for (auto& [t, row, delta] : rows) {
+    RowOf(*t, row).AddRow(delta);
+    if (t->config.consistency == Consistency::kEssp) t->dirty[row] = 1;
+  }
+  applied_[static_cast<size_t>(src)] = seq;
+}
+
+void ServerShard::OnClock(int src, Reader& r, Outbox& out) {
+  auto clock = r.Get<uint64_t>();
+  if (!r.done()) r.Fail("trailing bytes");
+  clock_[static_cast<size_t>(src)] = std::max(clock_[static_cast<size_t>(src)], clock);
+  uint64_t lowest = *std::min_element(clock_.begin(), clock_.end());
+  if (lowest > min_clock_) {
+    min_clock_ = lowest;
+    Advance(out);
+  }
+}
+
+// The clock advanced: answer the reads it now allows, push fresh subscribed rows (ESSP), and tell
+// every process the new clock and which of its updates are in.
+void ServerShard::Advance(Outbox& out) {
+  std::vector<PendingGet> still;
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> replies(static_cast<size_t>(processes_));
+  for (const auto& g : pending_) {
+    if (g.need <= min_clock_) replies[static_cast<size_t>(g.src)].emplace_back(g.table, g.row);
+    else still.push_back(g);
+  }
+  pending_.swap(still);
+  for (auto& [id, t] : tables_) {
+    if (t.config.consistency != Consistency::kEssp) continue;
+    t.dirty.ForEach([&](uint64_t row, char) {
+      const auto* subs = t.subscribers.Find(row);
+      if (!subs) return;
+      for (int p = 0; p < processes_; ++p) {
+        if ((*subs)[static_cast<size_t>(p) / 64] >> (p % 64) & 1) replies[static_cast<size_t>(p)].emplace_back(id, row);
+      }
+    });
+    t.dirty.Clear();
+  }
+  for (int p = 0; p < processes_; ++p) {
+    if (!replies[static_cast<size_t>(p)].empty()) ReplyRows(p, replies[static_cast<size_t>(p)], out);
+    Writer w;
+    w.Put(MsgType::kMinClock);
+    w.Put(min_clock_);
+    w.Put(applied_[static_cast<size_t>(p)]);
+    out.emplace_back(p, w.Take());
+  }
+}
+
+void ServerShard::ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out) {
+  Writer w;
+  w.Put(MsgType::kRows);
+  w.Put(min_clock_);
+  w.Put(applied_[static_cast<size_t>(dst)]);
+  w.Put(static_cast<uint32_t>(rows.size()));
+  for (const auto& [table, row] : rows) {
+    Table& t = tables_.at(table);
+    w.Put(table);
+    w.Put(row);
+    RowOf(t, row).Encode(w);
+  }
+  out.emplace_back(dst, w.Take());
+}
+
+void ServerShard::Subscribe(Table& t, uint64_t row, int src) {
+  auto& bits = t.subscribers[row];
+  if (bits.empty()) bits.assign((static_cast<size_t>(processes_) + 63) / 64, 0);
+  bits[static_cast<size_t>(src) / 64] |= uint64_t{1} << (src % 64);
+}
+
+void ServerShard::OnGet(int src, Reader& r, Outbox& out) {
+  auto table = r.Get<uint32_t>();
+  auto row = r.Get<uint64_t>();
+  auto need = r.Get<uint64_t>();
+  bool subscribe = r.Get<uint8_t>() != 0;
+  if (!r.done()) r.Fail("trailing bytes");
+  auto it = tables_.find(table);
+  if (it == tables_.end()) {
+    out.emplace_back(src, ErrorMessage(table, row, fmt::format("table {} does not exist", table)));
+    return;
+  }
+  Table& t = it->second;
+  if (row >= t.config.num_rows || ShardOf(t.config, row, processes_) != rank_) {
+    out.emplace_back(src, ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
+    return;
+  }
+  if (subscribe) Subscribe(t, row, src);
+  if (need <= min_clock_) ReplyRows(src, {{table, row}}, out);
+  else pending_.push_back(PendingGet{src, table, row, need});
+}
+
+void ServerShard::OnSync(int src, Reader& r, Outbox& out) {
+  if (!r.done()) r.Fail("trailing bytes");
+  Writer w;
+  w.Put(MsgType::kSynced);
+  w.Put(applied_[static_cast<size_t>(src)]);
+  out.emplace_back(src, w.Take());
+}
+
+void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
+  auto clock = r.Get<uint64_t>();
+  std::string dir = r.GetString();
+  if (!r.done()) r.Fail("trailing bytes");
+  // Every process asks after its clock message and updates: with all asks in, the rows are the
+  // consistent cut at `clock`.
+  int votes = ++checkpoint_votes_[{clock, dir}];
+  if (votes < processes_) return;
+  checkpoint_votes_.erase({clock, dir});
+  std::string error;
+  uint64_t written = 0;
+  try {
+    CheckpointWriter writer(dir, rank_, clock);
+    for (auto& [id, t] : tables_) {
+      writer.BeginTable(t.config, t.rows.size());
+      t.rows.ForEach([&](uint64_t row, const Row& value) { writer.AddRow(row, value); });
+      written += t.rows.size();
+    }
+    writer.Commit();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  for (int p = 0; p < processes_; ++p) {
+    Writer w;
+    w.Put(MsgType::kCheckpointDone);
+    w.Put(clock);
+    w.Put(written);
+    w.PutString(error);
+    out.emplace_back(p, w.Take());
+  }
+  (void)src;
+}
+
+void ServerShard::OnRestore(int src, Reader& r, Outbox& out) {
+  std::string dir = r.GetString();
+  if (!r.done()) r.Fail("trailing bytes");
+  std::string error;
+  uint64_t clock = 0;
+  try {
+    std::map<uint32_t, TableConfig> configs;
+    for (const auto& [id, t] : tables_) configs[id] = t.config;
+    for (auto& [id, t] : tables_) t.rows.Clear();
+    clock = ReadCheckpoint(dir, configs, [&](uint32_t table, uint64_t row, Row&& value) {
+      Table& t = tables_.at(table);
+      if (ShardOf(t.config, row, processes_) == rank_) t.rows[row] = std::move(value);
+    });
+    std::fill(clock_.begin(), clock_.end(), clock);
+    min_clock_ = clock;
+    pending_.clear();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  Writer w;
+  w.Put(MsgType::kRestoreDone);
+  w.Put(clock);
+  w.PutString(error);
+  out.emplace_back(src, w.Take());
+}
+
+}  // namespace parasol::ps

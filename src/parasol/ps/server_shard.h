@@ -1,0 +1,77 @@
+// One rank's server shard: the rows the partitioner assigns to this rank, the clock of every
+// process, reads held until the clock allows them, subscriptions for ESSP pushes, checkpoints.
+//
+// Threading: used by the communication thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "parasol/ps/flat_map.h"
+#include "parasol/ps/protocol.h"
+#include "parasol/ps/row.h"
+#include "parasol/ps/table_config.h"
+#include "parasol/ps/wire.h"
+
+namespace parasol::ps {
+
+// Messages to send: (destination rank, bytes).
+using Outbox = std::vector<std::pair<int, std::vector<std::byte>>>;
+
+class ServerShard {
+ public:
+  ServerShard(int rank, int processes);
+
+  void AddTable(const TableConfig& config);
+  // Handles one message from `src`, appending replies to `out`. A message that does not decode
+  // or asks for something invalid gets a kError reply (when it can be addressed); the shard keeps
+  // serving.
+  void Handle(int src, Reader& r, Outbox& out);
+
+  uint64_t min_clock() const { return min_clock_; }
+  // Rows this shard holds, over all tables (for tests and statistics).
+  uint64_t rows() const;
+  // Reads a row's value, for tests. Nullptr if the row has never been touched.
+  const Row* Peek(uint32_t table, uint64_t row) const;
+
+ private:
+  struct Table {
+    TableConfig config;
+    FlatMap<Row> rows;
+    FlatMap<std::vector<uint64_t>> subscribers;  // row -> bitset of processes (ESSP)
+    FlatMap<char> dirty;                         // rows changed since the last push
+  };
+  struct PendingGet {
+    int src;
+    uint32_t table;
+    uint64_t row;
+    uint64_t need;
+  };
+
+  Table& TableOrFail(uint32_t id, Reader& r);
+  Row& RowOf(Table& t, uint64_t row);
+  void OnUpdate(int src, Reader& r);
+  void OnClock(int src, Reader& r, Outbox& out);
+  void OnGet(int src, Reader& r, Outbox& out);
+  void OnCheckpoint(int src, Reader& r, Outbox& out);
+  void OnRestore(int src, Reader& r, Outbox& out);
+  void OnSync(int src, Reader& r, Outbox& out);
+  void Advance(Outbox& out);
+  void ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out);
+  void Subscribe(Table& t, uint64_t row, int src);
+
+  int rank_;
+  int processes_;
+  std::map<uint32_t, Table> tables_;
+  std::vector<uint64_t> clock_;    // per process: clocks it has finished
+  std::vector<uint64_t> applied_;  // per process: last update batch applied
+  uint64_t min_clock_ = 0;
+  std::vector<PendingGet> pending_;
+  // Checkpoints: requests gathered until every process has asked for the same one.
+  std::map<std::pair<uint64_t, std::string>, int> checkpoint_votes_;
+};
+
+}  // namespace parasol::ps

@@ -1,0 +1,69 @@
+#include "parasol/ps/table_config.h"
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/ps/flat_map.h"
+
+namespace parasol::ps {
+
+std::string_view ConsistencyName(Consistency c) {
+  switch (c) {
+    case Consistency::kBsp: return "bsp";
+    case Consistency::kSsp: return "ssp";
+    case Consistency::kEssp: return "essp";
+    case Consistency::kVap: return "vap";
+    case Consistency::kAsp: return "asp";
+  }
+  return "?";
+}
+
+Consistency ParseConsistency(std::string_view name) {
+  for (Consistency c : {Consistency::kBsp, Consistency::kSsp, Consistency::kEssp, Consistency::kVap, Consistency::kAsp}) {
+    if (name == ConsistencyName(c)) return c;
+  }
+  throw InvalidArgumentError(fmt::format("unknown consistency model '{}' (expected bsp, ssp, essp, vap or asp)", name));
+}
+
+uint64_t TableConfig::ReadStaleness() const {
+  switch (consistency) {
+    case Consistency::kBsp: return 0;
+    case Consistency::kAsp: return std::numeric_limits<uint64_t>::max();
+    default: return staleness;
+  }
+}
+
+void TableConfig::Validate() const {
+  auto bad = [&](std::string_view what) {
+    return InvalidArgumentError(fmt::format("table {}: {}", id, what));
+  };
+  if (id == ~uint32_t{0}) throw bad("id 2^32-1 is reserved");
+  if (kind == RowKind::kDense && (width == 0 || width > (uint64_t{1} << 32))) throw bad("dense rows need a width in [1, 2^32]");
+  if (num_rows == 0 || num_rows > kMaxRows) throw bad("num_rows must be in [1, 2^63]");
+  if (width > kMaxRows) throw bad("width must be at most 2^63");
+  if (consistency == Consistency::kVap && !(vap_threshold > 0)) throw bad("vap needs a positive vap_threshold");
+  if (consistency != Consistency::kVap && vap_threshold != 0) throw bad("vap_threshold applies to vap tables only");
+  if (consistency == Consistency::kBsp && staleness != 0) throw bad("bsp reads are never stale: staleness must be 0");
+  if (partitioning == Partitioning::kRange && num_rows == kMaxRows) throw bad("range partitioning needs num_rows");
+}
+
+uint64_t TableConfig::Fingerprint() const {
+  uint64_t h = MixKey(id);
+  for (uint64_t v : {static_cast<uint64_t>(kind), static_cast<uint64_t>(dtype), width, num_rows,
+                     static_cast<uint64_t>(consistency), static_cast<uint64_t>(staleness),
+                     static_cast<uint64_t>(vap_threshold * 1e9), static_cast<uint64_t>(partitioning)}) {
+    h = MixKey(h ^ v);
+  }
+  return h;
+}
+
+std::string TableConfig::Describe() const {
+  std::string model(ConsistencyName(consistency));
+  if (consistency == Consistency::kSsp || consistency == Consistency::kEssp || consistency == Consistency::kVap) {
+    model += fmt::format("({})", staleness);
+  }
+  return fmt::format("table {} ({} {} x {}, {})", id, kind == RowKind::kDense ? "dense" : "sparse",
+                     DTypeName(dtype), width, model);
+}
+
+}  // namespace parasol::ps

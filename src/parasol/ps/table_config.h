@@ -1,0 +1,51 @@
+// A table's typed configuration: its rows, value type, consistency model and sharding.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "parasol/core/dtype.h"
+
+namespace parasol::ps {
+
+enum class Consistency : uint8_t {
+  kBsp,   // a read at clock c sees every update from clocks < c
+  kSsp,   // a read at clock c sees every update from clocks <= c - s - 1, and the reader's own
+  kEssp,  // SSP, and servers push fresh rows to the processes that read them when clocks advance
+  kVap,   // SSP, and a worker sends a row's updates before their magnitude exceeds a threshold
+  kAsp,   // no bound
+};
+std::string_view ConsistencyName(Consistency c);
+// "bsp", "ssp", "essp", "vap", "asp"; throws InvalidArgumentError otherwise.
+Consistency ParseConsistency(std::string_view name);
+
+enum class RowKind : uint8_t { kDense, kSparse };
+enum class Partitioning : uint8_t { kHash, kRange };
+
+inline constexpr uint64_t kMaxRows = uint64_t{1} << 63;
+
+struct TableConfig {
+  uint32_t id = 0;
+  RowKind kind = RowKind::kDense;
+  DType dtype = DType::kFloat32;
+  // Dense: columns per row. Sparse: column ids are below this (0: any id below 2^63).
+  uint64_t width = 0;
+  uint64_t num_rows = kMaxRows;  // row ids in [0, num_rows)
+  Consistency consistency = Consistency::kSsp;
+  uint32_t staleness = 0;        // s for SSP, ESSP and VAP
+  double vap_threshold = 0;      // VAP: magnitude (L1) of a row's unsent updates
+  Partitioning partitioning = Partitioning::kHash;
+
+  // Staleness reads are held to: 0 for BSP, none for ASP.
+  uint64_t ReadStaleness() const;
+  bool Bounded() const { return consistency != Consistency::kAsp; }
+  // Throws InvalidArgumentError naming the table and the bad field.
+  void Validate() const;
+  // Equal on every rank that created the same table.
+  uint64_t Fingerprint() const;
+  std::string Describe() const;  // "table 3 (dense float32 x 16, ssp(3))"
+};
+
+}  // namespace parasol::ps

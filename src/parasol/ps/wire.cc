@@ -1,0 +1,11 @@
+#include "parasol/ps/wire.h"
+
+#include <fmt/format.h>
+
+namespace parasol::ps {
+
+void Reader::Fail(const std::string& what) const {
+  throw MalformedMessage(fmt::format("message from rank {} ({} bytes): {} at byte {}", src_, n_, what, pos_));
+}
+
+}  // namespace parasol::ps

@@ -1,0 +1,89 @@
+// Binary encoding of parameter-server messages: a Writer that appends plain values and a Reader
+// that checks every read against the end, so a malformed message is an error, not a crash.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "parasol/core/error.h"
+
+namespace parasol::ps {
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    size_t at = buf_.size();
+    buf_.resize(at + sizeof(T));
+    std::memcpy(buf_.data() + at, &v, sizeof(T));
+  }
+  void PutBytes(const void* p, size_t n) {
+    size_t at = buf_.size();
+    buf_.resize(at + n);
+    if (n) std::memcpy(buf_.data() + at, p, n);
+  }
+  void PutString(const std::string& s) {
+    Put<uint32_t>(static_cast<uint32_t>(s.size()));
+    PutBytes(s.data(), s.size());
+  }
+  size_t size() const { return buf_.size(); }
+  std::vector<std::byte>& bytes() { return buf_; }
+  std::vector<std::byte> Take() { return std::move(buf_); }
+
+ private:
+  std::vector<std::byte> buf_;
+};
+
+// Thrown for a message that does not decode: names the sender.
+class MalformedMessage : public Error {
+ public:
+  explicit MalformedMessage(const std::string& m) : Error(ErrorCode::kParse, m) {}
+};
+
+class Reader {
+ public:
+  Reader(const std::byte* data, size_t size, int src) : p_(data), n_(size), src_(src) {}
+
+  template <typename T>
+  T Get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    Need(sizeof(T));
+    T v;
+    std::memcpy(&v, p_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  void GetBytes(void* out, size_t n) {
+    Need(n);
+    if (n) std::memcpy(out, p_ + pos_, n);
+    pos_ += n;
+  }
+  std::string GetString() {
+    auto n = Get<uint32_t>();
+    Need(n);
+    std::string s(reinterpret_cast<const char*>(p_ + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  bool done() const { return pos_ == n_; }
+  size_t remaining() const { return n_ - pos_; }
+  int src() const { return src_; }
+  [[noreturn]] void Fail(const std::string& what) const;
+
+ private:
+  void Need(size_t n) const {
+    if (n > n_ - pos_) Fail("truncated");
+  }
+
+  const std::byte* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  int src_;
+};
+
+}  // namespace parasol::ps

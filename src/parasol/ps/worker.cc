@@ -1,0 +1,126 @@
+#include "parasol/ps/worker.h"
+
+#include "parasol/ps/parameter_server.h"
+
+namespace parasol::ps {
+
+Worker::Worker(ParameterServer* ps, int index) : ps_(ps), client_(&ps->client()), index_(index) {}
+
+Worker::~Worker() = default;
+
+Worker::TableState& Worker::StateOf(uint32_t id, DType dtype) {
+  auto it = tables_.find(id);
+  if (it == tables_.end()) {
+    const TableConfig* config = client_->Config(id);
+    if (!config) throw InvalidArgumentError(fmt::format("rank {}: worker {}: table {} does not exist", ps_->rank(), index_, id));
+    auto state = std::make_unique<TableState>();
+    state->config = *config;
+    state->staleness = config->ReadStaleness();
+    it = tables_.emplace(id, std::move(state)).first;
+  }
+  if (it->second->config.dtype != dtype) {
+    throw InvalidArgumentError(fmt::format("rank {}: worker {}: {} holds {} values, not {}", ps_->rank(), index_,
+                                           it->second->config.Describe(), DTypeName(it->second->config.dtype),
+                                           DTypeName(dtype)));
+  }
+  return *it->second;
+}
+
+const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
+  Client::Snapshot snap = client_->Get(t.config.id, row, need, ps_->DefaultDeadline());
+  LocalRow& l = t.snapshots[row];
+  if (l.row) t.retired.push_back(std::move(l.row));  // views taken this clock may still use it
+  l.row = std::move(snap.row);
+  l.stamp = snap.stamp;
+  l.valid = true;
+  return *l.row;
+}
+
+void Worker::Prefetch(TableState& t, uint64_t row, uint64_t need) {
+  if (const LocalRow* l = t.snapshots.Find(row); l && l->valid && l->stamp >= need) return;
+  client_->Prefetch(t.config.id, row, need);
+}
+
+bool Worker::Cached(TableState& t, uint64_t row, uint64_t need) {
+  if (const LocalRow* l = t.snapshots.Find(row); l && l->valid && l->stamp >= need) return true;
+  return client_->Cached(t.config.id, row, need);
+}
+
+void Worker::SendRowNow(TableState& t, uint64_t row) {
+  std::unique_ptr<Row>* u = t.updates.Find(row);
+  if (!u || !*u) return;
+  FlatMap<std::unique_ptr<Row>> one;
+  one[row] = std::move(*u);
+  client_->AddUpdates(t.config.id, one);
+  client_->SendNow(t.config.id, row);
+  // The process cache now holds this update; this worker's snapshot of the row does not.
+  if (LocalRow* l = t.snapshots.Find(row)) l->valid = false;
+}
+
+void Worker::AddUnsent(TableState& t, uint64_t row, double magnitude) {
+  double& unsent = t.unsent[row];
+  unsent += magnitude;
+  if (unsent > t.config.vap_threshold) {
+    SendRowNow(t, row);
+    unsent = 0;
+  }
+}
+
+void Worker::Clock() {
+  for (auto& [id, t] : tables_) {
+    if (!t->updates.empty()) {
+      // Snapshots of rows this worker updated must show those updates: fetch them again (from
+      // the process cache, which holds them once handed over).
+      t->updates.ForEach([&](uint64_t row, const std::unique_ptr<Row>& u) {
+        if (!u) return;
+        if (LocalRow* l = t->snapshots.Find(row)) l->valid = false;
+      });
+      client_->AddUpdates(id, t->updates);
+    }
+    t->unsent.Clear();
+    t->retired.clear();
+  }
+  ++clock_;
+  client_->Clocked(index_, clock_);
+}
+
+void Worker::GlobalBarrier() {
+  for (auto& [id, t] : tables_) {
+    if (!t->updates.empty()) client_->AddUpdates(id, t->updates);
+    t->unsent.Clear();
+    t->snapshots.Clear();
+    t->retired.clear();
+  }
+  ps_->Barrier(index_);
+}
+
+void Worker::Checkpoint(const std::string& dir) {
+  uint64_t clock = clock_;
+  ps_->OnePerProcess(index_, [&] { client_->Checkpoint(dir, clock, ps_->DefaultDeadline()); });
+  GlobalBarrier();
+}
+
+uint64_t Worker::Restore(const std::string& dir) {
+  ps_->OnePerProcess(index_, [&] { client_->Restore(dir, ps_->DefaultDeadline()); });
+  clock_ = client_->process_clock();
+  for (auto& [id, t] : tables_) {
+    t->snapshots.Clear();
+    t->updates.Clear();
+    t->unsent.Clear();
+    t->retired.clear();
+  }
+  GlobalBarrier();
+  return clock_;
+}
+
+void Worker::BadRow(const TableState& t, uint64_t row) const {
+  throw InvalidArgumentError(fmt::format("rank {}: worker {}: row {} is out of range for {} of {} rows", ps_->rank(),
+                                         index_, row, t.config.Describe(), t.config.num_rows));
+}
+
+void Worker::BadColumn(const TableState& t, uint64_t col) const {
+  throw InvalidArgumentError(fmt::format("rank {}: worker {}: column {} is out of range for {}", ps_->rank(), index_,
+                                         col, t.config.Describe()));
+}
+
+}  // namespace parasol::ps

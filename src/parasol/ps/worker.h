@@ -1,0 +1,219 @@
+// A worker thread's view of the parameter server: typed table handles with Get/Inc, its clock,
+// barriers and checkpoints.
+//
+// Threading: a Worker belongs to the thread it was created for; its tables, views and futures
+// are used by that thread only. A RowView stays valid until that worker's next Clock() or
+// GlobalBarrier().
+//
+// Reads: Get(row) at clock c returns a view that holds every update of clocks <= c - s - 1 from
+// every worker (s: the table's staleness; BSP: 0; ASP: no bound) and all of this worker's own
+// updates. It blocks only when the cached row is older than that allows.
+// Updates: Inc/BatchInc/IncRow add to this worker's buffer, coalesced per entry, and leave with
+// Clock() (VAP: earlier, before a row's unsent magnitude would pass the threshold).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "parasol/core/dtype.h"
+#include "parasol/core/error.h"
+#include "parasol/ps/client.h"
+#include "parasol/ps/flat_map.h"
+#include "parasol/ps/row.h"
+#include "parasol/ps/table_config.h"
+
+namespace parasol::ps {
+
+class ParameterServer;
+template <typename V>
+class Table;
+
+class Worker {
+ public:
+  Worker(ParameterServer* ps, int index);
+  ~Worker();
+
+  int index() const { return index_; }
+  // Clocks this worker has finished.
+  uint64_t clock() const { return clock_; }
+
+  // A typed handle. Throws InvalidArgumentError if the table does not exist or holds another type.
+  template <typename V>
+  Table<V> GetTable(uint32_t id);
+
+  // Ends this worker's clock: its updates leave (batched per shard), views taken before become
+  // invalid, reads after it may require fresher rows.
+  void Clock();
+  // Returns once every worker of every process has called it. Every update made before it, by
+  // any worker, is then at its shard, and reads after it see them (whatever the model: ASP too).
+  void GlobalBarrier();
+  // Collective over all workers at the same clock: every shard writes its rows; returns when
+  // the checkpoint is complete. Throws if any shard failed to write.
+  void Checkpoint(const std::string& dir);
+  // Collective over all workers, before any update: loads a checkpoint; returns its clock, which
+  // becomes every worker's clock.
+  uint64_t Restore(const std::string& dir);
+
+  // The core the typed handles use.
+  struct LocalRow {
+    std::shared_ptr<const Row> row;
+    uint64_t stamp = 0;
+    bool valid = false;
+  };
+  struct TableState {
+    TableConfig config;
+    uint64_t staleness = 0;
+    FlatMap<LocalRow> snapshots;
+    FlatMap<std::unique_ptr<Row>> updates;
+    FlatMap<double> unsent;  // VAP: magnitude of each row's unsent updates
+    std::vector<std::shared_ptr<const Row>> retired;  // snapshots replaced this clock (views may hold them)
+  };
+  uint64_t Need(const TableState& t) const { return clock_ >= t.staleness ? clock_ - t.staleness : 0; }
+  // Fetches a row at stamp >= need through the process cache (blocking if it must).
+  const Row& Fetch(TableState& t, uint64_t row, uint64_t need);
+  Row& UpdateRow(TableState& t, uint64_t row) {
+    std::unique_ptr<Row>& u = t.updates[row];
+    if (!u) u = std::make_unique<Row>(t.config.kind, t.config.dtype, t.config.width);
+    return *u;
+  }
+  // VAP: account for `magnitude` more unsent update on `row`, sending it first if needed.
+  void AddUnsent(TableState& t, uint64_t row, double magnitude);
+  void Prefetch(TableState& t, uint64_t row, uint64_t need);
+  bool Cached(TableState& t, uint64_t row, uint64_t need);
+  [[noreturn]] void BadRow(const TableState& t, uint64_t row) const;
+  [[noreturn]] void BadColumn(const TableState& t, uint64_t col) const;
+
+ private:
+  TableState& StateOf(uint32_t id, DType dtype);
+  void SendRowNow(TableState& t, uint64_t row);
+
+  ParameterServer* ps_;
+  Client* client_;
+  int index_;
+  uint64_t clock_ = 0;
+  std::map<uint32_t, std::unique_ptr<TableState>> tables_;
+};
+
+// The values a Get returned: the cached row plus this worker's own unsent updates.
+template <typename V>
+class RowView {
+ public:
+  RowView(const Row* cached, const Row* own)
+      : cached_(cached), own_(own), dense_(cached->DenseData<V>()), own_dense_(own ? own->DenseData<V>() : nullptr) {}
+
+  V operator[](uint64_t col) const {
+    V v = dense_ ? dense_[col] : cached_->Get<V>(col);
+    if (own_) v += own_dense_ ? own_dense_[col] : own_->Get<V>(col);
+    return v;
+  }
+  // Sparse rows: calls fn(col, value) for the stored entries of the cached row (this worker's
+  // unsent updates to other columns are not visited).
+  template <typename Fn>
+  void ForEachStored(Fn&& fn) const {
+    if (const auto* m = cached_->SparseData<V>()) m->ForEach([&](uint64_t col, V) { fn(col, (*this)[col]); });
+  }
+
+ private:
+  const Row* cached_;
+  const Row* own_;
+  const V* dense_;
+  const V* own_dense_;
+};
+
+// An asynchronous Get: the request leaves when the future is made.
+template <typename V>
+class RowFuture {
+ public:
+  RowFuture(Worker* w, Worker::TableState* t, uint64_t row, uint64_t need) : w_(w), t_(t), row_(row), need_(need) {
+    w_->Prefetch(*t_, row_, need_);
+  }
+  bool Ready() const { return w_->Cached(*t_, row_, need_); }
+  // Blocks until the row is there (or the deadline passes: TimeoutError).
+  RowView<V> Wait() {
+    const Row& r = w_->Fetch(*t_, row_, need_);
+    std::unique_ptr<Row>* own = t_->updates.Find(row_);
+    return RowView<V>(&r, own ? own->get() : nullptr);
+  }
+
+ private:
+  Worker* w_;
+  Worker::TableState* t_;
+  uint64_t row_;
+  uint64_t need_;
+};
+
+template <typename V>
+class Table {
+ public:
+  Table(Worker* w, Worker::TableState* t) : w_(w), t_(t) {}
+
+  const TableConfig& config() const { return t_->config; }
+
+  RowView<V> Get(uint64_t row) {
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    uint64_t need = w_->Need(*t_);
+    const Worker::LocalRow* l = t_->snapshots.Find(row);
+    const Row* cached = l && l->valid && l->stamp >= need ? l->row.get() : &w_->Fetch(*t_, row, need);
+    std::unique_ptr<Row>* own = t_->updates.Find(row);
+    return RowView<V>(cached, own ? own->get() : nullptr);
+  }
+
+  RowFuture<V> GetAsync(uint64_t row) {
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    return RowFuture<V>(w_, t_, row, w_->Need(*t_));
+  }
+
+  void Inc(uint64_t row, uint64_t col, V delta) {
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    if (t_->config.width != 0 && col >= t_->config.width) w_->BadColumn(*t_, col);
+    w_->UpdateRow(*t_, row).Add<V>(col, delta);
+    if (t_->config.consistency == Consistency::kVap) w_->AddUnsent(*t_, row, std::fabs(static_cast<double>(delta)));
+  }
+
+  void BatchInc(uint64_t row, std::span<const uint64_t> cols, std::span<const V> deltas) {
+    if (cols.size() != deltas.size()) throw InvalidArgumentError("BatchInc: cols and deltas differ in length");
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    Row& u = w_->UpdateRow(*t_, row);
+    double magnitude = 0;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (t_->config.width != 0 && cols[i] >= t_->config.width) w_->BadColumn(*t_, cols[i]);
+      u.Add<V>(cols[i], deltas[i]);
+      magnitude += std::fabs(static_cast<double>(deltas[i]));
+    }
+    if (t_->config.consistency == Consistency::kVap) w_->AddUnsent(*t_, row, magnitude);
+  }
+
+  // Dense rows: adds deltas[c] to column c, for every column.
+  void IncRow(uint64_t row, std::span<const V> deltas) {
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    if (t_->config.kind != RowKind::kDense || deltas.size() != t_->config.width) {
+      throw InvalidArgumentError(fmt::format("IncRow: {} needs {} deltas for a dense row, got {}",
+                                             t_->config.Describe(), t_->config.width, deltas.size()));
+    }
+    V* u = w_->UpdateRow(*t_, row).MutableDenseData<V>();
+    double magnitude = 0;
+    for (size_t c = 0; c < deltas.size(); ++c) {
+      u[c] += deltas[c];
+      magnitude += std::fabs(static_cast<double>(deltas[c]));
+    }
+    if (t_->config.consistency == Consistency::kVap) w_->AddUnsent(*t_, row, magnitude);
+  }
+
+ private:
+  Worker* w_;
+  Worker::TableState* t_;
+};
+
+template <typename V>
+Table<V> Worker::GetTable(uint32_t id) {
+  return Table<V>(this, &StateOf(id, DTypeOf<V>));
+}
+
+}  // namespace parasol::ps
