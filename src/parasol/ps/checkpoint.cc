@@ -1,5 +1,7 @@
 #include "parasol/ps/checkpoint.h"
 
+#include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,8 +83,11 @@ Manifest ReadManifest(const std::string& dir) {
     } else if (key == "table") {
       uint32_t id = 0;
       std::string hex;
-      if (!(ss >> id >> hex)) throw ParseError(path, lineno, "'table' needs an id and a fingerprint");
-      m.fingerprints[id] = std::stoull(hex, nullptr, 16);
+      uint64_t fp = 0;
+      if (!(ss >> id >> hex) || std::from_chars(hex.data(), hex.data() + hex.size(), fp, 16).ptr != hex.data() + hex.size()) {
+        throw ParseError(path, lineno, "'table' needs an id and a hexadecimal fingerprint");
+      }
+      m.fingerprints[id] = fp;
     } else {
       throw ParseError(path, lineno, fmt::format("unknown key '{}'", key));
     }

@@ -33,6 +33,10 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
 }
 
 ParameterServer::~ParameterServer() {
+  if (!shut_down_ && std::uncaught_exceptions() > 0) {
+    // This process is failing: tell the others at once rather than let them wait for it.
+    Abort(fmt::format("rank {} failed and left the parameter server", rank_));
+  }
   try {
     Shutdown();
   } catch (...) {
@@ -141,6 +145,8 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
 
 void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
   comm::Transport& t = messages_->transport();
+  // A rank that failed said so: waiting workers get its reason instead of a timeout later.
+  if (auto notice = t.PeerFailure()) client_->Fail(ErrorCode::kAborted, fmt::format("rank {}: parameter server: {}", rank_, *notice));
   if (t.WaitSleeps()) {
     t.WaitForEvent(epoch, Deadline::After(std::chrono::microseconds(200)));
     return;
@@ -202,11 +208,21 @@ void ParameterServer::Shutdown() {
   if (error) std::rethrow_exception(error);
 }
 
+void ParameterServer::Abort(const std::string& why) {
+  messages_->transport().NotifyFailure(why);
+  collectives_->transport().NotifyFailure(why);
+  client_->Fail(ErrorCode::kAborted, why);
+  shut_down_ = true;
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
 void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn) {
   (void)worker;
   std::unique_lock<std::mutex> lock(barrier_mu_);
   uint64_t generation = generation_;
   if (++arrived_ == options_.workers_per_process) {
+    phase_error_.reset();  // waiters of the last phase have read theirs: this phase needed them
     try {
       fn();
     } catch (const Error& e) {

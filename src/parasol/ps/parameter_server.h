@@ -45,7 +45,8 @@ class ParameterServer {
  public:
   // Collective: every process of ctx constructs one. Starts the communication thread.
   ParameterServer(comm::Context& ctx, PsOptions options);
-  // Shuts down if Shutdown was not called (errors ignored: the job is ending anyway).
+  // Shuts down if Shutdown was not called (errors ignored: the job is ending anyway); aborts
+  // instead when an exception is unwinding the stack.
   ~ParameterServer();
   ParameterServer(const ParameterServer&) = delete;
   ParameterServer& operator=(const ParameterServer&) = delete;
@@ -57,6 +58,11 @@ class ParameterServer {
   std::unique_ptr<Worker> CreateWorker(int index);
   // Collective, after this process's workers are done: waits until every process is, then stops.
   void Shutdown();
+
+  // Gives up: tells every other process (their waiting calls fail with AbortedError naming this
+  // rank and `why`), fails this process's waiting calls and stops. Also done by the destructor
+  // when it runs during stack unwinding.
+  void Abort(const std::string& why);
 
   int rank() const { return rank_; }
   int size() const { return size_; }

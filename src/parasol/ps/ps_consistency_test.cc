@@ -1,7 +1,6 @@
 // The consistency models' guarantees, checked on every read while workers pause at random, one
 // worker straggles and one rank's parameter-server messages are delayed in flight.
-#include <memory>
-#include <tuple>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -23,23 +22,7 @@ testing::CountingResult RunInProcess(const testing::CountingOptions& o, int rank
     world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .tag_mask = ~0u, .tag_value = kPsTag,
                     .skip = 5, .count = 40, .delay_ms = 3ms});
   }
-  std::vector<std::atomic<int64_t>> issued(static_cast<size_t>(ranks * o.workers));
-  std::vector<testing::CountingResult> results(static_cast<size_t>(ranks));
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    results[static_cast<size_t>(ctx.rank())] = testing::RunCounting(ctx, o, issued.data());
-  });
-  comm::testing::ExpectNoErrors(errors);
-  testing::CountingResult total = results[0];
-  for (size_t r = 1; r < results.size(); ++r) {
-    total.reads += results[r].reads;
-    total.min_seen_minus_need = std::min(total.min_seen_minus_need, results[r].min_seen_minus_need);
-    total.mean_freshness += results[r].mean_freshness;
-    total.stats.gets_sent += results[r].stats.gets_sent;
-    total.stats.rows_pushed += results[r].stats.rows_pushed;
-    total.stats.update_batches += results[r].stats.update_batches;
-  }
-  total.mean_freshness /= static_cast<double>(results.size());
-  return total;
+  return testing::RunCountingRanks(world, o);
 }
 
 struct ModelCase {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/comm/context.h"
+#include "parasol/comm/testing.h"
 #include "parasol/ps/parameter_server.h"
 
 namespace parasol::ps::testing {
@@ -119,6 +120,29 @@ inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o, 
   result.stats = ps.stats();
   ps.Shutdown();
   return result;
+}
+
+// RunCounting on every rank of `world` (threads); sums the results over ranks (freshness: mean).
+inline CountingResult RunCountingRanks(comm::InProcessWorld& world, const CountingOptions& o) {
+  std::vector<std::atomic<int64_t>> issued(static_cast<size_t>(world.size() * o.workers));
+  std::vector<CountingResult> results(static_cast<size_t>(world.size()));
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    results[static_cast<size_t>(ctx.rank())] = RunCounting(ctx, o, issued.data());
+  });
+  comm::testing::ExpectNoErrors(errors);
+  CountingResult total = results[0];
+  for (size_t r = 1; r < results.size(); ++r) {
+    total.reads += results[r].reads;
+    total.min_seen_minus_need = std::min(total.min_seen_minus_need, results[r].min_seen_minus_need);
+    total.mean_freshness += results[r].mean_freshness;
+    total.stats.gets_sent += results[r].stats.gets_sent;
+    total.stats.rows_pushed += results[r].stats.rows_pushed;
+    total.stats.rows_received += results[r].stats.rows_received;
+    total.stats.update_batches += results[r].stats.update_batches;
+    total.stats.update_bytes += results[r].stats.update_bytes;
+  }
+  total.mean_freshness /= static_cast<double>(results.size());
+  return total;
 }
 
 }  // namespace parasol::ps::testing

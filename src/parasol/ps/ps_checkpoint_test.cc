@@ -1,0 +1,207 @@
+// Checkpoints: a job stopped at a clock boundary and resumed from its checkpoint ends with the
+// same tables as a job that ran through; damaged or foreign checkpoints are refused by name.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/comm/testing.h"
+#include "parasol/core/error.h"
+#include "parasol/ps/parameter_server.h"
+
+namespace parasol::ps {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr uint64_t kRows = 12;
+constexpr int kWorkers = 2;
+
+// Each worker's update depends on what it reads of its own column, which it alone changes:
+// reads of it are exact under any model, so a restored value that is off changes the outcome.
+TableConfig CountsTable() {
+  return {.id = 1, .dtype = DType::kInt64, .width = 8, .num_rows = kRows, .consistency = Consistency::kSsp,
+          .staleness = 1};
+}
+TableConfig SparseTable() {
+  return {.id = 2, .kind = RowKind::kSparse, .dtype = DType::kFloat64, .width = 1000, .num_rows = kRows,
+          .consistency = Consistency::kSsp, .staleness = 2};
+}
+
+struct JobOptions {
+  int ranks = 2;
+  int first_clock = 0;  // resume from `resume` when > 0
+  int last_clock = 10;
+  std::string checkpoint;  // write one at last_clock
+  std::string resume;
+};
+
+// Final contents of both tables: row -> column -> value.
+using Tables = std::map<std::pair<uint32_t, uint64_t>, std::map<uint64_t, double>>;
+
+Tables RunJob(const JobOptions& o) {
+  comm::InProcessWorld world(o.ranks);
+  Tables result;
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = kWorkers, .timeout_ms = 20s});
+    ps.CreateTable(CountsTable());
+    ps.CreateTable(SparseTable());
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWorkers; ++i) {
+      threads.emplace_back([&, i] {
+        auto w = ps.CreateWorker(i);
+        auto counts = w->GetTable<int64_t>(1);
+        auto sparse = w->GetTable<double>(2);
+        int64_t start = o.resume.empty() ? 0 : static_cast<int64_t>(w->Restore(o.resume));
+        EXPECT_EQ(start, o.first_clock);
+        const auto me = static_cast<uint64_t>(ctx.rank() * kWorkers + i);
+        for (int64_t c = start; c < o.last_clock; ++c) {
+          for (uint64_t row = me % 3; row < kRows; row += 3) {
+            int64_t own = counts.Get(row)[me];
+            counts.Inc(row, me, own % 11 + static_cast<int64_t>(row) + c);
+            sparse.Inc(row, (me * 131 + static_cast<uint64_t>(c) * 17) % 1000, 0.25 * static_cast<double>(c + 1));
+          }
+          w->Clock();
+        }
+        if (!o.checkpoint.empty()) w->Checkpoint(o.checkpoint);
+        w->GlobalBarrier();
+        if (ctx.rank() == 0 && i == 0) {
+          for (uint64_t row = 0; row < kRows; ++row) {
+            auto v = counts.Get(row);
+            for (uint64_t col = 0; col < 8; ++col) result[{1, row}][col] = static_cast<double>(v[col]);
+            sparse.Get(row).ForEachStored([&](uint64_t col, double x) { result[{2, row}][col] = x; });
+          }
+        }
+        w->GlobalBarrier();
+      });
+    }
+    for (auto& t : threads) t.join();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+  return result;
+}
+
+class PsCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("parasol-ps-ckpt-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Dir() const { return dir_.string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PsCheckpoint, ResumedJobEndsWithTheSameTables) {
+  Tables straight = RunJob({.last_clock = 10});
+  ASSERT_EQ(straight.size(), 2 * kRows);
+  RunJob({.last_clock = 6, .checkpoint = Dir()});
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "MANIFEST"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "shard-00001.ckpt"));
+  Tables resumed = RunJob({.first_clock = 6, .last_clock = 10, .resume = Dir()});
+  EXPECT_EQ(resumed, straight);
+  // A checkpoint written by 2 processes resumes on 3: rows move to their new shards. Workers
+  // 0-3 do what they did before, so their columns and entries end the same; workers 4 and 5 add
+  // their own.
+  Tables resharded = RunJob({.ranks = 3, .first_clock = 6, .last_clock = 10, .resume = Dir()});
+  for (uint64_t row = 0; row < kRows; ++row) {
+    for (uint64_t col = 0; col < 4; ++col) {
+      EXPECT_EQ((resharded[{1, row}][col]), (straight[{1, row}][col])) << "row " << row << " col " << col;
+    }
+    for (const auto& [col, x] : straight[{2, row}]) {
+      EXPECT_EQ((resharded[{2, row}][col]), x) << "sparse row " << row << " col " << col;
+    }
+  }
+  EXPECT_GT((resharded[{1, 1}][4]), 0);
+}
+
+TEST_F(PsCheckpoint, DamagedCheckpointIsRefusedNamingTheFile) {
+  RunJob({.last_clock = 3, .checkpoint = Dir()});
+  std::string shard = (dir_ / "shard-00000.ckpt").string();
+  {
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x7f');
+  }
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable(CountsTable());
+    ps.CreateTable(SparseTable());
+    auto w = ps.CreateWorker(0);
+    try {
+      w->Restore(Dir());
+      ADD_FAILURE() << "a corrupt checkpoint was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kParse);
+      EXPECT_THAT(e.what(), HasSubstr(shard + ": checksum mismatch"));
+    }
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_F(PsCheckpoint, CheckpointOfOtherTablesIsRefused) {
+  RunJob({.last_clock = 2, .checkpoint = Dir()});
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    TableConfig other = CountsTable();
+    other.width = 5;
+    ps.CreateTable(other);
+    auto w = ps.CreateWorker(0);
+    try {
+      w->Restore(Dir());
+      ADD_FAILURE() << "a checkpoint of another table was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("MANIFEST: table 1 differs"));
+    }
+    try {
+      w->Restore(Dir() + "/nowhere");
+      ADD_FAILURE() << "a missing checkpoint was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("nowhere/MANIFEST: cannot open"));
+    }
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST_F(PsCheckpoint, WorkersAtDifferentClocksCannotCheckpoint) {
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 2, .timeout_ms = 5s});
+    ps.CreateTable(CountsTable());
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 2; ++i) {
+      threads.emplace_back([&, i] {
+        auto w = ps.CreateWorker(i);
+        if (i == 1) w->Clock();
+        try {
+          w->Checkpoint(Dir());
+          ADD_FAILURE() << "checkpoint between clocks";
+        } catch (const InvalidArgumentError& e) {
+          EXPECT_THAT(e.what(), HasSubstr("different clocks"));
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "MANIFEST"));
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+}  // namespace
+}  // namespace parasol::ps

@@ -1,0 +1,197 @@
+// What each model adds beyond its bound: ESSP pushes, VAP's early flushes, SSP(0) reading exactly
+// what BSP reads; asynchronous gets; how rows spread over shards.
+#include <chrono>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "parasol/comm/testing.h"
+#include "parasol/ps/parameter_server.h"
+#include "parasol/ps/protocol.h"
+#include "parasol/ps/ps_workloads.h"
+
+namespace parasol::ps {
+namespace {
+
+using namespace std::chrono_literals;
+
+testing::CountingResult RunCounting(const testing::CountingOptions& o) {
+  comm::InProcessWorld world(3);
+  return testing::RunCountingRanks(world, o);
+}
+
+// ESSP: shards push the rows a process reads whenever the minimum clock advances, so readers
+// ask for fewer rows than under SSP with the same bound, and see fresher values.
+TEST(Essp, PushesSubscribedRowsAndSavesRequests) {
+  testing::CountingOptions o{.staleness = 2, .clocks = 14, .rows = 8, .max_sleep_us = 800, .slow_worker = 1};
+  o.model = Consistency::kSsp;
+  auto ssp = RunCounting(o);
+  o.model = Consistency::kEssp;
+  auto essp = RunCounting(o);
+  EXPECT_EQ(ssp.stats.rows_pushed, 0u);
+  EXPECT_GT(essp.stats.rows_pushed, 0u);
+  EXPECT_LT(essp.stats.gets_sent, ssp.stats.gets_sent);
+  EXPECT_GT(essp.mean_freshness, ssp.mean_freshness);
+}
+
+// SSP with s = 0 gives exactly BSP's guarantee: a read at clock c holds every update of clocks
+// < c, and (peers being unable to finish clock c + 1 before this reader finishes c) nothing past
+// clock c; its own updates always. Both models are held to that window on every read.
+TEST(Ssp, StalenessZeroReadsWhatBspReads) {
+  for (Consistency model : {Consistency::kBsp, Consistency::kSsp}) {
+    comm::InProcessWorld world(3);
+    world.AddFault({.action = comm::MessageFault::Action::kDelay, .src = 2, .tag_mask = ~0u, .tag_value = kPsTag,
+                    .count = 30, .delay_ms = 2ms});
+    std::atomic<int> ahead{0};
+    auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+      ps.CreateTable({.id = 3, .dtype = DType::kInt32, .width = 3, .num_rows = 4, .consistency = model});
+      auto w = ps.CreateWorker(0);
+      auto t = w->GetTable<int32_t>(3);
+      const auto me = static_cast<uint64_t>(ctx.rank());
+      for (int32_t c = 0; c < 8; ++c) {
+        if (me == 0) std::this_thread::sleep_for(1ms);  // the others run ahead as far as allowed
+        for (uint64_t row = 0; row < 4; ++row) {
+          auto v = t.Get(row);
+          for (uint64_t col = 0; col < 3; ++col) {
+            const int32_t low = c, high = col == me ? c : c + 1;  // own column: exactly c
+            EXPECT_GE(v[col], low) << ConsistencyName(model) << " clock " << c << " row " << row << " col " << col;
+            EXPECT_LE(v[col], high) << ConsistencyName(model) << " clock " << c << " row " << row << " col " << col;
+            if (v[col] > c) ++ahead;
+          }
+          t.Inc(row, me, 1);
+        }
+        w->Clock();
+      }
+      w->GlobalBarrier();
+      for (uint64_t row = 0; row < 4; ++row) {
+        for (uint64_t col = 0; col < 3; ++col) EXPECT_EQ(t.Get(row)[col], 8);
+      }
+      ps.Shutdown();
+    });
+    comm::testing::ExpectNoErrors(errors);
+    EXPECT_GT(ahead, 0) << ConsistencyName(model) << ": the window's upper edge was never reached";
+  }
+}
+
+// VAP: a row's updates leave as soon as their magnitude passes the threshold, in the middle of a
+// clock, so other processes see them before the clock ends.
+TEST(Vap, SendsUpdatesBeforeTheirMagnitudePassesTheThreshold) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable({.id = 4, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
+                    .consistency = Consistency::kVap, .staleness = 5, .vap_threshold = 2.5});
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<double>(4);
+    const uint64_t row = 3;
+    if (ctx.rank() == 0) {
+      for (int i = 0; i < 3; ++i) t.Inc(row, 0, 1.0);  // 3 > 2.5: sent now, without a clock
+      EXPECT_EQ(ps.stats().update_batches, 1u);
+      t.Inc(row, 0, 1.0);  // 1 <= 2.5: stays in the worker's buffer
+      EXPECT_EQ(ps.stats().update_batches, 1u);
+    }
+    w->GlobalBarrier();  // flushes the buffered 1.0 as well
+    if (ctx.rank() == 1) {
+      EXPECT_EQ(t.Get(row)[0], 4.0);
+    }
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// The early-sent update reaches its shard while its sender is still inside clock 0: rank 1
+// watches its own shard's copy of the row while rank 0 waits without clocking.
+TEST(Vap, OthersSeeEarlyUpdatesWithinTheClock) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> sent{false}, seen{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    TableConfig c{.id = 4, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
+                  .consistency = Consistency::kVap, .staleness = 5, .vap_threshold = 2.5};
+    ps.CreateTable(c);
+    uint64_t row = 0;
+    while (ShardOf(c, row, 2) != 1) ++row;  // on rank 1's shard
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<double>(4);
+    if (ctx.rank() == 0) {
+      for (int i = 0; i < 3; ++i) t.Inc(row, 0, 1.0);
+      sent = true;
+      auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (!seen && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    } else {
+      while (!sent) std::this_thread::sleep_for(1ms);
+      auto deadline = std::chrono::steady_clock::now() + 10s;
+      while (std::chrono::steady_clock::now() < deadline) {
+        auto v = ps.ShardRow(4, row);
+        if (v && v->Get<double>(0) == 3.0) break;
+        std::this_thread::sleep_for(1ms);
+      }
+      auto v = ps.ShardRow(4, row);
+      ASSERT_TRUE(v.has_value());
+      EXPECT_EQ(v->Get<double>(0), 3.0) << "no clock has passed, yet the shard holds the update";
+      seen = true;
+    }
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// GetAsync: the request leaves when the future is made; Wait returns the same values Get would.
+TEST(Ps, AsyncGetReturnsTheSameValuesAsGet) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable({.id = 6, .kind = RowKind::kSparse, .dtype = DType::kFloat32, .width = 1000,
+                    .num_rows = 50, .consistency = Consistency::kSsp, .staleness = 0});
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<float>(6);
+    for (uint64_t row = 0; row < 50; ++row) t.Inc(row, row * 7 + static_cast<uint64_t>(ctx.rank()), 0.5f);
+    w->Clock();
+    std::vector<RowFuture<float>> futures;
+    for (uint64_t row = 0; row < 50; ++row) futures.push_back(t.GetAsync(row));
+    for (uint64_t row = 0; row < 50; ++row) {
+      auto v = futures[row].Wait();
+      EXPECT_EQ(v[row * 7], 0.5f);
+      EXPECT_EQ(v[row * 7 + 1], 0.5f);
+      EXPECT_EQ(v[row * 7 + 2], 0.0f);
+      int stored = 0;
+      v.ForEachStored([&](uint64_t, float) { ++stored; });
+      EXPECT_EQ(stored, 2);
+      EXPECT_TRUE(futures[row].Ready());
+    }
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// Hash partitioning spreads any id pattern evenly, different tables' hot low ids included;
+// range partitioning gives contiguous blocks.
+TEST(Partitioning, HashIsBalancedAndRangeIsContiguous) {
+  const int shards = 8;
+  for (uint64_t stride : {uint64_t{1}, uint64_t{8}, uint64_t{1} << 20}) {
+    std::vector<int> count(shards);
+    TableConfig c{.id = 1, .width = 1};
+    for (uint64_t i = 0; i < 80000; ++i) ++count[static_cast<size_t>(ShardOf(c, i * stride, shards))];
+    for (int n : count) EXPECT_NEAR(n, 10000, 500) << "stride " << stride;
+  }
+  std::vector<int> first(shards);
+  for (uint32_t table = 0; table < 800; ++table) {
+    TableConfig c{.id = table, .width = 1};
+    ++first[static_cast<size_t>(ShardOf(c, 0, shards))];
+  }
+  for (int n : first) EXPECT_NEAR(n, 100, 40) << "row 0 of 800 tables";
+  TableConfig r{.id = 1, .width = 1, .num_rows = 100, .partitioning = Partitioning::kRange};
+  EXPECT_EQ(ShardOf(r, 0, 8), 0);
+  EXPECT_EQ(ShardOf(r, 12, 8), 0);
+  EXPECT_EQ(ShardOf(r, 13, 8), 1);
+  EXPECT_EQ(ShardOf(r, 99, 8), 7);
+}
+
+}  // namespace
+}  // namespace parasol::ps
