@@ -41,17 +41,32 @@ void Client::Ask(TableState& t, uint64_t row, uint64_t need) {
   CacheEntry& c = t.cache[row];
   if (c.asked > need) return;  // a request that will satisfy this one is on its way
   c.asked = need + 1;
-  Writer w;
-  w.Put(MsgType::kGet);
-  w.Put(t.config.id);
-  w.Put(row);
-  w.Put(need);
-  w.Put<uint8_t>(t.config.consistency == Consistency::kEssp);
-  ++stats_.gets_sent;
-  send_(ShardOf(t.config, row, processes_), w.Take());
+  std::vector<std::vector<uint64_t>> rows(static_cast<size_t>(processes_));
+  rows[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
+  if (need > t.refreshed) {
+    t.refreshed = need;
+    t.cache.ForEach([&](uint64_t other, CacheEntry& e) {
+      if (!e.row || e.stamp >= need || e.asked > need) return;
+      e.asked = need + 1;
+      rows[static_cast<size_t>(ShardOf(t.config, other, processes_))].push_back(other);
+    });
+  }
+  for (int shard = 0; shard < processes_; ++shard) {
+    const auto& ask = rows[static_cast<size_t>(shard)];
+    if (ask.empty()) continue;
+    Writer w;
+    w.Put(MsgType::kGet);
+    w.Put(t.config.id);
+    w.Put(need);
+    w.Put<uint8_t>(t.config.consistency == Consistency::kEssp);
+    w.Put(static_cast<uint32_t>(ask.size()));
+    for (uint64_t r : ask) w.Put(r);
+    stats_.gets_sent += ask.size();
+    send_(shard, w.Take());
+  }
 }
 
-Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline) {
+Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline, bool* waited) {
   std::unique_lock<std::mutex> lock(mu_);
   TableState& t = StateOf(table);
   const int shard = ShardOf(t.config, row, processes_);
@@ -64,6 +79,10 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
     }
     const CacheEntry* c = t.cache.Find(row);
     if (c && c->row && c->stamp >= need) return Snapshot{c->row, c->stamp};
+    if (waited && !*waited) {
+      *waited = true;
+      ++stats_.waits;
+    }
     Ask(t, row, need);
     // Wake at least every 100 ms: a far deadline must not overflow the clock conversion.
     cv_.wait_until(lock, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
@@ -73,6 +92,17 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
           rank_, row, t.config.Describe(), need, shard, shard_clock_[static_cast<size_t>(shard)]));
     }
   }
+}
+
+void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TableState& t = StateOf(table);
+  snapshots.ForEach([&](uint64_t row, Snapshot& s) {
+    const CacheEntry* c = t.cache.Find(row);
+    if (!c || !c->row || c->row == s.row || c->stamp < s.stamp) return;
+    if (retired && s.row) retired->push_back(std::move(s.row));
+    s = Snapshot{c->row, c->stamp};
+  });
 }
 
 void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
@@ -89,31 +119,52 @@ bool Client::Cached(uint32_t table, uint64_t row, uint64_t need) {
   return c && c->row && c->stamp >= need;
 }
 
-void Client::AddUpdates(uint32_t table, FlatMap<std::unique_ptr<Row>>& updates) {
+void Client::AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached) {
   std::lock_guard<std::mutex> lock(mu_);
   TableState& t = StateOf(table);
-  updates.ForEach([&](uint64_t row, std::unique_ptr<Row>& delta) {
+  // This table's open batch per shard, sized for an even share of the updates.
+  std::vector<FlatMap<Row>*> batches(static_cast<size_t>(processes_));
+  for (int shard = 0; shard < processes_; ++shard) {
+    FlatMap<Row>& rows = open_[static_cast<size_t>(shard)][table];
+    rows.Reserve(rows.size() + updates.size() / static_cast<size_t>(processes_) + 8);
+    batches[static_cast<size_t>(shard)] = &rows;
+  }
+  updates.ForEach([&](uint64_t row, const std::unique_ptr<Row>& delta) {
     if (!delta) return;
-    Batch& batch = open_[static_cast<size_t>(ShardOf(t.config, row, processes_))];
-    FlatMap<Row>& rows = batch[table];
-    Row* open = rows.Find(row);
-    if (open) open->AddRow(*delta);
-    else rows[row] = *delta;
-    // The process's own updates show in the cache at once (copy on write: readers keep theirs).
+    FlatMap<Row>& rows = *batches[static_cast<size_t>(ShardOf(t.config, row, processes_))];
+    if (Row* pending = rows.Find(row)) {
+      pending->AddRow(*delta);
+    } else if (!t.spare.empty()) {
+      Row& fresh = rows[row];
+      fresh = std::move(t.spare.back());
+      t.spare.pop_back();
+      fresh.AddRow(*delta);
+    } else {
+      rows[row] = *delta;
+    }
+    // The process's own updates show in the cache at once. Copy on write where a worker's
+    // snapshot still holds the row; in place where none does.
     if (CacheEntry* c = t.cache.Find(row); c && c->row) {
-      auto fresh = std::make_shared<Row>(*c->row);
-      fresh->AddRow(*delta);
-      c->row = std::move(fresh);
+      if (c->row.use_count() > 1) c->row = std::make_shared<Row>(*c->row);
+      c->row->AddRow(*delta);
+      if (cached) cached(row, Snapshot{c->row, c->stamp});
     }
   });
-  updates.Clear();
 }
 
 void Client::SendBatch(int shard) {
   Batch& open = open_[static_cast<size_t>(shard)];
+  std::erase_if(open, [](const auto& entry) { return entry.second.empty(); });
   if (open.empty()) return;
   uint64_t seq = ++seq_[static_cast<size_t>(shard)];
   Writer w;
+  size_t estimate = 32;
+  for (auto& [table, rows] : open) {
+    const TableConfig& c = tables_.at(table).config;
+    size_t row_bytes = c.kind == RowKind::kDense ? 16 + c.width * DTypeSize(c.dtype) : 64;
+    estimate += 16 + rows.size() * row_bytes;
+  }
+  w.Reserve(estimate);
   w.Put(MsgType::kUpdate);
   w.Put(seq);
   w.Put(static_cast<uint32_t>(open.size()));
@@ -153,8 +204,21 @@ void Client::Clocked(int worker, uint64_t clock) {
 }
 
 void Client::Prune(int shard, uint64_t applied) {
+  constexpr size_t kMaxSpareRows = 1 << 16;
   auto& sent = sent_[static_cast<size_t>(shard)];
-  while (!sent.empty() && sent.front().seq <= applied) sent.pop_front();
+  while (!sent.empty() && sent.front().seq <= applied) {
+    for (auto& [table, rows] : sent.front().batch) {
+      auto it = tables_.find(table);
+      if (it == tables_.end()) continue;
+      std::vector<Row>& spare = it->second.spare;
+      rows.ForEach([&](uint64_t, Row& r) {
+        if (spare.size() >= kMaxSpareRows) return;
+        r.Clear();
+        spare.push_back(std::move(r));
+      });
+    }
+    sent.pop_front();
+  }
 }
 
 void Client::OnRows(int shard, Reader& r) {

@@ -36,6 +36,7 @@ struct PsStats {
   uint64_t gets_sent = 0;       // row requests sent (cache misses or stale rows)
   uint64_t rows_received = 0;   // rows received in replies and pushes
   uint64_t rows_pushed = 0;     // of those, pushed by shards (ESSP) without a request
+  uint64_t waits = 0;           // reads that had to wait for a shard
 };
 
 class Client {
@@ -54,13 +55,20 @@ class Client {
   };
   // The row at stamp >= need, from the cache or fetched from its shard; blocks until `deadline`
   // (TimeoutError naming the shard) or a failure (the error the shard or transport reported).
-  Snapshot Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline);
+  // *waited (if given) tells whether it had to wait for a shard.
+  Snapshot Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline, bool* waited = nullptr);
+  // Replaces each snapshot with the cached row where the cache holds a newer one; the rows
+  // replaced go to *retired if given.
+  void Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired);
   // Asks for the row without waiting (nothing if cached fresh enough or already asked for).
   void Prefetch(uint32_t table, uint64_t row, uint64_t need);
   bool Cached(uint32_t table, uint64_t row, uint64_t need);
 
-  // Takes a worker's updates to a table (the map is left empty).
-  void AddUpdates(uint32_t table, FlatMap<std::unique_ptr<Row>>& updates);
+  // Adds a worker's updates to a table (null entries are skipped; the rows are only read). For
+  // each updated row the cache holds, calls cached(row, snapshot) with the row as it now is, so
+  // the worker can keep reading it without asking again.
+  using CachedFn = std::function<void(uint64_t row, Snapshot snapshot)>;
+  void AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached = nullptr);
   // Sends the open batch of the shard holding `row` now (VAP).
   void SendNow(uint32_t table, uint64_t row);
   // Worker `worker` finished a clock; when all workers of the process have, the batches go out,
@@ -89,7 +97,7 @@ class Client {
 
  private:
   struct CacheEntry {
-    std::shared_ptr<const Row> row;
+    std::shared_ptr<Row> row;  // changed in place only while nobody else holds it
     uint64_t stamp = 0;
     uint64_t asked = 0;  // the largest need requested so far, plus one (0: never asked)
   };
@@ -101,9 +109,14 @@ class Client {
   struct TableState {
     TableConfig config;
     FlatMap<CacheEntry> cache;
+    uint64_t refreshed = 0;  // the largest need a whole-cache refresh was asked for
+    std::vector<Row> spare;  // zeroed rows of acknowledged batches, reused by the next ones
   };
 
   TableState& StateOf(uint32_t table);  // REQUIRES: mu_ held; throws for unknown tables
+  // Asks for `row` at stamp >= need. The first time a need is not met, every cached row of the
+  // table older than `need` is asked for too, one message per shard: rows go stale together, so
+  // a worker waits for one round trip per clock instead of one per row.
   void Ask(TableState& t, uint64_t row, uint64_t need);  // REQUIRES: mu_ held
   void SendBatch(int shard);                               // REQUIRES: mu_ held
   void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held

@@ -3,6 +3,7 @@
 // buffers, server rows, sparse rows). Key ~0 is reserved (row and column ids stay below 2^63).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -53,6 +54,13 @@ class FlatMap {
     return values_[i];
   }
 
+  // Makes room for n entries without rehashing.
+  void Reserve(size_t n) {
+    size_t capacity = keys_.size();
+    while (n * 4 > capacity * 3) capacity *= 2;
+    if (capacity != keys_.size()) Rehash(capacity);
+  }
+
   // Removes every entry but keeps the capacity.
   void Clear() {
     if (size_ == 0) return;
@@ -75,7 +83,9 @@ class FlatMap {
   }
 
  private:
-  size_t Slot(uint64_t key) const { return static_cast<size_t>(MixKey(key)) & mask_; }
+  // Fibonacci hashing: one multiply; the high bits of the product are well mixed even for
+  // sequential or strided ids.
+  size_t Slot(uint64_t key) const { return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_); }
 
   void Rehash(size_t capacity) {
     std::vector<uint64_t> keys(capacity, kEmpty);
@@ -83,6 +93,7 @@ class FlatMap {
     keys.swap(keys_);
     values.swap(values_);
     mask_ = capacity - 1;
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
     size_ = 0;
     for (size_t i = 0; i < keys.size(); ++i) {
       if (keys[i] == kEmpty) continue;
@@ -97,6 +108,7 @@ class FlatMap {
   std::vector<uint64_t> keys_;
   std::vector<V> values_;
   size_t mask_ = 0;
+  unsigned shift_ = 64;
   size_t size_ = 0;
 };
 

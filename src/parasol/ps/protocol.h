@@ -4,7 +4,7 @@
 //
 //   kUpdate  client -> shard  [seq u64][tables u32]{[table u32][rows u64]{[row u64][Row]}}
 //   kClock   client -> shard  [clock u64]                       the process finished clock-1
-//   kGet     client -> shard  [table u32][row u64][need u64][subscribe u8]
+//   kGet     client -> shard  [table u32][need u64][subscribe u8][count u32]{[row u64]}
 //   kRows    shard -> client  [stamp u64][applied u64][count u32]{[table u32][row u64][Row]}
 //   kMinClock shard -> client [stamp u64][applied u64]          after the shard's clock advanced
 //   kCheckpoint client -> shard [clock u64][dir]   kCheckpointDone shard -> client [clock u64][rows u64][error]

@@ -127,9 +127,10 @@ std::vector<std::byte> GetMessage(uint32_t table, uint64_t row, uint64_t need) {
   Writer w;
   w.Put(MsgType::kGet);
   w.Put(table);
-  w.Put(row);
   w.Put(need);
   w.Put<uint8_t>(0);
+  w.Put<uint32_t>(1);
+  w.Put(row);
   return w.Take();
 }
 

@@ -140,6 +140,7 @@ inline CountingResult RunCountingRanks(comm::InProcessWorld& world, const Counti
     total.stats.rows_received += results[r].stats.rows_received;
     total.stats.update_batches += results[r].stats.update_batches;
     total.stats.update_bytes += results[r].stats.update_bytes;
+    total.stats.waits += results[r].stats.waits;
   }
   total.mean_freshness /= static_cast<double>(results.size());
   return total;

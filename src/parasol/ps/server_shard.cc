@@ -162,23 +162,29 @@ void ServerShard::Subscribe(Table& t, uint64_t row, int src) {
 
 void ServerShard::OnGet(int src, Reader& r, Outbox& out) {
   auto table = r.Get<uint32_t>();
-  auto row = r.Get<uint64_t>();
   auto need = r.Get<uint64_t>();
   bool subscribe = r.Get<uint8_t>() != 0;
-  if (!r.done()) r.Fail("trailing bytes");
+  auto count = r.Get<uint32_t>();
+  if (r.remaining() != uint64_t{count} * sizeof(uint64_t)) r.Fail("row count does not match the message size");
+  std::vector<uint64_t> rows(count);
+  for (auto& row : rows) row = r.Get<uint64_t>();
   auto it = tables_.find(table);
   if (it == tables_.end()) {
-    out.emplace_back(src, ErrorMessage(table, row, fmt::format("table {} does not exist", table)));
+    for (uint64_t row : rows) out.emplace_back(src, ErrorMessage(table, row, fmt::format("table {} does not exist", table)));
     return;
   }
   Table& t = it->second;
-  if (row >= t.config.num_rows || ShardOf(t.config, row, processes_) != rank_) {
-    out.emplace_back(src, ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
-    return;
+  std::vector<std::pair<uint32_t, uint64_t>> now;
+  for (uint64_t row : rows) {
+    if (row >= t.config.num_rows || ShardOf(t.config, row, processes_) != rank_) {
+      out.emplace_back(src, ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
+      continue;
+    }
+    if (subscribe) Subscribe(t, row, src);
+    if (need <= min_clock_) now.emplace_back(table, row);
+    else pending_.push_back(PendingGet{src, table, row, need});
   }
-  if (subscribe) Subscribe(t, row, src);
-  if (need <= min_clock_) ReplyRows(src, {{table, row}}, out);
-  else pending_.push_back(PendingGet{src, table, row, need});
+  if (!now.empty()) ReplyRows(src, now, out);
 }
 
 void ServerShard::OnSync(int src, Reader& r, Outbox& out) {

@@ -31,6 +31,7 @@ class Writer {
     Put<uint32_t>(static_cast<uint32_t>(s.size()));
     PutBytes(s.data(), s.size());
   }
+  void Reserve(size_t n) { buf_.reserve(n); }
   size_t size() const { return buf_.size(); }
   std::vector<std::byte>& bytes() { return buf_; }
   std::vector<std::byte> Take() { return std::move(buf_); }

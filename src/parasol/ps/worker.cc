@@ -27,34 +27,48 @@ Worker::TableState& Worker::StateOf(uint32_t id, DType dtype) {
 }
 
 const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
-  Client::Snapshot snap = client_->Get(t.config.id, row, need, ps_->DefaultDeadline());
+  bool waited = false;
+  Client::Snapshot snap = client_->Get(t.config.id, row, need, ps_->DefaultDeadline(), &waited);
+  if (waited && need > t.refreshed) {
+    // Rows go stale together and are fetched together (once per clock): take all that came in
+    // one pass.
+    client_->Refresh(t.config.id, t.snapshots, &t.retired);  // views may still use the old rows
+    t.refreshed = need;
+  }
   LocalRow& l = t.snapshots[row];
-  if (l.row) t.retired.push_back(std::move(l.row));  // views taken this clock may still use it
-  l.row = std::move(snap.row);
-  l.stamp = snap.stamp;
-  l.valid = true;
+  if (l.row) t.retired.push_back(std::move(l.row));
+  l = std::move(snap);
   return *l.row;
 }
 
 void Worker::Prefetch(TableState& t, uint64_t row, uint64_t need) {
-  if (const LocalRow* l = t.snapshots.Find(row); l && l->valid && l->stamp >= need) return;
+  if (const LocalRow* l = t.snapshots.Find(row); l && l->row && l->stamp >= need) return;
   client_->Prefetch(t.config.id, row, need);
 }
 
 bool Worker::Cached(TableState& t, uint64_t row, uint64_t need) {
-  if (const LocalRow* l = t.snapshots.Find(row); l && l->valid && l->stamp >= need) return true;
+  if (const LocalRow* l = t.snapshots.Find(row); l && l->row && l->stamp >= need) return true;
   return client_->Cached(t.config.id, row, need);
 }
 
 void Worker::SendRowNow(TableState& t, uint64_t row) {
   std::unique_ptr<Row>* u = t.updates.Find(row);
   if (!u || !*u) return;
+  // The view of this row (cached + own) must not change: the snapshot goes, the update moves to
+  // the process cache, which then holds it.
+  if (LocalRow* l = t.snapshots.Find(row); l && l->row) t.retired.push_back(std::move(l->row));
   FlatMap<std::unique_ptr<Row>> one;
   one[row] = std::move(*u);
   client_->AddUpdates(t.config.id, one);
   client_->SendNow(t.config.id, row);
-  // The process cache now holds this update; this worker's snapshot of the row does not.
-  if (LocalRow* l = t.snapshots.Find(row)) l->valid = false;
+  t.sent.push_back(std::move(one[row]));
+}
+
+void Worker::Recycle(TableState& t, std::unique_ptr<Row> row) {
+  constexpr size_t kMaxSpareRows = 1 << 14;
+  if (!row || t.spare.size() >= kMaxSpareRows) return;
+  row->Clear();
+  t.spare.push_back(std::move(row));
 }
 
 void Worker::AddUnsent(TableState& t, uint64_t row, double magnitude) {
@@ -68,17 +82,25 @@ void Worker::AddUnsent(TableState& t, uint64_t row, double magnitude) {
 
 void Worker::Clock() {
   for (auto& [id, t] : tables_) {
+    t->retired.clear();  // views end here
+    for (auto& u : t->sent) Recycle(*t, std::move(u));
+    t->sent.clear();
     if (!t->updates.empty()) {
-      // Snapshots of rows this worker updated must show those updates: fetch them again (from
-      // the process cache, which holds them once handed over).
+      // Snapshots of rows this worker updated must show those updates: drop them (so the process
+      // cache can add the updates in place when no other worker holds the row) and take the
+      // cache's updated row back.
       t->updates.ForEach([&](uint64_t row, const std::unique_ptr<Row>& u) {
         if (!u) return;
-        if (LocalRow* l = t->snapshots.Find(row)) l->valid = false;
+        if (LocalRow* l = t->snapshots.Find(row)) l->row.reset();
       });
-      client_->AddUpdates(id, t->updates);
+      client_->AddUpdates(id, t->updates, [&](uint64_t row, Client::Snapshot snap) { t->snapshots[row] = std::move(snap); });
+      t->updates.ForEach([&](uint64_t, std::unique_ptr<Row>& u) { Recycle(*t, std::move(u)); });
+      t->updates.Clear();
     }
     t->unsent.Clear();
-    t->retired.clear();
+    // Rows the process cache has received since (pushes, refreshes another worker asked for)
+    // replace older snapshots: reads stay within the bound and get fresher.
+    client_->Refresh(id, t->snapshots, nullptr);
   }
   ++clock_;
   client_->Clocked(index_, clock_);
@@ -86,10 +108,16 @@ void Worker::Clock() {
 
 void Worker::GlobalBarrier() {
   for (auto& [id, t] : tables_) {
-    if (!t->updates.empty()) client_->AddUpdates(id, t->updates);
-    t->unsent.Clear();
-    t->snapshots.Clear();
     t->retired.clear();
+    for (auto& u : t->sent) Recycle(*t, std::move(u));
+    t->sent.clear();
+    t->snapshots.Clear();
+    if (!t->updates.empty()) {
+      client_->AddUpdates(id, t->updates);
+      t->updates.ForEach([&](uint64_t, std::unique_ptr<Row>& u) { Recycle(*t, std::move(u)); });
+      t->updates.Clear();
+    }
+    t->unsent.Clear();
   }
   ps_->Barrier(index_);
 }
@@ -108,6 +136,7 @@ uint64_t Worker::Restore(const std::string& dir) {
     t->updates.Clear();
     t->unsent.Clear();
     t->retired.clear();
+    t->sent.clear();
   }
   GlobalBarrier();
   return clock_;

@@ -62,11 +62,7 @@ class Worker {
   uint64_t Restore(const std::string& dir);
 
   // The core the typed handles use.
-  struct LocalRow {
-    std::shared_ptr<const Row> row;
-    uint64_t stamp = 0;
-    bool valid = false;
-  };
+  using LocalRow = Client::Snapshot;  // no row: none, or dropped because it is out of date
   struct TableState {
     TableConfig config;
     uint64_t staleness = 0;
@@ -74,13 +70,23 @@ class Worker {
     FlatMap<std::unique_ptr<Row>> updates;
     FlatMap<double> unsent;  // VAP: magnitude of each row's unsent updates
     std::vector<std::shared_ptr<const Row>> retired;  // snapshots replaced this clock (views may hold them)
+    uint64_t refreshed = 0;  // the need of the last refresh of all snapshots after a wait
+    std::vector<std::unique_ptr<Row>> sent;   // VAP: updates sent mid-clock (views may hold them)
+    std::vector<std::unique_ptr<Row>> spare;  // zeroed update rows for the next clock
   };
   uint64_t Need(const TableState& t) const { return clock_ >= t.staleness ? clock_ - t.staleness : 0; }
   // Fetches a row at stamp >= need through the process cache (blocking if it must).
   const Row& Fetch(TableState& t, uint64_t row, uint64_t need);
   Row& UpdateRow(TableState& t, uint64_t row) {
     std::unique_ptr<Row>& u = t.updates[row];
-    if (!u) u = std::make_unique<Row>(t.config.kind, t.config.dtype, t.config.width);
+    if (!u) {
+      if (t.spare.empty()) {
+        u = std::make_unique<Row>(t.config.kind, t.config.dtype, t.config.width);
+      } else {
+        u = std::move(t.spare.back());
+        t.spare.pop_back();
+      }
+    }
     return *u;
   }
   // VAP: account for `magnitude` more unsent update on `row`, sending it first if needed.
@@ -93,6 +99,7 @@ class Worker {
  private:
   TableState& StateOf(uint32_t id, DType dtype);
   void SendRowNow(TableState& t, uint64_t row);
+  void Recycle(TableState& t, std::unique_ptr<Row> row);
 
   ParameterServer* ps_;
   Client* client_;
@@ -160,7 +167,7 @@ class Table {
     if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     uint64_t need = w_->Need(*t_);
     const Worker::LocalRow* l = t_->snapshots.Find(row);
-    const Row* cached = l && l->valid && l->stamp >= need ? l->row.get() : &w_->Fetch(*t_, row, need);
+    const Row* cached = l && l->row && l->stamp >= need ? l->row.get() : &w_->Fetch(*t_, row, need);
     std::unique_ptr<Row>* own = t_->updates.Find(row);
     return RowView<V>(cached, own ? own->get() : nullptr);
   }
