@@ -26,5 +26,7 @@ class Command {
 
 std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent);
 std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent);
+std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
+std::unique_ptr<Command> MakePsBench(CLI::App& parent);
 
 }  // namespace parasol::tools

@@ -50,5 +50,39 @@ else
   echo "FAIL: allreduce-bench --csv"; cat "$tmp/bench.csv" 2>/dev/null; failures=$((failures + 1))
 fi
 
+# mf and ps-bench: bad input, a run resumed from its checkpoint ends where a straight run ends,
+# the benchmark's CSV.
+expect 2 "consistency 'ssp': expected bsp, ssp:STALENESS" -- "$parasol" mf --data synthetic --consistency ssp
+expect 2 "--straggler '3': expected WORKER:FACTOR" -- "$parasol" mf --data synthetic --straggler 3
+expect 2 "straggler worker 9 does not exist" -- "$parasol" mf --data synthetic --straggler 9:2
+printf '1\t2\t3\t100\n4\t5\tfive\t100\n' > "$tmp/bad.data"
+expect 2 "$tmp/bad.data:2: rating 'five' is not a number" -- "$parasol" mf --data "$tmp/bad.data"
+expect 2 "$tmp/missing.data: cannot open ratings file" -- "$parasol" mf --data "$tmp/missing.data"
+expect 2 "$tmp/nockpt/MANIFEST: cannot open checkpoint manifest" -- "$parasol" mf --data synthetic --resume "$tmp/nockpt"
+expect 2 "--models: bsp is needed" -- "$parasol" ps-bench --data synthetic --models ssp:3
+
+mf=("$parasol" mf --data synthetic --workers 1 --consistency bsp --seed 3 --rank 8)
+final() { grep '^final objective' "$1" | awk '{print $3}'; }
+"${mf[@]}" --clocks 4 > "$tmp/straight.txt" 2>"$tmp/err" || { echo "FAIL: mf"; cat "$tmp/err"; failures=$((failures + 1)); }
+"${mf[@]}" --clocks 2 --checkpoint "$tmp/ckpt" > /dev/null 2>"$tmp/err" || { echo "FAIL: mf --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
+"${mf[@]}" --clocks 4 --resume "$tmp/ckpt" --metrics "$tmp/resumed.csv" > "$tmp/resumed.txt" 2>"$tmp/err" \
+  || { echo "FAIL: mf --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+if [ -n "$(final "$tmp/straight.txt")" ] && [ "$(final "$tmp/straight.txt")" = "$(final "$tmp/resumed.txt")" ] &&
+   [ "$(head -1 "$tmp/resumed.csv")" = "clock,seconds,objective" ] && [ "$(sed -n 2p "$tmp/resumed.csv" | cut -d, -f1)" = 2 ]; then
+  echo "ok: mf resumed from its checkpoint ends where the straight run ends ($(final "$tmp/straight.txt"))"
+else
+  echo "FAIL: mf --resume: $(final "$tmp/straight.txt") vs $(final "$tmp/resumed.txt")"; failures=$((failures + 1))
+fi
+"$mpirun" -np 2 "$parasol" mf --data synthetic --clocks 3 --consistency essp:1 > "$tmp/mpi.txt" 2>"$tmp/err" && grep -q '^final objective' "$tmp/mpi.txt" \
+  && echo "ok: mf under mpirun" || { echo "FAIL: mf under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$parasol" ps-bench --data synthetic --clocks 3 --repeat 1 --models bsp,ssp:1,asp --straggler 1:2 --csv "$tmp/ps.csv" > "$tmp/ps.txt" 2>"$tmp/err" \
+  || { echo "FAIL: ps-bench"; cat "$tmp/err"; failures=$((failures + 1)); }
+if [ "$(head -1 "$tmp/ps.csv" 2>/dev/null)" = "model,consistency,staleness,clock,seconds,objective" ] &&
+   grep -q '^mf,ssp,1,' "$tmp/ps.csv" && grep -q '^mf,asp,0,' "$tmp/ps.csv" && grep -q '^ssp:1 ' "$tmp/ps.txt"; then
+  echo "ok: ps-bench table and --csv"
+else
+  echo "FAIL: ps-bench --csv"; cat "$tmp/ps.txt" "$tmp/ps.csv" 2>/dev/null; failures=$((failures + 1))
+fi
+
 echo "$failures failure(s)"
 [ "$failures" -eq 0 ]

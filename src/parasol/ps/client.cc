@@ -43,22 +43,30 @@ void Client::Ask(TableState& t, uint64_t row, uint64_t need) {
   c.asked = need + 1;
   std::vector<std::vector<uint64_t>> rows(static_cast<size_t>(processes_));
   rows[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
-  if (need > t.refreshed) {
-    t.refreshed = need;
-    t.cache.ForEach([&](uint64_t other, CacheEntry& e) {
-      if (!e.row || e.stamp >= need || e.asked > need) return;
-      e.asked = need + 1;
-      rows[static_cast<size_t>(ShardOf(t.config, other, processes_))].push_back(other);
-    });
-  }
+  AddStale(t, need, rows);
+  SendGets(t, rows, need);
+}
+
+void Client::AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows) {
+  if (need <= t.refreshed) return;
+  t.refreshed = need;
+  t.cache.ForEach([&](uint64_t row, CacheEntry& e) {
+    if (!e.row || e.stamp >= need || e.asked > need) return;
+    e.asked = need + 1;
+    rows[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
+  });
+}
+
+void Client::SendGets(const TableState& t, const std::vector<std::vector<uint64_t>>& rows, uint64_t need) {
   for (int shard = 0; shard < processes_; ++shard) {
     const auto& ask = rows[static_cast<size_t>(shard)];
     if (ask.empty()) continue;
     Writer w;
+    w.Reserve(32 + 8 * ask.size());
     w.Put(MsgType::kGet);
     w.Put(t.config.id);
     w.Put(need);
-    w.Put<uint8_t>(t.config.consistency == Consistency::kEssp);
+    w.Put<uint8_t>(t.config.Pushed());
     w.Put(static_cast<uint32_t>(ask.size()));
     for (uint64_t r : ask) w.Put(r);
     stats_.gets_sent += ask.size();
@@ -111,6 +119,19 @@ void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
   const CacheEntry* c = t.cache.Find(row);
   if (c && c->row && c->stamp >= need) return;
   Ask(t, row, need);
+}
+
+void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TableState& t = StateOf(table);
+  std::vector<std::vector<uint64_t>> ask(static_cast<size_t>(processes_));
+  for (uint64_t row : rows) {
+    CacheEntry& c = t.cache[row];
+    if ((c.row && c.stamp >= need) || c.asked > need) continue;
+    c.asked = need + 1;
+    ask[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
+  }
+  SendGets(t, ask, need);
 }
 
 bool Client::Cached(uint32_t table, uint64_t row, uint64_t need) {
@@ -201,6 +222,15 @@ void Client::Clocked(int worker, uint64_t clock) {
     w.Put(process_clock_);
     send_(shard, w.Take());
   }
+  // Reads from now on need rows at stamp >= clock - s: ask for the cached rows older than that
+  // now, so they come back while the workers compute instead of when they first read them.
+  for (auto& [id, t] : tables_) {
+    uint64_t s = t.config.ReadStaleness();
+    if (t.config.Pushed() || s >= process_clock_) continue;
+    std::vector<std::vector<uint64_t>> rows(static_cast<size_t>(processes_));
+    AddStale(t, process_clock_ - s, rows);
+    SendGets(t, rows, process_clock_ - s);
+  }
 }
 
 void Client::Prune(int shard, uint64_t applied) {
@@ -278,6 +308,9 @@ void Client::OnMessage(int src, Reader& r) {
       else row_errors_[{table, row}] = what;
       break;
     }
+    case MsgType::kReadReply:
+      OnReadReply(src, r);
+      break;
     case MsgType::kSynced: {
       auto applied = r.Get<uint64_t>();
       Prune(src, applied);
@@ -306,6 +339,67 @@ void Client::Fail(ErrorCode code, const std::string& error) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!failure_) failure_ = {code, error};
   cv_.notify_all();
+}
+
+std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> rows, Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const TableState& t = StateOf(table);
+  const uint64_t id = ++next_read_;
+  PendingRead& p = reads_[id];
+  p.table = table;
+  p.rows.resize(rows.size());
+  p.answered.assign(static_cast<size_t>(processes_), 1);
+  std::vector<std::vector<uint64_t>> ask(static_cast<size_t>(processes_));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= t.config.num_rows) {
+      reads_.erase(id);
+      throw InvalidArgumentError(fmt::format("rank {}: read row {} of {}: out of range", rank_, rows[i], t.config.Describe()));
+    }
+    auto& at = p.where[rows[i]];
+    if (at.empty()) ask[static_cast<size_t>(ShardOf(t.config, rows[i], processes_))].push_back(rows[i]);
+    at.push_back(i);
+  }
+  for (int shard = 0; shard < processes_; ++shard) {
+    const auto& mine = ask[static_cast<size_t>(shard)];
+    if (mine.empty()) continue;
+    p.answered[static_cast<size_t>(shard)] = 0;
+    Writer w;
+    w.Put(MsgType::kRead);
+    w.Put(id);
+    w.Put(table);
+    w.Put(static_cast<uint32_t>(mine.size()));
+    for (uint64_t row : mine) w.Put(row);
+    send_(shard, w.Take());
+  }
+  auto done = [&] { return std::all_of(p.answered.begin(), p.answered.end(), [](char c) { return c != 0; }); };
+  bool ok = cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || done(); });
+  PendingRead result = std::move(p);
+  reads_.erase(id);
+  ThrowIfFailed();
+  if (!ok) {
+    int silent = static_cast<int>(std::find(result.answered.begin(), result.answered.end(), 0) - result.answered.begin());
+    throw TimeoutError(fmt::format("rank {}: read of {}: shard {} did not answer by the deadline", rank_,
+                                   t.config.Describe(), silent));
+  }
+  return std::move(result.rows);
+}
+
+void Client::OnReadReply(int shard, Reader& r) {
+  auto id = r.Get<uint64_t>();
+  auto count = r.Get<uint32_t>();
+  auto it = reads_.find(id);
+  if (it == reads_.end()) return;  // the reader gave up (deadline): drop the late answer
+  PendingRead& p = it->second;
+  const TableConfig& c = StateOf(p.table).config;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto row = r.Get<uint64_t>();
+    Row value = Row::Decode(r, c.kind, c.dtype, c.width);
+    auto at = p.where.find(row);
+    if (at == p.where.end()) r.Fail(fmt::format("read reply with row {} that was not asked for", row));
+    for (size_t pos : at->second) p.rows[pos] = value;
+  }
+  if (!r.done()) r.Fail("trailing bytes");
+  p.answered[static_cast<size_t>(shard)] = 1;
 }
 
 void Client::Sync(Deadline deadline) {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,8 @@ class Client {
   void Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired);
   // Asks for the row without waiting (nothing if cached fresh enough or already asked for).
   void Prefetch(uint32_t table, uint64_t row, uint64_t need);
+  // The same for many rows, in one message per shard. REQUIRES: rows < the table's num_rows.
+  void Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need);
   bool Cached(uint32_t table, uint64_t row, uint64_t need);
 
   // Adds a worker's updates to a table (null entries are skipped; the rows are only read). For
@@ -72,8 +75,13 @@ class Client {
   // Sends the open batch of the shard holding `row` now (VAP).
   void SendNow(uint32_t table, uint64_t row);
   // Worker `worker` finished a clock; when all workers of the process have, the batches go out,
-  // then the new process clock, to every shard.
+  // then the new process clock, to every shard, then requests for the cached rows the new clock
+  // makes too old (they arrive while the workers compute).
   void Clocked(int worker, uint64_t clock);
+
+  // The values the shards hold now, outside the consistency model: no clock is waited for and
+  // the cache is not touched. For monitoring and evaluation. Any thread.
+  std::vector<Row> ReadLatest(uint32_t table, std::span<const uint64_t> rows, Deadline deadline);
 
   // One caller per process: sends the open batches, then waits until every shard has applied
   // them and every row a shard sent before has arrived. Throws TimeoutError naming a silent shard.
@@ -118,6 +126,11 @@ class Client {
   // table older than `need` is asked for too, one message per shard: rows go stale together, so
   // a worker waits for one round trip per clock instead of one per row.
   void Ask(TableState& t, uint64_t row, uint64_t need);  // REQUIRES: mu_ held
+  // The first time `need` is seen: adds every cached row older than need, not yet asked for,
+  // to rows[its shard].                                     REQUIRES: mu_ held
+  void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows);
+  // One kGet per shard with rows to ask for.              REQUIRES: mu_ held
+  void SendGets(const TableState& t, const std::vector<std::vector<uint64_t>>& rows, uint64_t need);
   void SendBatch(int shard);                               // REQUIRES: mu_ held
   void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held
   void Prune(int shard, uint64_t applied);                  // REQUIRES: mu_ held
@@ -137,6 +150,15 @@ class Client {
   std::vector<uint64_t> shard_clock_;               // latest stamp each shard reported
   std::map<std::pair<uint32_t, uint64_t>, std::string> row_errors_;  // GUARDED_BY(mu_)
   std::optional<std::pair<ErrorCode, std::string>> failure_;         // GUARDED_BY(mu_)
+  struct PendingRead {
+    uint32_t table = 0;
+    std::map<uint64_t, std::vector<size_t>> where;  // row -> positions in the result
+    std::vector<Row> rows;
+    std::vector<char> answered;  // per shard: 1 once it replied, or had nothing to send
+  };
+  void OnReadReply(int shard, Reader& r);  // REQUIRES: mu_ held
+  std::map<uint64_t, PendingRead> reads_;  // GUARDED_BY(mu_)
+  uint64_t next_read_ = 0;                 // GUARDED_BY(mu_)
   // Sync, checkpoint and restore replies.
   std::vector<char> synced_;
   int checkpoint_done_ = 0;

@@ -14,7 +14,7 @@ namespace {
 
 bool ForShard(MsgType t) {
   return t == MsgType::kUpdate || t == MsgType::kClock || t == MsgType::kGet || t == MsgType::kCheckpoint ||
-         t == MsgType::kRestore || t == MsgType::kSync;
+         t == MsgType::kRestore || t == MsgType::kSync || t == MsgType::kRead;
 }
 
 }  // namespace
@@ -76,6 +76,10 @@ std::unique_ptr<Worker> ParameterServer::CreateWorker(int index) {
                                            options_.workers_per_process - 1));
   }
   return std::make_unique<Worker>(this, index);
+}
+
+std::vector<Row> ParameterServer::ReadLatest(uint32_t table, std::span<const uint64_t> rows) {
+  return client_->ReadLatest(table, rows, DefaultDeadline());
 }
 
 std::optional<Row> ParameterServer::ShardRow(uint32_t table, uint64_t row) {
@@ -153,7 +157,7 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
   }
   // MPI cannot block with a timeout: spin briefly, then sleep in short steps so a waiting process
   // leaves its cores to the workers.
-  if (++idle_rounds < 64) sched_yield();
+  if (++idle_rounds < 16) sched_yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
 }
 
@@ -209,6 +213,12 @@ void ParameterServer::Shutdown() {
 }
 
 void ParameterServer::Abort(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(barrier_mu_);
+    if (aborted_) return;
+    aborted_ = why;
+    barrier_cv_.notify_all();
+  }
   messages_->transport().NotifyFailure(why);
   collectives_->transport().NotifyFailure(why);
   client_->Fail(ErrorCode::kAborted, why);
@@ -220,6 +230,7 @@ void ParameterServer::Abort(const std::string& why) {
 void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn) {
   (void)worker;
   std::unique_lock<std::mutex> lock(barrier_mu_);
+  if (aborted_) throw AbortedError(*aborted_);
   uint64_t generation = generation_;
   if (++arrived_ == options_.workers_per_process) {
     phase_error_.reset();  // waiters of the last phase have read theirs: this phase needed them
@@ -235,11 +246,12 @@ void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn)
     barrier_cv_.notify_all();
   } else {
     Deadline deadline = DefaultDeadline();
-    if (!barrier_cv_.wait_until(lock, deadline.time(), [&] { return generation_ != generation; })) {
+    if (!barrier_cv_.wait_until(lock, deadline.time(), [&] { return generation_ != generation || aborted_; })) {
       throw TimeoutError(fmt::format("rank {}: worker {}: only {} of {} local workers reached the barrier by the deadline",
                                      rank_, worker, arrived_, options_.workers_per_process));
     }
   }
+  if (aborted_) throw AbortedError(*aborted_);
   if (phase_error_) ThrowError(phase_error_->first, phase_error_->second);
 }
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -69,6 +70,10 @@ class ParameterServer {
   const PsOptions& options() const { return options_; }
   Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
   PsStats stats() const { return client_->stats(); }
+  // For monitoring and evaluation, from any thread: the values the shards hold now, outside any
+  // consistency model (no clock is waited for, the cache is neither used nor changed). Throws
+  // InvalidArgumentError for a missing table or row, TimeoutError naming a silent shard.
+  std::vector<Row> ReadLatest(uint32_t table, std::span<const uint64_t> rows);
   // This rank's shard's copy of a row (nullopt if never touched), and its clock: for tests.
   std::optional<Row> ShardRow(uint32_t table, uint64_t row);
   uint64_t ShardClock();
@@ -107,6 +112,7 @@ class ParameterServer {
   int arrived_ = 0;
   uint64_t generation_ = 0;
   std::optional<std::pair<ErrorCode, std::string>> phase_error_;
+  std::optional<std::string> aborted_;  // GUARDED_BY(barrier_mu_)
 };
 
 }  // namespace parasol::ps

@@ -12,6 +12,8 @@
 //   kError   shard -> client  [table u32][row u64][message]
 //   kSync    client -> shard  []      kSynced shard -> client [applied u64]  (barriers: everything
 //            the client sent before is applied, and every row the shard sent before has arrived)
+//   kRead    client -> shard  [request u64][table u32][count u32]{[row u64]}
+//   kReadReply shard -> client [request u64][count u32]{[row u64][Row]}   current values, no clock
 // stamp: every update of clocks < stamp from every process is in the rows. applied: the last
 // update batch (seq) of the receiving process the shard had applied.
 #pragma once
@@ -41,6 +43,8 @@ enum class MsgType : uint8_t {
   kError,
   kSync,
   kSynced,
+  kRead,
+  kReadReply,
 };
 
 // Hash (default): rows spread evenly whatever their ids, and hot low ids of different tables do

@@ -1,4 +1,5 @@
 // Bad requests and lost shards: the caller gets a clear error, the server keeps serving.
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -77,14 +78,17 @@ TEST(PsErrors, RanksThatCreateDifferentTablesAreTold) {
 // deadline with an error naming the shard, and nothing hangs.
 TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
   comm::InProcessWorld world(2);
+  std::atomic<bool> killed{false};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 400ms});
     TableConfig c = FloatTable();
     ps.CreateTable(c);
     if (ctx.rank() == 1) {
       world.KillRank(1);
+      killed = true;
       return;  // the destructor's shutdown fails quietly: this rank is gone
     }
+    while (!killed) std::this_thread::sleep_for(1ms);
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(1);
     uint64_t row = 0;

@@ -144,6 +144,80 @@ TEST(Vap, OthersSeeEarlyUpdatesWithinTheClock) {
   comm::testing::ExpectNoErrors(errors);
 }
 
+// ASP: reads never wait once a row is cached, yet other processes' updates reach the cache:
+// shards push the rows a process reads as clocks advance.
+TEST(Asp, ReadsNeverBlockButUpdatesArrive) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> seen{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable({.id = 7, .dtype = DType::kFloat64, .width = 2, .num_rows = 4, .consistency = Consistency::kAsp});
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<double>(7);
+    EXPECT_EQ(t.Get(1)[0], 0.0);  // cached from here on
+    w->GlobalBarrier();
+    if (ctx.rank() == 0) t.Inc(1, 0, 2.5);
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!seen && std::chrono::steady_clock::now() < deadline) {
+      if (ctx.rank() == 1 && t.Get(1)[0] == 2.5) seen = true;
+      w->Clock();
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_TRUE(seen) << "rank " << ctx.rank() << ": the update never reached rank 1";
+    if (ctx.rank() == 1) {
+      EXPECT_GT(ps.stats().rows_pushed, 0u);
+    }
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// ReadLatest reads what the shards hold now, outside the model, and leaves the cache alone.
+TEST(Ps, ReadLatestSeesTheShardsAndLeavesTheCache) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> primed{false}, sent{false}, done{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable({.id = 9, .dtype = DType::kFloat32, .width = 3, .num_rows = 64, .consistency = Consistency::kSsp,
+                    .staleness = 5});
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<float>(9);
+    std::vector<uint64_t> rows{3, 40, 3, 17};
+    if (ctx.rank() == 1) {
+      EXPECT_EQ(t.Get(40)[1], 0.0f);  // cached; staleness 5 lets it be read for clocks to come
+      primed = true;
+    }
+    if (ctx.rank() == 0) {
+      while (!primed) std::this_thread::sleep_for(1ms);
+      for (uint64_t r : {3, 40, 17}) t.Inc(r, 1, static_cast<float>(r));
+      w->Clock();
+      sent = true;
+      while (!done) std::this_thread::sleep_for(1ms);
+    } else {
+      while (!sent) std::this_thread::sleep_for(1ms);
+      std::vector<Row> got;
+      auto deadline = std::chrono::steady_clock::now() + 10s;
+      do {
+        got = ps.ReadLatest(9, rows);
+      } while ((got[0].Get<float>(1) != 3.0f || got[1].Get<float>(1) != 40.0f || got[3].Get<float>(1) != 17.0f) &&
+               std::chrono::steady_clock::now() < deadline);
+      ASSERT_EQ(got.size(), 4u);
+      EXPECT_EQ(got[0].Get<float>(1), 3.0f);
+      EXPECT_EQ(got[1].Get<float>(1), 40.0f);
+      EXPECT_EQ(got[2].Get<float>(1), 3.0f);
+      EXPECT_EQ(got[3].Get<float>(1), 17.0f);
+      EXPECT_EQ(t.Get(40)[1], 0.0f) << "ReadLatest changed the cache";
+      EXPECT_THROW(ps.ReadLatest(9, std::vector<uint64_t>{64}), InvalidArgumentError);
+      done = true;
+      w->Clock();
+    }
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 // GetAsync: the request leaves when the future is made; Wait returns the same values Get would.
 TEST(Ps, AsyncGetReturnsTheSameValuesAsGet) {
   comm::InProcessWorld world(2);

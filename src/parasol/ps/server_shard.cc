@@ -67,6 +67,7 @@ void ServerShard::Handle(int src, Reader& r, Outbox& out) {
       case MsgType::kCheckpoint: OnCheckpoint(src, r, out); break;
       case MsgType::kRestore: OnRestore(src, r, out); break;
       case MsgType::kSync: OnSync(src, r, out); break;
+      case MsgType::kRead: OnRead(src, r, out); break;
       default: r.Fail(fmt::format("unexpected message type {} for a shard", static_cast<int>(type)));
     }
   } catch (const MalformedMessage& e) {
@@ -92,7 +93,7 @@ void ServerShard::OnUpdate(int src, Reader& r) {
   if (!r.done()) r.Fail("trailing bytes");
   for (auto& [t, row, delta] : rows) {
     RowOf(*t, row).AddRow(delta);
-    if (t->config.consistency == Consistency::kEssp) t->dirty[row] = 1;
+    if (t->config.Pushed()) t->dirty[row] = 1;
   }
   applied_[static_cast<size_t>(src)] = seq;
 }
@@ -119,7 +120,7 @@ void ServerShard::Advance(Outbox& out) {
   }
   pending_.swap(still);
   for (auto& [id, t] : tables_) {
-    if (t.config.consistency != Consistency::kEssp) continue;
+    if (!t.config.Pushed()) continue;
     t.dirty.ForEach([&](uint64_t row, char) {
       const auto* subs = t.subscribers.Find(row);
       if (!subs) return;
@@ -192,6 +193,35 @@ void ServerShard::OnSync(int src, Reader& r, Outbox& out) {
   Writer w;
   w.Put(MsgType::kSynced);
   w.Put(applied_[static_cast<size_t>(src)]);
+  out.emplace_back(src, w.Take());
+}
+
+void ServerShard::OnRead(int src, Reader& r, Outbox& out) {
+  auto request = r.Get<uint64_t>();
+  auto table = r.Get<uint32_t>();
+  auto count = r.Get<uint32_t>();
+  if (r.remaining() != uint64_t{count} * sizeof(uint64_t)) r.Fail("row count does not match the message size");
+  auto it = tables_.find(table);
+  std::vector<uint64_t> rows(count);
+  for (auto& row : rows) {
+    row = r.Get<uint64_t>();
+    if (it != tables_.end() && (row >= it->second.config.num_rows || ShardOf(it->second.config, row, processes_) != rank_)) {
+      out.emplace_back(src, ErrorMessage(table, row, fmt::format("read: row {} is out of range or not on shard {}", row, rank_)));
+      return;
+    }
+  }
+  if (it == tables_.end()) {
+    out.emplace_back(src, ErrorMessage(table, rows.empty() ? 0 : rows[0], fmt::format("read: table {} does not exist", table)));
+    return;
+  }
+  Writer w;
+  w.Put(MsgType::kReadReply);
+  w.Put(request);
+  w.Put(count);
+  for (uint64_t row : rows) {
+    w.Put(row);
+    RowOf(it->second, row).Encode(w);
+  }
   out.emplace_back(src, w.Take());
 }
 

@@ -59,6 +59,7 @@ class ServerShard {
   void OnCheckpoint(int src, Reader& r, Outbox& out);
   void OnRestore(int src, Reader& r, Outbox& out);
   void OnSync(int src, Reader& r, Outbox& out);
+  void OnRead(int src, Reader& r, Outbox& out);
   void Advance(Outbox& out);
   void ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out);
   void Subscribe(Table& t, uint64_t row, int src);

@@ -1,5 +1,8 @@
 #include "parasol/ps/table_config.h"
 
+#include <charconv>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
@@ -23,6 +26,46 @@ Consistency ParseConsistency(std::string_view name) {
     if (name == ConsistencyName(c)) return c;
   }
   throw InvalidArgumentError(fmt::format("unknown consistency model '{}' (expected bsp, ssp, essp, vap or asp)", name));
+}
+
+std::string ConsistencySpec::ToString() const {
+  switch (model) {
+    case Consistency::kBsp:
+    case Consistency::kAsp: return std::string(ConsistencyName(model));
+    case Consistency::kVap: return fmt::format("vap:{}:{}", staleness, vap_threshold);
+    default: return fmt::format("{}:{}", ConsistencyName(model), staleness);
+  }
+}
+
+ConsistencySpec ParseConsistencySpec(std::string_view text) {
+  auto bad = [&]() {
+    return InvalidArgumentError(fmt::format(
+        "consistency '{}': expected bsp, ssp:STALENESS, essp:STALENESS, vap:STALENESS:THRESHOLD or asp", text));
+  };
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  ConsistencySpec spec;
+  try {
+    spec.model = ParseConsistency(parts[0]);
+  } catch (const InvalidArgumentError&) {
+    throw bad();
+  }
+  size_t want = spec.model == Consistency::kVap ? 3 : (spec.model == Consistency::kSsp || spec.model == Consistency::kEssp ? 2 : 1);
+  if (parts.size() != want) throw bad();
+  if (want >= 2) {
+    auto [end, ec] = std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), spec.staleness);
+    if (ec != std::errc() || end != parts[1].data() + parts[1].size()) throw bad();
+  }
+  if (want == 3) {
+    auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), spec.vap_threshold);
+    if (ec != std::errc() || end != parts[2].data() + parts[2].size() || !(spec.vap_threshold > 0)) throw bad();
+  }
+  return spec;
 }
 
 uint64_t TableConfig::ReadStaleness() const {

@@ -15,11 +15,22 @@ enum class Consistency : uint8_t {
   kSsp,   // a read at clock c sees every update from clocks <= c - s - 1, and the reader's own
   kEssp,  // SSP, and servers push fresh rows to the processes that read them when clocks advance
   kVap,   // SSP, and a worker sends a row's updates before their magnitude exceeds a threshold
-  kAsp,   // no bound
+  kAsp,   // no bound: reads never wait for fresher rows; shards push changed rows as clocks advance
 };
 std::string_view ConsistencyName(Consistency c);
 // "bsp", "ssp", "essp", "vap", "asp"; throws InvalidArgumentError otherwise.
 Consistency ParseConsistency(std::string_view name);
+
+// A model with its parameters, as written on command lines: "bsp", "ssp:3", "essp:3",
+// "vap:3:0.5" (staleness, then threshold), "asp".
+struct ConsistencySpec {
+  Consistency model = Consistency::kSsp;
+  uint32_t staleness = 0;
+  double vap_threshold = 0;
+  std::string ToString() const;
+};
+// Throws InvalidArgumentError naming `text` and the expected forms.
+ConsistencySpec ParseConsistencySpec(std::string_view text);
 
 enum class RowKind : uint8_t { kDense, kSparse };
 enum class Partitioning : uint8_t { kHash, kRange };
@@ -41,6 +52,8 @@ struct TableConfig {
   // Staleness reads are held to: 0 for BSP, none for ASP.
   uint64_t ReadStaleness() const;
   bool Bounded() const { return consistency != Consistency::kAsp; }
+  // Shards push the rows a process reads when they change (ESSP; ASP, whose reads never ask).
+  bool Pushed() const { return consistency == Consistency::kEssp || consistency == Consistency::kAsp; }
   // Throws InvalidArgumentError naming the table and the bad field.
   void Validate() const;
   // Equal on every rank that created the same table.

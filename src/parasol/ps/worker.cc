@@ -1,5 +1,7 @@
 #include "parasol/ps/worker.h"
 
+#include <chrono>
+
 #include "parasol/ps/parameter_server.h"
 
 namespace parasol::ps {
@@ -28,7 +30,9 @@ Worker::TableState& Worker::StateOf(uint32_t id, DType dtype) {
 
 const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
   bool waited = false;
+  auto start = std::chrono::steady_clock::now();
   Client::Snapshot snap = client_->Get(t.config.id, row, need, ps_->DefaultDeadline(), &waited);
+  if (waited) wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (waited && need > t.refreshed) {
     // Rows go stale together and are fetched together (once per clock): take all that came in
     // one pass.
@@ -44,6 +48,17 @@ const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
 void Worker::Prefetch(TableState& t, uint64_t row, uint64_t need) {
   if (const LocalRow* l = t.snapshots.Find(row); l && l->row && l->stamp >= need) return;
   client_->Prefetch(t.config.id, row, need);
+}
+
+void Worker::PrefetchRows(TableState& t, std::span<const uint64_t> rows) {
+  uint64_t need = Need(t);
+  std::vector<uint64_t> ask;
+  ask.reserve(rows.size());
+  for (uint64_t row : rows) {
+    const LocalRow* l = t.snapshots.Find(row);
+    if (!l || !l->row || l->stamp < need) ask.push_back(row);
+  }
+  client_->Prefetch(t.config.id, ask, need);
 }
 
 bool Worker::Cached(TableState& t, uint64_t row, uint64_t need) {

@@ -43,6 +43,8 @@ class Worker {
   int index() const { return index_; }
   // Clocks this worker has finished.
   uint64_t clock() const { return clock_; }
+  // Time this worker's reads spent waiting for shards.
+  double wait_seconds() const { return wait_seconds_; }
 
   // A typed handle. Throws InvalidArgumentError if the table does not exist or holds another type.
   template <typename V>
@@ -92,6 +94,7 @@ class Worker {
   // VAP: account for `magnitude` more unsent update on `row`, sending it first if needed.
   void AddUnsent(TableState& t, uint64_t row, double magnitude);
   void Prefetch(TableState& t, uint64_t row, uint64_t need);
+  void PrefetchRows(TableState& t, std::span<const uint64_t> rows);
   bool Cached(TableState& t, uint64_t row, uint64_t need);
   [[noreturn]] void BadRow(const TableState& t, uint64_t row) const;
   [[noreturn]] void BadColumn(const TableState& t, uint64_t col) const;
@@ -105,6 +108,7 @@ class Worker {
   Client* client_;
   int index_;
   uint64_t clock_ = 0;
+  double wait_seconds_ = 0;
   std::map<uint32_t, std::unique_ptr<TableState>> tables_;
 };
 
@@ -119,6 +123,21 @@ class RowView {
     V v = dense_ ? dense_[col] : cached_->Get<V>(col);
     if (own_) v += own_dense_ ? own_dense_[col] : own_->Get<V>(col);
     return v;
+  }
+  // Dense rows: writes every column to out (out.size() == the table's width), in one pass that
+  // the compiler vectorises; for inner loops that read a whole row.
+  void CopyTo(std::span<V> out) const {
+    V* o = out.data();
+    const size_t n = out.size();
+    if (!dense_) {
+      for (size_t c = 0; c < n; ++c) o[c] = (*this)[c];
+      return;
+    }
+    if (own_dense_) {
+      for (size_t c = 0; c < n; ++c) o[c] = dense_[c] + own_dense_[c];
+    } else {
+      for (size_t c = 0; c < n; ++c) o[c] = dense_[c];
+    }
   }
   // Sparse rows: calls fn(col, value) for the stored entries of the cached row (this worker's
   // unsent updates to other columns are not visited).
@@ -172,6 +191,15 @@ class Table {
     return RowView<V>(cached, own ? own->get() : nullptr);
   }
 
+  // Asks for every row not cached fresh enough, without waiting: one message per shard. For
+  // warming the cache before a pass over many rows.
+  void Prefetch(std::span<const uint64_t> rows) {
+    for (uint64_t row : rows) {
+      if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    }
+    w_->PrefetchRows(*t_, rows);
+  }
+
   RowFuture<V> GetAsync(uint64_t row) {
     if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     return RowFuture<V>(w_, t_, row, w_->Need(*t_));
@@ -205,12 +233,14 @@ class Table {
                                              t_->config.Describe(), t_->config.width, deltas.size()));
     }
     V* u = w_->UpdateRow(*t_, row).MutableDenseData<V>();
-    double magnitude = 0;
-    for (size_t c = 0; c < deltas.size(); ++c) {
-      u[c] += deltas[c];
-      magnitude += std::fabs(static_cast<double>(deltas[c]));
+    const V* d = deltas.data();
+    const size_t n = deltas.size();
+    for (size_t c = 0; c < n; ++c) u[c] += d[c];
+    if (t_->config.consistency == Consistency::kVap) {
+      double magnitude = 0;
+      for (size_t c = 0; c < n; ++c) magnitude += std::fabs(static_cast<double>(d[c]));
+      w_->AddUnsent(*t_, row, magnitude);
     }
-    if (t_->config.consistency == Consistency::kVap) w_->AddUnsent(*t_, row, magnitude);
   }
 
  private:

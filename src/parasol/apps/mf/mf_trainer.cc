@@ -1,0 +1,416 @@
+#include "parasol/apps/mf/mf_trainer.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <map>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <future>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/error.h"
+#include "parasol/core/thread_pool.h"
+#include "parasol/ps/parameter_server.h"
+
+namespace parasol::apps::mf {
+
+namespace {
+
+constexpr uint32_t kItems = 1;
+constexpr uint32_t kUsers = 2;
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// What the workers of one process share.
+struct Shared {
+  const RatingSet& data;
+  const MfOptions& o;
+  float mean = 0;
+  int first_worker = 0;  // global id of this process's worker 0
+  int workers = 0;       // over all processes
+  std::vector<std::vector<uint32_t>> split;
+  // When training starts: after the initial values are in (or restored), at the barrier every
+  // worker leaves together. Times are measured from here; setup is the same for every model.
+  std::chrono::steady_clock::time_point start;  // GUARDED_BY(mu) until every worker has set it
+  bool started = false;                         // GUARDED_BY(mu)
+  std::mutex mu;
+  std::vector<MfEvent> events;  // GUARDED_BY(mu)
+  double final_part = 0;        // GUARDED_BY(mu)
+  double wait_seconds = 0;      // GUARDED_BY(mu)
+  uint64_t first_clock = 0;     // GUARDED_BY(mu)
+};
+
+// One worker thread's training loop.
+class MfWorker {
+ public:
+  MfWorker(Shared& s, ps::ParameterServer& ps, int index)
+      : s_(s), o_(s.o), me_(s.first_worker + index), worker_(ps.CreateWorker(index)),
+        items_(worker_->GetTable<float>(kItems)), users_(worker_->GetTable<float>(kUsers)),
+        mine_(s.split[static_cast<size_t>(me_)]), u_(o_.rank), v_(o_.rank), du_(o_.rank), dv_(o_.rank) {
+    for (uint32_t k : mine_) my_users_.push_back(s_.data.ratings[k].user);
+    std::sort(my_users_.begin(), my_users_.end());
+    my_users_.erase(std::unique(my_users_.begin(), my_users_.end()), my_users_.end());
+  }
+
+  void Run() {
+    uint64_t clock = 0;
+    if (o_.resume_dir.empty()) {
+      Initialise();
+      worker_->GlobalBarrier();
+    } else {
+      clock = worker_->Restore(o_.resume_dir);
+    }
+    {
+      std::lock_guard<std::mutex> lock(s_.mu);
+      if (!s_.started) {
+        s_.started = true;
+        s_.start = std::chrono::steady_clock::now();
+        s_.first_clock = clock;
+      }
+    }
+    WarmUp();
+    Report(clock, Evaluate());
+    for (uint64_t c = clock; c < o_.clocks; ++c) {
+      double cpu = ThreadCpuSeconds();
+      Sweep(c);
+      double part = Evaluate();
+      if (me_ == o_.straggler) {
+        double work = ThreadCpuSeconds() - cpu;
+        std::this_thread::sleep_for(std::chrono::duration<double>(work * (o_.straggler_factor - 1)));
+      }
+      worker_->Clock();
+      Report(c + 1, part);
+      if (o_.checkpoint_every > 0 && (c + 1) % o_.checkpoint_every == 0) worker_->Checkpoint(o_.checkpoint_dir);
+    }
+    worker_->GlobalBarrier();  // every update is now visible: the exact objective
+    WarmUp();
+    double part = Evaluate();
+    std::lock_guard<std::mutex> lock(s_.mu);
+    s_.final_part += part;
+    s_.wait_seconds += worker_->wait_seconds();
+  }
+
+  // The second barrier, after every worker of every process has evaluated.
+  void Finish() { worker_->GlobalBarrier(); }
+
+ private:
+  // Users of this worker's ratings and items j with j % workers == me get their first values.
+  void Initialise() {
+    std::vector<float> row(o_.rank);
+    auto fill = [&](uint64_t id, uint64_t salt) {
+      std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull + salt * 1000003 + id);
+      std::uniform_real_distribution<float> uniform(-o_.init_scale, o_.init_scale);
+      for (float& x : row) x = uniform(rng);
+    };
+    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items; j += static_cast<uint32_t>(s_.workers)) {
+      fill(j, 1);
+      items_.IncRow(j, row);
+    }
+    for (uint32_t u : my_users_) {
+      fill(u, 2);
+      users_.IncRow(u, row);
+    }
+  }
+
+  // Asks for every row this worker will read, in one message per shard.
+  void WarmUp() {
+    std::vector<uint64_t> items;
+    for (uint32_t k : mine_) items.push_back(s_.data.ratings[k].item);
+    std::sort(items.begin(), items.end());
+    items.erase(std::unique(items.begin(), items.end()), items.end());
+    items_.Prefetch(items);
+    users_.Prefetch(std::vector<uint64_t>(my_users_.begin(), my_users_.end()));
+  }
+
+  // One SGD pass over this worker's ratings, in an order fixed by the seed and the clock.
+  void Sweep(uint64_t clock) {
+    order_.assign(mine_.begin(), mine_.end());
+    std::mt19937_64 rng(o_.seed ^ (static_cast<uint64_t>(me_) << 40) ^ (clock * 0x9e3779b97f4a7c15ull));
+    std::shuffle(order_.begin(), order_.end(), rng);
+    const float lr = o_.learning_rate, lambda = o_.lambda;
+    const size_t rank = o_.rank;
+    float* u = u_.data();
+    float* v = v_.data();
+    float* du = du_.data();
+    float* dv = dv_.data();
+    for (uint32_t k : order_) {
+      const Rating& r = s_.data.ratings[k];
+      users_.Get(r.user).CopyTo(u_);
+      items_.Get(r.item).CopyTo(v_);
+      float dot = 0;
+      for (size_t f = 0; f < rank; ++f) dot += u[f] * v[f];
+      float e = r.value - s_.mean - dot;
+      for (size_t f = 0; f < rank; ++f) {
+        du[f] = lr * (e * v[f] - lambda * u[f]);
+        dv[f] = lr * (e * u[f] - lambda * v[f]);
+      }
+      users_.IncRow(r.user, du_);
+      items_.IncRow(r.item, dv_);
+    }
+  }
+
+  // This worker's part of the objective's sum, from the parameters it sees.
+  double Evaluate() {
+    double sum = 0;
+    const size_t rank = o_.rank;
+    for (uint32_t k : mine_) {
+      const Rating& r = s_.data.ratings[k];
+      users_.Get(r.user).CopyTo(u_);
+      items_.Get(r.item).CopyTo(v_);
+      double dot = 0;
+      for (size_t f = 0; f < rank; ++f) dot += static_cast<double>(u_[f]) * v_[f];
+      double e = r.value - s_.mean - dot;
+      sum += e * e;
+    }
+    auto norm = [&](auto& table, uint64_t id) {
+      auto x = table.Get(id);
+      double n = 0;
+      for (uint32_t f = 0; f < o_.rank; ++f) n += static_cast<double>(x[f]) * x[f];
+      return n;
+    };
+    for (uint32_t u : my_users_) sum += o_.lambda * norm(users_, u);
+    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items; j += static_cast<uint32_t>(s_.workers)) {
+      sum += o_.lambda * norm(items_, j);
+    }
+    return sum;
+  }
+
+  void Report(uint64_t clock, double part) {
+    std::lock_guard<std::mutex> lock(s_.mu);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
+    s_.events.push_back(MfEvent{me_, clock, seconds, part});
+  }
+
+  Shared& s_;
+  const MfOptions& o_;
+  const int me_;
+  std::unique_ptr<ps::Worker> worker_;
+  ps::Table<float> items_;
+  ps::Table<float> users_;
+  const std::vector<uint32_t>& mine_;
+  std::vector<uint32_t> my_users_;  // users of this worker's ratings, sorted
+  std::vector<uint32_t> order_;
+  std::vector<float> u_, v_, du_, dv_;  // one rating's factors and updates
+};
+
+}  // namespace
+
+std::vector<double> MfResult::Objectives() const {
+  std::vector<double> out;
+  std::map<int, double> latest;
+  int workers = 0;
+  for (const MfEvent& e : events) workers = std::max(workers, e.worker + 1);
+  double sum = 0;
+  for (const MfEvent& e : events) {
+    auto [it, fresh] = latest.try_emplace(e.worker, 0.0);
+    sum += e.part - it->second;
+    it->second = e.part;
+    out.push_back(static_cast<int>(latest.size()) == workers ? sum / static_cast<double>(ratings)
+                                                            : std::numeric_limits<double>::quiet_NaN());
+  }
+  return out;
+}
+
+namespace {
+
+void Validate(const RatingSet& data, const MfOptions& o, int processes) {
+  auto bad = [](const std::string& what) { throw InvalidArgumentError("mf: " + what); };
+  if (data.ratings.empty()) bad("no ratings");
+  if (o.rank == 0 || o.rank > 4096) bad("rank must be in [1, 4096]");
+  if (!(o.learning_rate > 0) || !(o.lambda >= 0) || !(o.init_scale > 0)) bad("learning rate and init scale must be positive, lambda not negative");
+  if (o.workers_per_process < 1) bad("workers per process must be at least 1");
+  int workers = processes * o.workers_per_process;
+  if (o.straggler >= workers) bad(fmt::format("straggler worker {} does not exist ({} workers)", o.straggler, workers));
+  if (o.straggler >= 0 && !(o.straggler_factor >= 1)) bad("the straggler's factor must be at least 1");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) bad("checkpoint_every needs a checkpoint directory");
+}
+
+// Every process's events, gathered on every process, by time.
+std::vector<MfEvent> GatherEvents(comm::Context& ctx, const std::vector<MfEvent>& mine) {
+  int64_t count = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> counts(static_cast<size_t>(ctx.size()));
+  collective::Allgather(ctx, &count, counts.data(), 1, DType::kInt64);
+  size_t most = static_cast<size_t>(*std::max_element(counts.begin(), counts.end()));
+  std::vector<double> flat(most * 4, std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    flat[i * 4] = mine[i].worker;
+    flat[i * 4 + 1] = static_cast<double>(mine[i].clock);
+    flat[i * 4 + 2] = mine[i].seconds;
+    flat[i * 4 + 3] = mine[i].part;
+  }
+  std::vector<double> all(flat.size() * static_cast<size_t>(ctx.size()));
+  collective::Allgather(ctx, flat.data(), all.data(), flat.size(), DType::kFloat64);
+  std::vector<MfEvent> events;
+  for (size_t i = 0; i + 3 < all.size(); i += 4) {
+    if (std::isnan(all[i])) continue;
+    events.push_back(MfEvent{static_cast<int>(all[i]), static_cast<uint64_t>(all[i + 1]), all[i + 2], all[i + 3]});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const MfEvent& a, const MfEvent& b) { return a.seconds < b.seconds; });
+  return events;
+}
+
+ps::PsStats SumStats(comm::Context& ctx, const ps::PsStats& s) {
+  std::vector<int64_t> v{static_cast<int64_t>(s.update_batches), static_cast<int64_t>(s.update_bytes),
+                         static_cast<int64_t>(s.gets_sent),      static_cast<int64_t>(s.rows_received),
+                         static_cast<int64_t>(s.rows_pushed),    static_cast<int64_t>(s.waits)};
+  collective::Allreduce(ctx, std::span<int64_t>(v));
+  auto u = [&](size_t i) { return static_cast<uint64_t>(v[i]); };
+  return ps::PsStats{u(0), u(1), u(2), u(3), u(4), u(5)};
+}
+
+// The exact objective of the rows the shards hold now, read outside the consistency model, every
+// eval_every_ms while training runs (rank 0 only).
+class Evaluator {
+ public:
+  Evaluator(Shared& s, ps::ParameterServer& server) : s_(s), server_(server) {
+    for (uint64_t i = 0; i < s.data.num_items; ++i) items_.push_back(i);
+    for (uint64_t u = 0; u < s.data.num_users; ++u) users_.push_back(u);
+  }
+
+  std::vector<Evaluation> Run(const std::atomic<bool>& stop) {
+    std::vector<Evaluation> out;
+    const auto period = std::chrono::milliseconds(s_.o.eval_every_ms);
+    auto next = std::chrono::steady_clock::now() + period;
+    while (!stop) {
+      std::this_thread::sleep_until(next);
+      next += period;
+      std::chrono::steady_clock::time_point start;
+      {
+        std::lock_guard<std::mutex> lock(s_.mu);
+        if (!s_.started) continue;
+        start = s_.start;
+      }
+      double objective = Objective();
+      out.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), objective});
+    }
+    return out;
+  }
+
+ private:
+  double Objective() {
+    std::vector<ps::Row> v = server_.ReadLatest(kItems, items_), u = server_.ReadLatest(kUsers, users_);
+    const uint32_t rank = s_.o.rank;
+    double sum = 0;
+    for (const Rating& r : s_.data.ratings) {
+      const float* a = u[r.user].DenseData<float>();
+      const float* b = v[r.item].DenseData<float>();
+      double dot = 0;
+      for (uint32_t f = 0; f < rank; ++f) dot += static_cast<double>(a[f]) * b[f];
+      double e = r.value - s_.mean - dot;
+      sum += e * e;
+    }
+    for (const auto* rows : {&u, &v}) {
+      for (const ps::Row& row : *rows) {
+        const float* x = row.DenseData<float>();
+        for (uint32_t f = 0; f < rank; ++f) sum += s_.o.lambda * static_cast<double>(x[f]) * x[f];
+      }
+    }
+    return sum / static_cast<double>(s_.data.ratings.size());
+  }
+
+  Shared& s_;
+  ps::ParameterServer& server_;
+  std::vector<uint64_t> items_, users_;
+};
+
+// Runs this process's workers (and on rank 0 the evaluator) to the end. Returns the evaluations.
+std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterServer& server) {
+  const bool evaluate = ctx.rank() == 0 && s.o.eval_every_ms > 0;
+  ThreadPool pool(static_cast<size_t>(s.o.workers_per_process) + (evaluate ? 1 : 0));
+  std::vector<std::unique_ptr<MfWorker>> workers;
+  for (int i = 0; i < s.o.workers_per_process; ++i) workers.push_back(std::make_unique<MfWorker>(s, server, i));
+  std::vector<std::future<void>> done;
+  for (auto& w : workers) {
+    // One thread per worker: they meet in barriers, so all must run at once.
+    done.push_back(pool.Submit([&server, &w, &ctx] {
+      try {
+        w->Run();
+        w->Finish();
+      } catch (const std::exception& e) {
+        server.Abort(fmt::format("rank {}: mf worker failed: {}", ctx.rank(), e.what()));
+        throw;
+      }
+    }));
+  }
+  std::atomic<bool> stop{false};
+  std::vector<Evaluation> evaluations;
+  std::future<void> evaluator;
+  if (evaluate) evaluator = pool.Submit([&] { evaluations = Evaluator(s, server).Run(stop); });
+  // The error to report: the first that is a cause, not another worker's "aborted" echo of it.
+  std::exception_ptr first, cause;
+  auto note = [&](std::future<void>& f) {
+    try {
+      f.get();
+    } catch (const Error& e) {
+      if (!first) first = std::current_exception();
+      if (!cause && e.code() != ErrorCode::kAborted) cause = std::current_exception();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+      if (!cause) cause = std::current_exception();
+    }
+  };
+  for (auto& f : done) note(f);
+  stop = true;
+  if (evaluator.valid()) note(evaluator);
+  if (cause) std::rethrow_exception(cause);
+  if (first) std::rethrow_exception(first);
+  return evaluations;
+}
+
+}  // namespace
+
+MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) {
+  Validate(data, o, ctx.size());
+  Shared s{.data = data, .o = o};
+  s.mean = static_cast<float>(data.Mean());
+  s.workers = ctx.size() * o.workers_per_process;
+  s.first_worker = ctx.rank() * o.workers_per_process;
+  s.split = SplitByUser(data, s.workers);
+  ps::ParameterServer server(ctx, {.workers_per_process = o.workers_per_process, .timeout_ms = o.timeout_ms});
+  server.CreateTable({.id = kItems, .dtype = DType::kFloat32, .width = o.rank, .num_rows = data.num_items,
+                      .consistency = o.consistency, .staleness = o.staleness, .vap_threshold = o.vap_threshold});
+  // Only their owner writes user rows, so its reads of them are exact whatever the bound: the
+  // largest staleness keeps them cached for good, with no refreshes and no pushes.
+  server.CreateTable({.id = kUsers, .dtype = DType::kFloat32, .width = o.rank, .num_rows = data.num_users,
+                      .consistency = ps::Consistency::kSsp, .staleness = std::numeric_limits<uint32_t>::max()});
+  std::vector<Evaluation> evaluations = RunWorkers(ctx, s, server);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
+  ps::PsStats stats = server.stats();
+  server.Shutdown();
+
+  MfResult result;
+  result.ratings = data.ratings.size();
+  result.first_clock = s.first_clock;
+  result.events = GatherEvents(ctx, s.events);
+  double local[3] = {s.final_part, s.wait_seconds, 0}, total[3];
+  collective::Allreduce(ctx, local, total, 3, DType::kFloat64);
+  result.final_objective = total[0] / static_cast<double>(data.ratings.size());
+  result.wait_seconds = total[1];
+  collective::AllreduceOptions max;
+  max.op = ReduceOp::kMax;
+  collective::Allreduce(ctx, &seconds, &result.seconds, 1, DType::kFloat64, max);
+  result.stats = SumStats(ctx, stats);
+  result.evaluations = std::move(evaluations);
+  if (ctx.rank() == 0 && !result.events.empty()) {
+    // The state the last clock left, at the moment the last worker finished it (evaluations from
+    // after that moment saw the same state).
+    double end = result.events.back().seconds;
+    std::erase_if(result.evaluations, [&](const Evaluation& e) { return e.seconds >= end; });
+    result.evaluations.push_back({end, result.final_objective});
+  }
+  return result;
+}
+
+}  // namespace parasol::apps::mf

@@ -1,0 +1,87 @@
+// Matrix factorisation by SGD through the parameter server (as in Petuum's MF app): ratings are
+// split over the workers by user; item factors live in a shared table under the chosen
+// consistency model, user factors in a table only their owner writes. Each clock is one pass of a
+// worker over its ratings.
+//
+// Objective: (sum over ratings of (r - mean - u.v)^2 + lambda (|U|^2 + |V|^2)) / ratings. After
+// each clock a worker reports its part (its ratings, its users, its share of the items) from the
+// parameters it sees; the sum of every worker's latest part is what Petuum-style apps print, and
+// it flatters stale models (each part is computed without others' recent updates). The exact
+// objective of the shards' state comes from the evaluator (eval_every_ms) and at the end.
+//
+// Determinism: one process with one worker and any bounded model gives the same result for the
+// same seed, also across a checkpoint and --resume. With more workers the order in which their
+// updates meet varies from run to run, as in any asynchronous system.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parasol/apps/mf/ratings.h"
+#include "parasol/comm/context.h"
+#include "parasol/ps/client.h"
+#include "parasol/ps/table_config.h"
+
+namespace parasol::apps::mf {
+
+struct MfOptions {
+  uint32_t rank = 16;
+  float learning_rate = 0.01f;
+  float lambda = 0.05f;
+  float init_scale = 0.1f;
+  uint64_t clocks = 20;  // the clock to train to (from 0, or from the checkpoint's clock)
+  uint64_t seed = 1;
+  int workers_per_process = 1;
+  ps::Consistency consistency = ps::Consistency::kSsp;
+  uint32_t staleness = 0;
+  double vap_threshold = 0;
+  // Global worker id (rank * workers_per_process + thread) that runs at 1/straggler_factor
+  // speed: after each clock's work it sleeps (factor - 1) times the CPU time that work took.
+  int straggler = -1;
+  double straggler_factor = 1;
+  std::string checkpoint_dir;     // write a checkpoint here every checkpoint_every clocks
+  uint64_t checkpoint_every = 0;
+  std::string resume_dir;         // start from this checkpoint
+  // Rank 0 computes the exact objective of the shards' current rows this often (0: never), on a
+  // thread of its own: the honest objective-against-time curve, whatever the model.
+  uint32_t eval_every_ms = 0;
+  std::chrono::milliseconds timeout_ms{120000};
+};
+
+// One worker's report at the end of a clock.
+struct MfEvent {
+  int worker = 0;
+  uint64_t clock = 0;   // clocks this worker has finished
+  double seconds = 0;   // since the start of training
+  double part = 0;      // its part of the objective's sum (not yet divided by the rating count)
+};
+
+// The exact objective at a moment: every update the shards had applied by then, and only those.
+struct Evaluation {
+  double seconds = 0;
+  double objective = 0;
+};
+
+struct MfResult {
+  std::vector<MfEvent> events;   // every worker's, from every process, by time
+  uint64_t ratings = 0;
+  uint64_t first_clock = 0;      // 0, or the checkpoint's clock
+  double seconds = 0;            // wall time of the training (the slowest process)
+  double final_objective = 0;    // exact: after a barrier, with every update visible
+  double wait_seconds = 0;       // time workers spent waiting for rows, summed over workers
+  ps::PsStats stats;             // summed over processes
+  // Rank 0 only, with eval_every_ms: by time, ending with the final state when the last worker
+  // finished its last clock.
+  std::vector<Evaluation> evaluations;
+
+  // The objective after each event: the sum of every worker's latest part (NaN until every
+  // worker has reported), divided by the rating count.
+  std::vector<double> Objectives() const;
+};
+
+// Collective: every process of ctx calls it with the same data and options.
+MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& options);
+
+}  // namespace parasol::apps::mf

@@ -1,0 +1,132 @@
+#include "parasol/apps/mf/ratings.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <queue>
+#include <random>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::apps::mf {
+
+double RatingSet::Mean() const {
+  double sum = 0;
+  for (const Rating& r : ratings) sum += r.value;
+  return ratings.empty() ? 0 : sum / static_cast<double>(ratings.size());
+}
+
+namespace {
+
+// The next whitespace-separated field of `line` from `pos`; empty at the end.
+std::string_view NextField(std::string_view line, size_t& pos) {
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t' || line[pos] == '\r')) ++pos;
+  size_t start = pos;
+  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t' && line[pos] != '\r') ++pos;
+  return line.substr(start, pos - start);
+}
+
+template <typename T>
+T ParseField(std::string_view field, const std::string& path, long lineno, std::string_view what) {
+  T value{};
+  if (field.empty()) throw ParseError(path, lineno, fmt::format("missing {}", what));
+  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (ec != std::errc() || end != field.data() + field.size()) {
+    throw ParseError(path, lineno, fmt::format("{} '{}' is not a number", what, field));
+  }
+  return value;
+}
+
+Rating ParseLine(std::string_view line, const std::string& path, long lineno) {
+  size_t pos = 0;
+  auto user = ParseField<uint32_t>(NextField(line, pos), path, lineno, "user id");
+  auto item = ParseField<uint32_t>(NextField(line, pos), path, lineno, "item id");
+  auto value = ParseField<float>(NextField(line, pos), path, lineno, "rating");
+  std::string_view stamp = NextField(line, pos);
+  if (!stamp.empty()) ParseField<int64_t>(stamp, path, lineno, "timestamp");
+  if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than 4 fields");
+  if (user == 0 || item == 0) throw ParseError(path, lineno, "user and item ids start at 1");
+  if (user > (1u << 30) || item > (1u << 30)) throw ParseError(path, lineno, "id larger than 2^30");
+  if (!std::isfinite(value)) throw ParseError(path, lineno, "rating is not finite");
+  return Rating{user - 1, item - 1, value};
+}
+
+}  // namespace
+
+RatingSet ReadMovieLens(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open ratings file", path));
+  RatingSet set;
+  set.source = path;
+  std::string line;
+  long lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Rating r = ParseLine(line, path, lineno);
+    set.num_users = std::max(set.num_users, r.user + 1);
+    set.num_items = std::max(set.num_items, r.item + 1);
+    set.ratings.push_back(r);
+  }
+  if (in.bad()) throw IoError(fmt::format("{}: read failed", path));
+  if (set.ratings.empty()) throw ParseError(path, 0, "no ratings");
+  return set;
+}
+
+RatingSet SyntheticRatings(const SyntheticOptions& o) {
+  if (o.users == 0 || o.items == 0 || o.rank == 0) throw InvalidArgumentError("synthetic ratings need users, items and rank");
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(o.rank));
+  std::vector<float> u(static_cast<size_t>(o.users) * o.rank), v(static_cast<size_t>(o.items) * o.rank);
+  for (auto& x : u) x = normal(rng) * scale;
+  for (auto& x : v) x = normal(rng) * scale;
+  RatingSet set;
+  set.num_users = o.users;
+  set.num_items = o.items;
+  set.source = fmt::format("synthetic ({} users, {} items, rank {}, seed {})", o.users, o.items, o.rank, o.seed);
+  // Popular items are rated more often, as in real data (Zipf-like).
+  std::vector<double> weight(o.items);
+  for (uint32_t i = 0; i < o.items; ++i) weight[i] = 1.0 / std::pow(static_cast<double>(i + 1), 0.8);
+  std::discrete_distribution<uint32_t> pick_item(weight.begin(), weight.end());
+  std::uniform_int_distribution<uint32_t> pick_user(0, o.users - 1);
+  set.ratings.reserve(o.ratings);
+  for (uint64_t n = 0; n < o.ratings; ++n) {
+    uint32_t user = pick_user(rng), item = pick_item(rng);
+    float dot = 0;
+    for (uint32_t k = 0; k < o.rank; ++k) dot += u[size_t{user} * o.rank + k] * v[size_t{item} * o.rank + k];
+    float value = std::clamp(3.5f + 1.2f * dot + 0.3f * normal(rng), 1.0f, 5.0f);
+    set.ratings.push_back(Rating{user, item, value});
+  }
+  return set;
+}
+
+std::vector<std::vector<uint32_t>> SplitByUser(const RatingSet& data, int parts) {
+  if (parts < 1) throw InvalidArgumentError("SplitByUser: parts must be at least 1");
+  std::vector<uint32_t> count(data.num_users, 0);
+  for (const Rating& r : data.ratings) ++count[r.user];
+  std::vector<uint32_t> users(data.num_users);
+  std::iota(users.begin(), users.end(), 0u);
+  std::stable_sort(users.begin(), users.end(), [&](uint32_t a, uint32_t b) { return count[a] > count[b]; });
+  // Least-loaded part first; ties by part index, so the split is the same everywhere.
+  using Load = std::pair<uint64_t, int>;
+  std::priority_queue<Load, std::vector<Load>, std::greater<>> load;
+  for (int p = 0; p < parts; ++p) load.emplace(0, p);
+  std::vector<int> owner(data.num_users, 0);
+  for (uint32_t user : users) {
+    auto [n, p] = load.top();
+    load.pop();
+    owner[user] = p;
+    load.emplace(n + count[user], p);
+  }
+  std::vector<std::vector<uint32_t>> split(static_cast<size_t>(parts));
+  for (uint32_t i = 0; i < data.ratings.size(); ++i) split[static_cast<size_t>(owner[data.ratings[i].user])].push_back(i);
+  return split;
+}
+
+}  // namespace parasol::apps::mf

@@ -1,0 +1,111 @@
+#include "parasol/apps/mf/ratings.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::apps::mf {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RatingsFile : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& text) {
+    path_ = (std::filesystem::temp_directory_path() / ("parasol-ratings-" + std::to_string(::getpid()) + ".data")).string();
+    std::ofstream(path_) << text;
+    return path_;
+  }
+  void TearDown() override { std::remove(path_.c_str()); }
+  std::string ErrorFor(const std::string& text) {
+    try {
+      ReadMovieLens(Write(text));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::string path_;
+};
+
+TEST_F(RatingsFile, ReadsMovieLensLines) {
+  RatingSet s = ReadMovieLens(Write("196\t242\t3\t881250949\n186 302 4.5 891717742\n\n22\t377\t1\n"));
+  ASSERT_EQ(s.ratings.size(), 3u);
+  EXPECT_EQ(s.ratings[0].user, 195u);
+  EXPECT_EQ(s.ratings[0].item, 241u);
+  EXPECT_EQ(s.ratings[0].value, 3.0f);
+  EXPECT_EQ(s.ratings[1].value, 4.5f);
+  EXPECT_EQ(s.ratings[2].user, 21u);
+  EXPECT_EQ(s.num_users, 196u);
+  EXPECT_EQ(s.num_items, 377u);
+  EXPECT_NEAR(s.Mean(), 8.5 / 3, 1e-9);
+}
+
+TEST_F(RatingsFile, BadLinesAreReportedWithFileAndLine) {
+  EXPECT_THAT(ErrorFor("1\t2\t3\t4\n5\tx\t3\t4\n"), HasSubstr(path_ + ":2: item id 'x' is not a number"));
+  EXPECT_THAT(ErrorFor("1\t2\n"), HasSubstr(":1: missing rating"));
+  EXPECT_THAT(ErrorFor("0\t2\t3\n"), HasSubstr(":1: user and item ids start at 1"));
+  EXPECT_THAT(ErrorFor("1\t2\t3\t4\t5\n"), HasSubstr(":1: more than 4 fields"));
+  EXPECT_THAT(ErrorFor("1\t2\tnan\n"), HasSubstr(":1: rating is not finite"));
+  EXPECT_THAT(ErrorFor("1\t2\t3\t12x\n"), HasSubstr(":1: timestamp '12x' is not a number"));
+  EXPECT_THAT(ErrorFor(""), HasSubstr(": no ratings"));
+  try {
+    ReadMovieLens("/nonexistent/u.data");
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const IoError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/nonexistent/u.data: cannot open"));
+  }
+}
+
+TEST(SyntheticRatings, SameSeedSameRatingsInRange) {
+  SyntheticOptions o{.users = 50, .items = 40, .ratings = 2000, .rank = 4, .seed = 3};
+  RatingSet a = SyntheticRatings(o), b = SyntheticRatings(o);
+  o.seed = 4;
+  RatingSet c = SyntheticRatings(o);
+  ASSERT_EQ(a.ratings.size(), 2000u);
+  bool same = true, differs = false;
+  for (size_t i = 0; i < a.ratings.size(); ++i) {
+    same &= a.ratings[i].user == b.ratings[i].user && a.ratings[i].value == b.ratings[i].value;
+    differs |= a.ratings[i].value != c.ratings[i].value;
+    EXPECT_GE(a.ratings[i].value, 1.0f);
+    EXPECT_LE(a.ratings[i].value, 5.0f);
+    EXPECT_LT(a.ratings[i].user, 50u);
+    EXPECT_LT(a.ratings[i].item, 40u);
+  }
+  EXPECT_TRUE(same);
+  EXPECT_TRUE(differs);
+}
+
+TEST(SplitByUser, KeepsUsersWholeAndBalancesRatings) {
+  RatingSet s = SyntheticRatings({.users = 300, .items = 100, .ratings = 30000, .seed = 5});
+  // Make one user much heavier than the rest, as real data has.
+  for (int i = 0; i < 500; ++i) s.ratings.push_back(Rating{7, static_cast<uint32_t>(i % 100), 3.0f});
+  auto split = SplitByUser(s, 4);
+  ASSERT_EQ(split.size(), 4u);
+  std::map<uint32_t, size_t> owner;
+  size_t total = 0, most = 0, least = ~size_t{0};
+  for (size_t p = 0; p < split.size(); ++p) {
+    total += split[p].size();
+    most = std::max(most, split[p].size());
+    least = std::min(least, split[p].size());
+    EXPECT_TRUE(std::is_sorted(split[p].begin(), split[p].end()));
+    for (uint32_t k : split[p]) {
+      auto [it, fresh] = owner.emplace(s.ratings[k].user, p);
+      EXPECT_EQ(it->second, p) << "user " << s.ratings[k].user << " split over parts";
+    }
+  }
+  EXPECT_EQ(total, s.ratings.size());
+  EXPECT_LE(most - least, 600u) << "parts differ by more than the heaviest user";
+}
+
+}  // namespace
+}  // namespace parasol::apps::mf

@@ -1,0 +1,77 @@
+#include "tools/mf_options.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/core/units.h"
+
+namespace parasol::tools {
+
+RatingsSource LoadRatings(const std::string& data, uint64_t seed) {
+  RatingsSource s;
+  if (data == "synthetic" || (data.empty() && !std::filesystem::exists(kDefaultRatings))) {
+    s.data = apps::mf::SyntheticRatings({.seed = seed});
+    s.note = data.empty() ? fmt::format("{} not found: using {}", kDefaultRatings, s.data.source) : s.data.source;
+    return s;
+  }
+  s.data = apps::mf::ReadMovieLens(data.empty() ? kDefaultRatings : data);
+  s.note = fmt::format("{} ({} ratings, {} users, {} items)", s.data.source, s.data.ratings.size(), s.data.num_users,
+                       s.data.num_items);
+  return s;
+}
+
+void MfFlags::Register(CLI::App* app) {
+  app->add_option("--data", data, fmt::format("MovieLens ratings file, or 'synthetic' (default: {} if present)", kDefaultRatings));
+  app->add_option("--workers", workers, "Worker threads per process (default: 4 workers over all processes)")
+      ->check(CLI::Range(1, 256));
+  app->add_option("--rank", options.rank, "Factor rank")->check(CLI::Range(1, 4096))->capture_default_str();
+  app->add_option("--lr", options.learning_rate, "SGD learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--lambda", options.lambda, "L2 regularisation")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app->add_option("--seed", options.seed, "Seed for initial values, pass order and synthetic data")->capture_default_str();
+  app->add_option("--straggler", straggler, "WORKER:FACTOR: global worker WORKER runs at 1/FACTOR speed");
+  app->add_option("--timeout-ms", timeout_ms, "Deadline for every blocking parameter-server call")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400000}))->capture_default_str();
+}
+
+void MfFlags::Resolve(int processes) {
+  options.workers_per_process = workers > 0 ? workers : std::max(1, 4 / processes);
+  options.timeout_ms = std::chrono::milliseconds(timeout_ms);
+  if (straggler.empty()) return;
+  size_t colon = straggler.find(':');
+  if (colon == std::string::npos) throw InvalidArgumentError(fmt::format("--straggler '{}': expected WORKER:FACTOR", straggler));
+  options.straggler = static_cast<int>(ParseInt(straggler.substr(0, colon), "--straggler worker"));
+  try {
+    size_t used = 0;
+    options.straggler_factor = std::stod(straggler.substr(colon + 1), &used);
+    if (used != straggler.size() - colon - 1) throw std::invalid_argument("trailing");
+  } catch (const std::exception&) {
+    throw InvalidArgumentError(fmt::format("--straggler '{}': FACTOR is not a number", straggler));
+  }
+}
+
+std::vector<ClockPoint> PerClock(const apps::mf::MfResult& r) {
+  // clock -> (workers that finished it, latest time, sum of their parts)
+  std::map<uint64_t, std::tuple<int, double, double>> at;
+  int workers = 0;
+  for (const auto& e : r.events) workers = std::max(workers, e.worker + 1);
+  for (const auto& e : r.events) {
+    auto& [n, t, sum] = at[e.clock];
+    ++n;
+    t = std::max(t, e.seconds);
+    sum += e.part;
+  }
+  std::vector<ClockPoint> out;
+  for (const auto& [clock, v] : at) {
+    const auto& [n, t, sum] = v;
+    if (n == workers) out.push_back({clock, t, sum / static_cast<double>(r.ratings)});
+  }
+  return out;
+}
+
+}  // namespace parasol::tools

@@ -1,0 +1,47 @@
+// What `parasol mf` and `parasol ps-bench` share: where the ratings come from, the model's
+// options on the command line, and a per-clock view of a training run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "parasol/apps/mf/mf_trainer.h"
+#include "parasol/apps/mf/ratings.h"
+
+namespace parasol::tools {
+
+inline constexpr const char* kDefaultRatings = "../shared/data/movielens-100k/u.data";
+
+struct RatingsSource {
+  apps::mf::RatingSet data;
+  std::string note;  // one line for the report: what was read, or why synthetic ratings stand in
+};
+// `data`: a MovieLens file, "synthetic", or "" for the shared MovieLens-100K when it is there
+// and synthetic ratings (seeded) when it is not.
+RatingsSource LoadRatings(const std::string& data, uint64_t seed);
+
+// The MF options every command takes (rank, learning rate, ...), registered on `app`.
+struct MfFlags {
+  std::string data;
+  std::string straggler;  // "WORKER:FACTOR"
+  int workers = 0;        // per process; 0: 4 workers over the processes
+  int64_t timeout_ms = 120000;
+  apps::mf::MfOptions options;
+  void Register(CLI::App* app);
+  // Fills options.workers_per_process and the straggler from the flags, for `processes`.
+  void Resolve(int processes);
+};
+
+// The job's objective when every worker has finished clock c, for each c: (clock, seconds,
+// objective), seconds being when the last worker finished it.
+struct ClockPoint {
+  uint64_t clock;
+  double seconds;
+  double objective;
+};
+std::vector<ClockPoint> PerClock(const apps::mf::MfResult& r);
+
+}  // namespace parasol::tools
