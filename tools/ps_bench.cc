@@ -27,11 +27,39 @@ using apps::mf::MfResult;
 struct Run {
   MfResult result;
   double time_to_target = NAN;    // seconds; NaN: never reached
-  double clocks_to_target = NAN;  // mean over workers of the clocks finished by then
+  double clocks_to_target = NAN;  // the global clock then (see GlobalClockAt)
 };
 
-// When the exact objective first reached `target` (linear between evaluations), and how many
-// clocks the workers had finished by then, on average.
+// The global clock (the clock every worker has finished) at time t, with the fraction of the way
+// to the next one: when a model reaches the target between two global clocks, it counts that far.
+double GlobalClockAt(const std::vector<apps::mf::MfEvent>& events, double t) {
+  std::map<uint64_t, std::pair<int, double>> done;  // clock -> (workers that finished it, when the last did)
+  int workers = 0;
+  for (const auto& e : events) {
+    workers = std::max(workers, e.worker + 1);
+    auto& [n, when] = done[e.clock];
+    ++n;
+    when = std::max(when, e.seconds);
+  }
+  double clock_before = 0, time_before = 0;
+  bool first = true;
+  for (const auto& [clock, d] : done) {
+    const auto& [n, when] = d;
+    if (n < workers) break;  // the global clock never got here
+    if (when >= t) {
+      if (first) return static_cast<double>(clock);
+      double f = when > time_before ? (t - time_before) / (when - time_before) : 1;
+      return clock_before + std::clamp(f, 0.0, 1.0);
+    }
+    clock_before = static_cast<double>(clock);
+    time_before = when;
+    first = false;
+  }
+  return clock_before;
+}
+
+// When the exact objective first reached `target` (linear between evaluations), and at which
+// global clock.
 void MeasureAgainst(Run& run, double target) {
   const auto& ev = run.result.evaluations;
   for (size_t i = 0; i < ev.size(); ++i) {
@@ -42,13 +70,7 @@ void MeasureAgainst(Run& run, double target) {
       t = ev[i - 1].seconds + f * (ev[i].seconds - ev[i - 1].seconds);
     }
     run.time_to_target = t;
-    std::map<int, uint64_t> clocks;
-    for (const auto& e : run.result.events) {
-      if (e.seconds <= t) clocks[e.worker] = e.clock;
-    }
-    double sum = 0;
-    for (const auto& [w, c] : clocks) sum += static_cast<double>(c);
-    run.clocks_to_target = clocks.empty() ? 0 : sum / static_cast<double>(clocks.size());
+    run.clocks_to_target = GlobalClockAt(run.result.events, t);
     return;
   }
 }

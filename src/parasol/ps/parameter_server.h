@@ -62,7 +62,8 @@ class ParameterServer {
 
   // Gives up: tells every other process (their waiting calls fail with AbortedError naming this
   // rank and `why`), fails this process's waiting calls and stops. Also done by the destructor
-  // when it runs during stack unwinding.
+  // when it runs during stack unwinding. Any thread (a failing worker's), but not while another
+  // thread is in Shutdown.
   void Abort(const std::string& why);
 
   int rank() const { return rank_; }
