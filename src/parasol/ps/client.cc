@@ -263,27 +263,38 @@ void Client::OnRows(int shard, Reader& r) {
     auto it = tables_.find(table);
     if (it == tables_.end()) r.Fail(fmt::format("rows of unknown table {}", table));
     TableState& t = it->second;
-    auto value = std::make_shared<Row>(Row::Decode(r, t.config.kind, t.config.dtype, t.config.width));
-    // Complete the row with this process's updates the shard does not hold yet.
-    for (const Sent& s : sent_[static_cast<size_t>(shard)]) {
-      auto bt = s.batch.find(table);
-      if (bt == s.batch.end()) continue;
-      if (const Row* d = bt->second.Find(row)) value->AddRow(*d);
-    }
-    auto open = open_[static_cast<size_t>(shard)].find(table);
-    if (open != open_[static_cast<size_t>(shard)].end()) {
-      if (const Row* d = open->second.Find(row)) value->AddRow(*d);
-    }
     CacheEntry& c = t.cache[row];
-    if (c.asked == 0) ++stats_.rows_pushed;  // nobody asked: an ESSP push
-    if (!c.row || stamp >= c.stamp) {
-      c.row = std::move(value);
+    if (c.asked == 0) ++stats_.rows_pushed;  // nobody asked: a push
+    if (c.row && stamp < c.stamp) {
+      Row::Decode(r, t.config.kind, t.config.dtype, t.config.width);  // older than what is cached
+    } else {
+      // Over the cached row itself where no worker holds it (no allocation), else a new one.
+      if (c.row && c.row.use_count() == 1 && t.config.kind == RowKind::kDense) {
+        c.row->DecodeDenseInPlace(r);
+      } else {
+        c.row = std::make_shared<Row>(Row::Decode(r, t.config.kind, t.config.dtype, t.config.width));
+      }
       c.stamp = stamp;
+      Complete(shard, table, row, *c.row);
     }
     if (c.asked <= stamp + 1) c.asked = 0;  // what was asked for has come
     ++stats_.rows_received;
   }
   if (!r.done()) r.Fail("trailing bytes");
+}
+
+// Adds this process's updates for `row` that the shard did not hold when it sent it: the logged
+// batches it has not applied and the open one.
+void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value) {
+  for (const Sent& s : sent_[static_cast<size_t>(shard)]) {
+    auto bt = s.batch.find(table);
+    if (bt == s.batch.end()) continue;
+    if (const Row* d = bt->second.Find(row)) value.AddRow(*d);
+  }
+  auto open = open_[static_cast<size_t>(shard)].find(table);
+  if (open != open_[static_cast<size_t>(shard)].end()) {
+    if (const Row* d = open->second.Find(row)) value.AddRow(*d);
+  }
 }
 
 void Client::OnMessage(int src, Reader& r) {

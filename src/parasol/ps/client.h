@@ -133,6 +133,7 @@ class Client {
   void SendGets(const TableState& t, const std::vector<std::vector<uint64_t>>& rows, uint64_t need);
   void SendBatch(int shard);                               // REQUIRES: mu_ held
   void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held
+  void Complete(int shard, uint32_t table, uint64_t row, Row& value);  // REQUIRES: mu_ held
   void Prune(int shard, uint64_t applied);                  // REQUIRES: mu_ held
   void ThrowIfFailed();                                     // REQUIRES: mu_ held
 

@@ -110,4 +110,18 @@ Row Row::Decode(Reader& r, RowKind kind, DType dtype, uint64_t width) {
   return row;
 }
 
+void Row::DecodeDenseInPlace(Reader& r) {
+  std::visit(
+      [&](auto& d) {
+        if constexpr (requires { d.data(); }) {
+          uint64_t n = r.Get<uint64_t>();
+          if (n != d.size()) r.Fail(fmt::format("dense row of {} values where the table has {}", n, d.size()));
+          r.GetBytes(d.data(), n * sizeof(d[0]));
+        } else {
+          r.Fail("in-place decoding of a sparse row");
+        }
+      },
+      data_);
+}
+
 }  // namespace parasol::ps

@@ -60,6 +60,9 @@ class Row {
   // [count, (col, value)...]. Decode checks sizes against the table's width.
   void Encode(Writer& w) const;
   static Row Decode(Reader& r, RowKind kind, DType dtype, uint64_t width);
+  // Dense rows: decodes over this row's values without allocating; nothing changes if the data
+  // is malformed (it throws first). REQUIRES: a dense row of the table's width.
+  void DecodeDenseInPlace(Reader& r);
 
  private:
   std::variant<std::vector<float>, std::vector<double>, std::vector<int32_t>, std::vector<int64_t>,
