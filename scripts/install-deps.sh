@@ -11,6 +11,7 @@ packages=(
   libcli11-dev                      # command line
   libfmt-dev                        # formatting
   nlohmann-json3-dev                # JSON output
+  zlib1g-dev                        # .tar.gz corpora
   python3                           # benchmark summaries (bench/)
 )
 

@@ -26,6 +26,8 @@ class Command {
 
 std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent);
 std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent);
+std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);
+std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakePsBench(CLI::App& parent);
 

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
   commands.push_back(parasol::tools::MakeAllreduceBench(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
+  commands.push_back(parasol::tools::MakeLdaCommand(app));
+  commands.push_back(parasol::tools::MakeLdaInferCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
   try {

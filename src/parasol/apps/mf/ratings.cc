@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::apps::mf {
 
@@ -22,25 +23,6 @@ double RatingSet::Mean() const {
 }
 
 namespace {
-
-// The next whitespace-separated field of `line` from `pos`; empty at the end.
-std::string_view NextField(std::string_view line, size_t& pos) {
-  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t' || line[pos] == '\r')) ++pos;
-  size_t start = pos;
-  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t' && line[pos] != '\r') ++pos;
-  return line.substr(start, pos - start);
-}
-
-template <typename T>
-T ParseField(std::string_view field, const std::string& path, long lineno, std::string_view what) {
-  T value{};
-  if (field.empty()) throw ParseError(path, lineno, fmt::format("missing {}", what));
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (ec != std::errc() || end != field.data() + field.size()) {
-    throw ParseError(path, lineno, fmt::format("{} '{}' is not a number", what, field));
-  }
-  return value;
-}
 
 Rating ParseLine(std::string_view line, const std::string& path, long lineno) {
   size_t pos = 0;

@@ -1,0 +1,77 @@
+#include "parasol/apps/lda/lda_testing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <fmt/format.h>
+
+namespace parasol::apps::lda::testing {
+
+SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  SyntheticLda s;
+  for (uint32_t w = 0; w < v; ++w) s.corpus.vocab.push_back(fmt::format("w{}", w));
+  const uint32_t own = v / k;
+  for (uint32_t t = 0; t < k; ++t) {
+    std::vector<double> p(v, 0.1 / v);  // a little mass everywhere
+    for (uint32_t w = t * own; w < (t + 1) * own; ++w) p[w] += 0.9 / own * (1.0 + (w % 3));
+    double sum = 0;
+    for (double x : p) sum += x;
+    for (double& x : p) x /= sum;
+    s.topics.push_back(p);
+  }
+  std::gamma_distribution<double> gamma(alpha, 1.0);
+  std::vector<std::discrete_distribution<uint32_t>> word_of;
+  for (const auto& p : s.topics) word_of.emplace_back(p.begin(), p.end());
+  std::vector<uint32_t> doc;
+  for (uint32_t d = 0; d < docs; ++d) {
+    std::vector<double> theta(k);
+    for (double& x : theta) x = gamma(rng) + 1e-12;
+    std::discrete_distribution<uint32_t> topic_of(theta.begin(), theta.end());
+    doc.clear();
+    for (uint32_t i = 0; i < doc_length; ++i) doc.push_back(word_of[topic_of(rng)](rng));
+    s.corpus.AddDocument(std::to_string(d), doc);
+  }
+  return s;
+}
+
+namespace {
+
+double Tv(const std::vector<double>& a, const std::vector<double>& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) sum += std::fabs(a[i] - b[i]);
+  return sum / 2;
+}
+
+// Best assignment of the first `i` true topics onward, by exhaustive search with pruning (k is
+// small in tests).
+void Search(const std::vector<std::vector<double>>& cost, size_t i, std::vector<bool>& used, double acc, double& best) {
+  if (acc >= best) return;
+  if (i == cost.size()) {
+    best = acc;
+    return;
+  }
+  for (size_t j = 0; j < cost[i].size(); ++j) {
+    if (used[j]) continue;
+    used[j] = true;
+    Search(cost, i + 1, used, acc + cost[i][j], best);
+    used[j] = false;
+  }
+}
+
+}  // namespace
+
+double MeanTopicDistance(const std::vector<std::vector<double>>& truth, const std::vector<std::vector<double>>& learned) {
+  std::vector<std::vector<double>> cost(truth.size(), std::vector<double>(learned.size()));
+  for (size_t i = 0; i < truth.size(); ++i) {
+    for (size_t j = 0; j < learned.size(); ++j) cost[i][j] = Tv(truth[i], learned[j]);
+  }
+  std::vector<bool> used(learned.size(), false);
+  double best = std::numeric_limits<double>::infinity();
+  Search(cost, 0, used, 0, best);
+  return best / static_cast<double>(truth.size());
+}
+
+}  // namespace parasol::apps::lda::testing

@@ -1,0 +1,199 @@
+// The trainer: threads, processes under SSP and word blocks reach the single-thread likelihood;
+// checkpoints resume to the same state; folding in new documents finds their topics.
+#include "parasol/apps/lda/lda_trainer.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/apps/lda/inference.h"
+#include "parasol/apps/lda/lda_checkpoint.h"
+#include "parasol/apps/lda/lda_testing.h"
+#include "parasol/comm/testing.h"
+#include "parasol/core/error.h"
+
+namespace parasol::apps::lda {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const Corpus& Ap() {
+  static const Corpus c = [] {
+    Corpus ap = ReadCorpus(PARASOL_DATA_DIR "/ap/ap.dat", CorpusFormat::kLdac, {});
+    Corpus part;
+    part.vocab = ap.vocab;
+    for (size_t d = 0; d < 800; ++d) part.AddDocument(ap.doc_names[d], ap.doc(d));
+    return part;
+  }();
+  return c;
+}
+
+LdaOptions ApOptions() {
+  LdaOptions o;
+  o.params = {.topics = 20, .alpha = 50.0 / 20, .beta = 0.01, .mh_steps = 2};
+  o.iterations = 60;
+  o.eval_every = 0;
+  o.seed = 5;
+  return o;
+}
+
+std::vector<LdaResult> TrainOnRanks(int ranks, const Corpus& c, const LdaOptions& o,
+                                    std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+  comm::InProcessWorld world(ranks);
+  std::vector<LdaResult> results(static_cast<size_t>(ranks));
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    if (delay.count() > 0 && ctx.rank() == ranks - 1) std::this_thread::sleep_for(delay);  // a late starter
+    results[static_cast<size_t>(ctx.rank())] = TrainLda(ctx, c, o);
+  });
+  comm::testing::ExpectNoErrors(errors);
+  return results;
+}
+
+// The first rank's error message ("" if every rank succeeded).
+std::string ErrorOf(int ranks, const Corpus& c, const LdaOptions& o) {
+  comm::InProcessWorld world(ranks);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainLda(ctx, c, o); });
+  for (const auto& e : errors) {
+    if (e) return comm::testing::Message(e);
+  }
+  return "";
+}
+
+double Final(const LdaResult& r) { return r.history.back().loglik_per_token; }
+
+TEST(LdaTrainer, ThreadsAreDeterministicAndMatchOneThread) {
+  LdaOptions o = ApOptions();
+  double one = Final(TrainOnRanks(1, Ap(), o)[0]);
+  o.threads = 2;
+  LdaResult a = TrainOnRanks(1, Ap(), o)[0], b = TrainOnRanks(1, Ap(), o)[0];
+  EXPECT_EQ(Final(a), Final(b));  // same seed and threads: the same chain
+  EXPECT_EQ(a.doc_topics, b.doc_topics);
+  EXPECT_LT(std::fabs(Final(a) - one), 0.01 * std::fabs(one)) << Final(a) << " vs " << one;
+  EXPECT_TRUE(std::isnan(a.history.front().loglik));  // evaluated at the end only
+}
+
+// 2 and 4 processes (in-process ranks, one starting late) under SSP(2), and word blocks, end
+// within 1% of one process after the same iterations (150: near convergence; early on, stale
+// counts slow the climb by a few iterations); the gathered model is consistent.
+TEST(LdaTrainer, ProcessesUnderSspMatchOneProcess) {
+  LdaOptions o = ApOptions();
+  o.iterations = 150;
+  double one = Final(TrainOnRanks(1, Ap(), o)[0]);
+  for (int ranks : {2, 4}) {
+    o.staleness = 2;
+    auto rs = TrainOnRanks(ranks, Ap(), o, std::chrono::milliseconds(30));
+    double many = Final(rs[0]);
+    std::cout << ranks << " ranks, staleness " << o.staleness << ", " << o.blocks << " block(s): " << many << " vs "
+              << one << " in one process\n";
+    EXPECT_LT(std::fabs(many - one), 0.01 * std::fabs(one)) << ranks << " ranks: " << many << " vs " << one;
+    for (const auto& r : rs) EXPECT_EQ(Final(r), many);  // every rank reports the global figure
+    int64_t tokens = 0;
+    for (int64_t t : rs[0].totals) tokens += t;
+    EXPECT_EQ(tokens, static_cast<int64_t>(Ap().num_tokens()));
+  }
+  o.blocks = 3;
+  o.threads = 2;
+  auto rs = TrainOnRanks(2, Ap(), o);
+  EXPECT_LT(std::fabs(Final(rs[0]) - one), 0.01 * std::fabs(one)) << "blocks: " << Final(rs[0]) << " vs " << one;
+  EXPECT_LT(rs[0].model_bytes, 0.7 * TrainOnRanks(1, Ap(), ApOptions())[0].model_bytes);  // a block at a time
+}
+
+TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("lda_ckpt_{}", ::getpid());
+  LdaOptions o = ApOptions();
+  o.iterations = 20;
+  o.threads = 2;
+  LdaResult straight = TrainOnRanks(1, Ap(), o)[0];
+  o.iterations = 8;
+  o.checkpoint_dir = dir.string();
+  o.checkpoint_every = 4;
+  TrainOnRanks(1, Ap(), o);
+  EXPECT_EQ(ReadMeta(dir.string()).iteration, 8u);
+  o.checkpoint_dir.clear();
+  o.resume_dir = dir.string();
+  o.iterations = 20;
+  LdaResult resumed = TrainOnRanks(1, Ap(), o)[0];
+  EXPECT_EQ(resumed.first_iteration, 8u);
+  EXPECT_EQ(resumed.doc_topics, straight.doc_topics);
+  EXPECT_EQ(Final(resumed), Final(straight));
+
+  // A checkpoint written by 2 processes resumes on 1.
+  o.resume_dir.clear();
+  o.checkpoint_dir = (dir / "two").string();
+  o.iterations = 4;
+  TrainOnRanks(2, Ap(), o);
+  o.checkpoint_dir.clear();
+  o.resume_dir = (dir / "two").string();
+  o.iterations = 6;
+  EXPECT_EQ(TrainOnRanks(1, Ap(), o)[0].first_iteration, 4u);
+
+  // Corrupt, foreign and incomplete checkpoints are refused with the file named.
+  fs::path part = dir / "topics.0-of-1.bin";
+  { std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary); f.seekp(100); f.put('\x7f'); }
+  o.resume_dir = dir.string();
+  o.iterations = 12;
+  std::string corrupt = ErrorOf(1, Ap(), o);
+  EXPECT_THAT(corrupt, HasSubstr("topics.0-of-1.bin"));
+  EXPECT_THAT(corrupt, HasSubstr("checksum"));
+  LdaOptions other = o;
+  other.params.topics = 30;
+  other.resume_dir = (dir / "two").string();
+  EXPECT_THAT(ErrorOf(1, Ap(), other), HasSubstr("checkpoint of 20 topics"));
+  fs::remove(dir / "two" / "meta.txt");
+  o.resume_dir = (dir / "two").string();
+  EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("meta.txt: cannot open"));
+  fs::remove_all(dir);
+}
+
+TEST(LdaTrainer, RejectsBadOptions) {
+  LdaOptions o = ApOptions();
+  o.params.topics = 1;
+  EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("--topics 1"));
+  o = ApOptions();
+  o.params.alpha = 0;
+  EXPECT_THAT(ErrorOf(2, Ap(), o), HasSubstr("--alpha"));
+  o = ApOptions();
+  o.blocks = 0;
+  EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("--blocks"));
+}
+
+// New documents drawn from known topics get those topics' proportions under the trained model.
+TEST(LdaInference, FoldsInNewDocuments) {
+  auto s = testing::GenerateLda(5, 50, 400, 80, 0.1, 8);
+  LdaOptions o;
+  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
+  o.iterations = 100;
+  o.eval_every = 0;
+  LdaResult r = TrainOnRanks(1, s.corpus, o)[0];
+  LdaModel model{5, 0.1, 0.01, s.corpus.vocab, std::move(r.model), r.totals};
+  // A document made of topic 0's own words only, and one of topic 3's.
+  Corpus docs;
+  docs.vocab = s.corpus.vocab;
+  std::vector<uint32_t> d0, d3;
+  for (uint32_t i = 0; i < 40; ++i) d0.push_back(i % 10), d3.push_back(30 + i % 10);
+  docs.AddDocument("zero", d0);
+  docs.AddDocument("three", d3);
+  auto topics = FoldIn(model, docs, {.iterations = 30, .threads = 2});
+  ASSERT_EQ(topics.size(), 2u);
+  auto dominant = [](const DocTopics& d) {
+    return std::max_element(d.begin(), d.end(), [](auto a, auto b) { return a.second < b.second; });
+  };
+  auto z0 = dominant(topics[0]), z3 = dominant(topics[1]);
+  EXPECT_GE(z0->second, 36u);  // nearly every token on one topic
+  EXPECT_GE(z3->second, 36u);
+  EXPECT_NE(z0->first, z3->first);
+  // The learned topic holding word 0 most is the one document "zero" was given.
+  uint32_t best = 0;
+  for (uint32_t k = 1; k < 5; ++k) best = model.table.Get(0, k) > model.table.Get(0, best) ? k : best;
+  EXPECT_EQ(z0->first, best);
+}
+
+}  // namespace
+}  // namespace parasol::apps::lda

@@ -1,0 +1,37 @@
+// The collapsed joint log-likelihood log p(w, z) of LDA, the figure WarpLDA and LightLDA print:
+//   documents: sum_d [lgamma(K a) - K lgamma(a) + sum_k lgamma(n_dk + a) - lgamma(N_d + K a)]
+//   words:     K [lgamma(V b) - V lgamma(b)] + sum_wk lgamma(n_wk + b) - sum_k lgamma(n_k + V b)
+// computed over nonzero counts only (a zero count adds lgamma(a) - lgamma(a) = 0 to the sums).
+// Parts are additive, so ranks and threads each compute theirs and the trainer sums them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "parasol/apps/lda/sampler.h"
+#include "parasol/apps/lda/word_topic.h"
+
+namespace parasol::apps::lda {
+
+class LogLikelihood {
+ public:
+  explicit LogLikelihood(const LdaParams& params);
+  // Documents [d0, d1) of ts. `scratch`: K zeros on entry and on return.
+  double DocPart(const TokenStore& ts, size_t d0, size_t d1, std::vector<int32_t>& scratch) const;
+  // sum over nonzero n_wk of lgamma(n_wk + b) - lgamma(b), for `words` (resident rows).
+  double WordRowsPart(const WordTopicTable& table, std::span<const uint32_t> words) const;
+  // One row given as (topic, count) pairs: for rows read from the parameter server.
+  double WordEntry(int64_t count) const { return LgammaBeta(count); }
+  // K lgamma(V b) - sum_k lgamma(n_k + V b).
+  double TotalsPart(std::span<const int64_t> totals) const;
+
+ private:
+  double LgammaAlpha(int64_t n) const;  // lgamma(n + a) - lgamma(a)
+  double LgammaBeta(int64_t n) const;   // lgamma(n + b) - lgamma(b)
+
+  LdaParams p_;
+  std::vector<double> alpha_table_, beta_table_;
+};
+
+}  // namespace parasol::apps::lda

@@ -1,0 +1,167 @@
+#include "parasol/apps/lda/model_io.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
+
+namespace parasol::apps::lda {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Writes through `fill` into path.tmp, then renames it into place.
+template <typename Fill>
+void WriteFile(const std::string& path, Fill&& fill) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw IoError(fmt::format("{}: cannot write", tmp));
+    fill(out);
+    out.flush();
+    if (!out) throw IoError(fmt::format("{}: write failed", tmp));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+}
+
+}  // namespace
+
+std::unordered_map<std::string, uint32_t> LdaModel::VocabIndex() const {
+  std::unordered_map<std::string, uint32_t> index;
+  for (uint32_t w = 0; w < vocab.size(); ++w) index.emplace(vocab[w], w);
+  return index;
+}
+
+std::vector<uint32_t> LdaModel::TopWords(uint32_t k, size_t n) const {
+  std::vector<std::pair<int32_t, uint32_t>> scored;
+  for (uint32_t w = 0; w < table.num_words(); ++w) {
+    int32_t c = table.resident(w) ? table.Get(w, k) : 0;
+    if (c > 0) scored.emplace_back(c, w);
+  }
+  n = std::min(n, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<ptrdiff_t>(n), scored.end(),
+                    [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::vector<uint32_t> top;
+  for (size_t i = 0; i < n; ++i) top.push_back(scored[i].second);
+  return top;
+}
+
+void SaveModel(const std::string& dir, const LdaModel& m) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  WriteFile((fs::path(dir) / "vocab.txt").string(), [&](std::ofstream& out) {
+    for (const auto& w : m.vocab) out << w << '\n';
+  });
+  WriteFile((fs::path(dir) / "model.txt").string(), [&](std::ofstream& out) {
+    out << fmt::format("parasol-lda-model 1 {} {} {:.17g} {:.17g}\n", m.topics, m.vocab.size(), m.alpha, m.beta);
+    std::vector<std::pair<uint32_t, int32_t>> row;
+    for (uint32_t w = 0; w < m.table.num_words(); ++w) {
+      if (!m.table.resident(w)) continue;
+      row.clear();
+      m.table.ForEachNonzero(w, [&](uint32_t k, int32_t c) { row.emplace_back(k, c); });
+      if (row.empty()) continue;
+      std::sort(row.begin(), row.end());
+      out << w;
+      for (auto [k, c] : row) out << ' ' << k << ':' << c;
+      out << '\n';
+    }
+  });
+}
+
+LdaModel LoadModel(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "model.txt").string();
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  LdaModel m;
+  std::string line;
+  if (!std::getline(in, line)) throw ParseError(path, 1, "empty file");
+  size_t pos = 0;
+  if (NextField(line, pos) != "parasol-lda-model" || NextField(line, pos) != "1") {
+    throw ParseError(path, 1, "not a parasol LDA model (version 1)");
+  }
+  m.topics = ParseField<uint32_t>(NextField(line, pos), path, 1, "number of topics");
+  auto vocab_size = ParseField<uint64_t>(NextField(line, pos), path, 1, "vocabulary size");
+  m.alpha = ParseField<double>(NextField(line, pos), path, 1, "alpha");
+  m.beta = ParseField<double>(NextField(line, pos), path, 1, "beta");
+  if (m.topics == 0 || vocab_size == 0 || !(m.alpha > 0) || !(m.beta > 0)) throw ParseError(path, 1, "bad header values");
+  struct Entry {
+    uint32_t w, k;
+    int32_t c;
+  };
+  std::vector<Entry> entries;
+  std::vector<uint64_t> counts(vocab_size, 0);
+  long lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    pos = 0;
+    auto w = ParseField<uint64_t>(NextField(line, pos), path, lineno, "word id");
+    if (w >= vocab_size) throw ParseError(path, lineno, fmt::format("word id {} not below {}", w, vocab_size));
+    for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
+      size_t colon = f.find(':');
+      if (colon == std::string_view::npos) throw ParseError(path, lineno, fmt::format("'{}' is not topic:count", f));
+      auto k = ParseField<uint32_t>(f.substr(0, colon), path, lineno, "topic");
+      auto c = ParseField<int32_t>(f.substr(colon + 1), path, lineno, "count");
+      if (k >= m.topics || c <= 0) throw ParseError(path, lineno, fmt::format("entry '{}' out of range", f));
+      entries.push_back({static_cast<uint32_t>(w), k, c});
+      counts[w] += static_cast<uint64_t>(c);
+    }
+  }
+  m.table = WordTopicTable(m.topics, counts, std::max<uint32_t>(1, m.topics / 4));
+  m.totals.assign(m.topics, 0);
+  for (const Entry& e : entries) {
+    if (m.table.Get(e.w, e.k) != 0) throw ParseError(path, 0, fmt::format("word {} topic {} listed twice", e.w, e.k));
+    m.table.Add(e.w, e.k, e.c);
+    m.totals[e.k] += e.c;
+  }
+  const std::string vpath = (fs::path(dir) / "vocab.txt").string();
+  std::ifstream vin(vpath);
+  if (!vin) throw IoError(fmt::format("{}: cannot open", vpath));
+  while (std::getline(vin, line)) m.vocab.push_back(line);
+  if (m.vocab.size() != vocab_size) {
+    throw ParseError(vpath, static_cast<long>(m.vocab.size()), fmt::format("{} words, model.txt says {}", m.vocab.size(), vocab_size));
+  }
+  return m;
+}
+
+std::string FormatTopics(const LdaModel& m, size_t words_per_topic) {
+  std::string out;
+  for (uint32_t k = 0; k < m.topics; ++k) {
+    out += fmt::format("topic {:>3} ({} tokens):", k, m.totals[k]);
+    for (uint32_t w : m.TopWords(k, words_per_topic)) out += " " + m.vocab[w];
+    out += '\n';
+  }
+  return out;
+}
+
+void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_topic) {
+  WriteFile(path, [&](std::ofstream& out) { out << FormatTopics(m, words_per_topic); });
+}
+
+void WriteDocTopics(const std::string& path, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
+                    uint32_t topics, double alpha) {
+  WriteFile(path, [&](std::ofstream& out) {
+    std::vector<std::pair<uint32_t, uint32_t>> row;
+    for (size_t d = 0; d < docs.size(); ++d) {
+      uint64_t n = 0;
+      for (auto [k, c] : docs[d]) n += c;
+      row = docs[d];
+      std::sort(row.begin(), row.end(), [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+      out << names[d];
+      const double denom = static_cast<double>(n) + topics * alpha;
+      for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha) / denom);
+      out << '\n';
+    }
+  });
+}
+
+}  // namespace parasol::apps::lda

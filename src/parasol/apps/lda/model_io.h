@@ -1,0 +1,44 @@
+// A trained model on disk (docs/lda-model.md) and the human-readable outputs:
+//   DIR/model.txt      "parasol-lda-model 1 K V alpha beta", then "word k:count ..." per word
+//   DIR/vocab.txt      one word per line (line i = word id i)
+//   DIR/topics.txt     the top words of each topic
+//   DIR/doc_topics.txt "name k:proportion ..." per document, largest first (topics without
+//                      tokens in the document have alpha / (N_d + K alpha))
+// Files are written to a temporary name and renamed, so a failed run leaves no half file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "parasol/apps/lda/word_topic.h"
+
+namespace parasol::apps::lda {
+
+struct LdaModel {
+  uint32_t topics = 0;
+  double alpha = 0, beta = 0;
+  std::vector<std::string> vocab;
+  WordTopicTable table;
+  std::vector<int64_t> totals;
+
+  std::unordered_map<std::string, uint32_t> VocabIndex() const;
+  // The `n` words of topic k with the largest counts, largest first.
+  std::vector<uint32_t> TopWords(uint32_t k, size_t n) const;
+};
+
+using DocTopics = std::vector<std::pair<uint32_t, uint32_t>>;  // (topic, tokens), nonzero only
+
+// Throws IoError.
+void SaveModel(const std::string& dir, const LdaModel& model);
+// Throws IoError, or ParseError "file:line: what is wrong".
+LdaModel LoadModel(const std::string& dir);
+void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic);
+void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
+                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
+// "topic 3 (1234 tokens): w1 w2 ..." lines, for the terminal.
+std::string FormatTopics(const LdaModel& model, size_t words_per_topic);
+
+}  // namespace parasol::apps::lda

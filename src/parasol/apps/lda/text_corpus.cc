@@ -1,0 +1,194 @@
+// Raw-text corpora: files in a folder or a .tar.gz archive, tokenised into lowercase words.
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string_view>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "parasol/apps/lda/corpus.h"
+#include "parasol/core/error.h"
+
+namespace parasol::apps::lda {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Function words that carry no topic.
+const std::unordered_set<std::string_view>& StopWords() {
+  static const std::unordered_set<std::string_view> words = {
+      "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are",
+      "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+      "can", "cannot", "could", "did", "do", "does", "doing", "don", "down", "during", "each", "even",
+      "ever", "every", "few", "for", "from", "further", "get", "got", "had", "has", "have", "having",
+      "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if", "in",
+      "into", "is", "it", "its", "itself", "just", "like", "make", "many", "may", "me", "might", "more",
+      "most", "much", "must", "my", "myself", "never", "no", "nor", "not", "now", "of", "off", "often",
+      "on", "once", "one", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over",
+      "own", "per", "put", "rather", "re", "said", "same", "say", "says", "see", "seem", "seems", "shall",
+      "she", "should", "since", "so", "some", "still", "such", "than", "that", "the", "their", "theirs",
+      "them", "themselves", "then", "there", "these", "they", "this", "those", "though", "through",
+      "thus", "to", "too", "two", "under", "until", "up", "upon", "us", "use", "used", "very", "was",
+      "way", "we", "well", "were", "what", "when", "where", "whether", "which", "while", "who", "whom",
+      "whose", "why", "will", "with", "within", "without", "would", "yes", "yet", "you", "your", "yours",
+      "yourself", "yourselves", "ve", "ll", "didn", "doesn", "isn", "wasn", "aren", "won", "wouldn",
+      "shouldn", "couldn", "haven", "hasn", "let", "know", "think", "want", "going", "really", "anyone",
+      "something", "anything", "nothing", "someone", "everyone", "thing", "things", "lot", "etc"};
+  return words;
+}
+
+constexpr size_t kMaxWordLength = 30;  // longer runs of letters are encodings, not words
+
+// Calls fn(word) for each lowercase run of ASCII letters in `text`, after the e-mail header.
+void Tokenise(std::string_view text, bool drop_headers, const std::function<void(std::string_view)>& fn) {
+  size_t start = 0;
+  if (drop_headers) {
+    // A header block: "Name: value" lines from the first line up to an empty line.
+    size_t colon = text.find(':'), eol = text.find('\n');
+    bool header = colon != std::string_view::npos && colon < eol && colon > 0 &&
+                  text.substr(0, colon).find(' ') == std::string_view::npos;
+    if (header) {
+      size_t blank = text.find("\n\n");
+      start = blank == std::string_view::npos ? text.size() : blank + 2;
+    }
+  }
+  std::string word;
+  for (size_t i = start; i <= text.size(); ++i) {
+    char ch = i < text.size() ? text[i] : ' ';
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
+      word.push_back(static_cast<char>(ch | 0x20));
+    } else if (!word.empty()) {
+      if (word.size() <= kMaxWordLength) fn(word);
+      word.clear();
+    }
+  }
+}
+
+// Calls fn(name, contents) for every regular file of a gzip-compressed tar archive.
+void ForEachTarFile(const std::string& path, const std::function<void(const std::string&, std::string)>& fn) {
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (!gz) throw IoError(fmt::format("{}: cannot open", path));
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(gz, gzclose);
+  auto read_exact = [&](char* buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+      int r = gzread(gz, buf + got, static_cast<unsigned>(std::min<size_t>(n - got, 1 << 30)));
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
+  };
+  std::array<char, 512> h;
+  std::string long_name;
+  uint64_t offset = 0;
+  while (read_exact(h.data(), h.size())) {
+    if (h[0] == '\0') break;  // end-of-archive block
+    uint64_t size = 0;
+    for (int i = 124; i < 136 && h[i] >= '0' && h[i] <= '7'; ++i) size = size * 8 + static_cast<uint64_t>(h[i] - '0');
+    if (h[124] < '0' || h[124] > '7') {
+      if (h[124] != ' ' && h[124] != '\0') throw ParseError(path, 0, fmt::format("tar header at byte {} is corrupt", offset));
+    }
+    std::string name(h.data(), strnlen(h.data(), 100));
+    std::string prefix(h.data() + 345, strnlen(h.data() + 345, 155));
+    if (!prefix.empty()) name = prefix + "/" + name;
+    std::string body(size, '\0');
+    uint64_t padded = (size + 511) / 512 * 512;
+    if (!read_exact(body.data(), size) || (padded > size && !read_exact(std::string(padded - size, '\0').data(), padded - size))) {
+      throw ParseError(path, 0, fmt::format("archive ends inside '{}'", name));
+    }
+    offset += 512 + padded;
+    char type = h[156];
+    if (type == 'L') {
+      long_name.assign(body.c_str());
+      continue;
+    }
+    if (!long_name.empty()) name = std::move(long_name), long_name.clear();
+    if (type == '0' || type == '\0') fn(name, std::move(body));
+  }
+}
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+Corpus ReadText(const std::string& path, const TextOptions& options) {
+  // First pass: documents as lists of provisional word ids.
+  std::unordered_map<std::string, uint32_t> ids;
+  std::vector<std::string> words;
+  std::vector<uint64_t> counts;
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> docs;
+  const auto& stop = StopWords();
+  auto add = [&](const std::string& name, const std::string& text) {
+    std::vector<uint32_t> doc;
+    Tokenise(text, options.drop_headers, [&](std::string_view w) {
+      if (w.size() < options.min_length || stop.contains(w)) return;
+      std::string key(w);
+      if (options.fixed_vocab) {
+        if (auto it = options.fixed_vocab->find(key); it != options.fixed_vocab->end()) doc.push_back(it->second);
+        return;
+      }
+      auto [it, inserted] = ids.try_emplace(std::move(key), static_cast<uint32_t>(words.size()));
+      if (inserted) words.push_back(it->first), counts.push_back(0);
+      ++counts[it->second];
+      doc.push_back(it->second);
+    });
+    docs.emplace_back(name, std::move(doc));
+  };
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(path, ec)) {
+      if (e.is_regular_file()) files.push_back(e.path().string());
+    }
+    if (ec) throw IoError(fmt::format("{}: cannot list: {}", path, ec.message()));
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) add(fs::relative(f, path).string(), ReadWhole(f));
+  } else {
+    ForEachTarFile(path, add);
+  }
+  if (docs.empty()) throw ParseError(path, 0, "no documents");
+
+  Corpus c;
+  std::vector<uint32_t> final_id(words.size(), UINT32_MAX);
+  if (options.fixed_vocab) {
+    c.vocab.resize(options.fixed_vocab->size());
+    for (const auto& [w, id] : *options.fixed_vocab) c.vocab[id] = w;
+  } else {
+    // Kept words, the most frequent first (ties in alphabetical order): ids are stable for a corpus.
+    std::vector<uint32_t> kept;
+    for (uint32_t i = 0; i < words.size(); ++i) {
+      if (counts[i] >= options.min_count) kept.push_back(i);
+    }
+    std::sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+      return counts[a] != counts[b] ? counts[a] > counts[b] : words[a] < words[b];
+    });
+    for (uint32_t i = 0; i < kept.size(); ++i) final_id[kept[i]] = i, c.vocab.push_back(words[kept[i]]);
+    if (c.vocab.empty()) throw ParseError(path, 0, fmt::format("no word occurs {} times or more", options.min_count));
+  }
+  std::vector<uint32_t> doc;
+  for (auto& [name, tokens] : docs) {
+    doc.clear();
+    for (uint32_t t : tokens) {
+      uint32_t id = options.fixed_vocab ? t : final_id[t];
+      if (id != UINT32_MAX) doc.push_back(id);
+    }
+    c.AddDocument(std::move(name), doc);
+  }
+  return c;
+}
+
+}  // namespace parasol::apps::lda

@@ -1,0 +1,183 @@
+// `parasol lda`: topic models with LightLDA's sampler, alone or under mpirun; `parasol lda-infer`:
+// topic proportions of new documents under a saved model.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "parasol/apps/lda/corpus.h"
+#include "parasol/apps/lda/inference.h"
+#include "parasol/apps/lda/lda_trainer.h"
+#include "parasol/apps/lda/model_io.h"
+#include "parasol/comm/context.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "tools/command.h"
+
+namespace parasol::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace apps::lda;
+
+// Options both commands read the corpus with.
+struct CorpusFlags {
+  std::string path, format = "auto", vocab;
+  uint32_t min_count = 5;
+  void Register(CLI::App* app) {
+    app->add_option("--corpus", path, "UCI folder (docword.*.txt + vocab.*.txt), LDA-C file, or folder/.tar.gz of text")
+        ->required();
+    app->add_option("--format", format, "uci, ldac, text or auto")->capture_default_str();
+    app->add_option("--vocab", vocab, "LDA-C: the vocabulary file (default: vocab.txt beside the data)");
+    app->add_option("--min-count", min_count, "text: drop words seen fewer times")->capture_default_str();
+  }
+};
+
+class LdaCommand : public Command {
+ public:
+  explicit LdaCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("lda", "Train a topic model (LightLDA's Metropolis-Hastings sampler)");
+    corpus_.Register(app_);
+    auto& p = o_.params;
+    app_->add_option("--topics", p.topics, "Number of topics K")->capture_default_str();
+    app_->add_option("--iterations", o_.iterations, "Iterations (passes over the corpus)")->capture_default_str();
+    app_->add_option("--alpha", alpha_, "Per-topic Dirichlet parameter (default 50/K)");
+    app_->add_option("--beta", p.beta, "Per-word Dirichlet parameter")->capture_default_str();
+    app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")->capture_default_str();
+    app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Sampling threads per process")->capture_default_str();
+    app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
+    app_->add_option("--staleness", o_.staleness, "Across processes: SSP bound of the word-topic table, in clocks")->capture_default_str();
+    app_->add_option("--blocks", o_.blocks, "Vocabulary blocks (model slices held one at a time)")->capture_default_str();
+    app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
+    app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")->capture_default_str();
+    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token");
+    app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
+    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this directory");
+    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Iterations between checkpoints (default: at the end)");
+    app_->add_option("--resume", o_.resume_dir, "Continue from the checkpoint in this directory");
+    app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")->capture_default_str();
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of any wait on another process")->capture_default_str();
+  }
+
+  bool NeedsMpi() const override { return true; }
+
+  int Run(comm::MpiRuntime* mpi) override {
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    o_.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+    o_.params.alpha = alpha_ > 0 ? alpha_ : 50.0 / o_.params.topics;
+    if (alpha_ < 0) throw InvalidArgumentError("--alpha must be positive");
+    if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
+    o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
+    if (!o_.checkpoint_dir.empty() && o_.checkpoint_every == 0) o_.checkpoint_every = o_.iterations;
+    TextOptions text;
+    text.min_count = corpus_.min_count;
+    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), text, corpus_.vocab);
+    const bool root = ctx.rank() == 0;
+    std::unique_ptr<CsvWriter> csv;
+    if (root && !metrics_.empty()) {
+      csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"});
+    }
+    if (root) {
+      std::cout << fmt::format("# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, {} sampler{}; "
+                               "{} process(es) x {} thread(s){}\n",
+                               corpus.num_docs(), corpus.vocab.size(), corpus.num_tokens(), o_.params.topics, o_.params.alpha,
+                               o_.params.beta, sampler_,
+                               o_.params.sampler == SamplerKind::kMh ? fmt::format(" ({} MH steps)", o_.params.mh_steps) : "",
+                               ctx.size(), o_.threads,
+                               ctx.size() > 1 ? fmt::format(", staleness {}, {} block(s)", o_.staleness, o_.blocks) : "")
+                << fmt::format("{:>6} {:>9} {:>12} {:>12}\n", "iter", "seconds", "tokens/s", "loglik/tok") << std::flush;
+    }
+    LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
+      std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
+      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}\n", s.iteration, s.seconds, s.tokens_per_sec, ll) << std::flush;
+      if (csv) csv->Row({std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds), fmt::format("{:.6g}", s.tokens_per_sec), ll});
+    });
+    if (csv) csv->Commit();
+    if (!output_.empty()) WriteOutputs(ctx, corpus, r);
+    if (root) {
+      LdaModel model{o_.params.topics, o_.params.alpha, o_.params.beta, corpus.vocab, std::move(r.model), r.totals};
+      if (!output_.empty()) {
+        SaveModel(output_, model);
+        WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_);
+      }
+      std::cout << FormatTopics(model, top_words_);
+      std::cout << fmt::format("# model storage {:.1f} MB (largest process)\n", r.model_bytes / 1e6);
+    }
+    return 0;
+  }
+
+ private:
+  void WriteOutputs(comm::Context& ctx, const Corpus& corpus, const LdaResult& r) {
+    fs::create_directories(output_);
+    std::vector<std::string> names(corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_begin),
+                                   corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_end));
+    std::string file = ctx.size() == 1 ? "doc_topics.txt" : fmt::format("doc_topics.{}.txt", ctx.rank());
+    WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, o_.params.topics, o_.params.alpha);
+  }
+
+  CorpusFlags corpus_;
+  LdaOptions o_;
+  double alpha_ = 0;
+  std::string sampler_ = "mh";
+  std::string metrics_, output_;
+  size_t top_words_ = 10;
+  int64_t timeout_ms_ = 300000;
+};
+
+class LdaInferCommand : public Command {
+ public:
+  explicit LdaInferCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("lda-infer", "Topic proportions of new documents under a saved model");
+    corpus_.Register(app_);
+    app_->add_option("--model", model_, "The --output folder of parasol lda")->required();
+    app_->add_option("--iterations", o_.iterations, "Sampling passes")->capture_default_str();
+    app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Threads")->capture_default_str();
+    app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
+    app_->add_option("--output", output_, "Write doc_topics here (default: standard output)");
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  int Run(comm::MpiRuntime*) override {
+    LdaModel model = LoadModel(model_);
+    auto index = model.VocabIndex();
+    Corpus docs;
+    CorpusFormat format = ParseCorpusFormat(corpus_.format);
+    TextOptions text;
+    text.fixed_vocab = &index;
+    Corpus read = ReadCorpus(corpus_.path, format, text, corpus_.vocab);
+    docs = read.vocab.size() == model.vocab.size() && read.vocab == model.vocab ? std::move(read)
+                                                                                 : MapToVocabulary(read, index, model.vocab.size());
+    std::vector<DocTopics> topics = FoldIn(model, docs, o_);
+    if (output_.empty()) {
+      for (size_t d = 0; d < topics.size(); ++d) {
+        uint64_t n = 0;
+        for (auto [k, c] : topics[d]) n += c;
+        std::cout << docs.doc_names[d];
+        for (auto [k, c] : topics[d]) std::cout << fmt::format(" {}:{:.4f}", k, (c + model.alpha) / (n + model.topics * model.alpha));
+        std::cout << '\n';
+      }
+    } else {
+      WriteDocTopics(output_, docs.doc_names, topics, model.topics, model.alpha);
+    }
+    return 0;
+  }
+
+ private:
+  CorpusFlags corpus_;
+  InferOptions o_;
+  std::string model_, output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent) { return std::make_unique<LdaCommand>(parent); }
+std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent) { return std::make_unique<LdaInferCommand>(parent); }
+
+}  // namespace parasol::tools
