@@ -18,9 +18,11 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Main job. Until the topic-model application exists: a short allreduce benchmark on 2 ranks.
+# Main job: a topic model of the bundled AP corpus (2,246 news articles); prints the topics and
+# writes the model, topics.txt and doc_topics.txt to $(BUILD_DIR)/lda-ap.
 run: build
-	$(MPIRUN) -np 2 $(PARASOL) allreduce-bench --sizes 8,64K,1M,16M --iters 20
+	$(PARASOL) lda --corpus data/ap/ap.dat --topics 50 --iterations 100 --eval-every 10 --threads $(JOBS) \
+	  --output $(BUILD_DIR)/lda-ap
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `parasol lda` and `parasol lda-infer` as users meet them: malformed corpora get file:line and
+# exit 2; a run writes complete outputs; resume equals a straight run; 2 and 4 processes under
+# mpirun end within 1% of one process. Usage: lda_cli_test.sh PARASOL MPIRUN DATA_DIR
+set -u
+parasol=$1
+mpirun=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
+    fail "$* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"; echo "    (wanted: $pattern)"
+  else
+    echo "ok: $*"
+  fi
+}
+
+printf 'a\nb\n' > "$tmp/vocab.txt"
+printf '1 0:2\n2 1:1 0:x\n' > "$tmp/bad.dat"
+expect 2 "$tmp/bad.dat:2: count 'x' is not a number" -- "$parasol" lda --corpus "$tmp/bad.dat" --iterations 1
+printf '1 0:2\n1 5:1\n' > "$tmp/bad2.dat"
+expect 2 "$tmp/bad2.dat:2: word id 5 not in the vocabulary of 2 words" -- "$parasol" lda --corpus "$tmp/bad2.dat" --iterations 1
+expect 2 "no such file or folder" -- "$parasol" lda --corpus "$tmp/none.dat"
+expect 2 "--topics 1: need at least 2" -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 1
+expect 2 "--sampler 'x': mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
+expect 2 "model.txt: cannot open" -- "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/nomodel"
+
+# A run with outputs; its metrics CSV has one row per iteration, log-likelihood where evaluated.
+common=(--corpus "$data/ap/ap.dat" --topics 20 --seed 3)
+if "$parasol" lda "${common[@]}" --iterations 12 --eval-every 4 --threads 2 --metrics "$tmp/m.csv" --output "$tmp/model" \
+     --checkpoint "$tmp/ckpt" --checkpoint-every 6 > "$tmp/out" 2>&1; then
+  python3 - "$tmp/m.csv" <<'PY' && echo "ok: metrics CSV" || fail "metrics CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert list(rows[0].keys()) == ["iteration", "seconds", "tokens_per_sec", "loglik_per_token"], rows[0].keys()
+assert [int(r["iteration"]) for r in rows] == list(range(1, 13))
+ll = [float(r["loglik_per_token"]) for r in rows if r["loglik_per_token"]]
+assert len(ll) == 3 and ll[0] < ll[-1] < -7, ll
+assert all(float(r["tokens_per_sec"]) > 1e5 for r in rows)
+PY
+  for f in model.txt vocab.txt topics.txt doc_topics.txt; do [ -s "$tmp/model/$f" ] || fail "missing $f"; done
+  [ "$(wc -l < "$tmp/model/topics.txt")" -eq 20 ] || fail "topics.txt lines"
+  [ "$(wc -l < "$tmp/model/doc_topics.txt")" -eq 2246 ] || fail "doc_topics.txt lines"
+  ls "$tmp/model" | grep -q '\.tmp$' && fail "temporary files left"
+  grep -q "^topic  19" "$tmp/out" || fail "topics not printed"
+else
+  fail "lda run"; cat "$tmp/out"
+fi
+
+# Resume from iteration 6 reaches the same final state as the straight run.
+"$parasol" lda "${common[@]}" --iterations 12 --eval-every 0 --threads 2 --resume "$tmp/ckpt" --output "$tmp/resumed" > /dev/null 2>&1 \
+  || fail "resume run"
+cmp -s "$tmp/model/doc_topics.txt" "$tmp/resumed/doc_topics.txt" && cmp -s "$tmp/model/model.txt" "$tmp/resumed/model.txt" \
+  && echo "ok: resume equals a straight run" || fail "resume differs from the straight run"
+
+# Folding in documents: every document gets proportions summing to about 1 over listed topics.
+"$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/model" --iterations 10 --output "$tmp/infer.txt" > /dev/null 2>&1 \
+  && [ "$(wc -l < "$tmp/infer.txt")" -eq 2246 ] && echo "ok: lda-infer" || fail "lda-infer"
+
+# 2 and 4 processes (SSP, staleness 2) against one process, same iterations.
+final() { tail -1 "$1" | awk -F, '{print $4}'; }
+"$parasol" lda "${common[@]}" --iterations 100 --eval-every 0 --metrics "$tmp/one.csv" > /dev/null 2>&1 || fail "one process"
+for np in 2 4; do
+  "$mpirun" -np "$np" "$parasol" lda "${common[@]}" --iterations 100 --eval-every 0 --staleness 2 --metrics "$tmp/np$np.csv" \
+    --output "$tmp/np$np" > "$tmp/out" 2>&1 || { fail "mpirun -np $np"; cat "$tmp/out"; continue; }
+  python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'   {sys.argv[3]} processes {b:.4f}, one {a:.4f}'); sys.exit(abs(a - b) > 0.01 * abs(a))" \
+    "$(final "$tmp/one.csv")" "$(final "$tmp/np$np.csv")" "$np" && echo "ok: $np processes within 1%" || fail "$np processes not within 1%"
+  [ "$(cat "$tmp/np$np"/doc_topics.*.txt | wc -l)" -eq 2246 ] || fail "np$np doc_topics"
+done
+
+[ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failure(s)"; exit 1; }
