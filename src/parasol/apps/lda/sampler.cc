@@ -97,13 +97,14 @@ void ThreadSampler::BeginRound(const WordTopicTable& table, std::span<const int6
     if (!table.resident(w)) continue;
     topics_buf_.clear();
     weights_buf_.clear();
-    pairs_buf_.clear();
-    table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { pairs_buf_.emplace_back(t, c); });
-    if (pairs_buf_.empty()) continue;
+    pairs_buf_.resize(table.max_slots());
+    const size_t n = table.CopyNonzero(w, pairs_buf_.data());
+    if (n == 0) continue;
     // In topic order: the draws then depend on the counts only, not on the order a sparse row
     // happens to hold them in (which differs after a resume).
-    if (!table.dense(w)) std::sort(pairs_buf_.begin(), pairs_buf_.end());
-    for (auto [t, c] : pairs_buf_) {
+    if (!table.dense(w)) std::sort(pairs_buf_.begin(), pairs_buf_.begin() + static_cast<ptrdiff_t>(n));
+    for (size_t j = 0; j < n; ++j) {
+      const auto [t, c] = pairs_buf_[j];
       topics_buf_.push_back(t);
       weights_buf_.push_back(c / (static_cast<double>(nk_[t]) + vbeta_));
     }

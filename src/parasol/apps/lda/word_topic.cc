@@ -31,6 +31,8 @@ WordTopicTable::WordTopicTable(uint32_t num_topics, std::span<const uint64_t> wo
       sparse_size += slots;
     }
   }
+  max_slots_ = k_;
+  for (const Row& r : rows_) max_slots_ = std::max<size_t>(max_slots_, r.dense ? 0 : r.mask + 1);
   dense_.assign(dense_size, 0);
   entries_.assign(sparse_size, Entry{kEmpty, 0});
 }

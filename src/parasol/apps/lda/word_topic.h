@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace parasol::apps::lda {
@@ -93,6 +94,30 @@ class WordTopicTable {
       }
     }
   }
+  // Writes row w's nonzero (topic, count) pairs to `out` (room for the row's slots: K for a dense
+  // row, at most 2 min(n_w, K) rounded up to a power of two for a sparse one, see slots()) and
+  // returns how many; dense rows in topic order. Branch-free: half-empty hash rows and random
+  // zeros would otherwise cost a mispredicted branch per slot.
+  size_t CopyNonzero(uint32_t w, std::pair<uint32_t, int32_t>* out) const {
+    const Row& r = rows_[w];
+    size_t n = 0;
+    if (r.dense) {
+      const int32_t* c = dense_.data() + r.offset;
+      for (uint32_t k = 0; k < k_; ++k) {
+        out[n] = {k, c[k]};
+        n += c[k] != 0;
+      }
+    } else if (r.mask != 0) {
+      const Entry* e = entries_.data() + r.offset;
+      for (uint32_t i = 0; i <= r.mask; ++i) {
+        out[n] = {e[i].topic, e[i].count};
+        n += e[i].topic != kEmpty;
+      }
+    }
+    return n;
+  }
+  // Upper bound of CopyNonzero's count for any row.
+  size_t max_slots() const { return max_slots_; }
   // Zeroes row w.
   void ClearRow(uint32_t w);
   // Dense rows: the K counts.
@@ -124,6 +149,7 @@ class WordTopicTable {
   std::vector<Row> rows_;
   std::vector<int32_t> dense_;
   std::vector<Entry> entries_;
+  size_t max_slots_ = 0;
 };
 
 }  // namespace parasol::apps::lda
