@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -150,6 +151,35 @@ TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
   o.resume_dir = (dir / "two").string();
   EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("meta.txt: cannot open"));
   fs::remove_all(dir);
+}
+
+// A process that dies mid-training ends the others' runs with an error naming it, by the
+// deadline; ranks given different options fail at once, naming the difference.
+TEST(LdaTrainer, DeadOrMismatchedProcessIsAnErrorNotAHang) {
+  LdaOptions o = ApOptions();
+  o.iterations = 100000;  // far longer than the test: only the failure ends it
+  o.timeout_ms = std::chrono::milliseconds(500);
+  comm::InProcessWorld world(2);
+  const auto start = std::chrono::steady_clock::now();
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    world.KillRank(1);
+  });
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainLda(ctx, Ap(), o); });
+  killer.join();
+  ASSERT_NE(errors[0], nullptr);
+  std::cout << "error on the surviving rank: " << comm::testing::Message(errors[0]) << "\n";
+  EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::ContainsRegex("shard 1|rank 1|peer 1"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+
+  comm::InProcessWorld world2(2);
+  auto mismatch = comm::testing::RunRanks(world2, [&](comm::Context& ctx) {
+    LdaOptions mine = ApOptions();
+    if (ctx.rank() == 1) mine.params.topics = 30;
+    TrainLda(ctx, Ap(), mine);
+  });
+  ASSERT_NE(mismatch[0], nullptr);
+  EXPECT_THAT(comm::testing::Message(mismatch[0]), HasSubstr("another configuration"));
 }
 
 TEST(LdaTrainer, RejectsBadOptions) {
