@@ -100,9 +100,8 @@ void ThreadSampler::BeginRound(const WordTopicTable& table, std::span<const int6
     pairs_buf_.resize(table.max_slots());
     const size_t n = table.CopyNonzero(w, pairs_buf_.data());
     if (n == 0) continue;
-    // In topic order: the draws then depend on the counts only, not on the order a sparse row
-    // happens to hold them in (which differs after a resume).
-    if (!table.dense(w)) std::sort(pairs_buf_.begin(), pairs_buf_.begin() + static_cast<ptrdiff_t>(n));
+    // (In an order that depends on the counts only: see WordTopicTable. A resumed run draws as
+    // an uninterrupted one.)
     for (size_t j = 0; j < n; ++j) {
       const auto [t, c] = pairs_buf_[j];
       topics_buf_.push_back(t);
@@ -133,8 +132,11 @@ void ThreadSampler::Sample(TokenStore& ts, size_t d0, size_t d1, uint32_t sub, W
 
 inline uint32_t ThreadSampler::DrawWordProposal(uint32_t w, Rng& rng, uint64_t r) const {
   const WordAlias& a = word_alias_[w];
-  if (rng.Uniform() * (a.mass + smooth_mass_) < a.mass) return DrawAlias(arena_.data() + a.offset, a.size, r);
-  return DrawAlias(smooth_.data(), static_cast<uint32_t>(smooth_.size()), r);
+  // The word's table or the shared one: for rare words nearly a coin flip, so selected, not branched.
+  const bool own = rng.Uniform() * (a.mass + smooth_mass_) < a.mass;
+  const AliasEntry* table = own ? arena_.data() + a.offset : smooth_.data();
+  const uint32_t size = own ? a.size : static_cast<uint32_t>(smooth_.size());
+  return DrawAlias(table, size, r);
 }
 
 void ThreadSampler::Move(uint32_t w, uint32_t from, uint32_t to, WordTopicTable& table) {
@@ -146,6 +148,15 @@ void ThreadSampler::Move(uint32_t w, uint32_t from, uint32_t to, WordTopicTable&
   --nk_[from];
   ++nk_[to];
   if (log_changes_) changes_.push_back({w, from, to});
+}
+
+// The topic of token floor(u) of the document when u < nd, else uniform topic floor((u - nd) / alpha);
+// both are computed and one selected (which one is random: a branch would mispredict).
+inline uint32_t ThreadSampler::DocProposal(const uint32_t* z, uint32_t nd, double u, double alpha) const {
+  const uint32_t token = z[std::min(static_cast<uint32_t>(u), nd - 1)];
+  const double v = std::max(0.0, (u - nd) / alpha);
+  const uint32_t uniform = std::min(static_cast<uint32_t>(v), p_.topics - 1);
+  return u < nd ? token : uniform;
 }
 
 // One token: a chain of mh_steps (word proposal, doc proposal) pairs targeting
@@ -222,7 +233,7 @@ void ThreadSampler::SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopi
       }
       // Doc proposal: the topic of a random token of the document, or a uniform topic.
       const double u = step == 0 ? first.doc : rng.Uniform() * doc_mass;
-      t = u < nd ? z[static_cast<uint32_t>(u)] : std::min(static_cast<uint32_t>((u - nd) / alpha), p_.topics - 1);
+      t = DocProposal(z, nd, u, alpha);
       if (t != s) {
         const double ex_t = t == s0, ex_s = s == s0, wt = ex_t * wx;
         if (nws < 0) nws = table.Get(w, s);  // s != s0 here: no exclusion

@@ -83,6 +83,7 @@ class ThreadSampler {
  private:
   void SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng);
   void SampleDocGibbs(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng);
+  uint32_t DocProposal(const uint32_t* z, uint32_t nd, double u, double alpha) const;
   uint32_t DrawWordProposal(uint32_t w, Rng& rng, uint64_t alias_random) const;
   void Move(uint32_t w, uint32_t from, uint32_t to, WordTopicTable& table);
 

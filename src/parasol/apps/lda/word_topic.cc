@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,16 +42,27 @@ size_t WordTopicTable::bytes() const {
   return rows_.size() * sizeof(Row) + dense_.size() * sizeof(int32_t) + entries_.size() * sizeof(Entry);
 }
 
+void WordTopicTable::Insert(Row& r, Entry x) {
+  Entry* e = entries_.data() + r.offset;
+  for (uint32_t i = Home(x.topic, r), d = 0;; i = (i + 1) & r.mask, ++d) {
+    if (e[i].topic == kEmpty) {
+      e[i] = x;
+      ++r.size;
+      return;
+    }
+    const uint32_t dt = Distance(e[i].topic, i, r);
+    if (dt < d || (dt == d && e[i].topic > x.topic)) {  // x ranks first here: it takes the slot
+      std::swap(x, e[i]);
+      d = dt;
+    }
+  }
+}
+
 void WordTopicTable::Erase(Row& r, uint32_t i) {
   Entry* e = entries_.data() + r.offset;
-  for (uint32_t j = (i + 1) & r.mask; e[j].topic != kEmpty; j = (j + 1) & r.mask) {
-    // The entry at j may fill the hole at i unless its home lies cyclically in (i, j].
-    const uint32_t home = Home(e[j].topic, r);
-    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-    if (!stays) {
-      e[i] = e[j];
-      i = j;
-    }
+  for (uint32_t j = (i + 1) & r.mask; e[j].topic != kEmpty && Distance(e[j].topic, j, r) > 0; j = (j + 1) & r.mask) {
+    e[i] = e[j];
+    i = j;
   }
   e[i] = Entry{kEmpty, 0};
   --r.size;
@@ -71,17 +83,13 @@ void WordTopicTable::Add(uint32_t w, uint32_t k, int64_t delta) {
   if (before == 0 && now != 0 && r.size == r.limit) {
     throw InvalidArgumentError(fmt::format("word {}: more nonzero topics than its {} tokens", w, r.limit));
   }
-  Entry* e = entries_.data() + r.offset;
-  uint32_t i = Home(k, r);
-  while (e[i].topic != kEmpty && e[i].topic != k) i = (i + 1) & r.mask;
-  if (e[i].topic == kEmpty) {
-    if (now == 0) return;
-    e[i] = Entry{k, static_cast<int32_t>(now)};
-    ++r.size;
+  const int64_t i = Find(r, k);
+  if (i < 0) {
+    if (now != 0) Insert(r, Entry{k, static_cast<int32_t>(now)});
   } else if (now == 0) {
-    Erase(r, i);
+    Erase(r, static_cast<uint32_t>(i));
   } else {
-    e[i].count = static_cast<int32_t>(now);
+    entries_[r.offset + static_cast<uint64_t>(i)].count = static_cast<int32_t>(now);
   }
 }
 

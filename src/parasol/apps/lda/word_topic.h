@@ -32,12 +32,8 @@ class WordTopicTable {
   int32_t Get(uint32_t w, uint32_t k) const {
     const Row& r = rows_[w];
     if (r.dense) return dense_[r.offset + k];
-    if (r.mask == 0) return 0;  // no storage: not resident
-    const Entry* e = entries_.data() + r.offset;
-    for (uint32_t i = Home(k, r);; i = (i + 1) & r.mask) {
-      if (e[i].topic == k) return e[i].count;
-      if (e[i].topic == kEmpty) return 0;
-    }
+    const int64_t i = Find(r, k);
+    return i < 0 ? 0 : entries_[r.offset + static_cast<uint64_t>(i)].count;
   }
   // Hints for the sampler's pipeline: start loading what Get(w, k) will read.
   void PrefetchRow(uint32_t w) const { __builtin_prefetch(&rows_[w]); }
@@ -53,16 +49,12 @@ class WordTopicTable {
       ++dense_[r.offset + k];
       return;
     }
-    Entry* e = entries_.data() + r.offset;
-    uint32_t i = Home(k, r);
-    for (; e[i].topic != kEmpty; i = (i + 1) & r.mask) {
-      if (e[i].topic == k) {
-        ++e[i].count;
-        return;
-      }
+    const int64_t i = Find(r, k);
+    if (i >= 0) {
+      ++entries_[r.offset + static_cast<uint64_t>(i)].count;
+    } else {
+      Insert(r, Entry{k, 1});
     }
-    e[i] = {k, 1};
-    ++r.size;
   }
   void Dec(uint32_t w, uint32_t k) {
     Row& r = rows_[w];
@@ -70,10 +62,8 @@ class WordTopicTable {
       --dense_[r.offset + k];
       return;
     }
-    Entry* e = entries_.data() + r.offset;
-    uint32_t i = Home(k, r);
-    while (e[i].topic != k) i = (i + 1) & r.mask;
-    if (--e[i].count == 0) Erase(r, i);
+    const auto i = static_cast<uint32_t>(Find(r, k));
+    if (--entries_[r.offset + i].count == 0) Erase(r, i);
   }
   // Adds `delta` (any sign) to n_wk; for loading rows. Throws InvalidArgumentError if a count
   // would go below zero or a sparse row would overflow.
@@ -124,8 +114,11 @@ class WordTopicTable {
   const int32_t* DenseRow(uint32_t w) const { return dense_.data() + rows_[w].offset; }
 
  private:
-  // Sparse rows are open-addressing hash tables (linear probing, Fibonacci hashing) of at least
-  // twice the entries they can hold, so a lookup costs about one probe whatever the row's size.
+  // Sparse rows are open-addressing hash tables (Fibonacci hashing, linear probing kept in Robin
+  // Hood order with ties broken by topic) of at least twice the entries they can hold: a lookup
+  // costs about one probe whatever the row's size, a miss stops early, and the layout depends
+  // only on the row's topics, not on the order they came in, so walking the slots gives the same
+  // sequence after a resume as in an uninterrupted run (alias tables built from it then match).
   static constexpr uint32_t kEmpty = 0xffffffffu;
   struct Entry {
     uint32_t topic;
@@ -142,6 +135,22 @@ class WordTopicTable {
   static uint32_t Home(uint32_t k, const Row& r) {
     return (k * 0x9e3779b1u) >> r.shift;  // slots >= 2, so shift <= 31
   }
+  // Probe distance of the entry for topic k sitting in slot i.
+  static uint32_t Distance(uint32_t k, uint32_t i, const Row& r) { return (i - Home(k, r)) & r.mask; }
+  // The slot holding topic k in sparse row r, or -1.
+  int64_t Find(const Row& r, uint32_t k) const {
+    if (r.mask == 0) return -1;  // no storage: not resident
+    const Entry* e = entries_.data() + r.offset;
+    for (uint32_t i = Home(k, r), d = 0;; i = (i + 1) & r.mask, ++d) {
+      const uint32_t t = e[i].topic;
+      if (t == k) return i;
+      if (t == kEmpty) return -1;
+      const uint32_t dt = Distance(t, i, r);
+      if (dt < d || (dt == d && t > k)) return -1;  // k would sit here
+    }
+  }
+  // Adds an entry for a topic the row does not hold.
+  void Insert(Row& r, Entry x);
   // Removes slot i of a sparse row, shifting back the entries after it that probed past it.
   void Erase(Row& r, uint32_t i);
 
