@@ -52,7 +52,7 @@ class LdaCommand : public Command {
     app_->add_option("--threads", o_.threads, "Sampling threads per process")->capture_default_str();
     app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
     app_->add_option("--staleness", o_.staleness, "Across processes: SSP bound of the word-topic table, in clocks")->capture_default_str();
-    app_->add_option("--blocks", o_.blocks, "Vocabulary blocks (model slices held one at a time)")->capture_default_str();
+    app_->add_option("--blocks", o_.blocks, "Vocabulary blocks held one at a time (0: one per process)")->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token");

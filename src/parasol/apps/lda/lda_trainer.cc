@@ -114,7 +114,7 @@ Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
   if (p.topics < 2) throw InvalidArgumentError(fmt::format("--topics {}: need at least 2", p.topics));
   if (!(p.alpha > 0) || !(p.beta > 0)) throw InvalidArgumentError("--alpha and --beta must be positive");
   if (p.mh_steps == 0) throw InvalidArgumentError("--mh-steps must be at least 1");
-  if (o_.blocks == 0) throw InvalidArgumentError("--blocks must be at least 1");
+  if (o_.blocks == 0) o_.blocks = static_cast<uint32_t>(size_);
   if (corpus.num_tokens() == 0) throw InvalidArgumentError("the corpus has no tokens");
   if (corpus.num_tokens() >= (uint64_t{1} << 31)) throw InvalidArgumentError("more than 2^31 tokens per corpus");
   if (o_.dense_min_count == 0) o_.dense_min_count = std::max<uint64_t>(1, p.topics / 4);

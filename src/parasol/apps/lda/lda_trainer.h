@@ -31,7 +31,9 @@ struct LdaOptions {
   LdaParams params;           // vocab_size is set from the corpus
   uint32_t iterations = 100;  // the iteration to train to (from 0, or from the checkpoint's)
   uint32_t threads = 1;
-  uint32_t blocks = 1;        // vocabulary blocks (model slices) per iteration
+  // Vocabulary blocks (model slices) per iteration; 0: one per process, so that at each step
+  // every process holds a different block (the rotation of model-parallel LDA).
+  uint32_t blocks = 0;
   uint32_t staleness = 1;     // SSP bound of the word-topic table across processes
   uint64_t seed = 1;
   uint32_t eval_every = 1;    // log-likelihood every this many iterations (and the last); 0: last only
