@@ -1,0 +1,142 @@
+#include "parasol/sched/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::sched {
+
+namespace fs = std::filesystem;
+
+std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  std::string line;
+  const std::string header = "name,time,application,num_replicas,batch_size";
+  if (!std::getline(in, line) || line.substr(0, header.size()) != header) {
+    throw ParseError(path, 1, fmt::format("expected the header '{}'", header));
+  }
+  std::vector<WorkloadJob> jobs;
+  long lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    for (size_t start = 0;;) {
+      size_t comma = line.find(',', start);
+      cells.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (cells.size() != 5) throw ParseError(path, lineno, fmt::format("{} fields, expected 5", cells.size()));
+    WorkloadJob j;
+    j.name = cells[0];
+    j.application = cells[2];
+    char* end = nullptr;
+    j.submit_time = std::strtod(cells[1].c_str(), &end);
+    if (cells[1].empty() || *end || !(j.submit_time >= 0)) throw ParseError(path, lineno, fmt::format("time '{}' is not a time", cells[1]));
+    j.replicas = std::atoi(cells[3].c_str());
+    j.batch_size = std::atoi(cells[4].c_str());
+    if (j.replicas <= 0 || std::to_string(j.replicas) != cells[3]) {
+      throw ParseError(path, lineno, fmt::format("num_replicas '{}' is not a positive integer", cells[3]));
+    }
+    if (j.batch_size <= 0 || std::to_string(j.batch_size) != cells[4]) {
+      throw ParseError(path, lineno, fmt::format("batch_size '{}' is not a positive integer", cells[4]));
+    }
+    if (j.name.empty() || j.application.empty()) throw ParseError(path, lineno, "empty name or application");
+    jobs.push_back(std::move(j));
+  }
+  if (jobs.empty()) throw ParseError(path, lineno, "no jobs");
+  return jobs;
+}
+
+const Application& ApplicationSet::Get(const std::string& name) {
+  auto& slot = apps_[name];
+  if (!slot) {
+    const fs::path dir = fs::path(dir_) / name;
+    if (!fs::is_directory(dir)) throw IoError(fmt::format("{}: no profile for application '{}'", dir.string(), name));
+    slot = std::make_unique<Application>(Application::Load(dir.string()));
+  }
+  return *slot;
+}
+
+namespace {
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+}  // namespace
+
+SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
+                   const SimOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<SimJob> jobs;
+  jobs.reserve(workload.size());
+  for (const WorkloadJob& w : workload) {
+    jobs.emplace_back(w.name, &apps.Get(w.application), w.submit_time, w.replicas, o.adaptive_batch ? 0 : w.batch_size);
+  }
+  SimResult result;
+  Allocations current;
+  double now = 0;
+  auto done = [&] { return std::all_of(jobs.begin(), jobs.end(), [](const SimJob& j) { return j.completion_time().has_value(); }); };
+  while (!done()) {
+    for (SimJob& j : jobs) j.Step(o.interval_s);
+    now += o.interval_s;
+    std::vector<SimJob*> active;
+    for (SimJob& j : jobs) {
+      if (j.submit_time() <= now && !j.completion_time()) active.push_back(&j);
+    }
+    if (active.empty()) continue;
+    std::erase_if(current, [&](const auto& kv) {
+      return std::none_of(active.begin(), active.end(), [&](const SimJob* j) { return j->name() == kv.first; });
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    Allocations next = policy.Optimize(now, active, current, o.cluster);
+    result.scheduling_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<int> used(static_cast<size_t>(o.cluster.nodes), 0);
+    for (const auto& [n, a] : next) {
+      for (int node : a) {
+        if (node < 0 || node >= o.cluster.nodes || ++used[static_cast<size_t>(node)] > o.cluster.gpus_per_node) {
+          throw InternalError(fmt::format("policy {} over-allocated node {} at time {}", policy.name(), node, now));
+        }
+      }
+    }
+    for (SimJob* j : active) {
+      auto was = current.find(j->name());
+      auto is = next.find(j->name());
+      const Allocation empty;
+      const Allocation& before = was == current.end() ? empty : was->second;
+      const Allocation& after = is == next.end() ? empty : is->second;
+      if (before != after) j->Reallocate(PlacementOf(after), o.restart_penalty_s);
+    }
+    current = std::move(next);
+  }
+  std::vector<double> jcts;
+  for (const SimJob& j : jobs) {
+    JobResult r{j.name(), j.app().name(), j.submit_time(), *j.completion_time(), std::max(0, j.restarts())};
+    jcts.push_back(r.jct());
+    result.makespan = std::max(result.makespan, r.completion_time);
+    result.jobs.push_back(std::move(r));
+  }
+  double sum = 0;
+  for (double v : jcts) sum += v;
+  result.average_jct = sum / static_cast<double>(jcts.size());
+  result.p99_jct = Percentile(jcts, 0.99);
+  result.max_jct = *std::max_element(jcts.begin(), jcts.end());
+  result.run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace parasol::sched

@@ -1,0 +1,81 @@
+// `parasol cluster-sim`: replays a workload of deep-learning jobs against measured profiles under
+// a scheduling policy; prints average, p99 and maximum job completion time and the makespan.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "parasol/sched/simulator.h"
+#include "parasol/sched/tiresias.h"
+#include "tools/command.h"
+
+namespace parasol::tools {
+namespace {
+
+class ClusterSimCommand : public Command {
+ public:
+  explicit ClusterSimCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("cluster-sim", "Simulate a GPU cluster scheduler on a workload trace");
+    app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")->required();
+    app_->add_option("--profiles", profiles_, "Folder of application profiles")->capture_default_str();
+    app_->add_option("--policy", policy_, "tiresias")->capture_default_str();
+    app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
+    app_->add_option("--nodes", o_.cluster.nodes, "Nodes")->capture_default_str();
+    app_->add_option("--gpus-per-node", o_.cluster.gpus_per_node, "GPUs per node")->capture_default_str();
+    app_->add_option("--restart-penalty", o_.restart_penalty_s, "Seconds a job loses when its allocation changes")
+        ->capture_default_str();
+    app_->add_option("--csv", csv_, "Write name,application,submit_time,completion_time,jct,restarts");
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  int Run(comm::MpiRuntime*) override {
+    if (o_.interval_s <= 0 || o_.cluster.nodes <= 0 || o_.cluster.gpus_per_node <= 0 || o_.restart_penalty_s < 0) {
+      throw InvalidArgumentError("--interval, --nodes and --gpus-per-node must be positive, --restart-penalty >= 0");
+    }
+    std::unique_ptr<sched::Policy> policy;
+    if (policy_ == "tiresias") {
+      policy = std::make_unique<sched::TiresiasPolicy>();
+    } else {
+      throw InvalidArgumentError(fmt::format("--policy '{}': available: tiresias", policy_));
+    }
+    auto workload = sched::ReadWorkload(workload_);
+    sched::ApplicationSet apps(profiles_);
+    const int capacity = o_.cluster.nodes * o_.cluster.gpus_per_node;
+    for (const auto& j : workload) {
+      if (j.replicas > capacity) {
+        throw InvalidArgumentError(fmt::format("{}: job {} asks for {} GPUs, the cluster has {}", workload_, j.name, j.replicas, capacity));
+      }
+    }
+    sched::SimResult r = sched::Simulate(workload, apps, *policy, o_);
+    std::cout << fmt::format("# {} jobs, policy {}, {} nodes x {} GPUs, interval {} s, restart penalty {} s\n",
+                             r.jobs.size(), policy->name(), o_.cluster.nodes, o_.cluster.gpus_per_node, o_.interval_s,
+                             o_.restart_penalty_s)
+              << fmt::format("average JCT {:.0f} s, p99 {:.0f} s, max {:.0f} s, makespan {:.0f} s\n", r.average_jct,
+                             r.p99_jct, r.max_jct, r.makespan)
+              << fmt::format("simulated in {:.2f} s ({:.2f} s in the policy)\n", r.run_seconds, r.scheduling_seconds);
+    if (!csv_.empty()) {
+      CsvWriter csv(csv_, {"name", "application", "submit_time", "completion_time", "jct", "restarts"});
+      for (const auto& j : r.jobs) {
+        csv.Row({j.name, j.application, fmt::format("{:.0f}", j.submit_time), fmt::format("{:.0f}", j.completion_time),
+                 fmt::format("{:.0f}", j.jct()), std::to_string(j.restarts)});
+      }
+      csv.Commit();
+    }
+    return 0;
+  }
+
+ private:
+  std::string workload_, csv_;
+  std::string profiles_ = "../shared/data/pollux/profiles";
+  std::string policy_ = "tiresias";
+  sched::SimOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeClusterSim(CLI::App& parent) { return std::make_unique<ClusterSimCommand>(parent); }
+
+}  // namespace parasol::tools
