@@ -7,6 +7,7 @@
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/sched/optimus.h"
 #include "parasol/sched/simulator.h"
 #include "parasol/sched/tiresias.h"
 #include "tools/command.h"
@@ -20,7 +21,7 @@ class ClusterSimCommand : public Command {
     app_ = parent.add_subcommand("cluster-sim", "Simulate a GPU cluster scheduler on a workload trace");
     app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")->required();
     app_->add_option("--profiles", profiles_, "Folder of application profiles")->capture_default_str();
-    app_->add_option("--policy", policy_, "tiresias")->capture_default_str();
+    app_->add_option("--policy", policy_, "tiresias or optimus")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--nodes", o_.cluster.nodes, "Nodes")->capture_default_str();
     app_->add_option("--gpus-per-node", o_.cluster.gpus_per_node, "GPUs per node")->capture_default_str();
@@ -38,8 +39,10 @@ class ClusterSimCommand : public Command {
     std::unique_ptr<sched::Policy> policy;
     if (policy_ == "tiresias") {
       policy = std::make_unique<sched::TiresiasPolicy>();
+    } else if (policy_ == "optimus") {
+      policy = std::make_unique<sched::OptimusPolicy>();
     } else {
-      throw InvalidArgumentError(fmt::format("--policy '{}': available: tiresias", policy_));
+      throw InvalidArgumentError(fmt::format("--policy '{}': available: tiresias, optimus", policy_));
     }
     auto workload = sched::ReadWorkload(workload_);
     sched::ApplicationSet apps(profiles_);

@@ -151,16 +151,26 @@ double Application::Progress(int epoch) const {
   return p;
 }
 
-std::pair<double, double> Application::GradStats(double batch, int epoch) const {
+Application::Bracket Application::Around(double batch) const {
   auto hi = validation_.lower_bound(static_cast<int>(std::ceil(batch - 1e-9)));
   if (hi == validation_.end()) hi = std::prev(validation_.end());
   auto lo = hi;
   if (hi->first > batch && hi != validation_.begin()) lo = std::prev(hi);
-  const EpochStats& l = lo->second[static_cast<size_t>(epoch)];
-  const EpochStats& h = hi->second[static_cast<size_t>(epoch)];
-  if (lo == hi) return {l.grad_sqr, l.grad_var};
-  const double f = (batch - lo->first) / (hi->first - lo->first);
-  return {l.grad_sqr + f * (h.grad_sqr - l.grad_sqr), l.grad_var + f * (h.grad_var - l.grad_var)};
+  const double f = lo == hi ? 0.0 : (batch - lo->first) / (hi->first - lo->first);
+  return {&lo->second, &hi->second, f};
+}
+
+std::pair<double, double> Application::GradStats(double batch, int epoch) const {
+  const Bracket b = Around(batch);
+  const EpochStats& l = (*b.lo)[static_cast<size_t>(epoch)];
+  const EpochStats& h = (*b.hi)[static_cast<size_t>(epoch)];
+  return {l.grad_sqr + b.f * (h.grad_sqr - l.grad_sqr), l.grad_var + b.f * (h.grad_var - l.grad_var)};
+}
+
+double Application::Iterations(double batch, int epoch) const {
+  const Bracket b = Around(batch);
+  const double l = (*b.lo)[static_cast<size_t>(epoch)].iteration, h = (*b.hi)[static_cast<size_t>(epoch)].iteration;
+  return l + b.f * (h - l);
 }
 
 StepTime Application::Throughput(std::vector<int> placement, double local_bsz) const {

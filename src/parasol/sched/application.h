@@ -45,6 +45,8 @@ class Application {
   // Gradient statistics during `epoch` at total batch `batch`, interpolated between the measured
   // batch sizes around it. REQUIRES: init_batch_size <= batch <= max_batch_size.
   std::pair<double, double> GradStats(double batch, int epoch) const;
+  // Iterations done after `epoch` epochs at total batch `batch` (interpolated like GradStats).
+  double Iterations(double batch, int epoch) const;
   // Step and sync time of one iteration with `placement` (GPUs per node, nodes in any order) at
   // `local_bsz` per GPU: measured placements interpolate over the batch; others over nodes,
   // replicas and batch from the placement averages and the large-scale measurements.
@@ -57,6 +59,13 @@ class Application {
   };
   // Linear interpolation over local_bsz in a sorted series (clamped at its ends).
   static StepTime Interpolate(const std::vector<Point>& series, double local_bsz);
+  // The measured batch sizes around `batch` and the weight of the upper one.
+  struct Bracket {
+    const std::vector<EpochStats>* lo;
+    const std::vector<EpochStats>* hi;
+    double f;
+  };
+  Bracket Around(double batch) const;
 
   std::string name_;
   int max_epochs_ = 0, init_batch_size_ = 0, max_batch_size_ = 0, min_local_bsz_ = 0, max_local_bsz_ = 0;

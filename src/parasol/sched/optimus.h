@@ -1,0 +1,30 @@
+// Optimus with an oracle of remaining work: jobs keep the batch size their users asked for; every
+// job gets one GPU if there are enough, then GPUs go one at a time to the job whose remaining time
+// (remaining iterations x step time, both known exactly from the profiles: the oracle) falls most
+// with one more GPU; placements pack onto the nodes with the most free GPUs, smallest jobs first,
+// and a job whose GPU count is unchanged keeps its GPUs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parasol/sched/policy.h"
+
+namespace parasol::sched {
+
+class OptimusPolicy : public Policy {
+ public:
+  std::string name() const override { return "optimus"; }
+  Allocations Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+                       const ClusterSpec& cluster) override;
+  // Seconds per update of `job` at its batch size on `replicas` GPUs packed 4 per node.
+  static double PredictStepTime(const SimJob& job, int replicas, int gpus_per_node);
+  // Most GPUs the job can use: its batch over the smallest per-GPU batch (1 for ncf).
+  static int MaxReplicas(const SimJob& job);
+};
+
+// Packs each job (in `order`) that has a GPU count and no allocation onto the nodes with the
+// most free GPUs (lowest index on ties).
+void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster);
+
+}  // namespace parasol::sched
