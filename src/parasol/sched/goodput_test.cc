@@ -52,7 +52,9 @@ TEST(Goodput, OptimiserRespectsPerGpuLimits) {
   EXPECT_GE(c.atomic_bsz, 8);
   EXPECT_LE(c.atomic_bsz, 64);
   // Accumulation only when a GPU's share exceeds what it holds: the per-GPU batch is then full-ish.
-  if (c.accum_steps > 0) EXPECT_GT(c.atomic_bsz * (c.accum_steps + 1), 64);
+  if (c.accum_steps > 0) {
+    EXPECT_GT(c.atomic_bsz * (c.accum_steps + 1), 64);
+  }
   GoodputModel quiet(p, 1.0, 0.01, 32);
   auto q = quiet.Optimize(1, 2, 1024, 8, 64);
   EXPECT_EQ(2 * q.atomic_bsz * (q.accum_steps + 1), 32);  // the smallest batch: bigger ones waste samples
