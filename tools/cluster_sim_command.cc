@@ -7,6 +7,7 @@
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/optimus.h"
 #include "parasol/sched/simulator.h"
 #include "parasol/sched/tiresias.h"
@@ -21,12 +22,16 @@ class ClusterSimCommand : public Command {
     app_ = parent.add_subcommand("cluster-sim", "Simulate a GPU cluster scheduler on a workload trace");
     app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")->required();
     app_->add_option("--profiles", profiles_, "Folder of application profiles")->capture_default_str();
-    app_->add_option("--policy", policy_, "tiresias or optimus")->capture_default_str();
+    app_->add_option("--policy", policy_, "goodput, tiresias or optimus")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--nodes", o_.cluster.nodes, "Nodes")->capture_default_str();
     app_->add_option("--gpus-per-node", o_.cluster.gpus_per_node, "GPUs per node")->capture_default_str();
     app_->add_option("--restart-penalty", o_.restart_penalty_s, "Seconds a job loses when its allocation changes")
         ->capture_default_str();
+    app_->add_option("--service-scale", service_scale_gpu_s_, "goodput: weight by attained service instead (GPU-seconds that halve it; 0: off)")
+        ->capture_default_str();
+    app_->add_option("--remaining-scale", remaining_scale_s_, "goodput: weight jobs by remaining work (1-GPU seconds that halve it; 0: off)")->capture_default_str();
+    app_->add_option("--horizon", horizon_s_, "goodput: seconds a new allocation is assumed to hold (restart cost)")->capture_default_str();
     app_->add_option("--csv", csv_, "Write name,application,submit_time,completion_time,jct,restarts");
   }
 
@@ -41,8 +46,11 @@ class ClusterSimCommand : public Command {
       policy = std::make_unique<sched::TiresiasPolicy>();
     } else if (policy_ == "optimus") {
       policy = std::make_unique<sched::OptimusPolicy>();
+    } else if (policy_ == "goodput") {
+      policy = std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{.restart_penalty_s = o_.restart_penalty_s, .horizon_s = horizon_s_, .remaining_scale_s = remaining_scale_s_, .service_scale_gpu_s = service_scale_gpu_s_});
+      o_.adaptive_batch = true;
     } else {
-      throw InvalidArgumentError(fmt::format("--policy '{}': available: tiresias, optimus", policy_));
+      throw InvalidArgumentError(fmt::format("--policy '{}': goodput, tiresias or optimus", policy_));
     }
     auto workload = sched::ReadWorkload(workload_);
     sched::ApplicationSet apps(profiles_);
@@ -73,8 +81,11 @@ class ClusterSimCommand : public Command {
  private:
   std::string workload_, csv_;
   std::string profiles_ = "../shared/data/pollux/profiles";
-  std::string policy_ = "tiresias";
+  std::string policy_ = "goodput";
   sched::SimOptions o_;
+  double service_scale_gpu_s_ = 0;
+  double horizon_s_ = 300;
+  double remaining_scale_s_ = 36000;
 };
 
 }  // namespace

@@ -11,16 +11,51 @@ SimJob::SimJob(std::string name, const Application* app, double submit_time, int
 
 int SimJob::gpus() const { return std::accumulate(placement_.begin(), placement_.end(), 0); }
 
-// The user's total batch over this placement: per-GPU share, split into accumulation steps
-// when it exceeds what a GPU holds.
-void SimJob::FixedBatch() {
+// Fixed: the user's total batch over this placement, split per GPU, with accumulation steps
+// when a GPU's share exceeds what it holds. Adaptive: the model's best batch for the placement
+// (before any measurement: the initial batch, or the smallest per-GPU batch on every GPU).
+void SimJob::ChooseBatch() {
   const int replicas = gpus();
+  auto model = adaptive() ? Model() : std::nullopt;
+  if (model) {
+    const int nodes = static_cast<int>(placement_.size());
+    auto c = model->Optimize(nodes, replicas, app_->max_batch_size(), app_->min_local_bsz(), app_->max_local_bsz());
+    if (c.goodput > 0) {
+      atomic_bsz_ = c.atomic_bsz;
+      accum_steps_ = c.accum_steps;
+      atomic_bsz_ = std::min(atomic_bsz_, app_->max_batch_size() / (replicas * (accum_steps_ + 1)));
+      return;
+    }
+  }
   const int batch = requested_batch_ > 0 ? requested_batch_ : std::max(app_->init_batch_size(), app_->min_local_bsz() * replicas);
   const int local = static_cast<int>(std::ceil(static_cast<double>(batch) / replicas - 1e-8));
   accum_steps_ = static_cast<int>(std::ceil(static_cast<double>(local) / app_->max_local_bsz() - 1e-8)) - 1;
   if (replicas == 1 && batch > app_->init_batch_size()) accum_steps_ = std::max(1, accum_steps_);
   atomic_bsz_ = static_cast<int>(std::ceil(static_cast<double>(local) / (accum_steps_ + 1) - 1e-8));
   atomic_bsz_ = std::min(atomic_bsz_, app_->max_batch_size() / (replicas * (accum_steps_ + 1)));
+}
+
+std::optional<GoodputModel> SimJob::Model() const {
+  if (!perf_) return std::nullopt;
+  return GoodputModel(*perf_, grad_sqr_, grad_var_, app_->init_batch_size());
+}
+
+int SimJob::MaxUsefulReplicas() const {
+  const int by_batch = std::max(1, app_->max_batch_size() / app_->min_local_bsz());
+  return std::min(std::max(1, 2 * max_replicas_run_), by_batch);
+}
+
+void SimJob::Observe(double step, double sync, double grad_sqr, double grad_var) {
+  grad_sqr_ = grad_sqr, grad_var_ = grad_var;
+  if (!adaptive()) return;
+  const int nodes = static_cast<int>(placement_.size()), replicas = gpus();
+  max_replicas_run_ = std::max(max_replicas_run_, replicas);
+  auto [it, added] = observed_.try_emplace({nodes, replicas, atomic_bsz_},
+                                           PerfObservation{nodes, replicas, static_cast<double>(atomic_bsz_), step - sync, step});
+  if (!added) return;
+  std::vector<PerfObservation> obs;
+  for (const auto& [k, o] : observed_) obs.push_back(o);
+  perf_ = FitPerfParams(obs);
 }
 
 void SimJob::SetBatch(int atomic_bsz, int accum_steps) {
@@ -35,7 +70,7 @@ void SimJob::Reallocate(std::vector<int> placement, double restart_penalty_s) {
     atomic_bsz_ = 0;
     return;
   }
-  FixedBatch();
+  ChooseBatch();
   rescale_left_ = restart_penalty_s;
   ++restarts_;
 }
@@ -62,6 +97,11 @@ void SimJob::Step(double seconds) {
   rescale_left_ -= delay;
   seconds -= delay;
   while (seconds > 0 && !completion_) {
+    if (adaptive()) {  // the job measures itself as it runs
+      const StepTime t = app_->Throughput(placement_, atomic_bsz_);
+      const auto [sqr, var] = app_->GradStats(batch_size(), epoch_);
+      Observe(t.step, t.sync, sqr, var);
+    }
     const double goodput = Goodput(placement_, atomic_bsz_, accum_steps_);
     const double next = app_->Progress(epoch_ + 1);
     if (progress_ + goodput * seconds < next) {
@@ -79,6 +119,7 @@ void SimJob::Step(double seconds) {
     now_ += delta;
     attained_service_ += delta * gpus();
     seconds -= delta;
+    if (adaptive() && !completion_) ChooseBatch();  // statistics change with the epoch
   }
   now_ += seconds;
 }

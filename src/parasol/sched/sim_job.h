@@ -4,11 +4,14 @@
 // and completes after its last epoch. Progress is counted in scale-invariant iterations.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include "parasol/sched/application.h"
+#include "parasol/sched/goodput.h"
 
 namespace parasol::sched {
 
@@ -41,11 +44,22 @@ class SimJob {
   // Sets the per-GPU batch and accumulation steps (adaptive jobs); REQUIRES a placement.
   void SetBatch(int atomic_bsz, int accum_steps);
 
+  // Adaptive jobs: what the job has measured of itself (iteration times of the configurations it
+  // ran, gradient statistics of its current epoch) as a goodput model; nullopt before the first
+  // measurement.
+  std::optional<GoodputModel> Model() const;
+  // Most GPUs worth considering: twice the most it has run on (its model is not trusted further),
+  // at least 1, and no more than its largest batch over the smallest per-GPU batch.
+  int MaxUsefulReplicas() const;
+  bool adaptive() const { return requested_batch_ == 0; }
+
   // Goodput (scale-invariant iterations per second) of a configuration in the current epoch.
   double Goodput(const std::vector<int>& placement, int atomic_bsz, int accum_steps) const;
 
  private:
-  void FixedBatch();
+  // Batch for the current placement: the user's (fixed), or the model's best (adaptive).
+  void ChooseBatch();
+  void Observe(double step, double sync, double grad_sqr, double grad_var);
 
   std::string name_;
   const Application* app_;
@@ -56,6 +70,10 @@ class SimJob {
   double now_ = 0, rescale_left_ = 0, progress_ = 0, attained_service_ = 0;
   int epoch_ = 0, restarts_ = -1;
   std::optional<double> completion_;
+  std::map<std::tuple<int, int, int>, PerfObservation> observed_;  // (nodes, replicas, atomic bsz)
+  std::optional<PerfParams> perf_;
+  double grad_sqr_ = 0, grad_var_ = 0;
+  int max_replicas_run_ = 0;
 };
 
 }  // namespace parasol::sched

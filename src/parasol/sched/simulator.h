@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,10 @@ struct SimOptions {
   ClusterSpec cluster;
   double interval_s = 60;
   double restart_penalty_s = 30;
-  bool adaptive_batch = false;  // the policy chooses batch sizes (else each job's own)
+  bool adaptive_batch = false;  // jobs choose their batch sizes (else each job's own)
+  // Applications that keep the workload's batch even when adaptive (the published Pollux runs
+  // kept ncf at its batch of 32768 on one GPU).
+  std::set<std::string> fixed_batch_applications{"ncf"};
 };
 
 struct JobResult {
@@ -57,6 +61,7 @@ struct SimResult {
   double average_jct = 0, p99_jct = 0, max_jct = 0, makespan = 0;
   double run_seconds = 0;       // wall time of the simulation
   double scheduling_seconds = 0;  // of which in the policy
+  int64_t distributed_rule_broken = 0;  // node-intervals with two distributed jobs on one node
 };
 
 SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
