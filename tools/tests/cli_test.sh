@@ -37,6 +37,12 @@ expect 109 "The following argument was not expected" -- "$parasol" collective-si
 expect 2 "--sizes: 6 bytes is not a whole number of float32 elements" -- "$parasol" allreduce-bench --sizes 6
 expect 2 "$tmp/no/such/dir/out.csv: cannot create file: No such file or directory" -- "$parasol" allreduce-bench --sizes 8 --csv "$tmp/no/such/dir/out.csv"
 
+printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,x,cifar10,1,128\n' > "$tmp/bad_workload.csv"
+expect 2 "$tmp/bad_workload.csv:3: time 'x' is not a time" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv"
+expect 2 "--policy 'fifo': goodput, tiresias or optimus" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --policy fifo
+printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
+expect 2 "no profile for application 'nosuchapp'" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp"
+
 # A good run writes a complete CSV; JSON output parses.
 "$parasol" collective-sim --topology dgx1 --algo treepack --bytes 64M --json > "$tmp/sim.json" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['busbw_gbps'] > 0 and j['bound_s'] > 0 and j['time_s'] > 0" "$tmp/sim.json" \
