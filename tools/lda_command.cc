@@ -156,13 +156,7 @@ class LdaInferCommand : public Command {
                                                                                  : MapToVocabulary(read, index, model.vocab.size());
     std::vector<DocTopics> topics = FoldIn(model, docs, o_);
     if (output_.empty()) {
-      for (size_t d = 0; d < topics.size(); ++d) {
-        uint64_t n = 0;
-        for (auto [k, c] : topics[d]) n += c;
-        std::cout << docs.doc_names[d];
-        for (auto [k, c] : topics[d]) std::cout << fmt::format(" {}:{:.4f}", k, (c + model.alpha) / (n + model.topics * model.alpha));
-        std::cout << '\n';
-      }
+      WriteDocTopics(std::cout, docs.doc_names, topics, model.topics, model.alpha);
     } else {
       WriteDocTopics(output_, docs.doc_names, topics, model.topics, model.alpha);
     }

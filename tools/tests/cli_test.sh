@@ -8,20 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# expect CODE PATTERN -- command...: the command exits with CODE and prints PATTERN on stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
-    echo "FAIL: $* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"
-    echo "    (wanted: $pattern)"
-    failures=$((failures + 1))
-  else
-    echo "ok: $*"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 expect 2 "unknown topology 'star:4'" -- "$parasol" collective-sim --topology star:4
 expect 2 "--bytes: '4X' is not a size" -- "$parasol" collective-sim --topology ring:4 --bytes 4X

@@ -11,17 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
-    fail "$* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"; echo "    (wanted: $pattern)"
-  else
-    echo "ok: $*"
-  fi
-}
+source "$(dirname "$0")/expect.sh"
 
 printf 'a\nb\n' > "$tmp/vocab.txt"
 printf '1 0:2\n2 1:1 0:x\n' > "$tmp/bad.dat"

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,18 @@ inline std::string_view NextField(std::string_view line, size_t& pos) {
   size_t start = pos;
   while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t' && line[pos] != '\r') ++pos;
   return line.substr(start, pos - start);
+}
+
+// The fields of `line` between `sep` characters (a trailing '\r' dropped): "a,,b" gives 3.
+inline std::vector<std::string_view> SplitFields(std::string_view line, char sep) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::vector<std::string_view> fields;
+  for (size_t start = 0;;) {
+    const size_t end = line.find(sep, start);
+    fields.push_back(line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return fields;
+    start = end + 1;
+  }
 }
 
 // Parses a whole field as a number; ParseError "path:lineno: <what> 'x' is not a number" otherwise.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
@@ -39,18 +40,14 @@ std::vector<std::vector<double>> ReadNumbers(const std::string& path, const std:
     ++lineno;
     if (line.empty() || line == "\r") continue;
     std::vector<double> row;
-    size_t start = 0;
-    while (start <= line.size()) {
-      size_t comma = line.find(',', start);
-      std::string cell = line.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    for (std::string_view field : SplitFields(line, ',')) {
+      const std::string cell(field);
       char* end = nullptr;
       double v = std::strtod(cell.c_str(), &end);
-      if (cell.empty() || (*end != '\0' && *end != '\r') || !std::isfinite(v)) {
+      if (cell.empty() || *end != '\0' || !std::isfinite(v)) {
         throw ParseError(path, lineno, fmt::format("column {}: '{}' is not a number", row.size() + 1, cell));
       }
       row.push_back(v);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
     }
     if (row.size() != columns) throw ParseError(path, lineno, fmt::format("{} columns, expected {}", row.size(), columns));
     rows.push_back(std::move(row));

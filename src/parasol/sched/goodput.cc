@@ -142,9 +142,7 @@ double GoodputModel::Throughput(int nodes, int replicas, double atomic_bsz, int 
 
 double GoodputModel::Efficiency(double batch) const {
   const double scale = batch / init_batch_;
-  const double denom = var_ / scale + sqr_;
-  const double gain = denom > 0 ? (var_ + sqr_) / denom : 1.0;
-  return gain / scale;
+  return AdaScaleGain(sqr_, var_, scale) / scale;
 }
 
 GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_batch, int min_atomic, int max_atomic) const {
@@ -155,9 +153,7 @@ GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_bat
   for (int i = 0; i < kSamples; ++i) {
     const double batch = lo * std::pow(max_batch / lo, i / static_cast<double>(kSamples - 1));
     const double local = batch / replicas;
-    int accum = static_cast<int>(std::ceil(local / max_atomic - 1e-8)) - 1;
-    if (replicas == 1 && local > init_batch_ + 1e-8) accum = std::max(accum, 1);
-    const int atomic = static_cast<int>(std::ceil(local / (accum + 1) - 1e-8));
+    const auto [atomic, accum] = SplitLocalBatch(local, max_atomic, replicas == 1 && local > init_batch_ + 1e-8);
     if (atomic < min_atomic || atomic > max_atomic) continue;
     const double g = Goodput(nodes, replicas, atomic, accum);
     if (g > best.goodput) best = {g, atomic, accum};

@@ -12,9 +12,31 @@
 // scale: 1 at B0, falling once B passes the noise scale s^2 / |g|^2 * B0.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <span>
 
 namespace parasol::sched {
+
+// AdaScale's gain: progress per iteration at `scale` times the initial batch, relative to one
+// iteration at the initial batch (1 when the gradient has no noise; `scale` when it is all noise).
+inline double AdaScaleGain(double grad_sqr, double grad_var, double scale) {
+  const double denom = grad_var / scale + grad_sqr;
+  return denom > 0 ? (grad_var + grad_sqr) / denom : 1.0;
+}
+
+// A GPU's share `local` of the total batch as passes of `atomic` samples with `accum` extra
+// (accumulation) steps: as few steps as keep a pass within `max_atomic`, at least one when
+// `accumulate` (one GPU above the initial batch: its gradient statistics need two passes).
+struct BatchSplit {
+  int atomic = 0;
+  int accum = 0;
+};
+inline BatchSplit SplitLocalBatch(double local, int max_atomic, bool accumulate) {
+  int accum = static_cast<int>(std::ceil(local / max_atomic - 1e-8)) - 1;
+  if (accumulate) accum = std::max(accum, 1);
+  return {static_cast<int>(std::ceil(local / (accum + 1) - 1e-8)), accum};
+}
 
 struct PerfParams {
   double alpha_c = 0.1, beta_c = 0.01;

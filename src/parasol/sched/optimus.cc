@@ -6,24 +6,6 @@
 
 namespace parasol::sched {
 
-void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster) {
-  std::vector<int> free(static_cast<size_t>(cluster.nodes), cluster.gpus_per_node);
-  for (const auto& [n, a] : alloc) {
-    for (int node : a) --free[static_cast<size_t>(node)];
-  }
-  for (const auto& [name, want] : order) {
-    if (want <= 0 || (alloc.contains(name) && !alloc[name].empty())) continue;
-    Allocation& a = alloc[name];
-    while (static_cast<int>(a.size()) < want) {
-      auto best = std::max_element(free.begin(), free.end());
-      if (*best <= 0) break;  // callers never ask for more than is free
-      const int take = std::min(*best, want - static_cast<int>(a.size()));
-      a.insert(a.end(), static_cast<size_t>(take), static_cast<int>(best - free.begin()));
-      *best -= take;
-    }
-  }
-}
-
 int OptimusPolicy::MaxReplicas(const SimJob& job) {
   if (job.app().name() == "ncf") return 1;
   return std::max(1, job.requested_batch() / job.app().min_local_bsz());
@@ -34,10 +16,8 @@ double OptimusPolicy::PredictStepTime(const SimJob& job, int replicas, int gpus_
   std::vector<int> placement;
   for (int left = replicas; left > 0; left -= gpus_per_node) placement.push_back(std::min(left, gpus_per_node));
   const int local = static_cast<int>(std::ceil(static_cast<double>(job.requested_batch()) / replicas - 1e-8));
-  int accum = static_cast<int>(std::ceil(static_cast<double>(local) / app.max_local_bsz() - 1e-8)) - 1;
-  if (replicas == 1) accum = std::max(1, accum);
-  int atomic = static_cast<int>(std::ceil(static_cast<double>(local) / (accum + 1) - 1e-8));
-  atomic = std::min(atomic, app.max_batch_size() / (replicas * (accum + 1)));
+  const auto [split_atomic, accum] = SplitLocalBatch(local, app.max_local_bsz(), replicas == 1);
+  const int atomic = std::min(split_atomic, app.max_batch_size() / (replicas * (accum + 1)));
   const StepTime t = app.Throughput(placement, atomic);
   return t.step + (t.step - t.sync) * accum;
 }

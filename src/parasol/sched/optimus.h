@@ -23,8 +23,4 @@ class OptimusPolicy : public Policy {
   static int MaxReplicas(const SimJob& job);
 };
 
-// Packs each job (in `order`) that has a GPU count and no allocation onto the nodes with the
-// most free GPUs (lowest index on ties).
-void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster);
-
 }  // namespace parasol::sched

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parasol/sched/sim_job.h"
@@ -21,6 +22,9 @@ using Allocations = std::map<std::string, Allocation>;
 
 // GPUs per node of an allocation, in the order its nodes first appear.
 std::vector<int> PlacementOf(const Allocation& allocation);
+// Packs each job (in `order`, with its GPU count) that has no allocation yet onto the nodes with
+// the most free GPUs (lowest index on ties), as Tiresias and Optimus place jobs.
+void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster);
 
 class Policy {
  public:

@@ -29,9 +29,9 @@ void SimJob::ChooseBatch() {
   }
   const int batch = requested_batch_ > 0 ? requested_batch_ : std::max(app_->init_batch_size(), app_->min_local_bsz() * replicas);
   const int local = static_cast<int>(std::ceil(static_cast<double>(batch) / replicas - 1e-8));
-  accum_steps_ = static_cast<int>(std::ceil(static_cast<double>(local) / app_->max_local_bsz() - 1e-8)) - 1;
-  if (replicas == 1 && batch > app_->init_batch_size()) accum_steps_ = std::max(1, accum_steps_);
-  atomic_bsz_ = static_cast<int>(std::ceil(static_cast<double>(local) / (accum_steps_ + 1) - 1e-8));
+  const BatchSplit split = SplitLocalBatch(local, app_->max_local_bsz(), replicas == 1 && batch > app_->init_batch_size());
+  atomic_bsz_ = split.atomic;
+  accum_steps_ = split.accum;
   atomic_bsz_ = std::min(atomic_bsz_, app_->max_batch_size() / (replicas * (accum_steps_ + 1)));
 }
 
@@ -75,17 +75,6 @@ void SimJob::Reallocate(std::vector<int> placement, double restart_penalty_s) {
   ++restarts_;
 }
 
-double SimJob::Goodput(const std::vector<int>& placement, int atomic_bsz, int accum_steps) const {
-  const int replicas = std::accumulate(placement.begin(), placement.end(), 0);
-  const double batch = static_cast<double>(replicas) * atomic_bsz * (accum_steps + 1);
-  const double scale = batch / app_->init_batch_size();
-  const StepTime t = app_->Throughput(placement, atomic_bsz);
-  const auto [sqr, var] = app_->GradStats(batch, epoch_);
-  // Progress per sample relative to the initial batch (AdaScale's gain).
-  const double gain = (var + sqr) / (var / scale + sqr);
-  return gain / (t.step + (t.step - t.sync) * accum_steps);
-}
-
 void SimJob::Step(double seconds) {
   if (placement_.empty() || completion_) {
     now_ += seconds;
@@ -97,12 +86,13 @@ void SimJob::Step(double seconds) {
   rescale_left_ -= delay;
   seconds -= delay;
   while (seconds > 0 && !completion_) {
-    if (adaptive()) {  // the job measures itself as it runs
-      const StepTime t = app_->Throughput(placement_, atomic_bsz_);
-      const auto [sqr, var] = app_->GradStats(batch_size(), epoch_);
-      Observe(t.step, t.sync, sqr, var);
-    }
-    const double goodput = Goodput(placement_, atomic_bsz_, accum_steps_);
+    // True (profiled) iteration time and gradient statistics of this configuration and epoch;
+    // an adaptive job records them as its own measurements.
+    const StepTime t = app_->Throughput(placement_, atomic_bsz_);
+    const auto [sqr, var] = app_->GradStats(batch_size(), epoch_);
+    if (adaptive()) Observe(t.step, t.sync, sqr, var);
+    const double scale = static_cast<double>(batch_size()) / app_->init_batch_size();
+    const double goodput = AdaScaleGain(sqr, var, scale) / (t.step + (t.step - t.sync) * accum_steps_);
     const double next = app_->Progress(epoch_ + 1);
     if (progress_ + goodput * seconds < next) {
       progress_ += goodput * seconds;

@@ -53,9 +53,6 @@ class SimJob {
   int MaxUsefulReplicas() const;
   bool adaptive() const { return requested_batch_ == 0; }
 
-  // Goodput (scale-invariant iterations per second) of a configuration in the current epoch.
-  double Goodput(const std::vector<int>& placement, int atomic_bsz, int accum_steps) const;
-
  private:
   // Batch for the current placement: the user's (fixed), or the model's best (adaptive).
   void ChooseBatch();

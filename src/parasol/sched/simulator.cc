@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
@@ -30,12 +31,7 @@ std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     std::vector<std::string> cells;
-    for (size_t start = 0;;) {
-      size_t comma = line.find(',', start);
-      cells.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    for (std::string_view f : SplitFields(line, ',')) cells.emplace_back(f);
     if (cells.size() != 5) throw ParseError(path, lineno, fmt::format("{} fields, expected 5", cells.size()));
     WorkloadJob j;
     j.name = cells[0];

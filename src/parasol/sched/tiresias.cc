@@ -1,18 +1,8 @@
 #include "parasol/sched/tiresias.h"
 
 #include <algorithm>
-#include <set>
 
 namespace parasol::sched {
-
-std::vector<int> PlacementOf(const Allocation& allocation) {
-  std::vector<int> placement;
-  for (size_t i = 0; i < allocation.size(); ++i) {
-    if (i == 0 || allocation[i] != allocation[i - 1]) placement.push_back(0);
-    ++placement.back();
-  }
-  return placement;
-}
 
 Allocations TiresiasPolicy::Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
                                      const ClusterSpec& cluster) {
@@ -57,25 +47,11 @@ Allocations TiresiasPolicy::Optimize(double now, const std::vector<SimJob*>& act
     }
   }
   // Place new runners on the nodes with the most free GPUs (lowest index on ties).
-  std::vector<int> free(static_cast<size_t>(cluster.nodes), cluster.gpus_per_node);
-  for (const auto& [n, a] : alloc) {
-    for (int node : a) --free[static_cast<size_t>(node)];
-  }
+  std::vector<std::pair<std::string, int>> order;
   for (const auto* queue : {&queue0_, &queue1_}) {
-    for (const std::string& n : *queue) {
-      if (!state_[n].running || !alloc[n].empty()) continue;
-      Allocation& a = alloc[n];
-      const int want = jobs[n]->requested_replicas();
-      while (static_cast<int>(a.size()) < want) {
-        auto best = std::max_element(free.begin(), free.end());
-        if (*best == 0) break;  // cannot happen: the job was admitted because its GPUs are free
-        const int node = static_cast<int>(best - free.begin());
-        const int take = std::min(*best, want - static_cast<int>(a.size()));
-        a.insert(a.end(), static_cast<size_t>(take), node);
-        *best -= take;
-      }
-    }
+    for (const std::string& n : *queue) order.emplace_back(n, state_[n].running ? jobs[n]->requested_replicas() : 0);
   }
+  PackMostFree(order, alloc, cluster);
   std::erase_if(alloc, [](const auto& kv) { return kv.second.empty(); });
   return alloc;
 }

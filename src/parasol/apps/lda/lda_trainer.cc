@@ -72,6 +72,8 @@ class Trainer {
   void SampleBlock(uint32_t b, uint32_t iteration);
   void PushBlock();
   double Evaluate();
+  void ForEachLatestCount(std::span<const uint64_t> rows, const std::function<void(uint32_t, uint32_t, int32_t)>& fn);
+  std::vector<int64_t> LatestTotals();
   void WriteCheckpoint(uint32_t iteration);
   void Finish(LdaResult& result);
   uint32_t BlockAt(uint32_t step) const { return (step + static_cast<uint32_t>(rank_) * o_.blocks / size_) % o_.blocks; }
@@ -269,24 +271,33 @@ double Trainer::Evaluate() {
   for (uint64_t w = static_cast<uint64_t>(rank_); w < word_counts_.size(); w += static_cast<uint64_t>(size_)) {
     rows.push_back(w);
   }
-  for (size_t i = 0; i < rows.size(); i += kReadChunk) {
-    std::span<const uint64_t> chunk(rows.data() + i, std::min(kReadChunk, rows.size() - i));
-    for (const ps::Row& row : ps_->ReadLatest(kWordTable, chunk)) {
-      row.SparseData<int32_t>()->ForEach([&](uint64_t, int32_t c) {
-        if (c != 0) sum += loglik_.WordEntry(c);
-      });
-    }
-  }
-  if (rank_ == 0) {
-    const uint64_t zero = 0;
-    std::vector<ps::Row> t = ps_->ReadLatest(kTotalsTable, std::span<const uint64_t>(&zero, 1));
-    std::vector<int64_t> totals(o_.params.topics);
-    for (uint32_t k = 0; k < o_.params.topics; ++k) totals[k] = t[0].Get<int64_t>(k);
-    sum += loglik_.TotalsPart(totals);
-  }
+  ForEachLatestCount(rows, [&](uint32_t, uint32_t, int32_t c) { sum += loglik_.WordEntry(c); });
+  if (rank_ == 0) sum += loglik_.TotalsPart(LatestTotals());
   double total = 0;
   collective::Allreduce(ctx_, &sum, &total, 1, DType::kFloat64);
   return total;
+}
+
+// Distributed, outside any clock: fn(word, topic, count) for every nonzero count the shards hold
+// now in `rows` of the word-topic table, read a chunk at a time.
+void Trainer::ForEachLatestCount(std::span<const uint64_t> rows, const std::function<void(uint32_t, uint32_t, int32_t)>& fn) {
+  for (size_t i = 0; i < rows.size(); i += kReadChunk) {
+    std::span<const uint64_t> chunk = rows.subspan(i, std::min(kReadChunk, rows.size() - i));
+    std::vector<ps::Row> got = ps_->ReadLatest(kWordTable, chunk);
+    for (size_t j = 0; j < got.size(); ++j) {
+      got[j].SparseData<int32_t>()->ForEach([&](uint64_t k, int32_t c) {
+        if (c != 0) fn(static_cast<uint32_t>(chunk[j]), static_cast<uint32_t>(k), c);
+      });
+    }
+  }
+}
+
+std::vector<int64_t> Trainer::LatestTotals() {
+  const uint64_t zero = 0;
+  std::vector<ps::Row> t = ps_->ReadLatest(kTotalsTable, std::span<const uint64_t>(&zero, 1));
+  std::vector<int64_t> totals(o_.params.topics);
+  for (uint32_t k = 0; k < o_.params.topics; ++k) totals[k] = t[0].Get<int64_t>(k);
+  return totals;
 }
 
 void Trainer::WriteCheckpoint(uint32_t iteration) {
@@ -368,19 +379,8 @@ void Trainer::Finish(LdaResult& result) {
     result.model = WordTopicTable(o_.params.topics, word_counts_, o_.dense_min_count);
     std::vector<uint64_t> rows(word_counts_.size());
     std::iota(rows.begin(), rows.end(), 0u);
-    for (size_t i = 0; i < rows.size(); i += kReadChunk) {
-      std::span<const uint64_t> chunk(rows.data() + i, std::min(kReadChunk, rows.size() - i));
-      std::vector<ps::Row> got = ps_->ReadLatest(kWordTable, chunk);
-      for (size_t j = 0; j < got.size(); ++j) {
-        got[j].SparseData<int32_t>()->ForEach([&](uint64_t k, int32_t c) {
-          if (c != 0) result.model.Add(static_cast<uint32_t>(chunk[j]), static_cast<uint32_t>(k), c);
-        });
-      }
-    }
-    const uint64_t zero = 0;
-    std::vector<ps::Row> t = ps_->ReadLatest(kTotalsTable, std::span<const uint64_t>(&zero, 1));
-    result.totals.resize(o_.params.topics);
-    for (uint32_t k = 0; k < o_.params.topics; ++k) result.totals[k] = t[0].Get<int64_t>(k);
+    ForEachLatestCount(rows, [&](uint32_t w, uint32_t k, int32_t c) { result.model.Add(w, k, c); });
+    result.totals = LatestTotals();
   }
   worker_.reset();
   ps_->Shutdown();

@@ -41,17 +41,20 @@ std::unordered_map<std::string, uint32_t> LdaModel::VocabIndex() const {
   return index;
 }
 
-std::vector<uint32_t> LdaModel::TopWords(uint32_t k, size_t n) const {
-  std::vector<std::pair<int32_t, uint32_t>> scored;
+std::vector<std::vector<uint32_t>> LdaModel::TopWords(size_t n) const {
+  // One pass over the rows' nonzeros (not K passes over V words).
+  std::vector<std::vector<std::pair<int32_t, uint32_t>>> scored(topics);
   for (uint32_t w = 0; w < table.num_words(); ++w) {
-    int32_t c = table.resident(w) ? table.Get(w, k) : 0;
-    if (c > 0) scored.emplace_back(c, w);
+    if (table.resident(w)) table.ForEachNonzero(w, [&](uint32_t k, int32_t c) { scored[k].emplace_back(c, w); });
   }
-  n = std::min(n, scored.size());
-  std::partial_sort(scored.begin(), scored.begin() + static_cast<ptrdiff_t>(n), scored.end(),
-                    [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  std::vector<uint32_t> top;
-  for (size_t i = 0; i < n; ++i) top.push_back(scored[i].second);
+  std::vector<std::vector<uint32_t>> top(topics);
+  for (uint32_t k = 0; k < topics; ++k) {
+    auto& s = scored[k];
+    const size_t m = std::min(n, s.size());
+    std::partial_sort(s.begin(), s.begin() + static_cast<ptrdiff_t>(m), s.end(),
+                      [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    for (size_t i = 0; i < m; ++i) top[k].push_back(s[i].second);
+  }
   return top;
 }
 
@@ -135,9 +138,10 @@ LdaModel LoadModel(const std::string& dir) {
 
 std::string FormatTopics(const LdaModel& m, size_t words_per_topic) {
   std::string out;
+  const auto top = m.TopWords(words_per_topic);
   for (uint32_t k = 0; k < m.topics; ++k) {
     out += fmt::format("topic {:>3} ({} tokens):", k, m.totals[k]);
-    for (uint32_t w : m.TopWords(k, words_per_topic)) out += " " + m.vocab[w];
+    for (uint32_t w : top[k]) out += " " + m.vocab[w];
     out += '\n';
   }
   return out;
@@ -147,21 +151,24 @@ void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_to
   WriteFile(path, [&](std::ofstream& out) { out << FormatTopics(m, words_per_topic); });
 }
 
+void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
+                    uint32_t topics, double alpha) {
+  std::vector<std::pair<uint32_t, uint32_t>> row;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    uint64_t n = 0;
+    for (auto [k, c] : docs[d]) n += c;
+    row = docs[d];
+    std::sort(row.begin(), row.end(), [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    out << names[d];
+    const double denom = static_cast<double>(n) + topics * alpha;
+    for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha) / denom);
+    out << '\n';
+  }
+}
+
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
                     uint32_t topics, double alpha) {
-  WriteFile(path, [&](std::ofstream& out) {
-    std::vector<std::pair<uint32_t, uint32_t>> row;
-    for (size_t d = 0; d < docs.size(); ++d) {
-      uint64_t n = 0;
-      for (auto [k, c] : docs[d]) n += c;
-      row = docs[d];
-      std::sort(row.begin(), row.end(), [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
-      out << names[d];
-      const double denom = static_cast<double>(n) + topics * alpha;
-      for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha) / denom);
-      out << '\n';
-    }
-  });
+  WriteFile(path, [&](std::ofstream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
 }
 
 }  // namespace parasol::apps::lda

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -25,8 +26,8 @@ struct LdaModel {
   std::vector<int64_t> totals;
 
   std::unordered_map<std::string, uint32_t> VocabIndex() const;
-  // The `n` words of topic k with the largest counts, largest first.
-  std::vector<uint32_t> TopWords(uint32_t k, size_t n) const;
+  // For each topic, its `n` words with the largest counts, largest first (ties: lower id).
+  std::vector<std::vector<uint32_t>> TopWords(size_t n) const;
 };
 
 using DocTopics = std::vector<std::pair<uint32_t, uint32_t>>;  // (topic, tokens), nonzero only
@@ -36,6 +37,8 @@ void SaveModel(const std::string& dir, const LdaModel& model);
 // Throws IoError, or ParseError "file:line: what is wrong".
 LdaModel LoadModel(const std::string& dir);
 void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic);
+void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
+                    uint32_t topics, double alpha);
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
 // "topic 3 (1234 tokens): w1 w2 ..." lines, for the terminal.

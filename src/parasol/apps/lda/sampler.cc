@@ -122,11 +122,17 @@ void ThreadSampler::Sample(TokenStore& ts, size_t d0, size_t d1, uint32_t sub, W
   for (size_t d = d0; d < d1; ++d) {
     const uint32_t* so = ts.sub_offsets.data() + d * (ts.num_subs + 1);
     if (so[sub] == so[sub + 1]) continue;
+    const uint64_t base = ts.doc_offsets[d];
+    const DocTokens doc{ts.z.data() + base, ts.words.data() + base,
+                        static_cast<uint32_t>(ts.doc_offsets[d + 1] - base), so[sub], so[sub + 1]};
+    for (uint32_t i = 0; i < doc.size; ++i) ++ndk_[doc.z[i]];  // the document's counts, kept current
     if (p_.sampler == SamplerKind::kMh) {
-      SampleDocMh(ts, d, sub, table, rng);
+      SampleDocMh(doc, table, rng);
     } else {
-      SampleDocGibbs(ts, d, sub, table, rng);
+      SampleDocGibbs(doc, table, rng);
     }
+    for (uint32_t i = 0; i < doc.size; ++i) ndk_[doc.z[i]] = 0;
+    tokens_sampled_ += doc.end - doc.begin;
   }
 }
 
@@ -166,17 +172,14 @@ inline uint32_t ThreadSampler::DocProposal(const uint32_t* z, uint32_t nd, doubl
 // q_w(k) ~ (n_wk + beta) / (n_k + V beta) with current counts, as LightLDA does (its tables are
 // rebuilt every round); its word and total factors then cancel against the target's except where
 // the token's own count differs, i.e. at s0, so a word proposal reads no word-topic count.
-void ThreadSampler::SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng) {
-  const uint64_t base = ts.doc_offsets[d];
-  const uint32_t nd = static_cast<uint32_t>(ts.doc_offsets[d + 1] - base);
-  uint32_t* z = ts.z.data() + base;
-  const uint32_t* words = ts.words.data() + base;
-  for (uint32_t i = 0; i < nd; ++i) ++ndk_[z[i]];
-  const uint32_t* so = ts.sub_offsets.data() + d * (ts.num_subs + 1);
+void ThreadSampler::SampleDocMh(const DocTokens& doc, WordTopicTable& table, Rng& rng) {
+  const uint32_t nd = doc.size;
+  uint32_t* z = doc.z;
+  const uint32_t* words = doc.words;
   const double alpha = p_.alpha, beta = p_.beta, vbeta = vbeta_;
   const double doc_mass = nd + p_.topics * alpha;
   const double wx = frozen_ ? 0.0 : 1.0;  // whether the token is counted in the word-side counts
-  const uint32_t end = so[sub + 1];
+  const uint32_t end = doc.end;
   // Memory latency, not arithmetic, bounds this loop, so it is pipelined: the random numbers of
   // a token's first proposals are drawn two tokens ahead and what they will read is prefetched
   // (rows and alias headers three tokens ahead).
@@ -194,7 +197,7 @@ void ThreadSampler::SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopi
     __builtin_prefetch(arena_.data() + a.offset + (((dr.alias >> 32) * a.size) >> 32));
     if (dr.doc < nd) table.Prefetch(wj, z[static_cast<uint32_t>(dr.doc)]);
   };
-  const uint32_t begin = so[sub];
+  const uint32_t begin = doc.begin;
   for (uint32_t j = begin; j < std::min(end, begin + kAhead); ++j) draw_for(j);
   for (uint32_t i = begin; i < end; ++i) {
     const uint32_t w = words[i], s0 = z[i];
@@ -248,21 +251,15 @@ void ThreadSampler::SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopi
       Move(w, s0, s, table);
     }
   }
-  tokens_sampled_ += so[sub + 1] - so[sub];
-  for (uint32_t i = 0; i < nd; ++i) ndk_[z[i]] = 0;
 }
 
-void ThreadSampler::SampleDocGibbs(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng) {
-  const uint64_t base = ts.doc_offsets[d];
-  const uint32_t nd = static_cast<uint32_t>(ts.doc_offsets[d + 1] - base);
-  uint32_t* z = ts.z.data() + base;
-  const uint32_t* words = ts.words.data() + base;
-  for (uint32_t i = 0; i < nd; ++i) ++ndk_[z[i]];
-  const uint32_t* so = ts.sub_offsets.data() + d * (ts.num_subs + 1);
+void ThreadSampler::SampleDocGibbs(const DocTokens& doc, WordTopicTable& table, Rng& rng) {
+  uint32_t* z = doc.z;
+  const uint32_t* words = doc.words;
   const uint32_t k = p_.topics;
   gibbs_p_.resize(k);
   wrow_.assign(k, 0);
-  for (uint32_t i = so[sub]; i < so[sub + 1]; ++i) {
+  for (uint32_t i = doc.begin; i < doc.end; ++i) {
     const uint32_t w = words[i], s0 = z[i];
     table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { wrow_[t] = c; });
     const int wx = frozen_ ? 0 : 1;
@@ -286,8 +283,6 @@ void ThreadSampler::SampleDocGibbs(TokenStore& ts, size_t d, uint32_t sub, WordT
     table.ForEachNonzero(w, [&](uint32_t t, int32_t) { wrow_[t] = 0; });
     wrow_[s0] = 0;
   }
-  tokens_sampled_ += so[sub + 1] - so[sub];
-  for (uint32_t i = 0; i < nd; ++i) ndk_[z[i]] = 0;
 }
 
 }  // namespace parasol::apps::lda

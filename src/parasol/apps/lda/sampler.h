@@ -81,8 +81,15 @@ class ThreadSampler {
   uint64_t tokens_sampled() const { return tokens_sampled_; }
 
  private:
-  void SampleDocMh(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng);
-  void SampleDocGibbs(TokenStore& ts, size_t d, uint32_t sub, WordTopicTable& table, Rng& rng);
+  // One document: all its tokens (z, words, size) and the range [begin, end) of them to sample.
+  // ndk_ holds its topic counts on entry and is kept current.
+  struct DocTokens {
+    uint32_t* z;
+    const uint32_t* words;
+    uint32_t size, begin, end;
+  };
+  void SampleDocMh(const DocTokens& doc, WordTopicTable& table, Rng& rng);
+  void SampleDocGibbs(const DocTokens& doc, WordTopicTable& table, Rng& rng);
   uint32_t DocProposal(const uint32_t* z, uint32_t nd, double u, double alpha) const;
   uint32_t DrawWordProposal(uint32_t w, Rng& rng, uint64_t alias_random) const;
   void Move(uint32_t w, uint32_t from, uint32_t to, WordTopicTable& table);

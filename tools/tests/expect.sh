@@ -1,0 +1,16 @@
+# Shared by the command tests: `expect CODE PATTERN -- command...` runs the command and checks it
+# exits with CODE and prints PATTERN on stderr. The caller sets $tmp (a scratch folder) and
+# $failures (a count this adds to).
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
+    echo "FAIL: $* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"
+    echo "    (wanted: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
