@@ -13,6 +13,8 @@ packages=(
   nlohmann-json3-dev                # JSON output
   zlib1g-dev                        # .tar.gz corpora
   python3                           # benchmark summaries (bench/)
+  libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
+  python3-torch                     # bench/: PyTorch DDP side by side with parasol train
 )
 
 missing=()

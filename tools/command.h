@@ -31,5 +31,6 @@ std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakePsBench(CLI::App& parent);
+std::unique_ptr<Command> MakeTrainCommand(CLI::App& parent);
 
 }  // namespace parasol::tools

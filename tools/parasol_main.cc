@@ -1,5 +1,9 @@
 // `parasol <command> ...`: alone, a one-process job; under `mpirun -np N`, one of N ranks.
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -23,7 +27,16 @@ int ExitCode(const parasol::Error& e) {
 
 }  // namespace
 
+// OpenMP reads its wait policy when the library loads: ranks that share cores must not spin in
+// it, so `train` restarts itself once with OMP_WAIT_POLICY=PASSIVE unless the user chose one.
+void PassiveOpenMp(char** argv) {
+  if (argv[1] == nullptr || std::string_view(argv[1]) != "train" || std::getenv("OMP_WAIT_POLICY")) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on with the active policy
+}
+
 int main(int argc, char** argv) {
+  PassiveOpenMp(argv);
   CLI::App app{"parasol: a platform for distributed machine learning"};
   app.require_subcommand(1);
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
@@ -34,6 +47,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
+  commands.push_back(parasol::tools::MakeTrainCommand(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,232 @@
+// GradSync at run time: hooks launch units; the communication thread reduces them in an order
+// every rank agrees on and applies the optimizer; the training thread waits where it must.
+#include "parasol/dl/grad_sync.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/error.h"
+#include "parasol/dl/grad_sync_internal.h"
+
+namespace parasol::dl {
+
+void GradSync::OnGradReady(int param) {
+  if (options_.mode == SyncMode::kAfterBackward) return;
+  for (int u : units_of_param_[param]) {
+    if (--units_[u]->pending == 0) Launch(u);
+  }
+}
+
+void GradSync::OnFactors(int unit, const torch::Tensor& g, const torch::Tensor& x) {
+  Unit& u = *units_[unit];
+  u.g = g;
+  u.x = x.contiguous();
+  if (options_.mode != SyncMode::kAfterBackward && --u.pending == 0) Launch(unit);
+}
+
+void GradSync::Launch(int unit) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    units_[unit]->launched = true;
+    --impl_->stage_left[units_[unit]->stage];
+    int& f = impl_->local_frontier;
+    while (f > 0 && impl_->stage_left[f - 1] == 0) --f;
+  }
+  cv_.notify_all();
+}
+
+void GradSync::BeforeStage(int stage) {
+  if (options_.mode != SyncMode::kP3 || options_.backend == Backend::kNone) return;
+  WaitUnits(stage_first_unit_[stage], stage_end_unit_[stage]);
+}
+
+void GradSync::BeforeBackward(int64_t step) {
+  if (options_.backend != Backend::kNone) {
+    WaitUnits(0, num_units());
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fill(impl_->stage_left.begin(), impl_->stage_left.end(), 0);
+    ++impl_->steps_begun;
+    for (auto& u : units_) {
+      u->done = false;
+      u->pending = u->sfb ? 1 : u->end_param - u->first_param;
+      impl_->stage_left[u->stage]++;
+    }
+    impl_->local_frontier = static_cast<int>(impl_->stage_left.size());
+    while (impl_->local_frontier > 0 && impl_->stage_left[impl_->local_frontier - 1] == 0) --impl_->local_frontier;
+  }
+  cv_.notify_all();
+  grads_.zero_();
+  optimizer_->set_step(step);
+}
+
+void GradSync::AfterBackward() {
+  if (options_.backend == Backend::kNone) {
+    torch::NoGradGuard no_grad;
+    for (int i = 0; i < static_cast<int>(spans_.size()); ++i) optimizer_->UpdateParam(i);
+    return;
+  }
+  // after-backward launches everything now; other modes, whatever backward did not reach.
+  for (int u = num_units() - 1; u >= 0; --u) {
+    if (units_[u]->pending <= 0) continue;
+    if (units_[u]->sfb && !units_[u]->g.defined()) throw InternalError("a fully-connected layer sent no factors");
+    units_[u]->pending = 0;
+    Launch(u);
+  }
+  if (options_.mode != SyncMode::kP3) WaitUnits(0, num_units());
+}
+
+void GradSync::Flush() {
+  if (options_.backend != Backend::kNone) WaitUnits(0, num_units());
+}
+
+void GradSync::WaitUnits(int first, int end) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + 2 * options_.timeout_ms + std::chrono::seconds(1);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto all_done = [&] {
+    for (int u = first; u < end; ++u) {
+      if (!units_[u]->done) return false;
+    }
+    return true;
+  };
+  const bool ok = cv_.wait_until(lock, deadline, [&] { return error_ || all_done(); });
+  if (error_) std::rethrow_exception(error_);
+  if (!ok) {
+    throw TimeoutError(fmt::format("rank {}: gradient synchronisation ({} over {}) did not finish within {} ms", ctx_.rank(),
+                                   ToString(options_.mode), ToString(options_.backend), options_.timeout_ms.count()));
+  }
+  stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// ---- communication thread ----
+
+void GradSync::CommLoop() {
+  at::init_num_threads();
+  torch::NoGradGuard no_grad;
+  try {
+    while (RunStep()) {
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_ = std::current_exception();
+  }
+  cv_.notify_all();
+}
+
+// Takes unit u's launch (waiting for it); false when stopping.
+bool GradSync::TakeLaunch(int u) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return stop_ || units_[u]->launched; });
+  if (stop_) return false;
+  units_[u]->launched = false;
+  return true;
+}
+
+void GradSync::MarkDone(int u) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    units_[u]->done = true;
+    stats_.units_done++;
+  }
+  cv_.notify_all();
+}
+
+bool GradSync::RunStep() {
+  {
+    // The step's state (pending counts, frontier) is the training thread's to reset first.
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return stop_ || impl_->steps_begun > impl_->steps_run; });
+    if (stop_) return false;
+    ++impl_->steps_run;
+  }
+  param_pending_.assign(spans_.size(), 0);
+  for (size_t p = 0; p < spans_.size(); ++p) param_pending_[p] = static_cast<int>(units_of_param_[p].size());
+  if (options_.mode == SyncMode::kP3 && options_.backend != Backend::kPs) return RunStepByPriority();
+  // Every rank runs the units in one fixed order, the order backward makes them ready.
+  for (int u = num_units() - 1; u >= 0; --u) {
+    if (!TakeLaunch(u)) return false;
+    RunUnit(*units_[u]);
+    if (options_.backend != Backend::kPs) MarkDone(u);
+  }
+  if (options_.backend == Backend::kPs) RunPsStep();
+  return true;
+}
+
+// P3: the ranks agree on a frontier (every stage from it up is ready everywhere) and always run
+// the ready slice nearest the input, so a lower layer's slices overtake at slice boundaries.
+bool GradSync::RunStepByPriority() {
+  impl_->agreed_frontier = static_cast<int>(impl_->stage_left.size());
+  std::vector<bool> ran(units_.size(), false);
+  for (int remaining = num_units(); remaining > 0;) {
+    int next = -1;
+    for (int u = 0; u < num_units() && next < 0; ++u) {
+      if (!ran[u] && units_[u]->stage >= impl_->agreed_frontier) next = u;
+    }
+    if (next < 0) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || impl_->local_frontier < impl_->agreed_frontier; });
+      if (stop_) return false;
+      lock.unlock();
+      AgreeFrontier(nullptr, 0);
+      continue;
+    }
+    if (!TakeLaunch(next)) return false;
+    RunUnit(*units_[next]);
+    if (units_[next]->sfb || options_.shard_updates) AgreeFrontier(nullptr, 0);
+    ran[next] = true;
+    --remaining;
+    MarkDone(next);
+  }
+  return true;
+}
+
+// All-reduces data[0, n) (may be empty) with a readiness vector appended (this rank's frontier at
+// its slot), so the frontier rides on a slice's reduction instead of a message of its own.
+void GradSync::AgreeFrontier(float* data, int64_t n) {
+  const int p = ctx_.size();
+  std::vector<float>& buf = impl_->scratch;
+  buf.assign(static_cast<size_t>(n + p), 0.0f);
+  if (n > 0) std::copy(data, data + n, buf.begin());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    buf[n + ctx_.rank()] = static_cast<float>(impl_->local_frontier);
+  }
+  collective::Allreduce(*comm_ctx_, buf.data(), buf.data(), buf.size(), DType::kFloat32);
+  if (n > 0) std::copy(buf.begin(), buf.begin() + n, data);
+  impl_->agreed_frontier = static_cast<int>(*std::max_element(buf.begin() + n, buf.end()));
+}
+
+void GradSync::RunUnit(Unit& u) {
+  if (options_.backend == Backend::kPs) {
+    PushPs(u);
+  } else if (u.sfb) {
+    RunSfb(u);
+  } else if (options_.shard_updates) {
+    RunSharded(u);
+  } else {
+    RunDense(u);
+  }
+}
+
+void GradSync::RunDense(Unit& u) {
+  const int p = ctx_.size();
+  float* g = grads_.data_ptr<float>() + u.begin;
+  if (options_.mode == SyncMode::kP3) {
+    AgreeFrontier(g, u.numel());
+  } else {
+    collective::Allreduce(*comm_ctx_, g, g, static_cast<size_t>(u.numel()), DType::kFloat32);
+  }
+  grads_.narrow(0, u.begin, u.numel()).mul_(1.0 / p);
+  stats_.bytes_sent += 2ull * static_cast<uint64_t>(u.numel()) * (p - 1) / p * 4;
+  FinishParams(u);
+}
+
+void GradSync::FinishParams(const Unit& u) {
+  for (int i = u.first_param; i < u.end_param; ++i) {
+    if (--param_pending_[i] == 0) optimizer_->UpdateParam(i);
+  }
+}
+
+}  // namespace parasol::dl

@@ -1,0 +1,152 @@
+// The data-parallel synchroniser: flattens a model's parameters and gradients into one buffer
+// each, cuts them into units (one for the whole model, DDP-like buckets, layers, or P3 slices),
+// starts a unit's reduction from the gradient-ready hooks the moment its last gradient is final,
+// and runs reductions and the optimizer on its own communication thread (on a duplicate of the
+// job's context) while backward goes on. Backends: allreduce (the collectives), the parameter
+// server (BSP or SSP), and hybrid (sufficient-factor broadcasting for the fully-connected layers
+// where it moves fewer bytes than a parameter server would, allreduce elsewhere). Weight-update
+// sharding reduce-scatters a unit, updates this rank's block and all-gathers the parameters.
+//
+// Per step, on the training thread:
+//   BeforeStage(i) before stage i's forward (P3: waits for that stage's update from the last step)
+//   BeforeBackward(step) (waits for every update, zeroes the gradients, sets the learning rate)
+//   loss.backward()      (hooks start units)
+//   AfterBackward()      (after-backward: starts the one unit; all but P3: waits for every update)
+// Errors on the communication thread (peer gone, timeout, mismatch) are rethrown by the next wait.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "parasol/comm/context.h"
+#include "parasol/dl/models.h"
+#include "parasol/dl/optimizer.h"
+
+namespace parasol::ps {
+class ParameterServer;
+class Worker;
+}  // namespace parasol::ps
+
+namespace parasol::dl {
+
+enum class SyncMode { kAfterBackward, kBuckets, kWfbp, kP3 };
+enum class Backend { kAllreduce, kPs, kHybrid, kNone };
+
+SyncMode ParseSyncMode(const std::string& s);  // throws InvalidArgumentError
+Backend ParseBackend(const std::string& s);
+std::string ToString(SyncMode m);
+std::string ToString(Backend b);
+
+struct SyncOptions {
+  SyncMode mode = SyncMode::kWfbp;
+  Backend backend = Backend::kAllreduce;
+  uint64_t bucket_bytes = 25ull << 20;  // buckets
+  int64_t slice_elements = 50000;       // p3
+  bool shard_updates = false;           // weight-update sharding (allreduce backend)
+  uint32_t ps_staleness = 0;            // ps: 0 = BSP, s > 0 = SSP(s)
+  int64_t batch_per_rank = 32;          // hybrid: K in the byte model
+  std::chrono::milliseconds timeout_ms{60000};
+};
+
+// Hybrid's decision for one fully-connected layer: bytes each would move per step.
+struct LayerChoice {
+  std::string layer;
+  int64_t rows = 0, cols = 0;       // M x N
+  uint64_t sfb_bytes = 0;           // 2K(P-1)(M+N) floats per worker
+  uint64_t ps_bytes = 0;            // 2MN(P1+P2-2)/P2 floats per node, servers on every worker
+  uint64_t allreduce_bytes = 0;     // ring: 2MN(P-1)/P floats
+  bool sfb = false;
+};
+
+struct SyncStats {
+  double wait_seconds = 0;     // training thread blocked on synchronisation (exposed)
+  uint64_t bytes_sent = 0;     // payload this rank sent, by the algorithms' counts
+  uint64_t units_done = 0;
+};
+
+class GradSync {
+ public:
+  // Collective: broadcasts rank 0's parameters and buffers, and (ps) creates the table.
+  GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& optimizer, const SyncOptions& options);
+  ~GradSync();
+  GradSync(const GradSync&) = delete;
+  GradSync& operator=(const GradSync&) = delete;
+
+  void BeforeStage(int stage);
+  void BeforeBackward(int64_t step);
+  void AfterBackward();
+  // Waits for every pending update (before evaluation and checkpoints).
+  void Flush();
+
+  const std::vector<LayerChoice>& layer_choices() const { return choices_; }
+  const SyncStats& stats() const { return stats_; }
+  int64_t num_parameters() const { return params_.numel(); }
+  int num_units() const { return static_cast<int>(units_.size()); }
+  torch::Tensor flat_parameters() const { return params_; }
+  // Collective: the full momentum buffer (gathered from the shards under weight-update sharding).
+  torch::Tensor GatherMomentum();
+  Optimizer& optimizer() { return *optimizer_; }
+
+  // Defined in grad_sync_internal.h, for the implementation files only.
+  struct Unit;
+  struct Impl;
+
+ private:
+
+  void Flatten(Model& model);
+  void PlanHybrid(Model& model);
+  void PlanUnits(Model& model);
+  void AddDenseRun(int first_param, int end_param);
+  void RegisterHooks();
+  void OnGradReady(int param);
+  void OnFactors(int unit, const torch::Tensor& g, const torch::Tensor& x);
+  void Launch(int unit);
+  void WaitUnits(int first, int end);
+  // Communication thread.
+  void CommLoop();
+  bool RunStep();
+  bool RunStepByPriority();
+  bool TakeLaunch(int unit);
+  void MarkDone(int unit);
+  void AgreeFrontier(float* data, int64_t n);
+  void RunUnit(Unit& u);
+  void RunDense(Unit& u);
+  void RunSharded(Unit& u);
+  void RunSfb(Unit& u);
+  void PushPs(const Unit& u);
+  void RunPsStep();
+  void FinishParams(const Unit& u);
+
+  comm::Context& ctx_;
+  SyncOptions options_;
+  std::unique_ptr<comm::Context> comm_ctx_;  // the communication thread's
+  torch::Tensor params_;
+  torch::Tensor grads_;
+  std::vector<ParamSpan> spans_;
+  std::vector<torch::Tensor> param_tensors_;
+  std::vector<std::vector<int>> units_of_param_;
+  std::vector<int> stage_first_unit_, stage_end_unit_;  // units covering a stage's params
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::vector<LayerChoice> choices_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Impl> impl_;
+  SyncStats stats_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
+  bool stop_ = false;                // GUARDED_BY(mu_)
+  std::exception_ptr error_;         // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace parasol::dl

@@ -1,0 +1,111 @@
+// GradSync's reductions other than a plain all-reduce: weight-update sharding, sufficient-factor
+// broadcasting and the parameter server. Communication thread only.
+#include <algorithm>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/dl/grad_sync_internal.h"
+
+namespace parasol::dl {
+
+// Reduce-scatter the unit, update this rank's block (parameters and momentum), all-gather the
+// parameters. Blocks follow BlockRange, whose sizes may differ by one; the all-gather runs on
+// equal blocks in a scratch buffer.
+void GradSync::RunSharded(Unit& u) {
+  const int p = ctx_.size(), rank = ctx_.rank();
+  const size_t n = static_cast<size_t>(u.numel());
+  float* g = grads_.data_ptr<float>() + u.begin;
+  collective::ReduceScatter(*comm_ctx_, g, g, n, DType::kFloat32);
+  auto [b, e] = collective::BlockRange(n, p, rank);
+  grads_.narrow(0, u.begin + b, e - b).mul_(1.0 / p);
+  std::vector<double> trust(spans_.size(), 1.0);
+  if (optimizer_->options().lars) {
+    // Whole-parameter norms from every rank's block of each parameter.
+    std::vector<double> norms(2 * (u.end_param - u.first_param), 0.0);
+    for (int i = u.first_param; i < u.end_param; ++i) {
+      const int64_t lo = std::max<int64_t>(spans_[i].begin, u.begin + b), hi = std::min<int64_t>(spans_[i].end(), u.begin + e);
+      if (hi <= lo) continue;
+      norms[2 * (i - u.first_param)] = params_.narrow(0, lo, hi - lo).pow(2).sum().item<double>();
+      norms[2 * (i - u.first_param) + 1] = grads_.narrow(0, lo, hi - lo).pow(2).sum().item<double>();
+    }
+    collective::Allreduce(*comm_ctx_, norms.data(), norms.data(), norms.size(), DType::kFloat64);
+    for (int i = u.first_param; i < u.end_param; ++i) {
+      trust[i] = optimizer_->TrustRatio(norms[2 * (i - u.first_param)], norms[2 * (i - u.first_param) + 1]);
+    }
+  }
+  optimizer_->UpdateRange(u.begin + b, u.begin + e, trust);
+  const size_t c = (n + p - 1) / p;
+  std::vector<float>& buf = impl_->scratch;
+  buf.assign(c * p, 0.0f);
+  float* w = params_.data_ptr<float>() + u.begin;
+  std::copy(w + b, w + e, buf.begin() + rank * c);
+  collective::Allgather(*comm_ctx_, buf.data(), buf.data(), c, DType::kFloat32);
+  for (int q = 0; q < p; ++q) {
+    auto [qb, qe] = collective::BlockRange(n, p, q);
+    std::copy(buf.begin() + q * c, buf.begin() + q * c + (qe - qb), w + qb);
+  }
+  stats_.bytes_sent += 2ull * c * (p - 1) * 4;
+}
+
+// Every rank gathers every rank's factors and forms the same sum of g_k^T x_k: the batch's
+// weight gradient without sending the M x N matrix.
+void GradSync::RunSfb(Unit& u) {
+  const int p = ctx_.size();
+  const int64_t k = u.g.size(0), m = u.rows, n = u.cols;
+  torch::Tensor local = torch::cat({u.g.reshape({-1}), u.x.reshape({-1})});
+  torch::Tensor all = torch::empty({p, k * (m + n)});
+  collective::Allgather(*comm_ctx_, local.data_ptr<float>(), all.data_ptr<float>(), static_cast<size_t>(local.numel()),
+                        DType::kFloat32);
+  torch::Tensor gs = all.narrow(1, 0, k * m).reshape({p * k, m});
+  torch::Tensor xs = all.narrow(1, k * m, k * n).reshape({p * k, n});
+  const ParamSpan& ws = spans_[u.weight];
+  const ParamSpan& bs = spans_[u.bias];
+  torch::Tensor dw = grads_.narrow(0, ws.begin, ws.numel).view({m, n});
+  torch::mm_out(dw, gs.t(), xs);
+  dw.mul_(1.0 / p);
+  torch::Tensor db = grads_.narrow(0, bs.begin, bs.numel);
+  torch::sum_out(db, gs, {0});
+  db.mul_(1.0 / p);
+  u.g = torch::Tensor();
+  u.x = torch::Tensor();
+  stats_.bytes_sent += static_cast<uint64_t>((p - 1) * k * (m + n)) * 4;
+  FinishParams(u);
+}
+
+// The unit's averaged gradient joins the running sum in the table (this worker's buffer; it
+// leaves at the clock).
+void GradSync::PushPs(const Unit& u) {
+  auto table = impl_->worker->GetTable<double>(kPsTable + (impl_->steps_run - 1) % 2);
+  const float* g = grads_.data_ptr<float>();
+  const double scale = 1.0 / ctx_.size();
+  for (int64_t row = u.begin / kPsRowWidth; row * kPsRowWidth < u.end; ++row) {
+    std::fill(impl_->row.begin(), impl_->row.end(), 0.0);
+    const int64_t lo = std::max(u.begin, row * kPsRowWidth), hi = std::min(u.end, (row + 1) * kPsRowWidth);
+    for (int64_t i = lo; i < hi; ++i) impl_->row[i - row * kPsRowWidth] = g[i] * scale;
+    table.IncRow(static_cast<uint64_t>(row), impl_->row);
+  }
+}
+
+// Clock, then read the sums back: what changed since the last read is this step's gradient
+// (BSP: every rank's; SSP: what the bound guarantees, the rest arrives in later reads).
+void GradSync::RunPsStep() {
+  const uint64_t before = impl_->ps->stats().update_bytes;
+  impl_->worker->Clock();
+  const uint32_t parity = (impl_->steps_run - 1) % 2;
+  auto table = impl_->worker->GetTable<double>(kPsTable + parity);
+  std::vector<double>& last = impl_->last[parity];
+  float* g = grads_.data_ptr<float>();
+  const int64_t n = params_.numel();
+  for (int64_t row = 0; row * kPsRowWidth < n; ++row) {
+    table.Get(static_cast<uint64_t>(row)).CopyTo(impl_->row);
+    const int64_t base = row * kPsRowWidth, hi = std::min(n, base + kPsRowWidth);
+    for (int64_t i = base; i < hi; ++i) {
+      g[i] = static_cast<float>(impl_->row[i - base] - last[i]);
+      last[i] = impl_->row[i - base];
+    }
+  }
+  for (int i = 0; i < static_cast<int>(spans_.size()); ++i) optimizer_->UpdateParam(i);
+  stats_.bytes_sent += impl_->ps->stats().update_bytes - before;
+  for (int u = 0; u < num_units(); ++u) MarkDone(u);
+}
+
+}  // namespace parasol::dl

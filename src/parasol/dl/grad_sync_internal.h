@@ -1,0 +1,55 @@
+// GradSync's private parts, shared by its two source files (planning and running).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "parasol/dl/grad_sync.h"
+#include "parasol/ps/parameter_server.h"
+
+namespace parasol::dl {
+
+struct GradSync::Unit {
+  int64_t begin = 0, end = 0;         // range of the flat buffers
+  int first_param = 0, end_param = 0; // parameters that overlap it
+  int stage = 0;                      // its (lowest) stage: P3's priority
+  bool sfb = false;                   // sufficient factors of one fully-connected layer
+  int weight = -1, bias = -1;         // sfb: the layer's parameters
+  int64_t rows = 0, cols = 0;         // sfb: M x N
+  // Per step. pending: training thread only. launched/done: GUARDED_BY(mu_).
+  int pending = 0;
+  bool launched = false;
+  bool done = true;                   // nothing pending before the first step
+  torch::Tensor g, x;                 // sfb: this rank's factors, set before launch
+  int64_t numel() const { return end - begin; }
+};
+
+struct GradSync::Impl {
+  // Parameter-server backend: two dense tables of doubles, for even and odd steps, each holding
+  // the running sum of its steps' averaged gradients; the change since that table's last read is
+  // the step's gradient. A read may already hold newer updates (the bound is a lower bound), so
+  // alternating tables keeps a faster rank's next step out of this step's read: under BSP no rank
+  // can push step k+2 before every rank has read step k.
+  std::unique_ptr<ps::ParameterServer> ps;
+  std::unique_ptr<ps::Worker> worker;  // the communication thread's
+  std::vector<double> last[2];         // what each table's last read returned, per flat element
+  std::vector<double> row;             // scratch row
+  // P3: frontier (lowest stage from which every stage is ready) agreed by all ranks, and this
+  // rank's own; stage_left: units of a stage not launched yet (training thread, under mu_).
+  int agreed_frontier = 0;
+  int local_frontier = 0;              // GUARDED_BY(mu_)
+  std::vector<int> stage_left;         // GUARDED_BY(mu_)
+  uint64_t steps_begun = 0;            // GUARDED_BY(mu_): BeforeBackward calls
+  uint64_t steps_run = 0;              // written under mu_ by the communication thread: steps it took up
+  std::vector<float> scratch;          // slice + readiness vector; sharded all-gather
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
+  std::vector<uintptr_t> hook_keys;
+  std::vector<FactorSink> sinks_backup;
+};
+
+constexpr uint32_t kPsTable = 1;
+constexpr int64_t kPsRowWidth = 1024;
+
+}  // namespace parasol::dl

@@ -1,0 +1,65 @@
+#include "parasol/dl/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasol::dl {
+
+Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads, std::vector<ParamSpan> spans)
+    : options_(options), params_(std::move(params)), grads_(std::move(grads)), spans_(std::move(spans)) {
+  momentum_ = torch::zeros_like(params_);
+  set_step(0);
+}
+
+double Optimizer::LearningRate(int64_t step) const {
+  if (options_.warmup_steps <= 0 || step >= options_.warmup_steps) return options_.lr;
+  return options_.lr * static_cast<double>(step + 1) / static_cast<double>(options_.warmup_steps);
+}
+
+double Optimizer::TrustRatio(double w_norm2, double g_norm2) const {
+  const double w = std::sqrt(w_norm2), g = std::sqrt(g_norm2);
+  const double denom = g + options_.weight_decay * w;
+  return (w > 0 && denom > 0) ? options_.lars_eta * w / denom : 1.0;
+}
+
+void Optimizer::UpdateParam(int i) {
+  const ParamSpan& s = spans_[i];
+  double trust = 1.0;
+  if (options_.lars && s.matrix) {
+    const double w2 = params_.narrow(0, s.begin, s.numel).pow(2).sum().item<double>();
+    const double g2 = grads_.narrow(0, s.begin, s.numel).pow(2).sum().item<double>();
+    trust = TrustRatio(w2, g2);
+  }
+  Apply(s.begin, s.end(), trust);
+}
+
+void Optimizer::UpdateRange(int64_t begin, int64_t end, const std::vector<double>& trust) {
+  // Spans are sorted; visit the ones that overlap [begin, end).
+  auto it = std::upper_bound(spans_.begin(), spans_.end(), begin,
+                             [](int64_t b, const ParamSpan& s) { return b < s.end(); });
+  for (; it != spans_.end() && it->begin < end; ++it) {
+    const int i = static_cast<int>(it - spans_.begin());
+    const double t = (options_.lars && it->matrix) ? trust.at(i) : 1.0;
+    Apply(std::max(begin, it->begin), std::min(end, it->end()), t);
+  }
+}
+
+// PyTorch's SGD: g += wd * w; buf = m * buf + g (buf = g at the first step, which the zero
+// buffer gives too when m * 0 = 0); w -= lr * buf. LARS scales g by the trust ratio first.
+void Optimizer::Apply(int64_t begin, int64_t end, double trust) {
+  if (end <= begin) return;
+  torch::NoGradGuard no_grad;
+  torch::Tensor w = params_.narrow(0, begin, end - begin);
+  torch::Tensor g = grads_.narrow(0, begin, end - begin);
+  torch::Tensor buf = momentum_.narrow(0, begin, end - begin);
+  if (options_.weight_decay != 0) g.add_(w, options_.weight_decay);
+  if (trust != 1.0) g.mul_(trust);
+  if (options_.momentum != 0) {
+    buf.mul_(options_.momentum).add_(g);
+    w.add_(buf, -lr_);
+  } else {
+    w.add_(g, -lr_);
+  }
+}
+
+}  // namespace parasol::dl

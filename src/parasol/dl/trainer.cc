@@ -1,0 +1,224 @@
+#include "parasol/dl/trainer.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "parasol/core/stats.h"
+#include "parasol/dl/checkpoint.h"
+#include "parasol/dl/models.h"
+
+namespace parasol::dl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// torch's default generator is process-wide: ranks running as threads build their models one at
+// a time from the same seed (rank 0's model is then broadcast, so every rank trains the model a
+// single process would).
+std::shared_ptr<Model> BuildModel(const std::string& name, const std::vector<int64_t>& shape, uint64_t seed) {
+  static std::mutex generator_mu;
+  std::lock_guard<std::mutex> lock(generator_mu);
+  torch::manual_seed(seed);
+  return MakeModel(name, shape);
+}
+
+// OpenBLAS keeps its own thread pool; size it like torch's (the symbol is absent with other BLAS).
+void SetThreads(int threads) {
+  torch::set_num_threads(threads);
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(threads);
+}
+
+torch::Tensor FlatBuffers(Model& m) {
+  std::vector<torch::Tensor> parts;
+  for (const torch::Tensor& b : m.buffers()) {
+    if (b.scalar_type() == torch::kFloat32) parts.push_back(b.reshape({-1}));
+  }
+  return parts.empty() ? torch::empty({0}) : torch::cat(parts);
+}
+
+void SetBuffers(Model& m, const torch::Tensor& flat) {
+  torch::NoGradGuard no_grad;
+  int64_t at = 0;
+  for (torch::Tensor& b : m.buffers()) {
+    if (b.scalar_type() != torch::kFloat32) continue;
+    b.copy_(flat.narrow(0, at, b.numel()).view(b.sizes()));
+    at += b.numel();
+  }
+}
+
+struct Evaluation {
+  double accuracy = 0;
+  double loss = 0;
+};
+
+// Rank r scores test samples r, r + P, ...; the sums are reduced so every rank gets the result.
+// Batch-norm statistics are rank 0's (with synchronised batch norm every rank's are equal).
+Evaluation Evaluate(comm::Context& ctx, Model& model, const Dataset& test, int64_t batch) {
+  torch::Tensor stats = FlatBuffers(model);
+  if (stats.numel() > 0) {
+    collective::Broadcast(ctx, stats.data_ptr<float>(), stats.numel(), DType::kFloat32);
+    SetBuffers(model, stats);
+  }
+  torch::NoGradGuard no_grad;
+  model.eval();
+  double sums[3] = {0, 0, 0};  // correct, loss, count
+  torch::Tensor idx = torch::arange(ctx.rank(), test.size(), ctx.size(), torch::kInt64);
+  for (int64_t b = 0; b < idx.size(0); b += batch) {
+    torch::Tensor i = idx.slice(0, b, std::min(idx.size(0), b + batch));
+    torch::Tensor out = model.Forward(test.images.index_select(0, i));
+    torch::Tensor y = test.labels.index_select(0, i);
+    sums[0] += out.argmax(1).eq(y).sum().item<double>();
+    sums[1] += torch::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
+    sums[2] += static_cast<double>(i.size(0));
+  }
+  model.train();
+  collective::Allreduce(ctx, sums, sums, 3, DType::kFloat64);
+  return {sums[2] > 0 ? sums[0] / sums[2] : 0, sums[2] > 0 ? sums[1] / sums[2] : 0};
+}
+
+void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOptions& o, int64_t step) {
+  torch::Tensor momentum = sync.GatherMomentum();  // collective
+  if (ctx.rank() == 0) {
+    WriteCheckpoint(o.checkpoint_dir, {.model = o.model, .step = step, .parameters = sync.flat_parameters(),
+                                       .momentum = momentum, .buffers = FlatBuffers(model)});
+  }
+  collective::Barrier(ctx);
+}
+
+void ValidateOptions(const TrainOptions& o) {
+  if (o.batch <= 0) throw InvalidArgumentError("--batch must be positive");
+  if (o.steps < 0 || (o.steps == 0 && o.epochs <= 0)) throw InvalidArgumentError("--epochs or --steps must be positive");
+  if (o.threads <= 0) throw InvalidArgumentError("--threads must be positive");
+  if (o.optimizer.lr <= 0) throw InvalidArgumentError("--lr must be positive");
+  if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
+}
+
+void DrawProgress(std::ostream& log, int64_t step, int64_t total, const StepRecord& r) {
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * (step + 1) / std::max<int64_t>(total, 1));
+  log << fmt::format("\r[{:<{}}] {}/{} loss {:.4f} {:.0f} samples/s", std::string(filled, '='), kWidth, step + 1,
+                     total, r.loss, r.samples_per_sec)
+      << std::flush;
+}
+
+void Summarise(TrainResult& r) {
+  std::vector<double> secs, rates;
+  for (const auto& s : r.steps) {
+    secs.push_back(s.seconds);
+    rates.push_back(s.samples_per_sec);
+  }
+  if (!secs.empty()) {
+    r.median_step_seconds = Median(secs);
+    r.median_samples_per_sec = Median(rates);
+  }
+}
+
+}  // namespace
+
+TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
+  ValidateOptions(o);
+  SetThreads(o.threads);
+  DataOptions data = o.data;
+  if (data.shape.empty()) data.shape = DefaultInputShape(o.model);
+  DataSplit split = LoadData(data);
+  std::vector<int64_t> shape(split.train.images.sizes().begin() + 1, split.train.images.sizes().end());
+  std::shared_ptr<Model> model = BuildModel(o.model, shape, o.seed);
+  if (o.sync_batch_norm) {
+    for (BatchNorm2d bn : model->batch_norms()) {
+      bn->set_reducer([&ctx](torch::Tensor& sums) {
+        collective::Allreduce(ctx, sums.data_ptr<double>(), sums.data_ptr<double>(), sums.numel(), DType::kFloat64);
+      });
+    }
+  }
+  SyncOptions sync_options = o.sync;
+  sync_options.batch_per_rank = o.batch;
+  GradSync sync(ctx, *model, o.optimizer, sync_options);
+  TrainResult r;
+  r.choices = sync.layer_choices();
+  BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
+  const int64_t total = o.steps > 0 ? o.steps : o.epochs * order.steps_per_epoch();
+  if (!o.resume_dir.empty()) {
+    TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(*model).numel());
+    torch::NoGradGuard no_grad;
+    sync.flat_parameters().copy_(c.parameters);
+    sync.optimizer().momentum_buffer().copy_(c.momentum);
+    SetBuffers(*model, c.buffers);
+    r.first_step = c.step;
+  }
+  std::ostream* log = ctx.rank() == 0 ? o.log : nullptr;
+  if (log) {
+    *log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model,
+                        split.description, sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode),
+                        ToString(o.sync.backend), o.sync.shard_updates ? " (sharded updates)" : "", sync.num_units());
+    for (const LayerChoice& c : r.choices) {
+      *log << fmt::format("# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
+                          c.rows, c.cols, c.sfb_bytes / 1e6, c.ps_bytes / 1e6, c.allreduce_bytes / 1e6,
+                          c.sfb ? "sfb" : "allreduce");
+    }
+  }
+  std::unique_ptr<CsvWriter> csv;
+  if (log && !o.metrics_path.empty()) {
+    csv = std::make_unique<CsvWriter>(o.metrics_path, std::vector<std::string>{"step", "seconds", "samples_per_sec", "loss",
+                                                                               "exposed_comm_fraction"});
+  }
+  model->train();
+  double train_seconds = 0;
+  const auto before_stage = [&sync](int stage) { sync.BeforeStage(stage); };
+  for (int64_t step = r.first_step; step < total; ++step) {
+    const int64_t epoch = step / order.steps_per_epoch(), in_epoch = step % order.steps_per_epoch();
+    torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
+    torch::Tensor x = split.train.images.index_select(0, idx), y = split.train.labels.index_select(0, idx);
+    const double waited = sync.stats().wait_seconds;
+    const auto t0 = Clock::now();
+    torch::Tensor loss = torch::cross_entropy_loss(model->Forward(x, before_stage), y);
+    sync.BeforeBackward(step);
+    loss.backward();
+    sync.AfterBackward();
+    StepRecord rec;
+    rec.step = step;
+    rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    rec.samples_per_sec = static_cast<double>(o.batch * ctx.size()) / rec.seconds;
+    rec.loss = loss.item<double>();
+    rec.exposed_comm_fraction = (sync.stats().wait_seconds - waited) / rec.seconds;
+    train_seconds += rec.seconds;
+    r.steps.push_back(rec);
+    if (csv) {
+      csv->Row({std::to_string(step), fmt::format("{:.6f}", rec.seconds), fmt::format("{:.1f}", rec.samples_per_sec),
+                fmt::format("{:.6f}", rec.loss), fmt::format("{:.4f}", rec.exposed_comm_fraction)});
+    }
+    if (log && o.progress_bar) DrawProgress(*log, step, total, rec);
+    const bool epoch_end = in_epoch + 1 == order.steps_per_epoch() || step + 1 == total;
+    if (o.evaluate && epoch_end) {
+      sync.Flush();
+      Evaluation e = Evaluate(ctx, *model, split.test, 256);
+      r.epoch_accuracy.push_back(e.accuracy);
+      r.test_accuracy = e.accuracy;
+      r.test_loss = e.loss;
+      if (log) {
+        *log << fmt::format("{}epoch {}: step {}, loss {:.4f}, test accuracy {:.2f}%, test loss {:.4f}\n",
+                            o.progress_bar ? "\n" : "", epoch + 1, step + 1, rec.loss, 100 * e.accuracy, e.loss);
+      }
+    }
+    const bool checkpoint_now = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
+    if (!o.checkpoint_dir.empty() && (checkpoint_now || step + 1 == total)) Checkpoint(ctx, sync, *model, o, step + 1);
+  }
+  sync.Flush();
+  if (csv) csv->Commit();
+  r.sync = sync.stats();
+  r.exposed_comm_fraction = train_seconds > 0 ? r.sync.wait_seconds / train_seconds : 0;
+  r.parameters = sync.flat_parameters().clone();
+  Summarise(r);
+  return r;
+}
+
+}  // namespace parasol::dl

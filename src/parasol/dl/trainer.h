@@ -1,0 +1,64 @@
+// Data-parallel training of one model on every rank of a Context: each rank trains on its part
+// of every global batch, the synchroniser keeps the parameters equal, evaluation at the end of an
+// epoch is split across ranks, checkpoints are written by rank 0 and resumable.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "parasol/comm/context.h"
+#include "parasol/dl/dataset.h"
+#include "parasol/dl/grad_sync.h"
+#include "parasol/dl/optimizer.h"
+
+namespace parasol::dl {
+
+struct TrainOptions {
+  std::string model = "mlp";
+  DataOptions data;
+  int64_t batch = 32;           // per rank
+  int64_t epochs = 1;
+  int64_t steps = 0;            // > 0: this many steps instead of epochs
+  OptimizerOptions optimizer;
+  SyncOptions sync;
+  bool sync_batch_norm = false;
+  int threads = 1;              // intra-op threads of this rank
+  uint64_t seed = 1;            // model initialisation and batch order
+  bool evaluate = true;         // at the end of each epoch (and of a --steps run)
+  std::string metrics_path;     // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0; // steps; 0: only at the end (when checkpoint_dir is set)
+  std::string resume_dir;
+  std::ostream* log = nullptr;  // rank 0's progress and summaries
+  bool progress_bar = false;    // redraw one line per step on log (a terminal)
+};
+
+struct StepRecord {
+  int64_t step = 0;
+  double seconds = 0;           // this step
+  double samples_per_sec = 0;   // all ranks
+  double loss = 0;              // this rank's batch
+  double exposed_comm_fraction = 0;
+};
+
+struct TrainResult {
+  std::vector<StepRecord> steps;
+  std::vector<double> epoch_accuracy;  // test accuracy after each evaluation
+  double test_accuracy = 0;
+  double test_loss = 0;
+  double median_step_seconds = 0;
+  double median_samples_per_sec = 0;
+  double exposed_comm_fraction = 0;    // over the run: waiting / training time
+  int64_t first_step = 0;              // > 0 when resumed
+  SyncStats sync;
+  std::vector<LayerChoice> choices;
+  torch::Tensor parameters;            // flat, after training
+};
+
+// Collective over ctx. Throws InvalidArgumentError (options), IoError/ParseError (data,
+// checkpoints), and the synchroniser's errors (peer gone, timeout, mismatch).
+TrainResult Train(comm::Context& ctx, const TrainOptions& options);
+
+}  // namespace parasol::dl

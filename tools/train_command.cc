@@ -1,0 +1,88 @@
+// `parasol train`: data-parallel training of a neural network (libtorch compute), alone or under
+// mpirun, with the sync mode and backend chosen on the command line.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "parasol/comm/context.h"
+#include "parasol/core/error.h"
+#include "parasol/dl/trainer.h"
+#include "tools/command.h"
+
+namespace parasol::tools {
+namespace {
+
+class TrainCommand : public Command {
+ public:
+  explicit TrainCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("train", "Train a neural network, data parallel over the ranks");
+    app_->add_option("--model", o_.model, "mlp, lenet, resnet20 or vgg")->capture_default_str();
+    app_->add_option("--dataset", o_.data.kind, "mnist, cifar10-synthetic or synthetic")->capture_default_str();
+    app_->add_option("--data", o_.data.dir, "mnist: folder of the IDX files");
+    app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->capture_default_str();
+    app_->add_option("--batch", o_.batch, "Batch per rank")->capture_default_str();
+    app_->add_option("--epochs", o_.epochs, "Epochs")->capture_default_str();
+    app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")->capture_default_str();
+    app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->capture_default_str();
+    app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->capture_default_str();
+    app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->capture_default_str();
+    app_->add_flag("--lars", o_.optimizer.lars, "LARS layer-wise trust ratios");
+    app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->capture_default_str();
+    app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Compute threads per rank")->capture_default_str();
+    app_->add_option("--sync", sync_, "after-backward, buckets, wfbp or p3")->capture_default_str();
+    app_->add_option("--comm", comm_, "allreduce, ps, hybrid or none (no synchronisation)")->capture_default_str();
+    app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")->capture_default_str();
+    app_->add_option("--slice", o_.sync.slice_elements, "p3: slice size (elements)")->capture_default_str();
+    app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")->capture_default_str();
+    app_->add_flag("--shard-updates", o_.sync.shard_updates, "Weight-update sharding (reduce-scatter, update, all-gather)");
+    app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
+    app_->add_option("--seed", o_.seed, "Initialisation and data order")->capture_default_str();
+    app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
+    app_->add_option("--metrics", o_.metrics_path, "CSV: step,seconds,samples_per_sec,loss,exposed_comm_fraction");
+    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this folder");
+    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")->capture_default_str();
+    app_->add_option("--resume", o_.resume_dir, "Resume from the checkpoint in this folder");
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->capture_default_str();
+  }
+
+  bool NeedsMpi() const override { return true; }
+
+  int Run(comm::MpiRuntime* mpi) override {
+    o_.sync.mode = dl::ParseSyncMode(sync_);
+    o_.sync.backend = dl::ParseBackend(comm_);
+    if (bucket_mb_ <= 0) throw InvalidArgumentError("--bucket-mb must be positive");
+    o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
+    o_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+    o_.evaluate = !no_eval_;
+    o_.log = &std::cout;
+    o_.progress_bar = isatty(STDOUT_FILENO) != 0;
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    dl::TrainResult r = dl::Train(ctx, o_);
+    if (ctx.rank() == 0) {
+      std::cout << fmt::format(
+          "median step {:.2f} ms, {:.0f} samples/s, exposed communication {:.3f}, sent {:.1f} MB per rank, test accuracy "
+          "{:.2f}%\n",
+          1e3 * r.median_step_seconds, r.median_samples_per_sec, r.exposed_comm_fraction, r.sync.bytes_sent / 1e6,
+          100 * r.test_accuracy);
+    }
+    return 0;
+  }
+
+ private:
+  dl::TrainOptions o_;
+  std::string sync_ = "wfbp";
+  std::string comm_ = "allreduce";
+  double bucket_mb_ = 25;
+  bool no_eval_ = false;
+  int64_t timeout_ms_ = 60000;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeTrainCommand(CLI::App& parent) { return std::make_unique<TrainCommand>(parent); }
+
+}  // namespace parasol::tools
