@@ -30,6 +30,21 @@ expect 2 "--policy 'fifo': goodput, tiresias or optimus" -- "$parasol" cluster-s
 printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
 expect 2 "no profile for application 'nosuchapp'" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp"
 
+expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
+expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
+expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
+expect 2 "train.ckpt: cannot open" -- "$parasol" train --model mlp --steps 1 --resume "$tmp/none"
+
+# parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
+"$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
+  --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,samples_per_sec,loss,exposed_comm_fraction" ] &&
+   [ "$(wc -l < "$tmp/train.csv")" -eq 7 ] && grep -q "hybrid fc1: 1024x784: .* -> sfb" "$tmp/train.out"; then
+  echo "ok: train under mpirun"
+else
+  echo "FAIL: train under mpirun"; cat "$tmp/train.out" "$tmp/train.csv" 2>/dev/null; failures=$((failures + 1))
+fi
+
 # A good run writes a complete CSV; JSON output parses.
 "$parasol" collective-sim --topology dgx1 --algo treepack --bytes 64M --json > "$tmp/sim.json" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['busbw_gbps'] > 0 and j['bound_s'] > 0 and j['time_s'] > 0" "$tmp/sim.json" \

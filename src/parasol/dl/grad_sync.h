@@ -75,7 +75,8 @@ struct SyncStats {
 
 class GradSync {
  public:
-  // Collective: broadcasts rank 0's parameters and buffers, and (ps) creates the table.
+  // Collective: broadcasts rank 0's parameters and buffers, and (ps) creates the tables. With
+  // one rank nothing is synchronised whatever the options say.
   GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& optimizer, const SyncOptions& options);
   ~GradSync();
   GradSync(const GradSync&) = delete;

@@ -78,6 +78,8 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
     if (b.scalar_type() == torch::kFloat32 && b.is_contiguous()) collective::Broadcast(ctx_, b.data_ptr<float>(), b.numel(), DType::kFloat32);
   }
   optimizer_ = std::make_unique<Optimizer>(optimizer, params_, grads_, spans_);
+  // One rank has nothing to synchronise: every mode is the plain step (no thread, no hooks).
+  if (ctx_.size() == 1) options_.backend = Backend::kNone;
   if (options_.backend == Backend::kNone) return;
   PlanHybrid(model);
   PlanUnits(model);

@@ -213,6 +213,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     if (!o.checkpoint_dir.empty() && (checkpoint_now || step + 1 == total)) Checkpoint(ctx, sync, *model, o, step + 1);
   }
   sync.Flush();
+  if (log && o.progress_bar && !o.evaluate) *log << "\n";
   if (csv) csv->Commit();
   r.sync = sync.stats();
   r.exposed_comm_fraction = train_seconds > 0 ? r.sync.wait_seconds / train_seconds : 0;
