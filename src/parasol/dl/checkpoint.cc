@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 
 namespace parasol::dl {
@@ -14,7 +15,7 @@ constexpr char kMagic[8] = {'P', 'S', 'L', 'T', 'R', 'N', '0', '1'};
 
 std::string PathOf(const std::string& dir) { return (std::filesystem::path(dir) / "train.ckpt").string(); }
 
-void WriteTensor(std::ofstream& out, const torch::Tensor& t) {
+void WriteTensor(std::ostream& out, const torch::Tensor& t) {
   const int64_t n = t.numel();
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
   torch::Tensor c = t.contiguous();
@@ -37,10 +38,7 @@ torch::Tensor ReadTensor(std::ifstream& in, int64_t expected, const std::string&
 
 void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
   std::filesystem::create_directories(dir);
-  const std::string path = PathOf(dir), tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(fmt::format("{}: cannot write", tmp));
+  WriteFileAtomically(PathOf(dir), [&](std::ostream& out) {
     out.write(kMagic, sizeof kMagic);
     const uint32_t len = static_cast<uint32_t>(c.model.size());
     out.write(reinterpret_cast<const char*>(&len), sizeof len);
@@ -49,10 +47,7 @@ void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
     WriteTensor(out, c.parameters);
     WriteTensor(out, c.momentum);
     WriteTensor(out, c.buffers);
-    out.flush();
-    if (!out) throw IoError(fmt::format("{}: write failed", tmp));
-  }
-  std::filesystem::rename(tmp, path);
+  });
 }
 
 TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters, int64_t buffers) {

@@ -46,7 +46,6 @@ struct GradSync::Impl {
   std::vector<float> scratch;          // slice + readiness vector; sharded all-gather
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
   std::vector<uintptr_t> hook_keys;
-  std::vector<FactorSink> sinks_backup;
 };
 
 constexpr uint32_t kPsTable = 1;

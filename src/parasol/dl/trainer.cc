@@ -123,6 +123,58 @@ void Summarise(TrainResult& r) {
   }
 }
 
+// Synchronised batch norm reduces its statistics on the training thread's context.
+void UseSyncBatchNorm(comm::Context& ctx, Model& model) {
+  for (BatchNorm2d bn : model.batch_norms()) {
+    bn->set_reducer([&ctx](torch::Tensor& sums) {
+      collective::Allreduce(ctx, sums.data_ptr<double>(), sums.data_ptr<double>(), sums.numel(), DType::kFloat64);
+    });
+  }
+}
+
+// Loads the checkpoint into the model and optimizer; returns the steps it had done.
+int64_t Resume(const TrainOptions& o, GradSync& sync, Model& model) {
+  TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(model).numel());
+  torch::NoGradGuard no_grad;
+  sync.flat_parameters().copy_(c.parameters);
+  sync.optimizer().momentum_buffer().copy_(c.momentum);
+  SetBuffers(model, c.buffers);
+  return c.step;
+}
+
+void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& o, const std::string& data,
+               const GradSync& sync) {
+  log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model, data,
+                     sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode), ToString(o.sync.backend),
+                     o.sync.shard_updates ? " (sharded updates)" : "", sync.num_units());
+  for (const LayerChoice& c : sync.layer_choices()) {
+    log << fmt::format("# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
+                       c.rows, c.cols, c.sfb_bytes / 1e6, c.ps_bytes / 1e6, c.allreduce_bytes / 1e6,
+                       c.sfb ? "sfb" : "allreduce");
+  }
+}
+
+// One synchronous step on this rank's part of global batch `step`.
+StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order, const Dataset& train,
+                     int64_t batch, int64_t step) {
+  const int64_t epoch = step / order.steps_per_epoch(), in_epoch = step % order.steps_per_epoch();
+  torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
+  torch::Tensor x = train.images.index_select(0, idx), y = train.labels.index_select(0, idx);
+  const double waited = sync.stats().wait_seconds;
+  const auto t0 = Clock::now();
+  torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x, [&sync](int stage) { sync.BeforeStage(stage); }), y);
+  sync.BeforeBackward(step);
+  loss.backward();
+  sync.AfterBackward();
+  StepRecord rec;
+  rec.step = step;
+  rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  rec.samples_per_sec = static_cast<double>(batch * ctx.size()) / rec.seconds;
+  rec.loss = loss.item<double>();
+  rec.exposed_comm_fraction = (sync.stats().wait_seconds - waited) / rec.seconds;
+  return rec;
+}
+
 }  // namespace
 
 TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
@@ -133,13 +185,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   DataSplit split = LoadData(data);
   std::vector<int64_t> shape(split.train.images.sizes().begin() + 1, split.train.images.sizes().end());
   std::shared_ptr<Model> model = BuildModel(o.model, shape, o.seed);
-  if (o.sync_batch_norm) {
-    for (BatchNorm2d bn : model->batch_norms()) {
-      bn->set_reducer([&ctx](torch::Tensor& sums) {
-        collective::Allreduce(ctx, sums.data_ptr<double>(), sums.data_ptr<double>(), sums.numel(), DType::kFloat64);
-      });
-    }
-  }
+  if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
   GradSync sync(ctx, *model, o.optimizer, sync_options);
@@ -147,25 +193,9 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   r.choices = sync.layer_choices();
   BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
   const int64_t total = o.steps > 0 ? o.steps : o.epochs * order.steps_per_epoch();
-  if (!o.resume_dir.empty()) {
-    TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(*model).numel());
-    torch::NoGradGuard no_grad;
-    sync.flat_parameters().copy_(c.parameters);
-    sync.optimizer().momentum_buffer().copy_(c.momentum);
-    SetBuffers(*model, c.buffers);
-    r.first_step = c.step;
-  }
+  if (!o.resume_dir.empty()) r.first_step = Resume(o, sync, *model);
   std::ostream* log = ctx.rank() == 0 ? o.log : nullptr;
-  if (log) {
-    *log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model,
-                        split.description, sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode),
-                        ToString(o.sync.backend), o.sync.shard_updates ? " (sharded updates)" : "", sync.num_units());
-    for (const LayerChoice& c : r.choices) {
-      *log << fmt::format("# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
-                          c.rows, c.cols, c.sfb_bytes / 1e6, c.ps_bytes / 1e6, c.allreduce_bytes / 1e6,
-                          c.sfb ? "sfb" : "allreduce");
-    }
-  }
+  if (log) PrintPlan(*log, ctx, o, split.description, sync);
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) {
     csv = std::make_unique<CsvWriter>(o.metrics_path, std::vector<std::string>{"step", "seconds", "samples_per_sec", "loss",
@@ -173,23 +203,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   }
   model->train();
   double train_seconds = 0;
-  const auto before_stage = [&sync](int stage) { sync.BeforeStage(stage); };
   for (int64_t step = r.first_step; step < total; ++step) {
-    const int64_t epoch = step / order.steps_per_epoch(), in_epoch = step % order.steps_per_epoch();
-    torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
-    torch::Tensor x = split.train.images.index_select(0, idx), y = split.train.labels.index_select(0, idx);
-    const double waited = sync.stats().wait_seconds;
-    const auto t0 = Clock::now();
-    torch::Tensor loss = torch::cross_entropy_loss(model->Forward(x, before_stage), y);
-    sync.BeforeBackward(step);
-    loss.backward();
-    sync.AfterBackward();
-    StepRecord rec;
-    rec.step = step;
-    rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    rec.samples_per_sec = static_cast<double>(o.batch * ctx.size()) / rec.seconds;
-    rec.loss = loss.item<double>();
-    rec.exposed_comm_fraction = (sync.stats().wait_seconds - waited) / rec.seconds;
+    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, o.batch, step);
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
     if (csv) {
@@ -197,7 +212,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
                 fmt::format("{:.6f}", rec.loss), fmt::format("{:.4f}", rec.exposed_comm_fraction)});
     }
     if (log && o.progress_bar) DrawProgress(*log, step, total, rec);
-    const bool epoch_end = in_epoch + 1 == order.steps_per_epoch() || step + 1 == total;
+    const int64_t epoch = step / order.steps_per_epoch();
+    const bool epoch_end = (step + 1) % order.steps_per_epoch() == 0 || step + 1 == total;
     if (o.evaluate && epoch_end) {
       sync.Flush();
       Evaluation e = Evaluate(ctx, *model, split.test, 256);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 
 namespace parasol::ps {
@@ -29,16 +30,7 @@ uint64_t Checksum(const std::byte* p, size_t n) {
 std::string ShardFile(const std::string& dir, int shard) { return fmt::format("{}/shard-{:05}.ckpt", dir, shard); }
 
 void WriteAtomically(const std::string& path, const void* data, size_t size) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(fmt::format("{}: cannot create file", tmp));
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    if (!out.flush()) throw IoError(fmt::format("{}: write failed", tmp));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError(fmt::format("{}: cannot move into place: {}", path, ec.message()));
+  WriteFileAtomically(path, [&](std::ostream& out) { out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
 }
 
 std::vector<std::byte> ReadFile(const std::string& path) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 #include "parasol/core/text_fields.h"
 
@@ -35,16 +36,7 @@ struct PartHeader {
 };
 
 void WriteAtomically(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IoError(fmt::format("{}: cannot write", tmp));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw IoError(fmt::format("{}: write failed", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw IoError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+  WriteFileAtomically(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 #include "parasol/core/text_fields.h"
 
@@ -16,22 +17,6 @@ namespace parasol::apps::lda {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Writes through `fill` into path.tmp, then renames it into place.
-template <typename Fill>
-void WriteFile(const std::string& path, Fill&& fill) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw IoError(fmt::format("{}: cannot write", tmp));
-    fill(out);
-    out.flush();
-    if (!out) throw IoError(fmt::format("{}: write failed", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw IoError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
-}
 
 }  // namespace
 
@@ -62,10 +47,10 @@ void SaveModel(const std::string& dir, const LdaModel& m) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  WriteFile((fs::path(dir) / "vocab.txt").string(), [&](std::ofstream& out) {
+  WriteFileAtomically((fs::path(dir) / "vocab.txt").string(), [&](std::ostream& out) {
     for (const auto& w : m.vocab) out << w << '\n';
   });
-  WriteFile((fs::path(dir) / "model.txt").string(), [&](std::ofstream& out) {
+  WriteFileAtomically((fs::path(dir) / "model.txt").string(), [&](std::ostream& out) {
     out << fmt::format("parasol-lda-model 1 {} {} {:.17g} {:.17g}\n", m.topics, m.vocab.size(), m.alpha, m.beta);
     std::vector<std::pair<uint32_t, int32_t>> row;
     for (uint32_t w = 0; w < m.table.num_words(); ++w) {
@@ -148,7 +133,7 @@ std::string FormatTopics(const LdaModel& m, size_t words_per_topic) {
 }
 
 void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_topic) {
-  WriteFile(path, [&](std::ofstream& out) { out << FormatTopics(m, words_per_topic); });
+  WriteFileAtomically(path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic); });
 }
 
 void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
@@ -168,7 +153,7 @@ void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, co
 
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
                     uint32_t topics, double alpha) {
-  WriteFile(path, [&](std::ofstream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
+  WriteFileAtomically(path, [&](std::ostream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
 }
 
 }  // namespace parasol::apps::lda

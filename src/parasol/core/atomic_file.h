@@ -1,0 +1,15 @@
+// Writing a file whole or not at all: the contents go to PATH.tmp, which is renamed over PATH
+// only once complete, so a crash or an error leaves the previous file (or none), never half.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace parasol {
+
+// Calls fill(stream) on PATH.tmp (binary), then renames it into place. Throws IoError naming the
+// file when it cannot be created, written or moved.
+void WriteFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill);
+
+}  // namespace parasol
