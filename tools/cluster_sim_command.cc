@@ -1,5 +1,6 @@
 // `parasol cluster-sim`: replays a workload of deep-learning jobs against measured profiles under
 // a scheduling policy; prints average, p99 and maximum job completion time and the makespan.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -32,6 +33,7 @@ class ClusterSimCommand : public Command {
         ->capture_default_str();
     app_->add_option("--remaining-scale", remaining_scale_s_, "goodput: weight jobs by remaining work (1-GPU seconds that halve it; 0: off)")->capture_default_str();
     app_->add_option("--horizon", horizon_s_, "goodput: seconds a new allocation is assumed to hold (restart cost)")->capture_default_str();
+    app_->add_option("--search", search_, "goodput: GPU counts by 'greedy' (marginal gain) or 'exact' (knapsack)")->capture_default_str();
     app_->add_option("--csv", csv_, "Write name,application,submit_time,completion_time,jct,restarts");
   }
 
@@ -47,7 +49,12 @@ class ClusterSimCommand : public Command {
     } else if (policy_ == "optimus") {
       policy = std::make_unique<sched::OptimusPolicy>();
     } else if (policy_ == "goodput") {
-      policy = std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{.restart_penalty_s = o_.restart_penalty_s, .horizon_s = horizon_s_, .remaining_scale_s = remaining_scale_s_, .service_scale_gpu_s = service_scale_gpu_s_});
+      if (search_ != "greedy" && search_ != "exact") throw InvalidArgumentError(fmt::format("--search '{}': greedy or exact", search_));
+      policy = std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{.restart_penalty_s = o_.restart_penalty_s,
+                                                                                  .horizon_s = horizon_s_,
+                                                                                  .remaining_scale_s = remaining_scale_s_,
+                                                                                  .service_scale_gpu_s = service_scale_gpu_s_,
+                                                                                  .exact_search = search_ == "exact"});
       o_.adaptive_batch = true;
     } else {
       throw InvalidArgumentError(fmt::format("--policy '{}': goodput, tiresias or optimus", policy_));
@@ -66,6 +73,9 @@ class ClusterSimCommand : public Command {
                              o_.restart_penalty_s)
               << fmt::format("average JCT {:.0f} s, p99 {:.0f} s, max {:.0f} s, makespan {:.0f} s\n", r.average_jct,
                              r.p99_jct, r.max_jct, r.makespan)
+              << fmt::format("GPUs held {:.0f}% of the makespan ({:.1f}% of that restarting); jobs waited {:.0f} s each on average\n",
+                             100 * r.allocated_gpu_s / (r.makespan * o_.cluster.nodes * o_.cluster.gpus_per_node),
+                             100 * r.restart_gpu_s / std::max(1.0, r.allocated_gpu_s), r.waiting_job_s / static_cast<double>(r.jobs.size()))
               << fmt::format("simulated in {:.2f} s ({:.2f} s in the policy)\n", r.run_seconds, r.scheduling_seconds);
     if (!csv_.empty()) {
       CsvWriter csv(csv_, {"name", "application", "submit_time", "completion_time", "jct", "restarts"});
@@ -82,6 +92,7 @@ class ClusterSimCommand : public Command {
   std::string workload_, csv_;
   std::string profiles_ = "../shared/data/pollux/profiles";
   std::string policy_ = "goodput";
+  std::string search_ = "greedy";
   sched::SimOptions o_;
   double service_scale_gpu_s_ = 0;
   double horizon_s_ = 300;

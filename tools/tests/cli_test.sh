@@ -27,6 +27,7 @@ expect 2 "$tmp/no/such/dir/out.csv: cannot create file: No such file or director
 printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,x,cifar10,1,128\n' > "$tmp/bad_workload.csv"
 expect 2 "$tmp/bad_workload.csv:3: time 'x' is not a time" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv"
 expect 2 "--policy 'fifo': goodput, tiresias or optimus" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --policy fifo
+expect 2 "--search 'dp': greedy or exact" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --search dp
 printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
 expect 2 "no profile for application 'nosuchapp'" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp"
 

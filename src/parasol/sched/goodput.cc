@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cmath>
 #include <vector>
 
@@ -131,9 +132,30 @@ PerfParams FitPerfParams(std::span<const PerfObservation> obs) {
   return p;
 }
 
+GoodputModel::Corrections GoodputModel::MeasuredCorrections(const PerfParams& perf,
+                                                            std::span<const PerfObservation> observations) {
+  Corrections c;
+  for (const PerfObservation& o : observations) {
+    const double compute = perf.alpha_c + perf.beta_c * o.atomic_bsz;
+    const double modelled = OverlapTime(perf, compute, SyncTime(perf, o.nodes, o.replicas));
+    c[{o.nodes, o.replicas}].emplace_back(o.atomic_bsz, std::log(o.step_time / modelled));
+  }
+  for (auto& [shape, v] : c) std::sort(v.begin(), v.end());
+  return c;
+}
+
 double GoodputModel::StepTime(int nodes, int replicas, double atomic_bsz, int accum_steps) const {
   const double compute = p_.alpha_c + p_.beta_c * atomic_bsz;
-  return accum_steps * compute + OverlapTime(p_, compute, SyncTime(p_, nodes, replicas));
+  const double t = accum_steps * compute + OverlapTime(p_, compute, SyncTime(p_, nodes, replicas));
+  auto it = corrections_.find({nodes, replicas});
+  if (it == corrections_.end()) return t;
+  const auto& v = it->second;
+  auto hi = std::lower_bound(v.begin(), v.end(), std::make_pair(atomic_bsz, -1e300));
+  if (hi == v.begin()) return t * std::exp(hi->second);
+  if (hi == v.end()) return t * std::exp(v.back().second);
+  const auto lo = std::prev(hi);
+  const double f = std::log(atomic_bsz / lo->first) / std::log(hi->first / lo->first);
+  return t * std::exp(lo->second + f * (hi->second - lo->second));
 }
 
 double GoodputModel::Throughput(int nodes, int replicas, double atomic_bsz, int accum_steps) const {

@@ -14,7 +14,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <span>
+#include <utility>
+#include <vector>
 
 namespace parasol::sched {
 
@@ -63,6 +66,15 @@ class GoodputModel {
   GoodputModel(const PerfParams& perf, double grad_sqr, double grad_var, int init_batch)
       : p_(perf), sqr_(grad_sqr), var_(grad_var), init_batch_(init_batch) {}
 
+  // The job's own measurements override the fitted form where they exist: iterations at a
+  // measured (nodes, replicas) shape are scaled by measured / modelled time, interpolated in
+  // log batch between the measured batches (the nearest outside them). A rigid form fitted over
+  // many shapes can be 40% off at one of them (profiles are not smooth in the node count), and a
+  // job would otherwise stay on a shape its model wrongly favours.
+  using Corrections = std::map<std::pair<int, int>, std::vector<std::pair<double, double>>>;  // (bsz, log ratio)
+  void SetCorrections(Corrections c) { corrections_ = std::move(c); }
+  static Corrections MeasuredCorrections(const PerfParams& perf, std::span<const PerfObservation> observations);
+
   double StepTime(int nodes, int replicas, double atomic_bsz, int accum_steps) const;
   double Throughput(int nodes, int replicas, double atomic_bsz, int accum_steps) const;  // samples/s
   double Efficiency(double batch) const;
@@ -85,6 +97,7 @@ class GoodputModel {
   PerfParams p_;
   double sqr_, var_;
   int init_batch_;
+  Corrections corrections_;
 };
 
 }  // namespace parasol::sched

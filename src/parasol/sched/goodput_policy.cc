@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <queue>
 
-#include "parasol/sched/optimus.h"
+#include "parasol/sched/count_search.h"
 
 namespace parasol::sched {
 
@@ -35,135 +34,144 @@ GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const SimJob& job, const Cluste
 
 namespace {
 
-struct Candidate {
-  double gain_per_gpu;
-  size_t job;
-  size_t to;  // index in the job's curve
-  bool operator<(const Candidate& o) const { return gain_per_gpu < o.gain_per_gpu; }
+// Placement: jobs whose count is unchanged keep their GPUs; then the largest first: distributed
+// jobs on whole free nodes plus at most one partly free node with no other distributed job,
+// single-node jobs by best fit. A job that does not fit keeps its previous GPUs when they are
+// still free, else takes the largest smaller count on its curve that fits (a job dropped to
+// nothing would pay two restarts for one interval of fragmentation).
+class Placer {
+ public:
+  explicit Placer(const ClusterSpec& cluster)
+      : per_node_(cluster.gpus_per_node),
+        free_(static_cast<size_t>(cluster.nodes), cluster.gpus_per_node),
+        has_distributed_(static_cast<size_t>(cluster.nodes), false) {}
+
+  bool Fits(const Allocation& a) const {
+    std::map<int, int> need;
+    for (int node : a) ++need[node];
+    const bool distributed = need.size() > 1;
+    for (auto [node, k] : need) {
+      const size_t i = static_cast<size_t>(node);
+      if (free_[i] < k || (distributed && has_distributed_[i])) return false;
+    }
+    return true;
+  }
+  void Take(const Allocation& a) {
+    const bool distributed = PlacementOf(a).size() > 1;
+    for (int node : a) {
+      --free_[static_cast<size_t>(node)];
+      if (distributed) has_distributed_[static_cast<size_t>(node)] = true;
+    }
+  }
+  // Where `want` GPUs would go now; empty when they do not fit.
+  Allocation Find(int want) const {
+    Allocation a;
+    if (want <= per_node_) {
+      const int node = BestFit(want, false, a);
+      if (node >= 0) a.assign(static_cast<size_t>(want), node);
+      return a;
+    }
+    for (size_t node = 0; node < free_.size() && want - static_cast<int>(a.size()) >= per_node_; ++node) {
+      if (free_[node] == per_node_) a.insert(a.end(), static_cast<size_t>(per_node_), static_cast<int>(node));
+    }
+    const int rest = want - static_cast<int>(a.size());
+    if (rest >= per_node_) return {};
+    if (rest > 0) {
+      const int node = BestFit(rest, true, a);
+      if (node < 0) return {};
+      a.insert(a.end(), static_cast<size_t>(rest), node);
+    }
+    return a;
+  }
+
+ private:
+  // The node with the least room that still holds `need` (no distributed job there when
+  // `exclusive`; not one of `used`).
+  int BestFit(int need, bool exclusive, const Allocation& used) const {
+    int best = -1;
+    for (size_t node = 0; node < free_.size(); ++node) {
+      const int f = free_[node];
+      if (f < need || (exclusive && has_distributed_[node])) continue;
+      if (std::find(used.begin(), used.end(), static_cast<int>(node)) != used.end()) continue;
+      if (best < 0 || f < free_[static_cast<size_t>(best)]) best = static_cast<int>(node);
+    }
+    return best;
+  }
+
+  int per_node_;
+  std::vector<int> free_;
+  std::vector<bool> has_distributed_;
 };
 
-// From position `at` on a curve, the next point with the best utility per added GPU (the next
-// vertex of the concave envelope).
-Candidate NextStep(const std::vector<int>& counts, const std::vector<double>& value, size_t at, size_t job) {
-  Candidate best{0, job, at};
-  for (size_t k = at + 1; k < counts.size(); ++k) {
-    const double g = (value[k] - value[at]) / (counts[k] - counts[at]);
-    if (g > best.gain_per_gpu) best = {g, job, k};
+Allocations Place(const std::vector<SimJob*>& active, const std::vector<GoodputPolicy::Curve>& curves,
+                  const std::vector<size_t>& at, const Allocations& previous, const ClusterSpec& cluster) {
+  Placer placer(cluster);
+  Allocations alloc;
+  std::vector<size_t> pending;
+  for (size_t j = 0; j < active.size(); ++j) {
+    const int want = curves[j].counts[at[j]];
+    auto it = previous.find(active[j]->name());
+    if (want > 0 && it != previous.end() && static_cast<int>(it->second.size()) == want) {
+      alloc[active[j]->name()] = it->second;
+      placer.Take(it->second);
+    } else if (want > 0) {
+      pending.push_back(j);
+    }
   }
-  return best;
+  std::stable_sort(pending.begin(), pending.end(),
+                   [&](size_t a, size_t b) { return curves[a].counts[at[a]] > curves[b].counts[at[b]]; });
+  for (size_t j : pending) {
+    Allocation a = placer.Find(curves[j].counts[at[j]]);
+    if (a.empty()) {
+      auto it = previous.find(active[j]->name());
+      if (it != previous.end() && placer.Fits(it->second)) a = it->second;
+    }
+    for (size_t k = at[j]; a.empty() && k-- > 1;) a = placer.Find(curves[j].counts[k]);
+    if (a.empty()) continue;
+    placer.Take(a);
+    alloc[active[j]->name()] = std::move(a);
+  }
+  return alloc;
 }
 
 }  // namespace
+
+double GoodputPolicy::Weight(const SimJob& job) const {
+  if (o_.remaining_scale_s > 0) {
+    // Shortest remaining work first: the epochs left (users declare them) at one GPU's goodput.
+    auto model = job.Model();
+    const Application& app = job.app();
+    const double g1 = model ? model->Optimize(1, 1, app.max_batch_size(), app.min_local_bsz(), app.max_local_bsz()).goodput : 0;
+    if (g1 <= 0) return 1.0;
+    const double left = app.Progress(app.max_epochs()) - job.progress();
+    return 1.0 / (1.0 + left * app.init_batch_size() / g1 / o_.remaining_scale_s);
+  }
+  if (o_.service_scale_gpu_s > 0) return 1.0 / (1.0 + job.attained_service() / o_.service_scale_gpu_s);
+  return 1.0;
+}
 
 Allocations GoodputPolicy::Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
                                     const ClusterSpec& cluster) {
   const size_t n = active.size();
   std::vector<Curve> curves(n);
-  std::vector<std::vector<double>> value(n);
-  std::vector<int> current(n, 0);
+  std::vector<CountChoice> choices(n);
   for (size_t j = 0; j < n; ++j) {
     const SimJob& job = *active[j];
     curves[j] = SpeedupCurve(job, cluster);
-    if (auto it = previous.find(job.name()); it != previous.end()) current[j] = static_cast<int>(it->second.size());
+    int current = 0;
+    if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());
     const double age = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
-    const double stay = current[j] > 0 ? age / (age + o_.restart_penalty_s) : 1.0;
-    double weight = o_.service_scale_gpu_s > 0 ? 1.0 / (1.0 + job.attained_service() / o_.service_scale_gpu_s) : 1.0;
-    if (o_.remaining_scale_s > 0) {
-      // Shortest remaining work first: the epochs left (users declare them) at one GPU's goodput.
-      const double left = job.app().Progress(job.app().max_epochs()) - job.progress();
-      auto model = job.Model();
-      if (model) {
-        const Application& app = job.app();
-        const double g1 = model->Optimize(1, 1, app.max_batch_size(), app.min_local_bsz(), app.max_local_bsz()).goodput;
-        if (g1 > 0) weight = 1.0 / (1.0 + left * app.init_batch_size() / g1 / o_.remaining_scale_s);
-      }
-    }
+    const double stay = current > 0 ? age / (age + o_.restart_penalty_s) : 1.0;
+    const double weight = Weight(job);
+    choices[j].counts = curves[j].counts;
     for (size_t k = 0; k < curves[j].counts.size(); ++k) {
-      const bool change = current[j] > 0 && curves[j].counts[k] != current[j];
-      value[j].push_back(weight * curves[j].speedup[k] * (change ? stay : 1.0));
+      const bool change = current > 0 && curves[j].counts[k] != current;
+      choices[j].value.push_back(weight * curves[j].speedup[k] * (change ? stay : 1.0));
     }
   }
-  // Greedy by marginal value per GPU.
-  int free = cluster.nodes * cluster.gpus_per_node;
-  std::vector<size_t> at(n, 0);
-  std::priority_queue<Candidate> heap;
-  for (size_t j = 0; j < n; ++j) heap.push(NextStep(curves[j].counts, value[j], 0, j));
-  while (!heap.empty() && free > 0) {
-    Candidate c = heap.top();
-    heap.pop();
-    if (c.gain_per_gpu <= 0 || c.to == at[c.job]) continue;
-    const int add = curves[c.job].counts[c.to] - curves[c.job].counts[at[c.job]];
-    if (add > free) {  // too big: try the job's smaller steps
-      std::vector<int> counts(curves[c.job].counts.begin(), curves[c.job].counts.begin() + static_cast<ptrdiff_t>(c.to));
-      std::vector<double> vals(value[c.job].begin(), value[c.job].begin() + static_cast<ptrdiff_t>(c.to));
-      Candidate smaller = NextStep(counts, vals, at[c.job], c.job);
-      if (smaller.to != at[c.job]) heap.push(smaller);
-      continue;
-    }
-    free -= add;
-    at[c.job] = c.to;
-    heap.push(NextStep(curves[c.job].counts, value[c.job], at[c.job], c.job));
-  }
-  // Placement: keep what is unchanged, then the largest new jobs first: distributed ones on whole
-  // free nodes plus one partly free node, none sharing a node with another distributed job;
-  // single-node ones by best fit. A job that does not fit gets nothing this interval.
-  const int per_node = cluster.gpus_per_node;
-  std::vector<int> node_free(static_cast<size_t>(cluster.nodes), per_node);
-  std::vector<bool> has_distributed(static_cast<size_t>(cluster.nodes), false);
-  auto take = [&](const Allocation& a) {
-    const bool distributed = PlacementOf(a).size() > 1;
-    for (int node : a) {
-      --node_free[static_cast<size_t>(node)];
-      if (distributed) has_distributed[static_cast<size_t>(node)] = true;
-    }
-  };
-  Allocations alloc;
-  std::vector<size_t> pending;
-  for (size_t j = 0; j < n; ++j) {
-    const int want = curves[j].counts[at[j]];
-    auto it = previous.find(active[j]->name());
-    if (want > 0 && it != previous.end() && static_cast<int>(it->second.size()) == want) {
-      alloc[active[j]->name()] = it->second;
-      take(it->second);
-    } else if (want > 0) {
-      pending.push_back(j);
-    }
-  }
-  std::stable_sort(pending.begin(), pending.end(), [&](size_t a, size_t b) { return curves[a].counts[at[a]] > curves[b].counts[at[b]]; });
-  for (size_t j : pending) {
-    const int want = curves[j].counts[at[j]];
-    Allocation a;
-    // Best fit: the node with the least room that still holds `need` (and no distributed job
-    // when `exclusive`).
-    auto best_fit = [&](int need, bool exclusive) {
-      int best = -1;
-      for (int node = 0; node < cluster.nodes; ++node) {
-        const int f = node_free[static_cast<size_t>(node)];
-        if (f < need || (exclusive && has_distributed[static_cast<size_t>(node)])) continue;
-        if (best < 0 || f < node_free[static_cast<size_t>(best)]) best = node;
-      }
-      return best;
-    };
-    if (want > per_node) {
-      for (int node = 0; node < cluster.nodes && want - static_cast<int>(a.size()) >= per_node; ++node) {
-        if (node_free[static_cast<size_t>(node)] == per_node) a.insert(a.end(), static_cast<size_t>(per_node), node);
-      }
-      const int rest = want - static_cast<int>(a.size());
-      if (rest >= per_node) continue;
-      if (rest > 0) {
-        const int node = best_fit(rest, true);
-        if (node < 0 || std::find(a.begin(), a.end(), node) != a.end()) continue;
-        a.insert(a.end(), static_cast<size_t>(rest), node);
-      }
-    } else {
-      const int node = best_fit(want, false);
-      if (node < 0) continue;
-      a.assign(static_cast<size_t>(want), node);
-    }
-    take(a);
-    alloc[active[j]->name()] = std::move(a);
-  }
-  return alloc;
+  const int gpus = cluster.nodes * cluster.gpus_per_node;
+  const std::vector<size_t> at = o_.exact_search ? ExactCounts(choices, gpus) : GreedyCounts(choices, gpus);
+  return Place(active, curves, at, previous, cluster);
 }
 
 }  // namespace parasol::sched

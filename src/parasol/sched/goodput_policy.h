@@ -8,9 +8,10 @@
 // it costs (H / (H + penalty), H = min(age, horizon)), and w_j = 1 / (1 + R_j / scale) favours
 // jobs with little work left (R_j: the epochs left, which users declare, at the job's modelled
 // one-GPU goodput; shortest-remaining-first minimises mean completion time). Allocations are whole
-// counts of 1-4 GPUs on one node, or whole nodes (so no node hosts two distributed jobs). Greedy
-// marginal gain per GPU over each job's concave envelope is optimal for concave speedups and runs
-// in O(GPUs log jobs) after O(jobs x counts) model evaluations, far below a genetic search.
+// counts of 1-4 GPUs on one node, or whole nodes (so no node hosts two distributed jobs). The
+// counts come from a greedy over each job's concave envelope or an exact knapsack (see
+// count_search.h), milliseconds for hundreds of jobs where the published scheduler ran a genetic
+// search; then placement keeps unchanged jobs where they are and packs the rest.
 #pragma once
 
 #include <string>
@@ -28,6 +29,8 @@ struct GoodputPolicyOptions {
   double remaining_scale_s = 36000;
   // ... or by attained service, halved at this many GPU-seconds (0: off).
   double service_scale_gpu_s = 0;
+  // Counts by the exact knapsack instead of the greedy (see count_search.h).
+  bool exact_search = false;
 };
 
 class GoodputPolicy : public Policy {
@@ -45,6 +48,8 @@ class GoodputPolicy : public Policy {
   static Curve SpeedupCurve(const SimJob& job, const ClusterSpec& cluster);
 
  private:
+  double Weight(const SimJob& job) const;
+
   GoodputPolicyOptions o_;
 };
 

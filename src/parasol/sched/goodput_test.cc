@@ -62,5 +62,28 @@ TEST(Goodput, OptimiserRespectsPerGpuLimits) {
   EXPECT_EQ(noisy.Optimize(1, 64, 1024, 32, 64).goodput, 0.0);  // 64 x 32 exceeds the largest batch
 }
 
+// Measurements at a shape the fitted form gets wrong (two nodes 60% slower than the form says):
+// the corrected model reproduces them, interpolates between the measured batches in log batch,
+// holds the nearest outside them, and leaves shapes it has not measured to the form.
+TEST(Goodput, OwnMeasurementsOverrideTheFittedForm) {
+  const PerfParams p{0.05, 0.002, 0.2, 0.01, 0.04, 0.002, 1.0};
+  GoodputModel plain(p, 1, 1, 32);
+  std::vector<PerfObservation> obs;
+  for (double bsz : {16.0, 64.0}) {
+    const double t = plain.StepTime(2, 8, bsz, 0) * (bsz == 16 ? 1.6 : 1.2);
+    obs.push_back({2, 8, bsz, 0.05 + 0.002 * bsz, t});
+  }
+  GoodputModel corrected(p, 1, 1, 32);
+  corrected.SetCorrections(GoodputModel::MeasuredCorrections(p, obs));
+  EXPECT_NEAR(corrected.StepTime(2, 8, 16, 0), obs[0].step_time, 1e-12);
+  EXPECT_NEAR(corrected.StepTime(2, 8, 64, 0), obs[1].step_time, 1e-12);
+  // Halfway in log batch (32): the ratio is the geometric mean of 1.6 and 1.2.
+  EXPECT_NEAR(corrected.StepTime(2, 8, 32, 0) / plain.StepTime(2, 8, 32, 0), std::sqrt(1.6 * 1.2), 1e-12);
+  EXPECT_NEAR(corrected.StepTime(2, 8, 128, 0) / plain.StepTime(2, 8, 128, 0), 1.2, 1e-12);
+  EXPECT_NEAR(corrected.StepTime(2, 8, 64, 2) / plain.StepTime(2, 8, 64, 2), 1.2, 1e-12);  // whole iteration
+  EXPECT_DOUBLE_EQ(corrected.StepTime(3, 12, 64, 0), plain.StepTime(3, 12, 64, 0));
+  EXPECT_DOUBLE_EQ(corrected.StepTime(1, 4, 64, 0), plain.StepTime(1, 4, 64, 0));
+}
+
 }  // namespace
 }  // namespace parasol::sched

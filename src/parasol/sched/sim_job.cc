@@ -37,7 +37,9 @@ void SimJob::ChooseBatch() {
 
 std::optional<GoodputModel> SimJob::Model() const {
   if (!perf_) return std::nullopt;
-  return GoodputModel(*perf_, grad_sqr_, grad_var_, app_->init_batch_size());
+  GoodputModel model(*perf_, grad_sqr_, grad_var_, app_->init_batch_size());
+  model.SetCorrections(corrections_);
+  return model;
 }
 
 int SimJob::MaxUsefulReplicas() const {
@@ -50,12 +52,12 @@ void SimJob::Observe(double step, double sync, double grad_sqr, double grad_var)
   if (!adaptive()) return;
   const int nodes = static_cast<int>(placement_.size()), replicas = gpus();
   max_replicas_run_ = std::max(max_replicas_run_, replicas);
-  auto [it, added] = observed_.try_emplace({nodes, replicas, atomic_bsz_},
-                                           PerfObservation{nodes, replicas, static_cast<double>(atomic_bsz_), step - sync, step});
-  if (!added) return;
+  const PerfObservation seen{nodes, replicas, static_cast<double>(atomic_bsz_), step - sync, step};
+  if (!observed_.try_emplace({nodes, replicas, atomic_bsz_}, seen).second) return;
   std::vector<PerfObservation> obs;
   for (const auto& [k, o] : observed_) obs.push_back(o);
   perf_ = FitPerfParams(obs);
+  corrections_ = GoodputModel::MeasuredCorrections(*perf_, obs);
 }
 
 void SimJob::SetBatch(int atomic_bsz, int accum_steps) {

@@ -69,6 +69,7 @@ class SimJob {
   std::optional<double> completion_;
   std::map<std::tuple<int, int, int>, PerfObservation> observed_;  // (nodes, replicas, atomic bsz)
   std::optional<PerfParams> perf_;
+  GoodputModel::Corrections corrections_;
   double grad_sqr_ = 0, grad_var_ = 0;
   int max_replicas_run_ = 0;
 };

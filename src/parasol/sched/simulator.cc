@@ -128,7 +128,12 @@ SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& app
       const Allocation empty;
       const Allocation& before = was == current.end() ? empty : was->second;
       const Allocation& after = is == next.end() ? empty : is->second;
-      if (before != after) j->Reallocate(PlacementOf(after), o.restart_penalty_s);
+      if (before != after) {
+        j->Reallocate(PlacementOf(after), o.restart_penalty_s);
+        result.restart_gpu_s += o.restart_penalty_s * static_cast<double>(after.size());
+      }
+      result.allocated_gpu_s += o.interval_s * static_cast<double>(after.size());
+      if (after.empty()) result.waiting_job_s += o.interval_s;
     }
     current = std::move(next);
   }

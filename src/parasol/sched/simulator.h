@@ -62,6 +62,9 @@ struct SimResult {
   double run_seconds = 0;       // wall time of the simulation
   double scheduling_seconds = 0;  // of which in the policy
   int64_t distributed_rule_broken = 0;  // node-intervals with two distributed jobs on one node
+  double allocated_gpu_s = 0;   // GPU-seconds held by jobs (restarts included)
+  double restart_gpu_s = 0;     // of which lost to restarts
+  double waiting_job_s = 0;     // job-seconds submitted but holding no GPU
 };
 
 SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
