@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 namespace parasol::sched {
@@ -18,6 +18,12 @@ double SyncTime(const PerfParams& p, int nodes, int replicas) {
 
 double OverlapTime(const PerfParams& p, double compute, double sync) {
   return std::pow(std::pow(compute, p.gamma) + std::pow(sync, p.gamma), 1.0 / p.gamma);
+}
+
+// The fitted form alone: `accum_steps` passes, then one overlapping synchronisation.
+double FormStepTime(const PerfParams& p, int nodes, int replicas, double atomic_bsz, int accum_steps) {
+  const double compute = p.alpha_c + p.beta_c * atomic_bsz;
+  return accum_steps * compute + OverlapTime(p, compute, SyncTime(p, nodes, replicas));
 }
 
 constexpr int kParams = 7;
@@ -136,8 +142,7 @@ GoodputModel::Corrections GoodputModel::MeasuredCorrections(const PerfParams& pe
                                                             std::span<const PerfObservation> observations) {
   Corrections c;
   for (const PerfObservation& o : observations) {
-    const double compute = perf.alpha_c + perf.beta_c * o.atomic_bsz;
-    const double modelled = OverlapTime(perf, compute, SyncTime(perf, o.nodes, o.replicas));
+    const double modelled = FormStepTime(perf, o.nodes, o.replicas, o.atomic_bsz, 0);
     c[{o.nodes, o.replicas}].emplace_back(o.atomic_bsz, std::log(o.step_time / modelled));
   }
   for (auto& [shape, v] : c) std::sort(v.begin(), v.end());
@@ -145,8 +150,7 @@ GoodputModel::Corrections GoodputModel::MeasuredCorrections(const PerfParams& pe
 }
 
 double GoodputModel::StepTime(int nodes, int replicas, double atomic_bsz, int accum_steps) const {
-  const double compute = p_.alpha_c + p_.beta_c * atomic_bsz;
-  const double t = accum_steps * compute + OverlapTime(p_, compute, SyncTime(p_, nodes, replicas));
+  const double t = FormStepTime(p_, nodes, replicas, atomic_bsz, accum_steps);
   auto it = corrections_.find({nodes, replicas});
   if (it == corrections_.end()) return t;
   const auto& v = it->second;

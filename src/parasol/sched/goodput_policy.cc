@@ -14,7 +14,7 @@ GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const SimJob& job, const Cluste
   const int limit = std::min(job.adaptive() ? job.MaxUsefulReplicas() : 1, cluster.nodes * per_node);
   auto model = job.Model();
   const Application& app = job.app();
-  double base = 0;
+  double& base = c.one_gpu_goodput;
   // 1 .. one node, then whole nodes.
   auto next = [&](int n) { return n < per_node ? n + 1 : n + per_node; };
   for (int n = 1; n <= limit; n = next(n)) {
@@ -103,7 +103,7 @@ class Placer {
   std::vector<bool> has_distributed_;
 };
 
-Allocations Place(const std::vector<SimJob*>& active, const std::vector<GoodputPolicy::Curve>& curves,
+Allocations Place(const std::vector<SimJob*>& active, const std::vector<CountChoice>& curves,
                   const std::vector<size_t>& at, const Allocations& previous, const ClusterSpec& cluster) {
   Placer placer(cluster);
   Allocations alloc;
@@ -136,12 +136,11 @@ Allocations Place(const std::vector<SimJob*>& active, const std::vector<GoodputP
 
 }  // namespace
 
-double GoodputPolicy::Weight(const SimJob& job) const {
+double GoodputPolicy::Weight(const SimJob& job, const Curve& curve) const {
   if (o_.remaining_scale_s > 0) {
     // Shortest remaining work first: the epochs left (users declare them) at one GPU's goodput.
-    auto model = job.Model();
     const Application& app = job.app();
-    const double g1 = model ? model->Optimize(1, 1, app.max_batch_size(), app.min_local_bsz(), app.max_local_bsz()).goodput : 0;
+    const double g1 = curve.one_gpu_goodput;
     if (g1 <= 0) return 1.0;
     const double left = app.Progress(app.max_epochs()) - job.progress();
     return 1.0 / (1.0 + left * app.init_batch_size() / g1 / o_.remaining_scale_s);
@@ -153,25 +152,24 @@ double GoodputPolicy::Weight(const SimJob& job) const {
 Allocations GoodputPolicy::Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
                                     const ClusterSpec& cluster) {
   const size_t n = active.size();
-  std::vector<Curve> curves(n);
   std::vector<CountChoice> choices(n);
   for (size_t j = 0; j < n; ++j) {
     const SimJob& job = *active[j];
-    curves[j] = SpeedupCurve(job, cluster);
+    const Curve curve = SpeedupCurve(job, cluster);
     int current = 0;
     if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());
     const double age = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
     const double stay = current > 0 ? age / (age + o_.restart_penalty_s) : 1.0;
-    const double weight = Weight(job);
-    choices[j].counts = curves[j].counts;
-    for (size_t k = 0; k < curves[j].counts.size(); ++k) {
-      const bool change = current > 0 && curves[j].counts[k] != current;
-      choices[j].value.push_back(weight * curves[j].speedup[k] * (change ? stay : 1.0));
+    const double weight = Weight(job, curve);
+    choices[j].counts = curve.counts;
+    for (size_t k = 0; k < curve.counts.size(); ++k) {
+      const bool change = current > 0 && curve.counts[k] != current;
+      choices[j].value.push_back(weight * curve.speedup[k] * (change ? stay : 1.0));
     }
   }
   const int gpus = cluster.nodes * cluster.gpus_per_node;
   const std::vector<size_t> at = o_.exact_search ? ExactCounts(choices, gpus) : GreedyCounts(choices, gpus);
-  return Place(active, curves, at, previous, cluster);
+  return Place(active, choices, at, previous, cluster);
 }
 
 }  // namespace parasol::sched

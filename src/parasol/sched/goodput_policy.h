@@ -44,11 +44,12 @@ class GoodputPolicy : public Policy {
   struct Curve {
     std::vector<int> counts;
     std::vector<double> speedup;
+    double one_gpu_goodput = 0;  // the base of the speedups (0: not measured yet)
   };
   static Curve SpeedupCurve(const SimJob& job, const ClusterSpec& cluster);
 
  private:
-  double Weight(const SimJob& job) const;
+  double Weight(const SimJob& job, const Curve& curve) const;
 
   GoodputPolicyOptions o_;
 };
