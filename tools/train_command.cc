@@ -46,6 +46,8 @@ class TrainCommand : public Command {
     app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this folder");
     app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")->capture_default_str();
     app_->add_option("--resume", o_.resume_dir, "Resume from the checkpoint in this folder");
+    app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
+    app_->add_option("--stop-file", o_.stop_path, "When this file appears: checkpoint the current step and stop");
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->capture_default_str();
   }
 

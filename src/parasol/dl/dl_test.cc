@@ -12,6 +12,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 #include "parasol/dl/checkpoint.h"
+#include "parasol/dl/job_control.h"
 #include "parasol/dl/dataset.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/trainer.h"
@@ -192,6 +193,58 @@ TEST(Training, ResumeEqualsAStraightRun) {
   InProcessWorld world(1);
   auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, other); });
   EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt: a checkpoint of model lenet, not mlp"));
+}
+
+// What `parasol cluster` relies on: a stop file makes every rank checkpoint the step it is on,
+// and the job resumed on another number of ranks (same global batch) trains the model one rank
+// would have trained without the interruption.
+TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
+  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_stop";
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp);
+  const std::string stop = (tmp / "stop").string(), status = (tmp / "status").string();
+  TrainOptions o = Small("mlp", 16, 6);
+  torch::Tensor straight = TrainOn(1, o);
+  TrainOptions part = Small("mlp", 8, 6);
+  part.checkpoint_dir = (tmp / "ckpt").string();
+  part.status_path = status;
+  part.stop_path = stop;
+  std::ofstream(stop) << "";
+  TrainResult r;
+  TrainOn(2, part, &r);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.steps_done, 1);
+  JobStatus s = ReadJobStatus(status);
+  EXPECT_EQ(s.state, "stopped");
+  EXPECT_EQ(s.step, 1);
+  EXPECT_EQ(s.total_steps, 6);
+  EXPECT_EQ(s.ranks, 2);
+  EXPECT_GT(s.step_seconds, 0);
+  std::filesystem::remove(stop);
+  TrainOptions rest = Small("mlp", 4, 6);
+  rest.resume_dir = rest.checkpoint_dir = part.checkpoint_dir;
+  rest.status_path = status;
+  rest.stop_path = stop;
+  torch::Tensor resumed = TrainOn(4, rest, &r);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.first_step, 1);
+  EXPECT_EQ(r.steps_done, 6);
+  s = ReadJobStatus(status);
+  EXPECT_EQ(s.state, "done");
+  EXPECT_EQ(s.step, 6);
+  EXPECT_EQ(s.ranks, 4);
+  EXPECT_EQ(s.batch_per_rank, 4);
+  EXPECT_LT(MaxDiff(resumed, straight), 1e-5);
+  // A damaged status file is refused naming the line.
+  std::ofstream(status) << "step 3\nranks two\n";
+  EXPECT_THAT([&] { ReadJobStatus(status); },
+              ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("status:2: 'two' is not a number")));
+  // Stopping needs somewhere to put the checkpoint.
+  TrainOptions no_dir = Small("mlp", 8, 6);
+  no_dir.stop_path = stop;
+  InProcessWorld world(1);
+  auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, no_dir); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("--stop-file needs --checkpoint DIR"));
 }
 
 TEST(Faults, DeadPeerEndsEveryRankWithAnError) {

@@ -13,6 +13,7 @@
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
 #include "parasol/dl/checkpoint.h"
+#include "parasol/dl/job_control.h"
 #include "parasol/dl/models.h"
 
 namespace parasol::dl {
@@ -101,6 +102,7 @@ void ValidateOptions(const TrainOptions& o) {
   if (o.optimizer.lr <= 0) throw InvalidArgumentError("--lr must be positive");
   if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
   if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
+  if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
 }
 
 void DrawProgress(std::ostream& log, int64_t step, int64_t total, const StepRecord& r) {
@@ -202,11 +204,15 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
                                                                                "exposed_comm_fraction"});
   }
   model->train();
+  JobControl control(ctx, o.status_path, o.stop_path, total, o.batch);
   double train_seconds = 0;
+  r.steps_done = r.first_step;
   for (int64_t step = r.first_step; step < total; ++step) {
     StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, o.batch, step);
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
+    r.steps_done = step + 1;
+    control.Record(step + 1, rec.seconds, rec.exposed_comm_fraction * rec.seconds);
     if (csv) {
       csv->Row({std::to_string(step), fmt::format("{:.6f}", rec.seconds), fmt::format("{:.1f}", rec.samples_per_sec),
                 fmt::format("{:.6f}", rec.loss), fmt::format("{:.4f}", rec.exposed_comm_fraction)});
@@ -227,8 +233,15 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     }
     const bool checkpoint_now = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
     if (!o.checkpoint_dir.empty() && (checkpoint_now || step + 1 == total)) Checkpoint(ctx, sync, *model, o, step + 1);
+    if (step + 1 < total && control.StopRequested()) {
+      if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, step + 1);
+      r.stopped = true;
+      if (log) *log << fmt::format("{}stopped at step {} of {} (checkpoint written)\n", o.progress_bar ? "\n" : "", step + 1, total);
+      break;
+    }
   }
   sync.Flush();
+  control.Finish(r.steps_done, r.stopped);
   if (log && o.progress_bar && !o.evaluate) *log << "\n";
   if (csv) csv->Commit();
   r.sync = sync.stats();

@@ -31,6 +31,11 @@ struct TrainOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0; // steps; 0: only at the end (when checkpoint_dir is set)
   std::string resume_dir;
+  // A cluster scheduler's handles (see job_control.h): a status file rank 0 keeps current, and a
+  // file whose appearance makes every rank checkpoint the current step and return (REQUIRES
+  // checkpoint_dir).
+  std::string status_path;
+  std::string stop_path;
   std::ostream* log = nullptr;  // rank 0's progress and summaries
   bool progress_bar = false;    // redraw one line per step on log (a terminal)
 };
@@ -52,6 +57,8 @@ struct TrainResult {
   double median_samples_per_sec = 0;
   double exposed_comm_fraction = 0;    // over the run: waiting / training time
   int64_t first_step = 0;              // > 0 when resumed
+  int64_t steps_done = 0;              // global batches done at return (resumed ones included)
+  bool stopped = false;                // returned early at the stop file's request
   SyncStats sync;
   std::vector<LayerChoice> choices;
   torch::Tensor parameters;            // flat, after training

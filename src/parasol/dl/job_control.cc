@@ -1,0 +1,102 @@
+#include "parasol/dl/job_control.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/error.h"
+#include "parasol/core/stats.h"
+
+namespace parasol::dl {
+namespace {
+
+constexpr size_t kWarmupSteps = 2;
+constexpr size_t kWindowSteps = 50;
+constexpr double kWriteEverySeconds = 0.25;
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Median of the last kWindowSteps entries after the warm-up (of all of them when that is all).
+double RecentMedian(const std::vector<double>& v) {
+  size_t begin = v.size() > kWarmupSteps ? kWarmupSteps : 0;
+  if (v.size() > begin + kWindowSteps) begin = v.size() - kWindowSteps;
+  return Median(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin), v.end()));
+}
+
+}  // namespace
+
+JobStatus ReadJobStatus(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot read the job status", path));
+  JobStatus s;
+  std::map<std::string, std::string> seen;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::istringstream fields(line);
+    std::string key, value, extra;
+    if (!(fields >> key >> value) || (fields >> extra)) throw ParseError(path, n, "expected 'key value'");
+    try {
+      if (key == "step") s.step = std::stoll(value);
+      else if (key == "total_steps") s.total_steps = std::stoll(value);
+      else if (key == "ranks") s.ranks = std::stoi(value);
+      else if (key == "batch_per_rank") s.batch_per_rank = std::stoll(value);
+      else if (key == "step_seconds") s.step_seconds = std::stod(value);
+      else if (key == "sync_seconds") s.sync_seconds = std::stod(value);
+      else if (key == "state") s.state = value;
+      else throw ParseError(path, n, fmt::format("unknown key '{}'", key));
+    } catch (const std::logic_error&) {
+      throw ParseError(path, n, fmt::format("'{}' is not a number", value));
+    }
+    seen[key] = value;
+  }
+  for (const char* key : {"step", "total_steps", "ranks", "state"}) {
+    if (!seen.contains(key)) throw ParseError(path, 0, fmt::format("no '{}' line", key));
+  }
+  return s;
+}
+
+JobControl::JobControl(comm::Context& ctx, std::string status_path, std::string stop_path, int64_t total_steps,
+                       int64_t batch_per_rank)
+    : ctx_(ctx),
+      status_path_(std::move(status_path)),
+      stop_path_(std::move(stop_path)),
+      total_steps_(total_steps),
+      batch_per_rank_(batch_per_rank) {}
+
+void JobControl::Record(int64_t steps_done, double seconds, double sync_seconds) {
+  if (status_path_.empty() || ctx_.rank() != 0) return;
+  seconds_.push_back(seconds);
+  sync_seconds_.push_back(sync_seconds);
+  if (SteadySeconds() - last_write_ >= kWriteEverySeconds) Write(steps_done, "running");
+}
+
+bool JobControl::StopRequested() {
+  if (stop_path_.empty()) return false;
+  int32_t stop = ctx_.rank() == 0 && std::filesystem::exists(stop_path_) ? 1 : 0;
+  if (ctx_.size() > 1) collective::Broadcast(ctx_, &stop, 1, DType::kInt32);
+  return stop != 0;
+}
+
+void JobControl::Finish(int64_t steps_done, bool stopped) {
+  if (!status_path_.empty() && ctx_.rank() == 0) Write(steps_done, stopped ? "stopped" : "done");
+}
+
+void JobControl::Write(int64_t steps_done, const std::string& state) {
+  const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
+  WriteFileAtomically(status_path_, [&](std::ostream& out) {
+    out << fmt::format("step {}\ntotal_steps {}\nranks {}\nbatch_per_rank {}\nstep_seconds {:.6f}\nsync_seconds {:.6f}\n"
+                       "state {}\n",
+                       steps_done, total_steps_, ctx_.size(), batch_per_rank_, step, sync, state);
+  });
+  last_write_ = SteadySeconds();
+}
+
+}  // namespace parasol::dl

@@ -1,0 +1,59 @@
+// How a cluster scheduler watches and stops a training run (`parasol cluster` drives `parasol
+// train` this way): rank 0 keeps a small status file current, and a stop file asks every rank to
+// checkpoint the step it is on and return, so the scheduler can restart the job on another
+// number of ranks from exactly that step.
+//
+// Status file (rewritten atomically, at most every 250 ms and at the end), "key value" lines:
+//   step N             global batches done (the next run resumes here)
+//   total_steps N
+//   ranks N
+//   batch_per_rank N
+//   step_seconds S     median of this run's recent steps (the first two, warm-up, left out)
+//   sync_seconds S     median exposed synchronisation of the same steps
+//   state running|stopped|done
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parasol/comm/context.h"
+
+namespace parasol::dl {
+
+struct JobStatus {
+  int64_t step = 0, total_steps = 0;
+  int ranks = 0;
+  int64_t batch_per_rank = 0;
+  double step_seconds = 0, sync_seconds = 0;  // 0: no step measured yet
+  std::string state;
+};
+
+// Throws ParseError "file:line: ..." on a malformed file, IoError when it cannot be read.
+JobStatus ReadJobStatus(const std::string& path);
+
+// Threading: the training thread of each rank. Inactive (no file touched, no collective) when
+// both paths are empty.
+class JobControl {
+ public:
+  JobControl(comm::Context& ctx, std::string status_path, std::string stop_path, int64_t total_steps,
+             int64_t batch_per_rank);
+
+  // After a step: `seconds` it took, of which `sync_seconds` exposed synchronisation.
+  void Record(int64_t steps_done, double seconds, double sync_seconds);
+  // Collective when a stop file is set (rank 0 looks, everyone learns): true when it exists.
+  bool StopRequested();
+  // The final status: "stopped" or "done".
+  void Finish(int64_t steps_done, bool stopped);
+
+ private:
+  void Write(int64_t steps_done, const std::string& state);
+
+  comm::Context& ctx_;
+  std::string status_path_, stop_path_;
+  int64_t total_steps_, batch_per_rank_;
+  std::vector<double> seconds_, sync_seconds_;  // this run's steps
+  double last_write_ = -1;                       // steady seconds
+};
+
+}  // namespace parasol::dl
