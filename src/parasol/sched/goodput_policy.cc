@@ -8,20 +8,21 @@
 
 namespace parasol::sched {
 
-GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const SimJob& job, const ClusterSpec& cluster) {
+GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const Job& job, const ClusterSpec& cluster) {
   Curve c{{0}, {0.0}};
   const int per_node = cluster.gpus_per_node;
   const int limit = std::min(job.adaptive() ? job.MaxUsefulReplicas() : 1, cluster.nodes * per_node);
   auto model = job.Model();
-  const Application& app = job.app();
+  const BatchLimits b = job.batch_limits();
   double& base = c.one_gpu_goodput;
   // 1 .. one node, then whole nodes.
   auto next = [&](int n) { return n < per_node ? n + 1 : n + per_node; };
   for (int n = 1; n <= limit; n = next(n)) {
+    if (!job.AllowsReplicas(n)) continue;
     double s = n;  // unmeasured: linear (only n = 1 is allowed then)
     if (model) {
       const int nodes = (n + per_node - 1) / per_node;
-      const double g = model->Optimize(nodes, n, app.max_batch_size(), app.min_local_bsz(), app.max_local_bsz()).goodput;
+      const double g = model->Optimize(nodes, n, b.max_batch, b.min_local, b.max_local).goodput;
       if (n == 1) base = g;
       if (g <= 0 || base <= 0) break;
       s = g / base;
@@ -103,7 +104,7 @@ class Placer {
   std::vector<bool> has_distributed_;
 };
 
-Allocations Place(const std::vector<SimJob*>& active, const std::vector<CountChoice>& curves,
+Allocations Place(const std::vector<const Job*>& active, const std::vector<CountChoice>& curves,
                   const std::vector<size_t>& at, const Allocations& previous, const ClusterSpec& cluster) {
   Placer placer(cluster);
   Allocations alloc;
@@ -136,25 +137,24 @@ Allocations Place(const std::vector<SimJob*>& active, const std::vector<CountCho
 
 }  // namespace
 
-double GoodputPolicy::Weight(const SimJob& job, const Curve& curve) const {
+double GoodputPolicy::Weight(const Job& job, const Curve& curve) const {
   if (o_.remaining_scale_s > 0) {
     // Shortest remaining work first: the epochs left (users declare them) at one GPU's goodput.
-    const Application& app = job.app();
     const double g1 = curve.one_gpu_goodput;
     if (g1 <= 0) return 1.0;
-    const double left = app.Progress(app.max_epochs()) - job.progress();
-    return 1.0 / (1.0 + left * app.init_batch_size() / g1 / o_.remaining_scale_s);
+    const double left = job.remaining_iterations() * job.batch_limits().init_batch / g1;
+    return 1.0 / (1.0 + left / o_.remaining_scale_s);
   }
   if (o_.service_scale_gpu_s > 0) return 1.0 / (1.0 + job.attained_service() / o_.service_scale_gpu_s);
   return 1.0;
 }
 
-Allocations GoodputPolicy::Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                                     const ClusterSpec& cluster) {
   const size_t n = active.size();
   std::vector<CountChoice> choices(n);
   for (size_t j = 0; j < n; ++j) {
-    const SimJob& job = *active[j];
+    const Job& job = *active[j];
     const Curve curve = SpeedupCurve(job, cluster);
     int current = 0;
     if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());

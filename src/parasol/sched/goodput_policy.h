@@ -37,7 +37,7 @@ class GoodputPolicy : public Policy {
  public:
   explicit GoodputPolicy(GoodputPolicyOptions o = {}) : o_(o) {}
   std::string name() const override { return "goodput"; }
-  Allocations Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+  Allocations Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                        const ClusterSpec& cluster) override;
 
   // The counts a job may get (0, 1..per node, then whole nodes) and its speedup at each.
@@ -46,10 +46,10 @@ class GoodputPolicy : public Policy {
     std::vector<double> speedup;
     double one_gpu_goodput = 0;  // the base of the speedups (0: not measured yet)
   };
-  static Curve SpeedupCurve(const SimJob& job, const ClusterSpec& cluster);
+  static Curve SpeedupCurve(const Job& job, const ClusterSpec& cluster);
 
  private:
-  double Weight(const SimJob& job, const Curve& curve) const;
+  double Weight(const Job& job, const Curve& curve) const;
 
   GoodputPolicyOptions o_;
 };

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
 namespace parasol::sched {
 
 int OptimusPolicy::MaxReplicas(const SimJob& job) {
@@ -22,11 +26,17 @@ double OptimusPolicy::PredictStepTime(const SimJob& job, int replicas, int gpus_
   return t.step + (t.step - t.sync) * accum;
 }
 
-Allocations OptimusPolicy::Optimize(double, const std::vector<SimJob*>& active, const Allocations& previous,
+Allocations OptimusPolicy::Optimize(double, const std::vector<const Job*>& active, const Allocations& previous,
                                     const ClusterSpec& cluster) {
-  // Oracle: iterations left to the last epoch at the job's batch.
+  // Oracle: iterations left to the last epoch at the job's batch, from the simulator's profiles.
+  std::vector<const SimJob*> jobs;
+  for (const Job* j : active) {
+    const auto* s = dynamic_cast<const SimJob*>(j);
+    if (!s) throw InvalidArgumentError(fmt::format("optimus: job {} has no profile (its oracle needs one)", j->name()));
+    jobs.push_back(s);
+  }
   std::map<std::string, double> remaining;
-  for (const SimJob* j : active) {
+  for (const SimJob* j : jobs) {
     const int last = j->app().max_epochs() - 1;
     remaining[j->name()] = last <= j->epoch() ? 1.0
                                               : j->app().Iterations(j->requested_batch(), last) -
@@ -36,7 +46,7 @@ Allocations OptimusPolicy::Optimize(double, const std::vector<SimJob*>& active, 
   std::map<std::string, int> replicas;
   std::vector<double> gain(active.size(), 0.0);
   auto marginal = [&](size_t i) {
-    const SimJob& j = *active[i];
+    const SimJob& j = *jobs[i];
     const int r = replicas[j.name()];
     if (r + 1 > MaxReplicas(j) || gpus < 1) return 0.0;
     return (PredictStepTime(j, r, cluster.gpus_per_node) - PredictStepTime(j, r + 1, cluster.gpus_per_node)) *
@@ -65,7 +75,7 @@ Allocations OptimusPolicy::Optimize(double, const std::vector<SimJob*>& active, 
     if (it != replicas.end() && static_cast<int>(a.size()) == it->second) alloc[n] = a;
   }
   std::vector<std::pair<std::string, int>> order;
-  for (const SimJob* j : active) order.emplace_back(j->name(), replicas[j->name()]);
+  for (const SimJob* j : jobs) order.emplace_back(j->name(), replicas[j->name()]);
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   PackMostFree(order, alloc, cluster);
   std::erase_if(alloc, [](const auto& kv) { return kv.second.empty(); });

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "parasol/sched/sim_job.h"
+#include "parasol/sched/job.h"
 
 namespace parasol::sched {
 
@@ -30,10 +30,10 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
-  // `active`: submitted, unfinished jobs in submission order. Returns every active job's
+  // `active`: submitted, unfinished jobs in submission order (simulated or live). Returns every active job's
   // allocation (absent or empty: no GPUs). Adaptive policies may also set batch sizes through
   // `SetBatch` after the simulator reallocates (see Simulate).
-  virtual Allocations Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+  virtual Allocations Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                                const ClusterSpec& cluster) = 0;
 };
 

@@ -99,7 +99,7 @@ TEST_F(SchedTest, AJobAloneFinishesWhenItsProfileSays) {
 // B and C run, and A (needing 4) waits behind them.
 TEST_F(SchedTest, TiresiasServesTheFirstQueueFirstAndDemotes) {
   SimJob a("A", nullptr, 0, 4, 32), b("B", nullptr, 0, 2, 32), c("C", nullptr, 0, 1, 32);
-  std::vector<SimJob*> active{&a, &b, &c};
+  std::vector<const Job*> active{&a, &b, &c};
   TiresiasPolicy t(600);
   ClusterSpec one{1, 4};
   Allocations alloc = t.Optimize(60, active, {}, one);

@@ -42,6 +42,12 @@ std::optional<GoodputModel> SimJob::Model() const {
   return model;
 }
 
+BatchLimits SimJob::batch_limits() const {
+  return {app_->init_batch_size(), app_->max_batch_size(), app_->min_local_bsz(), app_->max_local_bsz()};
+}
+
+double SimJob::remaining_iterations() const { return app_->Progress(app_->max_epochs()) - progress_; }
+
 int SimJob::MaxUsefulReplicas() const {
   const int by_batch = std::max(1, app_->max_batch_size() / app_->min_local_bsz());
   return std::min(std::max(1, 2 * max_replicas_run_), by_batch);

@@ -12,24 +12,25 @@
 
 #include "parasol/sched/application.h"
 #include "parasol/sched/goodput.h"
+#include "parasol/sched/job.h"
 
 namespace parasol::sched {
 
-class SimJob {
+class SimJob : public Job {
  public:
   // `batch_size` 0: the scheduler chooses it (adaptive); else fixed as the user asked.
   SimJob(std::string name, const Application* app, double submit_time, int replicas, int batch_size);
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
   const Application& app() const { return *app_; }
-  double submit_time() const { return submit_; }
-  int requested_replicas() const { return requested_replicas_; }
+  double submit_time() const override { return submit_; }
+  int requested_replicas() const override { return requested_replicas_; }
   int requested_batch() const { return requested_batch_; }
   const std::vector<int>& placement() const { return placement_; }  // GPUs per node used
   int gpus() const;
   int epoch() const { return epoch_; }
   double progress() const { return progress_; }
-  double attained_service() const { return attained_service_; }  // GPU-seconds
+  double attained_service() const override { return attained_service_; }
   int restarts() const { return restarts_; }
   std::optional<double> completion_time() const { return completion_; }
   int atomic_bsz() const { return atomic_bsz_; }
@@ -47,11 +48,13 @@ class SimJob {
   // Adaptive jobs: what the job has measured of itself (iteration times of the configurations it
   // ran, gradient statistics of its current epoch) as a goodput model; nullopt before the first
   // measurement.
-  std::optional<GoodputModel> Model() const;
+  std::optional<GoodputModel> Model() const override;
   // Most GPUs worth considering: twice the most it has run on (its model is not trusted further),
   // at least 1, and no more than its largest batch over the smallest per-GPU batch.
-  int MaxUsefulReplicas() const;
-  bool adaptive() const { return requested_batch_ == 0; }
+  int MaxUsefulReplicas() const override;
+  bool adaptive() const override { return requested_batch_ == 0; }
+  BatchLimits batch_limits() const override;
+  double remaining_iterations() const override;
 
  private:
   // Batch for the current placement: the user's (fixed), or the model's best (adaptive).

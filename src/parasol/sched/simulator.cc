@@ -119,7 +119,7 @@ SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& app
       return std::none_of(active.begin(), active.end(), [&](const SimJob* j) { return j->name() == kv.first; });
     });
     const auto t0 = std::chrono::steady_clock::now();
-    Allocations next = policy.Optimize(now, active, current, o.cluster);
+    Allocations next = policy.Optimize(now, std::vector<const Job*>(active.begin(), active.end()), current, o.cluster);
     result.scheduling_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CheckAllocations(next, o.cluster, policy.name(), now, result.distributed_rule_broken);
     for (SimJob* j : active) {

@@ -4,10 +4,10 @@
 
 namespace parasol::sched {
 
-Allocations TiresiasPolicy::Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+Allocations TiresiasPolicy::Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                                      const ClusterSpec& cluster) {
-  std::map<std::string, const SimJob*> jobs;
-  for (const SimJob* j : active) jobs[j->name()] = j;
+  std::map<std::string, const Job*> jobs;
+  for (const Job* j : active) jobs[j->name()] = j;
   auto gone = [&](const std::string& n) { return !jobs.contains(n); };
   std::erase_if(queue0_, gone);
   std::erase_if(queue1_, gone);
@@ -16,11 +16,11 @@ Allocations TiresiasPolicy::Optimize(double now, const std::vector<SimJob*>& act
   for (const auto& [n, a] : previous) {
     if (!gone(n)) alloc[n] = a;
   }
-  for (const SimJob* j : active) {
+  for (const Job* j : active) {
     if (!state_.contains(j->name())) state_[j->name()], queue0_.push_back(j->name());
   }
   // Attained service; demotion to the second queue.
-  for (const SimJob* j : active) {
+  for (const Job* j : active) {
     State& s = state_[j->name()];
     const double elapsed = static_cast<double>(static_cast<long>(now) - static_cast<long>(s.last_check));
     s.last_check = now;

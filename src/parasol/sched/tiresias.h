@@ -17,7 +17,7 @@ class TiresiasPolicy : public Policy {
  public:
   explicit TiresiasPolicy(double queue_threshold_gpu_s = 16 * 3600.0) : threshold_(queue_threshold_gpu_s) {}
   std::string name() const override { return "tiresias"; }
-  Allocations Optimize(double now, const std::vector<SimJob*>& active, const Allocations& previous,
+  Allocations Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                        const ClusterSpec& cluster) override;
 
  private:
