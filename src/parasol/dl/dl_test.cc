@@ -12,7 +12,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 #include "parasol/dl/checkpoint.h"
-#include "parasol/dl/job_control.h"
+#include "parasol/core/job_status.h"
 #include "parasol/dl/dataset.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/trainer.h"

@@ -2,15 +2,9 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
-
-#include <fmt/format.h>
 
 #include "parasol/collective/collectives.h"
-#include "parasol/core/atomic_file.h"
-#include "parasol/core/error.h"
+#include "parasol/core/job_status.h"
 #include "parasol/core/stats.h"
 
 namespace parasol::dl {
@@ -32,36 +26,6 @@ double RecentMedian(const std::vector<double>& v) {
 }
 
 }  // namespace
-
-JobStatus ReadJobStatus(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot read the job status", path));
-  JobStatus s;
-  std::map<std::string, std::string> seen;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    std::istringstream fields(line);
-    std::string key, value, extra;
-    if (!(fields >> key >> value) || (fields >> extra)) throw ParseError(path, n, "expected 'key value'");
-    try {
-      if (key == "step") s.step = std::stoll(value);
-      else if (key == "total_steps") s.total_steps = std::stoll(value);
-      else if (key == "ranks") s.ranks = std::stoi(value);
-      else if (key == "batch_per_rank") s.batch_per_rank = std::stoll(value);
-      else if (key == "step_seconds") s.step_seconds = std::stod(value);
-      else if (key == "sync_seconds") s.sync_seconds = std::stod(value);
-      else if (key == "state") s.state = value;
-      else throw ParseError(path, n, fmt::format("unknown key '{}'", key));
-    } catch (const std::logic_error&) {
-      throw ParseError(path, n, fmt::format("'{}' is not a number", value));
-    }
-    seen[key] = value;
-  }
-  for (const char* key : {"step", "total_steps", "ranks", "state"}) {
-    if (!seen.contains(key)) throw ParseError(path, 0, fmt::format("no '{}' line", key));
-  }
-  return s;
-}
 
 JobControl::JobControl(comm::Context& ctx, std::string status_path, std::string stop_path, int64_t total_steps,
                        int64_t batch_per_rank)
@@ -91,11 +55,9 @@ void JobControl::Finish(int64_t steps_done, bool stopped) {
 
 void JobControl::Write(int64_t steps_done, const std::string& state) {
   const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
-  WriteFileAtomically(status_path_, [&](std::ostream& out) {
-    out << fmt::format("step {}\ntotal_steps {}\nranks {}\nbatch_per_rank {}\nstep_seconds {:.6f}\nsync_seconds {:.6f}\n"
-                       "state {}\n",
-                       steps_done, total_steps_, ctx_.size(), batch_per_rank_, step, sync, state);
-  });
+  WriteJobStatus(status_path_, {.step = steps_done, .total_steps = total_steps_, .ranks = ctx_.size(),
+                                 .batch_per_rank = batch_per_rank_, .step_seconds = step, .sync_seconds = sync,
+                                 .state = state});
   last_write_ = SteadySeconds();
 }
 

@@ -2,15 +2,7 @@
 // train` this way): rank 0 keeps a small status file current, and a stop file asks every rank to
 // checkpoint the step it is on and return, so the scheduler can restart the job on another
 // number of ranks from exactly that step.
-//
-// Status file (rewritten atomically, at most every 250 ms and at the end), "key value" lines:
-//   step N             global batches done (the next run resumes here)
-//   total_steps N
-//   ranks N
-//   batch_per_rank N
-//   step_seconds S     median of this run's recent steps (the first two, warm-up, left out)
-//   sync_seconds S     median exposed synchronisation of the same steps
-//   state running|stopped|done
+// The status file's format is in core/job_status.h.
 #pragma once
 
 #include <cstdint>
@@ -20,17 +12,6 @@
 #include "parasol/comm/context.h"
 
 namespace parasol::dl {
-
-struct JobStatus {
-  int64_t step = 0, total_steps = 0;
-  int ranks = 0;
-  int64_t batch_per_rank = 0;
-  double step_seconds = 0, sync_seconds = 0;  // 0: no step measured yet
-  std::string state;
-};
-
-// Throws ParseError "file:line: ..." on a malformed file, IoError when it cannot be read.
-JobStatus ReadJobStatus(const std::string& path);
 
 // Threading: the training thread of each rank. Inactive (no file touched, no collective) when
 // both paths are empty.

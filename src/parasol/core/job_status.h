@@ -1,0 +1,30 @@
+// The status file a training job keeps for a cluster scheduler (`parasol train --status FILE`,
+// read by `parasol cluster`): "key value" lines, rewritten atomically.
+//   step N             global batches done (a restart resumes here)
+//   total_steps N
+//   ranks N
+//   batch_per_rank N
+//   step_seconds S     median of the run's recent steps (warm-up left out; 0: none yet)
+//   sync_seconds S     median exposed synchronisation of the same steps
+//   state running|stopped|done
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace parasol {
+
+struct JobStatus {
+  int64_t step = 0, total_steps = 0;
+  int ranks = 0;
+  int64_t batch_per_rank = 0;
+  double step_seconds = 0, sync_seconds = 0;
+  std::string state;
+};
+
+// Throws ParseError "file:line: ..." on a malformed file, IoError when it cannot be read.
+JobStatus ReadJobStatus(const std::string& path);
+// Writes `status` to `path` through a temporary file and a rename (readers never see half).
+void WriteJobStatus(const std::string& path, const JobStatus& status);
+
+}  // namespace parasol

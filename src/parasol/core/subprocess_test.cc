@@ -1,0 +1,66 @@
+#include "parasol/core/subprocess.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string LogPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("parasol_subprocess_" + name + ".log")).string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Subprocess, ReportsTheExitStatusAndAppendsOutputToTheLog) {
+  const std::string log = LogPath("exit");
+  std::filesystem::remove(log);
+  {
+    Subprocess p({"sh", "-c", "echo out; echo err >&2; echo $PARASOL_SUBPROCESS_TEST; exit 3"}, log,
+                 {"PARASOL_SUBPROCESS_TEST=added"});
+    EXPECT_EQ(p.Wait(Deadline::After(10s)), 3);
+    EXPECT_EQ(p.Poll(), 3);  // stays reaped
+  }
+  Subprocess again({"sh", "-c", "echo second"}, log);
+  EXPECT_EQ(again.Wait(Deadline::After(10s)), 0);
+  EXPECT_EQ(Slurp(log), "out\nerr\nadded\nsecond\n");
+}
+
+// A launcher's children are signalled with it: `sh` here stands for mpirun, `sleep` for a rank.
+TEST(Subprocess, SignalReachesTheWholeGroupAndWaitHonoursItsDeadline) {
+  const std::string marker = LogPath("marker");
+  std::filesystem::remove(marker);
+  Subprocess p({"sh", "-c", "sleep 30 & echo started > " + marker + "; wait"}, LogPath("group"));
+  EXPECT_FALSE(p.Wait(Deadline::After(300ms)).has_value());
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  p.Signal(SIGTERM);
+  EXPECT_EQ(p.Wait(Deadline::After(10s)), 128 + SIGTERM);
+}
+
+TEST(Subprocess, AProgramThatCannotStartIsAnError) {
+  try {
+    Subprocess p({"/nonexistent/parasol-no-such-program"}, LogPath("missing"));
+    // posix_spawnp may report exec failure as exit status 127 of the child instead.
+    EXPECT_EQ(p.Wait(Deadline::After(10s)), 127);
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot start /nonexistent/parasol-no-such-program"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace parasol
