@@ -25,6 +25,7 @@ class Command {
 };
 
 std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent);
+std::unique_ptr<Command> MakeCluster(CLI::App& parent);
 std::unique_ptr<Command> MakeClusterSim(CLI::App& parent);
 std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);

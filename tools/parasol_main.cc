@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
   commands.push_back(parasol::tools::MakeAllreduceBench(app));
+  commands.push_back(parasol::tools::MakeCluster(app));
   commands.push_back(parasol::tools::MakeClusterSim(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));

@@ -31,6 +31,15 @@ expect 2 "--search 'dp': greedy or exact" -- "$parasol" cluster-sim --workload "
 printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
 expect 2 "no profile for application 'nosuchapp'" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp"
 
+header='name,time,num_replicas,batch_size,steps,train_args'
+printf '%s\na,0,1,64,10,--model mlp --batch 8\n' "$header" > "$tmp/bad_jobs.csv"
+expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch is set by the cluster, not the job" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
+printf '%s\na,0,1,64,10,--model mlp\na,1,3,64,10,--model mlp\n' "$header" > "$tmp/bad_jobs.csv"
+expect 2 "$tmp/bad_jobs.csv:3: batch_size 64 does not split over 3 replicas" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
+printf '%s\na,0,4,64,10,--model mlp\n' "$header" > "$tmp/jobs4.csv"
+expect 2 "job a asks for 4 GPUs; the cluster has 2" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --gpus 2 --policy tiresias
+expect 2 "--policy 'fifo': goodput or tiresias" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --policy fifo
+
 expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
@@ -91,6 +100,27 @@ if [ "$(head -1 "$tmp/ps.csv" 2>/dev/null)" = "model,consistency,staleness,clock
   echo "ok: ps-bench table and --csv"
 else
   echo "FAIL: ps-bench --csv"; cat "$tmp/ps.txt" "$tmp/ps.csv" 2>/dev/null; failures=$((failures + 1))
+fi
+
+# parasol cluster, live: on 2 cores, job a shares them with b, then (b done) is resized to both
+# by checkpoint and restart and still runs exactly its steps; job c cannot start its model and is
+# reported as failed (exit 1) without stopping the others.
+printf '%s\n%s\n%s\n%s\n' "$header" \
+  'a,0,1,256,300,--model mlp --dataset synthetic --samples 4096 --no-eval' \
+  'b,0,1,256,40,--model mlp --dataset synthetic --samples 4096 --no-eval --seed 2' \
+  'c,0,1,64,10,--model nosuch' > "$tmp/jobs.csv"
+"$parasol" cluster --jobs "$tmp/jobs.csv" --gpus 2 --interval 1 --restart-penalty 0 --mpirun "$mpirun" \
+  --work-dir "$tmp/cluster" --timeout 120 --csv "$tmp/cluster.csv" > "$tmp/cluster.out" 2>"$tmp/err"
+code=$?
+if [ "$code" -eq 1 ] && grep -q 'FAILED: job c: train exited with status 2 at step 0 of 10' "$tmp/err" &&
+   grep -q '^ranks 2$' "$tmp/cluster/a/status" && grep -q '^step 300$' "$tmp/cluster/a/status" &&
+   grep -q '^state done$' "$tmp/cluster/a/status" && grep -Eq 'a: (1 -> 2|resumes on 2) GPUs' "$tmp/cluster.out" &&
+   grep -q 'b: done after 40 steps' "$tmp/cluster.out" && grep -q "model 'nosuch'" "$tmp/cluster/c/train.log" &&
+   [ "$(cut -d, -f1 "$tmp/cluster.csv" | tr '\n' ' ')" = "name a b c " ]; then
+  echo "ok: cluster (live resize, failed job reported)"
+else
+  echo "FAIL: cluster (exit $code)"; cat "$tmp/cluster.out" "$tmp/err" "$tmp/cluster.csv" "$tmp/cluster/a/status" 2>/dev/null
+  failures=$((failures + 1))
 fi
 
 echo "$failures failure(s)"

@@ -1,0 +1,208 @@
+#include "parasol/sched/live_job.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
+
+namespace parasol::sched {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Flags the runner sets itself on every run.
+const std::set<std::string>& RunnerFlags() {
+  static const std::set<std::string> flags{"--batch", "--steps",  "--epochs", "--threads",
+                                           "--checkpoint", "--resume", "--status", "--stop-file"};
+  return flags;
+}
+
+int PositiveInt(const std::string& path, long line, const std::string& what, const std::string& cell) {
+  char* end = nullptr;
+  const long v = std::strtol(cell.c_str(), &end, 10);
+  if (cell.empty() || *end || v <= 0 || v > 1'000'000'000) {
+    throw ParseError(path, line, fmt::format("{} '{}' is not a positive integer", what, cell));
+  }
+  return static_cast<int>(v);
+}
+
+LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<std::string>& cells) {
+  LiveJobSpec j;
+  j.name = cells[0];
+  if (j.name.empty() || j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                            std::string::npos) {
+    throw ParseError(path, line, fmt::format("name '{}': use letters, digits, '_', '.' and '-' (it names a folder)", j.name));
+  }
+  char* end = nullptr;
+  j.submit_time = std::strtod(cells[1].c_str(), &end);
+  if (cells[1].empty() || *end || !(j.submit_time >= 0)) throw ParseError(path, line, fmt::format("time '{}' is not a time", cells[1]));
+  j.replicas = PositiveInt(path, line, "num_replicas", cells[2]);
+  j.batch = PositiveInt(path, line, "batch_size", cells[3]);
+  j.steps = PositiveInt(path, line, "steps", cells[4]);
+  std::istringstream args(cells[5]);
+  for (std::string a; args >> a;) {
+    if (RunnerFlags().contains(a.substr(0, a.find('=')))) {
+      throw ParseError(path, line, fmt::format("train_args: {} is set by the cluster, not the job", a));
+    }
+    j.train_args.push_back(a);
+  }
+  if (j.batch % j.replicas != 0) {
+    throw ParseError(path, line, fmt::format("batch_size {} does not split over {} replicas", j.batch, j.replicas));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  const std::string header = "name,time,num_replicas,batch_size,steps,train_args";
+  std::string line;
+  if (!std::getline(in, line) || line.substr(0, header.size()) != header) {
+    throw ParseError(path, 1, fmt::format("expected the header '{}'", header));
+  }
+  std::vector<LiveJobSpec> jobs;
+  std::set<std::string> names;
+  long lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    for (std::string_view f : SplitFields(line, ',')) cells.emplace_back(f);
+    if (cells.size() != 6) throw ParseError(path, lineno, fmt::format("{} fields, expected 6", cells.size()));
+    jobs.push_back(ParseLiveJob(path, lineno, cells));
+    if (!names.insert(jobs.back().name).second) throw ParseError(path, lineno, fmt::format("job '{}' twice", jobs.back().name));
+  }
+  if (jobs.empty()) throw ParseError(path, lineno, "no jobs");
+  return jobs;
+}
+
+LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Deadline::Clock::time_point origin)
+    : spec_(std::move(spec)), launch_(launch), adaptive_(adaptive), origin_(origin) {
+  fs::create_directories(Path(""));
+  fs::remove_all(Path("ckpt"));  // a job of the same name from an earlier run must not be resumed
+  fs::remove(Path("status"));
+  fs::remove(Path("train.log"));
+}
+
+std::string LiveJob::Path(const std::string& file) const {
+  return (fs::path(launch_.work_dir) / spec_.name / file).string();
+}
+
+double LiveJob::Now() const { return std::chrono::duration<double>(Deadline::Clock::now() - origin_).count(); }
+
+std::optional<GoodputModel> LiveJob::Model() const {
+  if (!perf_) return std::nullopt;
+  GoodputModel model(*perf_, 0, 0, spec_.batch);  // the batch is fixed: efficiency 1
+  model.SetCorrections(corrections_);
+  return model;
+}
+
+int LiveJob::MaxUsefulReplicas() const { return std::min(std::max(1, 2 * max_ranks_run_), spec_.batch); }
+
+void LiveJob::Start(int replicas) {
+  std::vector<std::string> argv;
+  if (replicas > 1) {
+    argv = launch_.mpirun;
+    argv.insert(argv.end(), {"-np", std::to_string(replicas)});
+  }
+  argv.insert(argv.end(), {launch_.parasol, "train"});
+  argv.insert(argv.end(), spec_.train_args.begin(), spec_.train_args.end());
+  argv.insert(argv.end(), {"--batch", std::to_string(spec_.batch / replicas), "--steps", std::to_string(spec_.steps),
+                           "--threads", "1", "--checkpoint", Path("ckpt"), "--status", Path("status"), "--stop-file",
+                           Path("stop")});
+  if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
+  fs::remove(Path("stop"));
+  fs::remove(Path("status"));
+  std::ofstream(Path("train.log"), std::ios::app) << fmt::format("# {:.1f} s: {} rank(s)\n", Now(), replicas);
+  process_ = std::make_unique<Subprocess>(argv, Path("train.log"), launch_.env);
+  state_ = State::kRunning;
+  ranks_ = replicas;
+  ++restarts_;
+  run_first_step_ = steps_done_;
+  run_measured_ = false;
+  run_started_ = accounted_until_ = Now();
+}
+
+void LiveJob::Poll() {
+  if (state_ != State::kRunning && state_ != State::kStopping) return;
+  const double now = Now();
+  attained_service_ += (now - accounted_until_) * ranks_;
+  accounted_until_ = now;
+  const std::optional<int> exit_status = process_->Poll();
+  ReadStatus();
+  if (exit_status) Ended(*exit_status);
+}
+
+void LiveJob::ReadStatus() {
+  if (!fs::exists(Path("status"))) return;
+  const JobStatus s = ReadJobStatus(Path("status"));
+  if (s.step > run_first_step_ && !run_measured_) {
+    restart_seconds_ += Now() - run_started_;  // start-up: launch, data, model, first step
+    run_measured_ = true;
+  }
+  steps_done_ = s.step;
+  if (s.step_seconds > 0 && s.ranks == ranks_) Observe(s);
+}
+
+// A new count, or a median that moved more than 3%, refits the throughput model.
+void LiveJob::Observe(const JobStatus& s) {
+  max_ranks_run_ = std::max(max_ranks_run_, ranks_);
+  const PerfObservation seen{1, ranks_, static_cast<double>(spec_.batch / ranks_),
+                             std::max(s.step_seconds - s.sync_seconds, 1e-6), s.step_seconds};
+  auto it = observed_.find(ranks_);
+  if (it != observed_.end() && std::abs(it->second.step_time / seen.step_time - 1) < 0.03) return;
+  observed_[ranks_] = seen;
+  std::vector<PerfObservation> obs;
+  for (const auto& [k, o] : observed_) obs.push_back(o);
+  perf_ = FitPerfParams(obs);
+  corrections_ = GoodputModel::MeasuredCorrections(*perf_, obs);
+}
+
+void LiveJob::Ended(int exit_status) {
+  process_.reset();
+  ranks_ = 0;
+  if (exit_status == 0 && steps_done_ >= spec_.steps) {
+    state_ = State::kDone;
+    completion_ = Now();
+  } else if (exit_status == 0 && state_ == State::kStopping) {
+    state_ = State::kWaiting;
+  } else {
+    state_ = State::kFailed;
+    failure_ = fmt::format("job {}: train exited with status {} at step {} of {} (see {})", spec_.name, exit_status,
+                           steps_done_, spec_.steps, Path("train.log"));
+  }
+}
+
+void LiveJob::Stop(Deadline deadline) {
+  const double asked = Now();
+  state_ = State::kStopping;
+  std::ofstream(Path("stop")) << "";
+  if (process_->Wait(deadline)) {
+    Poll();
+  } else {
+    // Stuck, or still starting up at the deadline: killed, it resumes from its last checkpoint
+    // (the next run's first status corrects the steps done).
+    process_->Signal(SIGKILL);
+    process_->Wait(Deadline::After(std::chrono::seconds(10)));
+    attained_service_ += (Now() - accounted_until_) * ranks_;
+    process_.reset();
+    ranks_ = 0;
+    state_ = State::kWaiting;
+  }
+  restart_seconds_ += Now() - asked;
+}
+
+}  // namespace parasol::sched

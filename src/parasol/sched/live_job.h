@@ -1,0 +1,110 @@
+// A real training job under the live cluster (`parasol cluster`): a `parasol train` process
+// group on as many ranks as it has "GPUs" (cores here), watched through its status file and
+// resized by stop (checkpoint at the current step) and restart from that checkpoint. Its total
+// batch stays what the user asked for, split over the ranks, so every GPU count trains the same
+// model (see dl_test's stop-and-resize test) and progress is counted in steps; the scheduler
+// learns the job's step time at each count it has run and fits the goodput model's throughput
+// form to them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parasol/core/deadline.h"
+#include "parasol/core/job_status.h"
+#include "parasol/core/subprocess.h"
+#include "parasol/sched/job.h"
+
+namespace parasol::sched {
+
+struct LiveJobSpec {
+  std::string name;
+  double submit_time = 0;
+  int replicas = 1;  // the user's GPU count (fixed-count policies run it on this many)
+  int batch = 1;     // total per step, split over the ranks
+  int64_t steps = 1;
+  std::vector<std::string> train_args;  // the rest of the `parasol train` command line
+};
+
+// Reads "name,time,num_replicas,batch_size,steps,train_args" (train_args space-separated; the
+// runner's own flags such as --batch or --checkpoint are refused). Throws ParseError
+// "file:line: ..." and IoError.
+std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path);
+
+struct LaunchOptions {
+  std::string parasol;                // the parasol binary
+  std::vector<std::string> mpirun;    // launcher and its flags for more than one rank ("-np N" follows)
+  std::vector<std::string> env;       // added to each job's environment
+  std::string work_dir;               // one folder per job under it
+};
+
+// Threading: one thread (the live cluster's loop).
+class LiveJob : public Job {
+ public:
+  // `adaptive`: the scheduler chooses the GPU count (else the user's). Times are seconds since
+  // `origin` (the cluster's start).
+  LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Deadline::Clock::time_point origin);
+
+  // Job.
+  const std::string& name() const override { return spec_.name; }
+  double submit_time() const override { return spec_.submit_time; }
+  int requested_replicas() const override { return spec_.replicas; }
+  double attained_service() const override { return attained_service_; }
+  bool adaptive() const override { return adaptive_; }
+  std::optional<GoodputModel> Model() const override;
+  // Twice the most ranks it has run on (its model is not trusted further), at most its batch.
+  int MaxUsefulReplicas() const override;
+  // The batch must split evenly over the ranks.
+  bool AllowsReplicas(int replicas) const override { return replicas > 0 && spec_.batch % replicas == 0; }
+  BatchLimits batch_limits() const override { return {spec_.batch, spec_.batch, 1, spec_.batch}; }
+  double remaining_iterations() const override { return static_cast<double>(spec_.steps - steps_done_); }
+
+  enum class State { kWaiting, kRunning, kStopping, kDone, kFailed };
+  State state() const { return state_; }
+  int ranks() const { return ranks_; }  // of the current run; 0 when none
+  // Running, but no step of this run has been reported yet.
+  bool starting() const { return state_ == State::kRunning && !run_measured_; }
+  int64_t steps_done() const { return steps_done_; }
+  int restarts() const { return restarts_; }
+  double restart_seconds() const { return restart_seconds_; }  // stopping plus starting up, all runs
+  std::optional<double> completion_time() const { return completion_; }
+  const std::string& failure() const { return failure_; }  // when kFailed: why, with the log's path
+
+  // Starts (or resumes from its checkpoint) on `replicas` ranks. REQUIRES: state() kWaiting.
+  void Start(int replicas);
+  // Asks the run to checkpoint and stop, and waits until it has (the job ends kWaiting, or kDone
+  // when it finished first). Past `deadline` the run is killed; it will resume from its last
+  // checkpoint. REQUIRES: state() kRunning.
+  void Stop(Deadline deadline);
+  // Reads the status and notices the end of the run; call often while it runs.
+  void Poll();
+
+ private:
+  double Now() const;
+  void ReadStatus();
+  void Observe(const JobStatus& s);
+  void Ended(int exit_status);
+  std::string Path(const std::string& file) const;
+
+  LiveJobSpec spec_;
+  LaunchOptions launch_;
+  bool adaptive_;
+  Deadline::Clock::time_point origin_;
+  State state_ = State::kWaiting;
+  std::unique_ptr<Subprocess> process_;
+  int ranks_ = 0, restarts_ = -1, max_ranks_run_ = 0;
+  int64_t steps_done_ = 0, run_first_step_ = 0;
+  double accounted_until_ = 0, attained_service_ = 0, restart_seconds_ = 0, run_started_ = 0;
+  bool run_measured_ = false;  // the current run has reported a step
+  std::optional<double> completion_;
+  std::string failure_;
+  std::map<int, PerfObservation> observed_;  // by ranks: the latest median of that count's runs
+  std::optional<PerfParams> perf_;
+  GoodputModel::Corrections corrections_;
+};
+
+}  // namespace parasol::sched

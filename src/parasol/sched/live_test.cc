@@ -1,0 +1,117 @@
+// The live cluster's pieces that need no process: its job file, and the goodput policy over jobs
+// whose batch must split evenly (the live jobs' rule) measured at one shape.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/core/error.h"
+#include "parasol/sched/goodput_policy.h"
+#include "parasol/sched/live_job.h"
+
+namespace parasol::sched {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string WriteJobs(const std::string& body) {
+  const fs::path p = fs::temp_directory_path() / fmt::format("live_test_{}.csv", ::getpid());
+  std::ofstream(p) << "name,time,num_replicas,batch_size,steps,train_args\n" << body;
+  return p.string();
+}
+
+std::string ErrorOf(const std::string& body) {
+  const std::string path = WriteJobs(body);
+  try {
+    ReadLiveJobs(path);
+  } catch (const ParseError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(LiveJobs, ReadsTheJobFile) {
+  auto jobs = ReadLiveJobs(WriteJobs("a,0,1,256,600,--model mlp --dataset synthetic\nb-2,12.5,2,64,40,\n"));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].name, "a");
+  EXPECT_EQ(jobs[0].batch, 256);
+  EXPECT_EQ(jobs[0].steps, 600);
+  EXPECT_THAT(jobs[0].train_args, ::testing::ElementsAre("--model", "mlp", "--dataset", "synthetic"));
+  EXPECT_DOUBLE_EQ(jobs[1].submit_time, 12.5);
+  EXPECT_EQ(jobs[1].replicas, 2);
+  EXPECT_TRUE(jobs[1].train_args.empty());
+}
+
+TEST(LiveJobs, BadLinesNameFileAndLine) {
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--model mlp\na,1,1,64,10,\n"), HasSubstr(":3: job 'a' twice"));
+  EXPECT_THAT(ErrorOf("a/b,0,1,64,10,\n"), HasSubstr(":2: name 'a/b'"));
+  EXPECT_THAT(ErrorOf("a,soon,1,64,10,\n"), HasSubstr(":2: time 'soon' is not a time"));
+  EXPECT_THAT(ErrorOf("a,0,0,64,10,\n"), HasSubstr(":2: num_replicas '0' is not a positive integer"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps '-3' is not a positive integer"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--resume=x\n"), HasSubstr(":2: train_args: --resume=x is set by the cluster"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10\n"), HasSubstr(":2: 5 fields, expected 6"));
+  EXPECT_THAT(ErrorOf(""), HasSubstr("no jobs"));
+}
+
+// A job as the live runner presents it: batch fixed, measured on some counts (1 ms + 2 ms per
+// sample on a rank, plus 2 ms of synchronisation with more than one), counts that split its
+// batch only.
+class MeasuredJob : public Job {
+ public:
+  MeasuredJob(std::string name, int batch, std::vector<int> measured) : name_(std::move(name)), batch_(batch) {
+    std::vector<PerfObservation> obs;
+    for (int k : measured) {
+      const double compute = 0.001 + 0.002 * batch / k, sync = k > 1 ? 0.002 : 0.0;
+      obs.push_back({1, k, static_cast<double>(batch / k), compute, compute + sync});
+      max_ = std::max(max_, k);
+    }
+    perf_ = FitPerfParams(obs);
+    corrections_ = GoodputModel::MeasuredCorrections(perf_, obs);
+  }
+  const std::string& name() const override { return name_; }
+  double submit_time() const override { return 0; }
+  int requested_replicas() const override { return 1; }
+  double attained_service() const override { return 0; }
+  bool adaptive() const override { return true; }
+  std::optional<GoodputModel> Model() const override {
+    GoodputModel m(perf_, 0, 0, batch_);
+    m.SetCorrections(corrections_);
+    return m;
+  }
+  int MaxUsefulReplicas() const override { return std::min(2 * max_, batch_); }
+  bool AllowsReplicas(int k) const override { return batch_ % k == 0; }
+  BatchLimits batch_limits() const override { return {batch_, batch_, 1, batch_}; }
+  double remaining_iterations() const override { return 100; }
+
+ private:
+  std::string name_;
+  int batch_;
+  int max_ = 0;
+  PerfParams perf_;
+  GoodputModel::Corrections corrections_;
+};
+
+TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {
+  const ClusterSpec one_node{1, 8};
+  // Batch 30 measured on 1, 2 and 3 ranks (so worth up to 6): 1, 2, 3, 5 and 6 split it, 4 not.
+  MeasuredJob job("job", 30, {1, 2, 3});
+  GoodputPolicy::Curve c = GoodputPolicy::SpeedupCurve(job, one_node);
+  EXPECT_THAT(c.counts, ::testing::ElementsAre(0, 1, 2, 3, 5, 6));
+  // Efficiency stays 1 at the fixed batch, so speedups are throughput ratios: more ranks, faster.
+  EXPECT_GT(c.speedup[2], 1.0);
+  GoodputPolicy policy({.restart_penalty_s = 0});
+  std::vector<const Job*> active{&job};
+  Allocations alloc = policy.Optimize(100, active, {}, one_node);
+  const int got = static_cast<int>(alloc["job"].size());
+  EXPECT_TRUE(got == 1 || got == 2 || got == 3 || got == 5 || got == 6) << got;
+  // Alone on a machine, a job that scales gets more than one core.
+  EXPECT_GT(got, 1);
+}
+
+}  // namespace
+}  // namespace parasol::sched
