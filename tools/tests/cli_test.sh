@@ -39,6 +39,7 @@ expect 2 "$tmp/bad_jobs.csv:3: batch_size 64 does not split over 3 replicas" -- 
 printf '%s\na,0,4,64,10,--model mlp\n' "$header" > "$tmp/jobs4.csv"
 expect 2 "job a asks for 4 GPUs; the cluster has 2" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --gpus 2 --policy tiresias
 expect 2 "--policy 'fifo': goodput or tiresias" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --policy fifo
+expect 2 "$tmp/jobs4.csv/work/a/: cannot prepare the job's folder" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --work-dir "$tmp/jobs4.csv/work"
 
 expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1

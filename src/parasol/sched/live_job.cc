@@ -91,10 +91,13 @@ std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
 
 LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Deadline::Clock::time_point origin)
     : spec_(std::move(spec)), launch_(launch), adaptive_(adaptive), origin_(origin) {
-  fs::create_directories(Path(""));
-  fs::remove_all(Path("ckpt"));  // a job of the same name from an earlier run must not be resumed
-  fs::remove(Path("status"));
-  fs::remove(Path("train.log"));
+  std::error_code ec;
+  fs::create_directories(Path(""), ec);
+  // A job of the same name from an earlier run must not be resumed.
+  for (const char* stale : {"ckpt", "status", "stop", "train.log"}) {
+    if (!ec) fs::remove_all(Path(stale), ec);
+  }
+  if (ec) throw IoError(fmt::format("{}: cannot prepare the job's folder: {}", Path(""), ec.message()));
 }
 
 std::string LiveJob::Path(const std::string& file) const {
