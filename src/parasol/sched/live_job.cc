@@ -39,8 +39,8 @@ int PositiveInt(const std::string& path, long line, const std::string& what, con
 LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<std::string>& cells) {
   LiveJobSpec j;
   j.name = cells[0];
-  if (j.name.empty() || j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-                            std::string::npos) {
+  if (j.name.empty() || j.name == "." || j.name == ".." ||
+      j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos) {
     throw ParseError(path, line, fmt::format("name '{}': use letters, digits, '_', '.' and '-' (it names a folder)", j.name));
   }
   char* end = nullptr;

@@ -50,6 +50,7 @@ TEST(LiveJobs, ReadsTheJobFile) {
 TEST(LiveJobs, BadLinesNameFileAndLine) {
   EXPECT_THAT(ErrorOf("a,0,1,64,10,--model mlp\na,1,1,64,10,\n"), HasSubstr(":3: job 'a' twice"));
   EXPECT_THAT(ErrorOf("a/b,0,1,64,10,\n"), HasSubstr(":2: name 'a/b'"));
+  EXPECT_THAT(ErrorOf("..,0,1,64,10,\n"), HasSubstr(":2: name '..'"));
   EXPECT_THAT(ErrorOf("a,soon,1,64,10,\n"), HasSubstr(":2: time 'soon' is not a time"));
   EXPECT_THAT(ErrorOf("a,0,0,64,10,\n"), HasSubstr(":2: num_replicas '0' is not a positive integer"));
   EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps '-3' is not a positive integer"));

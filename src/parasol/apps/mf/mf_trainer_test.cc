@@ -47,7 +47,9 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
   EXPECT_LT(objectives.back(), 0.6 * first);
   for (const MfEvent& e : r.events) EXPECT_LE(e.clock, 8u);
   EXPECT_GT(r.stats.update_batches, 0u);
-  ASSERT_GE(r.evaluations.size(), 2u);
+  // In-run evaluations depend on the evaluator thread getting a core during a 35 ms run (CI once
+  // gave it none); the last one, the final state, is always there.
+  ASSERT_GE(r.evaluations.size(), 1u);
   EXPECT_EQ(r.evaluations.back().objective, r.final_objective);
   for (size_t i = 1; i < r.evaluations.size(); ++i) EXPECT_GE(r.evaluations[i].seconds, r.evaluations[i - 1].seconds);
   EXPECT_LE(r.evaluations.front().objective, first * 1.001);
