@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
-#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
@@ -65,27 +65,14 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
 }  // namespace
 
 std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  const std::string header = "name,time,num_replicas,batch_size,steps,train_args";
-  std::string line;
-  if (!std::getline(in, line) || line.substr(0, header.size()) != header) {
-    throw ParseError(path, 1, fmt::format("expected the header '{}'", header));
-  }
   std::vector<LiveJobSpec> jobs;
   std::set<std::string> names;
-  long lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    for (std::string_view f : SplitFields(line, ',')) cells.emplace_back(f);
-    if (cells.size() != 6) throw ParseError(path, lineno, fmt::format("{} fields, expected 6", cells.size()));
+  const long last = ReadCsvRecords(path, "name,time,num_replicas,batch_size,steps,train_args", 6,
+                                   [&](long lineno, const std::vector<std::string>& cells) {
     jobs.push_back(ParseLiveJob(path, lineno, cells));
     if (!names.insert(jobs.back().name).second) throw ParseError(path, lineno, fmt::format("job '{}' twice", jobs.back().name));
-  }
-  if (jobs.empty()) throw ParseError(path, lineno, "no jobs");
+  });
+  if (jobs.empty()) throw ParseError(path, last, "no jobs");
   return jobs;
 }
 
@@ -141,12 +128,16 @@ void LiveJob::Start(int replicas) {
 
 void LiveJob::Poll() {
   if (state_ != State::kRunning && state_ != State::kStopping) return;
-  const double now = Now();
-  attained_service_ += (now - accounted_until_) * ranks_;
-  accounted_until_ = now;
+  ChargeService();
   const std::optional<int> exit_status = process_->Poll();
   ReadStatus();
   if (exit_status) Ended(*exit_status);
+}
+
+void LiveJob::ChargeService() {
+  const double now = Now();
+  attained_service_ += (now - accounted_until_) * ranks_;
+  accounted_until_ = now;
 }
 
 void LiveJob::ReadStatus() {
@@ -200,7 +191,7 @@ void LiveJob::Stop(Deadline deadline) {
     // (the next run's first status corrects the steps done).
     process_->Signal(SIGKILL);
     process_->Wait(Deadline::After(std::chrono::seconds(10)));
-    attained_service_ += (Now() - accounted_until_) * ranks_;
+    ChargeService();
     process_.reset();
     ranks_ = 0;
     state_ = State::kWaiting;

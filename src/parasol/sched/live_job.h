@@ -85,6 +85,7 @@ class LiveJob : public Job {
 
  private:
   double Now() const;
+  void ChargeService();  // GPU-seconds held since the last charge
   void ReadStatus();
   void Observe(const JobStatus& s);
   void Ended(int exit_status);

@@ -9,30 +9,17 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
-#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
 namespace fs = std::filesystem;
 
 std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  std::string line;
-  const std::string header = "name,time,application,num_replicas,batch_size";
-  if (!std::getline(in, line) || line.substr(0, header.size()) != header) {
-    throw ParseError(path, 1, fmt::format("expected the header '{}'", header));
-  }
   std::vector<WorkloadJob> jobs;
-  long lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    for (std::string_view f : SplitFields(line, ',')) cells.emplace_back(f);
-    if (cells.size() != 5) throw ParseError(path, lineno, fmt::format("{} fields, expected 5", cells.size()));
+  const long last = ReadCsvRecords(path, "name,time,application,num_replicas,batch_size", 5,
+                                   [&](long lineno, const std::vector<std::string>& cells) {
     WorkloadJob j;
     j.name = cells[0];
     j.application = cells[2];
@@ -49,8 +36,8 @@ std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
     }
     if (j.name.empty() || j.application.empty()) throw ParseError(path, lineno, "empty name or application");
     jobs.push_back(std::move(j));
-  }
-  if (jobs.empty()) throw ParseError(path, lineno, "no jobs");
+  });
+  if (jobs.empty()) throw ParseError(path, last, "no jobs");
   return jobs;
 }
 
