@@ -24,6 +24,26 @@ std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
   return errors;
 }
 
+void RunWorkers(int n, const std::function<void(int)>& fn) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(n));
+  auto run = [&](int i) {
+    try {
+      fn(i);
+    } catch (...) {
+      errors[static_cast<size_t>(i)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < n; ++i) threads.emplace_back(run, i);
+  run(0);
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < n; ++i) {
+    if (errors[static_cast<size_t>(i)]) {
+      throw std::runtime_error("worker " + std::to_string(i) + ": " + Message(errors[static_cast<size_t>(i)]));
+    }
+  }
+}
+
 std::string Message(const std::exception_ptr& e) {
   if (!e) return "";
   try {

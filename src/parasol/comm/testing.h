@@ -17,6 +17,11 @@ std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
                                          const std::function<void(Context&)>& fn,
                                          ContextOptions options = {});
 
+// Runs fn(i) for i in 0..n-1, fn(0) on the calling thread and the others on threads of their
+// own, joins them and rethrows the first error, prefixed with "worker i: ". An exception on a
+// worker thread thus fails the caller instead of terminating the process.
+void RunWorkers(int n, const std::function<void(int)>& fn);
+
 // The exception's message, or "" for nullptr.
 std::string Message(const std::exception_ptr& e);
 // Rethrows the first error, prefixed with its rank, so a test fails with it.

@@ -37,10 +37,30 @@ void Client::ThrowIfFailed() {
   if (failure_) ThrowError(failure_->first, failure_->second);
 }
 
+bool Client::MustAsk(const CacheEntry& c, uint64_t need) {
+  // Not "asked > need": a request at a later clock than this one may wait for this very reader
+  // (zero staleness, workers a clock apart) and the process would stop.
+  return c.asked != need + 1 && c.asked_low != need + 1;
+}
+
+void Client::MarkAsked(CacheEntry& c, uint64_t need) {
+  c.asked = std::max(c.asked, need + 1);
+  c.asked_low = c.asked_low == 0 ? need + 1 : std::min(c.asked_low, need + 1);
+}
+
+void Client::MarkAnswered(CacheEntry& c, uint64_t stamp) {
+  if (c.asked <= stamp + 1) {
+    c.asked = 0;
+    c.asked_low = 0;
+  } else if (c.asked_low <= stamp + 1) {
+    c.asked_low = c.asked;  // the larger request is still on its way
+  }
+}
+
 void Client::Ask(TableState& t, uint64_t row, uint64_t need) {
   CacheEntry& c = t.cache[row];
-  if (c.asked > need) return;  // a request that will satisfy this one is on its way
-  c.asked = need + 1;
+  if (!MustAsk(c, need)) return;
+  MarkAsked(c, need);
   std::vector<std::vector<uint64_t>> rows(static_cast<size_t>(processes_));
   rows[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
   AddStale(t, need, rows);
@@ -51,8 +71,8 @@ void Client::AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint
   if (need <= t.refreshed) return;
   t.refreshed = need;
   t.cache.ForEach([&](uint64_t row, CacheEntry& e) {
-    if (!e.row || e.stamp >= need || e.asked > need) return;
-    e.asked = need + 1;
+    if (!e.row || e.stamp >= need || e.asked > need) return;  // refresh ahead only: a reader asks itself
+    MarkAsked(e, need);
     rows[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
   });
 }
@@ -127,8 +147,8 @@ void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t n
   std::vector<std::vector<uint64_t>> ask(static_cast<size_t>(processes_));
   for (uint64_t row : rows) {
     CacheEntry& c = t.cache[row];
-    if ((c.row && c.stamp >= need) || c.asked > need) continue;
-    c.asked = need + 1;
+    if ((c.row && c.stamp >= need) || !MustAsk(c, need)) continue;
+    MarkAsked(c, need);
     ask[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
   }
   SendGets(t, ask, need);
@@ -277,7 +297,7 @@ void Client::OnRows(int shard, Reader& r) {
       c.stamp = stamp;
       Complete(shard, table, row, *c.row);
     }
-    if (c.asked <= stamp + 1) c.asked = 0;  // what was asked for has come
+    MarkAnswered(c, stamp);
     ++stats_.rows_received;
   }
   if (!r.done()) r.Fail("trailing bytes");

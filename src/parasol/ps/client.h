@@ -107,7 +107,11 @@ class Client {
   struct CacheEntry {
     std::shared_ptr<Row> row;  // changed in place only while nobody else holds it
     uint64_t stamp = 0;
-    uint64_t asked = 0;  // the largest need requested so far, plus one (0: never asked)
+    // Requests on their way, as need + 1 (0: none): the largest and the smallest. Workers of a
+    // process may be a clock apart, and a request for the later clock is answered only after
+    // the slower worker has clocked, so it must not stand in for the slower worker's own.
+    uint64_t asked = 0;
+    uint64_t asked_low = 0;
   };
   using Batch = std::map<uint32_t, FlatMap<Row>>;  // table -> row -> delta
   struct Sent {
@@ -122,6 +126,11 @@ class Client {
   };
 
   TableState& StateOf(uint32_t table);  // REQUIRES: mu_ held; throws for unknown tables
+  // Whether a request for `row` at `need` must be sent: none for exactly this need is on its way.
+  static bool MustAsk(const CacheEntry& c, uint64_t need);
+  static void MarkAsked(CacheEntry& c, uint64_t need);
+  // A row at `stamp` came: the requests it satisfies are done.
+  static void MarkAnswered(CacheEntry& c, uint64_t stamp);
   // Asks for `row` at stamp >= need. The first time a need is not met, every cached row of the
   // table older than `need` is asked for too, one message per shard: rows go stale together, so
   // a worker waits for one round trip per clock instead of one per row.
