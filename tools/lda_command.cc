@@ -51,8 +51,8 @@ class LdaCommand : public Command {
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
     app_->add_option("--threads", o_.threads, "Sampling threads per process")->capture_default_str();
     app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
-    app_->add_option("--staleness", o_.staleness, "Across processes: SSP bound of the word-topic table, in clocks")->capture_default_str();
-    app_->add_option("--blocks", o_.blocks, "Vocabulary blocks held one at a time (0: one per process)")->capture_default_str();
+    app_->add_option("--blocks", o_.blocks, "Across processes: word blocks rotating around them, a multiple of the "
+                     "process count (0: two per process)")->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token");
@@ -89,7 +89,7 @@ class LdaCommand : public Command {
                                o_.params.beta, sampler_,
                                o_.params.sampler == SamplerKind::kMh ? fmt::format(" ({} MH steps)", o_.params.mh_steps) : "",
                                ctx.size(), o_.threads,
-                               ctx.size() > 1 ? fmt::format(", staleness {}, {} block(s)", o_.staleness, o_.blocks) : "")
+                               ctx.size() > 1 ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks) : "")
                 << fmt::format("{:>6} {:>9} {:>12} {:>12}\n", "iter", "seconds", "tokens/s", "loglik/tok") << std::flush;
     }
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
@@ -106,7 +106,10 @@ class LdaCommand : public Command {
         WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_);
       }
       std::cout << FormatTopics(model, top_words_);
-      std::cout << fmt::format("# model storage {:.1f} MB (largest process)\n", r.model_bytes / 1e6);
+      std::cout << fmt::format("# memory: tokens {:.1f} MB{} (largest process); word-topic table {:.1f} MB\n",
+                               r.token_bytes / 1e6,
+                               ctx.size() > 1 ? fmt::format(", word blocks held {:.1f} MB", r.block_bytes / 1e6) : "",
+                               r.model_bytes / 1e6);
     }
     return 0;
   }

@@ -55,11 +55,11 @@ cmp -s "$tmp/model/doc_topics.txt" "$tmp/resumed/doc_topics.txt" && cmp -s "$tmp
 "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/model" --iterations 10 --output "$tmp/infer.txt" > /dev/null 2>&1 \
   && [ "$(wc -l < "$tmp/infer.txt")" -eq 2246 ] && echo "ok: lda-infer" || fail "lda-infer"
 
-# 2 and 4 processes (SSP, staleness 2) against one process, same iterations.
+# 2 and 4 processes (word blocks rotating around them) against one process, same iterations.
 final() { tail -1 "$1" | awk -F, '{print $4}'; }
 "$parasol" lda "${common[@]}" --iterations 100 --eval-every 0 --metrics "$tmp/one.csv" > /dev/null 2>&1 || fail "one process"
 for np in 2 4; do
-  "$mpirun" -np "$np" "$parasol" lda "${common[@]}" --iterations 100 --eval-every 0 --staleness 2 --metrics "$tmp/np$np.csv" \
+  "$mpirun" -np "$np" "$parasol" lda "${common[@]}" --iterations 100 --eval-every 0 --metrics "$tmp/np$np.csv" \
     --output "$tmp/np$np" > "$tmp/out" 2>&1 || { fail "mpirun -np $np"; cat "$tmp/out"; continue; }
   python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'   {sys.argv[3]} processes {b:.4f}, one {a:.4f}'); sys.exit(abs(a - b) > 0.01 * abs(a))" \
     "$(final "$tmp/one.csv")" "$(final "$tmp/np$np.csv")" "$np" && echo "ok: $np processes within 1%" || fail "$np processes not within 1%"

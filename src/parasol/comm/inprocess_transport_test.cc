@@ -66,7 +66,7 @@ TEST(InProcessTransport, SizeMismatchNamesPeerAndSizes) {
     }
   });
   ASSERT_TRUE(errors[1]);
-  EXPECT_THAT(testing::Message(errors[1]), HasSubstr("rank 1: message from peer 0 (tag 3) has 20 bytes where 16 were expected"));
+  EXPECT_THAT(testing::Message(errors[1]), HasSubstr("rank 1: test receive: message from peer 0 (tag 3) has 20 bytes where 16 were expected"));
 }
 
 TEST(InProcessTransport, DelayedMessageArrivesAfterItsDelay) {

@@ -53,7 +53,7 @@ TEST_F(MpiTransportTest, SizeMismatchIsReported) {
       Wait(*t_, q, Deadline::After(10s), "receive");
       ADD_FAILURE() << "expected a mismatch";
     } catch (const MismatchError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("rank 1: message from peer 0 (tag 9) is larger than the 32 bytes"));
+      EXPECT_THAT(e.what(), HasSubstr("rank 1: receive: message from peer 0 (tag 9) is larger than the 32 bytes"));
     }
   }
 }

@@ -52,7 +52,15 @@ void WaitAll(Transport& t, std::vector<Request>& reqs, Deadline deadline, std::s
 void Wait(Transport& t, Request& req, Deadline deadline, std::string_view what) {
   while (true) {
     uint64_t epoch = t.Epoch();
-    if (t.Test(req)) return;
+    try {
+      if (t.Test(req)) return;
+    } catch (const Error& e) {
+      // The transport's message names this rank and the peer; add the operation.
+      std::string_view inner = e.what();
+      const std::string prefix = fmt::format("rank {}: ", t.rank());
+      if (inner.starts_with(prefix)) inner.remove_prefix(prefix.size());
+      ThrowError(e.code(), fmt::format("rank {}: {}: {}", t.rank(), what, inner));
+    }
     if (auto failure = t.PeerFailure()) {
       t.Cancel(req);
       throw AbortedError(fmt::format("rank {}: {}: aborted because {}", t.rank(), what, *failure));

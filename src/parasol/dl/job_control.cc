@@ -18,9 +18,12 @@ double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Median of the last kWindowSteps entries after the warm-up (of all of them when that is all).
+// Median of the last kWindowSteps entries after the warm-up; 0 (none yet) while every step is a
+// warm-up step: a scheduler would otherwise fit a run's start-up into its step time and resize
+// the job for it.
 double RecentMedian(const std::vector<double>& v) {
-  size_t begin = v.size() > kWarmupSteps ? kWarmupSteps : 0;
+  if (v.size() <= kWarmupSteps) return 0;
+  size_t begin = kWarmupSteps;
   if (v.size() > begin + kWindowSteps) begin = v.size() - kWindowSteps;
   return Median(std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin), v.end()));
 }

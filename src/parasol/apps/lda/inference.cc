@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "parasol/apps/lda/sampler.h"
+#include "parasol/apps/lda/fold_in_sampler.h"
 #include "parasol/core/error.h"
 #include "parasol/core/thread_pool.h"
 
@@ -17,9 +17,8 @@ std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const I
   }
   LdaParams p{.topics = model.topics, .alpha = model.alpha, .beta = model.beta,
               .vocab_size = static_cast<uint32_t>(model.vocab.size()), .mh_steps = o.mh_steps};
-  std::vector<uint32_t> one_sub(model.vocab.size(), 0);
   Rng init(o.seed, 0, 0xffffffff, 0);
-  TokenStore ts = TokenStore::Build(docs, 0, docs.num_docs(), one_sub, 1, p.topics, init);
+  TokenStore ts = TokenStore::Build(docs, p.topics, init);
   std::vector<bool> present(model.vocab.size(), false);
   std::vector<uint32_t> words;
   for (uint32_t w : ts.words) {
@@ -29,15 +28,12 @@ std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const I
   ThreadPool pool(threads);
   std::vector<size_t> cut;
   for (uint32_t t = 0; t <= threads; ++t) cut.push_back(ts.num_docs() * t / threads);
-  // The table is only read (frozen), so threads share it; each has its own alias tables.
-  WordTopicTable& table = const_cast<WordTopicTable&>(model.table);
+  // The model is only read, so threads share it; each has its own alias tables.
   pool.ParallelFor(0, threads, [&](size_t i) {
-    ThreadSampler s(p);
-    s.set_frozen_model(true);
-    s.BeginRound(table, model.totals, words);
+    FoldInSampler s(p, model.table, model.totals, words);
     for (uint32_t it = 0; it < o.iterations; ++it) {
       Rng rng(o.seed, 0, i, it);
-      s.Sample(ts, cut[i], cut[i + 1], 0, table, rng);
+      s.Sample(ts, cut[i], cut[i + 1], model.table, rng);
     }
   });
   std::vector<DocTopics> out(ts.num_docs());

@@ -1,6 +1,8 @@
 #include "parasol/apps/lda/lda_trainer.h"
 
 #include <algorithm>
+#include <bit>
+#include <future>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -9,20 +11,20 @@
 
 #include <fmt/format.h>
 
+#include "parasol/apps/lda/block_ring.h"
+#include "parasol/apps/lda/word_topic.h"
+#include "parasol/apps/lda/gibbs_sampler.h"
 #include "parasol/apps/lda/lda_checkpoint.h"
 #include "parasol/apps/lda/loglik.h"
+#include "parasol/apps/lda/mh_sampler.h"
+#include "parasol/apps/lda/token_layout.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/core/thread_pool.h"
-#include "parasol/ps/parameter_server.h"
 
 namespace parasol::apps::lda {
 
 namespace {
-
-constexpr uint32_t kWordTable = 1;
-constexpr uint32_t kTotalsTable = 2;
-constexpr size_t kReadChunk = 4096;  // rows per ReadLatest when evaluating
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -66,17 +68,27 @@ class Trainer {
   LdaResult Run(const std::function<void(const IterationStats&)>& on_iteration);
 
  private:
+  void CheckOptions() const;
+  void CheckSameEverywhere();
   void Layout();
+  void AssignBlocks();
   uint32_t Start();
-  void LoadBlock(uint32_t b);
+  // Both passes over word block b (one process: the only block).
   void SampleBlock(uint32_t b, uint32_t iteration);
-  void PushBlock();
+  // One round per thread: fn(thread, round) on every thread, topic totals merged after each;
+  // the calling thread moves the ring's transfers on meanwhile.
+  void Rounds(const std::function<void(size_t, uint32_t)>& fn);
+  void PlaceBlocks();
+  uint32_t* WordTopics() { return ring_ ? ring_->active() : layout_.word_topics(); }
+  void SumTotals();
   double Evaluate();
-  void ForEachLatestCount(std::span<const uint64_t> rows, const std::function<void(uint32_t, uint32_t, int32_t)>& fn);
-  std::vector<int64_t> LatestTotals();
+  WordTopicTable CountWords() const;
   void WriteCheckpoint(uint32_t iteration);
   void Finish(LdaResult& result);
-  uint32_t BlockAt(uint32_t step) const { return (step + static_cast<uint32_t>(rank_) * o_.blocks / size_) % o_.blocks; }
+  Rng RoundRng(size_t thread, uint32_t iteration, uint32_t pass, uint32_t sub) const {
+    return Rng(o_.seed, static_cast<uint64_t>(rank_), thread, (uint64_t{iteration} << 32) | (uint64_t{pass} << 31) | sub);
+  }
+  bool gibbs() const { return o_.params.sampler == SamplerKind::kGibbs; }
 
   comm::Context& ctx_;
   const Corpus& corpus_;
@@ -86,20 +98,25 @@ class Trainer {
   const uint32_t threads_;
   std::vector<uint64_t> word_counts_;
   std::vector<uint32_t> word_sub_;
-  std::vector<std::vector<uint32_t>> sub_words_;  // per sub-block: the words this process has
-  std::vector<bool> local_word_;
+  // The corpus with the word ids blocks are made of (several processes renumber: AssignBlocks).
+  Corpus renumbered_;
+  const Corpus* work_ = nullptr;
+  std::vector<uint32_t> external_;  // word id here -> the corpus's
+  std::vector<size_t> block_cut_;   // block b: words [block_cut_[b], block_cut_[b + 1])
+  std::vector<uint32_t> in_block_;  // word w's first token in its block's topics
+  std::vector<uint32_t> before_;    // tokens of word w in the documents of lower ranks
+  std::vector<std::vector<uint32_t>> sub_words_;    // per sub-block: the words this process has
   size_t d0_ = 0, d1_ = 0;
-  std::vector<size_t> thread_docs_;  // local document boundaries per thread
-  TokenStore ts_;
-  WordTopicTable table_;
+  TokenLayout layout_;
+  ProposalTables proposals_;
+  WordTopicTable gibbs_table_;
+  std::unique_ptr<BlockRing> ring_;
   std::vector<int64_t> totals_;
-  std::vector<int64_t> pulled_totals_;
-  std::vector<std::unique_ptr<ThreadSampler>> samplers_;
+  std::vector<int64_t> synced_totals_;  // the totals at the last sum over processes
+  std::vector<std::unique_ptr<MhSampler>> samplers_;
+  std::vector<std::unique_ptr<GibbsSampler>> gibbs_;
   ThreadPool pool_;
   LogLikelihood loglik_;
-  std::unique_ptr<ps::ParameterServer> ps_;
-  std::unique_ptr<ps::Worker> worker_;
-  double model_bytes_ = 0;
 };
 
 Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
@@ -112,44 +129,148 @@ Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
       threads_(std::max<uint32_t>(1, o.threads)),
       pool_(threads_),
       loglik_((o_.params.vocab_size = static_cast<uint32_t>(corpus.vocab.size()), o_.params)) {
+  CheckOptions();
+  // One process holds no word-topic counts while training: nothing to cut into blocks.
+  if (!distributed_) o_.blocks = 1;
+  if (o_.blocks == 0) o_.blocks = 2 * static_cast<uint32_t>(size_);
+  if (o_.dense_min_count == 0) o_.dense_min_count = std::max<uint64_t>(1, o_.params.topics / 4);
+  CheckSameEverywhere();
+  Layout();
+}
+
+void Trainer::CheckOptions() const {
   const LdaParams& p = o_.params;
   if (p.topics < 2) throw InvalidArgumentError(fmt::format("--topics {}: need at least 2", p.topics));
   if (!(p.alpha > 0) || !(p.beta > 0)) throw InvalidArgumentError("--alpha and --beta must be positive");
   if (p.mh_steps == 0) throw InvalidArgumentError("--mh-steps must be at least 1");
-  if (o_.blocks == 0) o_.blocks = static_cast<uint32_t>(size_);
-  if (corpus.num_tokens() == 0) throw InvalidArgumentError("the corpus has no tokens");
-  if (corpus.num_tokens() >= (uint64_t{1} << 31)) throw InvalidArgumentError("more than 2^31 tokens per corpus");
-  if (o_.dense_min_count == 0) o_.dense_min_count = std::max<uint64_t>(1, p.topics / 4);
-  Layout();
+  if (gibbs() && distributed_) {
+    throw InvalidArgumentError("--sampler gibbs (the reference sampler) runs in one process; use mh under mpirun");
+  }
+  if (distributed_ && o_.blocks % static_cast<uint32_t>(size_) != 0) {
+    throw InvalidArgumentError(fmt::format("--blocks {}: must be a multiple of the {} processes", o_.blocks, size_));
+  }
+  if (corpus_.num_tokens() == 0) throw InvalidArgumentError("the corpus has no tokens");
+  if (corpus_.num_tokens() >= (uint64_t{1} << 31)) throw InvalidArgumentError("more than 2^31 tokens per corpus");
+}
+
+// Every process must train the same model on the same corpus: a process given other options
+// would otherwise fail later with a less telling error, or not at all.
+void Trainer::CheckSameEverywhere() {
+  if (!distributed_) return;
+  const LdaParams& p = o_.params;
+  const std::vector<uint64_t> mine{p.topics, std::bit_cast<uint64_t>(p.alpha), std::bit_cast<uint64_t>(p.beta),
+                                   p.mh_steps, corpus_.vocab.size(), corpus_.num_docs(), corpus_.num_tokens(),
+                                   o_.blocks, o_.dense_min_count, o_.iterations};
+  std::vector<uint64_t> all(mine.size() * static_cast<size_t>(size_));
+  collective::Allgather(ctx_, mine.data(), all.data(), mine.size(), DType::kInt64);
+  for (int r = 0; r < size_; ++r) {
+    if (!std::equal(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(mine.size()) * r)) {
+      throw MismatchError(fmt::format("rank {}: lda: rank {} was started with another configuration or corpus "
+                                      "(topics, alpha, beta, mh steps, vocabulary, documents, tokens, blocks, "
+                                      "dense rows or iterations differ)",
+                                      rank_, r));
+    }
+  }
 }
 
 void Trainer::Layout() {
-  word_counts_ = corpus_.WordCounts();
+  AssignBlocks();
   const uint32_t subs = o_.blocks * threads_;
-  std::vector<uint32_t> block = Balance(word_counts_, o_.blocks);
+  std::vector<uint32_t> block(word_counts_.size());
   word_sub_.assign(word_counts_.size(), 0);
   for (uint32_t b = 0; b < o_.blocks; ++b) {
-    std::vector<uint32_t> members;
     std::vector<uint64_t> weights;
-    for (uint32_t w = 0; w < block.size(); ++w) {
-      if (block[w] == b) members.push_back(w), weights.push_back(word_counts_[w]);
-    }
-    std::vector<uint32_t> sub = Balance(weights, threads_);
-    for (size_t i = 0; i < members.size(); ++i) word_sub_[members[i]] = b * threads_ + sub[i];
+    for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w) block[w] = b, weights.push_back(word_counts_[w]);
+    std::vector<uint32_t> sub = Balance(weights, threads_);  // one sub-block per thread, by tokens
+    for (size_t i = 0; i < weights.size(); ++i) word_sub_[block_cut_[b] + i] = b * threads_ + sub[i];
   }
-  std::vector<size_t> ranks = SplitDocs(corpus_.doc_offsets, 0, corpus_.num_docs(), static_cast<uint32_t>(size_));
+  const Corpus& corpus = *work_;
+  std::vector<size_t> ranks = SplitDocs(corpus.doc_offsets, 0, corpus.num_docs(), static_cast<uint32_t>(size_));
   d0_ = ranks[static_cast<size_t>(rank_)];
   d1_ = ranks[static_cast<size_t>(rank_) + 1];
+  std::vector<size_t> cut = SplitDocs(corpus.doc_offsets, d0_, d1_, threads_);
+  for (size_t& c : cut) c -= d0_;
+  std::vector<uint64_t> local(word_counts_.size(), 0);
+  for (uint64_t i = corpus.doc_offsets[d0_]; i < corpus.doc_offsets[d1_]; ++i) ++local[corpus.words[i]];
+  for (uint32_t b = 0; b < o_.blocks; ++b) {
+    uint64_t tokens = 0;
+    for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w) tokens += word_counts_[w];
+    if (tokens >= (uint64_t{1} << 32)) {
+      throw InvalidArgumentError(fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
+    }
+  }
   Rng init(o_.seed, static_cast<uint64_t>(rank_), 0xffffffff, 0);
-  ts_ = TokenStore::Build(corpus_, d0_, d1_, word_sub_, subs, o_.params.topics, init);
-  thread_docs_ = SplitDocs(ts_.doc_offsets, 0, ts_.num_docs(), threads_);
-  local_word_.assign(word_counts_.size(), false);
-  for (uint32_t w : ts_.words) local_word_[w] = true;
+  layout_ = TokenLayout(corpus, d0_, d1_, cut, word_sub_, subs, o_.params.topics, init);
+  proposals_ = MakeProposalTables(layout_, o_.params);
+  if (distributed_) PlaceBlocks();
   sub_words_.assign(subs, {});
   for (uint32_t w = 0; w < word_counts_.size(); ++w) {
-    if (local_word_[w]) sub_words_[word_sub_[w]].push_back(w);
+    if (local[w] > 0) sub_words_[word_sub_[w]].push_back(w);
   }
-  for (uint32_t t = 0; t < threads_; ++t) samplers_.push_back(std::make_unique<ThreadSampler>(o_.params));
+  for (uint32_t t = 0; t < threads_; ++t) {
+    if (gibbs()) {
+      gibbs_.push_back(std::make_unique<GibbsSampler>(o_.params));
+    } else {
+      samplers_.push_back(std::make_unique<MhSampler>(o_.params));
+    }
+  }
+}
+
+// Blocks are contiguous ranges of word ids, so that a block's table has rows for its own words
+// only. Several processes: words are renumbered so that every block gets an equal share of
+// frequent and rare words (dealt by frequency rank, back and forth), which balances both the
+// sampling each step and the bytes each block holds; results are reported in the corpus's ids.
+void Trainer::AssignBlocks() {
+  std::vector<uint64_t> counts = corpus_.WordCounts();
+  const auto vocab = static_cast<uint32_t>(counts.size());
+  external_.resize(vocab);
+  std::iota(external_.begin(), external_.end(), 0u);
+  block_cut_ = {0, vocab};
+  work_ = &corpus_;
+  word_counts_ = counts;
+  if (!distributed_) return;
+  std::vector<uint32_t> by_count(external_);
+  std::stable_sort(by_count.begin(), by_count.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+  const uint32_t blocks = o_.blocks;
+  std::vector<std::vector<uint32_t>> dealt(blocks);
+  for (uint32_t r = 0; r < vocab; ++r) {
+    const uint32_t lap = r / blocks, seat = r % blocks;
+    dealt[lap % 2 == 0 ? seat : blocks - 1 - seat].push_back(by_count[r]);
+  }
+  std::vector<uint32_t> internal(vocab);
+  block_cut_.assign(1, 0);
+  uint32_t next = 0;
+  for (const auto& words : dealt) {
+    for (uint32_t w : words) external_[next] = w, internal[w] = next++;
+    block_cut_.push_back(next);
+  }
+  renumbered_.vocab.resize(vocab);
+  for (uint32_t i = 0; i < vocab; ++i) renumbered_.vocab[i] = corpus_.vocab[external_[i]], word_counts_[i] = counts[external_[i]];
+  renumbered_.doc_offsets = corpus_.doc_offsets;
+  renumbered_.words.resize(corpus_.words.size());
+  for (size_t i = 0; i < corpus_.words.size(); ++i) renumbered_.words[i] = internal[corpus_.words[i]];
+  work_ = &renumbered_;
+}
+
+// Several processes: where each word's tokens sit in its block (every process's, by rank), and
+// the word proposals that draw from them.
+void Trainer::PlaceBlocks() {
+  const Corpus& corpus = *work_;
+  const auto vocab = static_cast<uint32_t>(word_counts_.size());
+  in_block_.assign(vocab, 0);
+  before_.assign(vocab, 0);
+  for (uint64_t i = 0; i < corpus.doc_offsets[d0_]; ++i) ++before_[corpus.words[i]];
+  std::vector<uint32_t> sizes(o_.blocks, 0);
+  for (uint32_t b = 0; b < o_.blocks; ++b) {
+    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+      in_block_[w] = sizes[b];
+      sizes[b] += static_cast<uint32_t>(word_counts_[w]);
+      // This process's token j of w (layout position) sits at j + shift (mod 2^32) in the block.
+      const uint32_t shift = in_block_[w] + before_[w] - layout_.word_begin(w);
+      proposals_.SetWord(w, in_block_[w], static_cast<uint32_t>(word_counts_[w]), shift);
+    }
+  }
+  ring_ = std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.timeout_ms);
 }
 
 // Sets every token's topic (random, or from the checkpoint) and the counts from them; returns the
@@ -167,137 +288,112 @@ uint32_t Trainer::Start() {
     }
     std::vector<uint32_t> all = ReadAllTopics(o_.resume_dir, m);
     const uint64_t b = corpus_.doc_offsets[d0_], e = corpus_.doc_offsets[d1_];
-    ts_.SetCorpusOrderTopics(std::span<const uint32_t>(all).subspan(b, e - b));
+    layout_.SetCorpusOrderTopics(*work_, std::span<const uint32_t>(all).subspan(b, e - b));
     first = m.iteration;
   }
-  const uint32_t k = o_.params.topics;
-  totals_.assign(k, 0);
-  if (!distributed_) {
-    table_ = WordTopicTable(k, word_counts_, o_.dense_min_count);
-    ts_.CountInto(table_, totals_);
-    model_bytes_ = static_cast<double>(table_.bytes());
-    return first;
+  totals_.assign(o_.params.topics, 0);
+  const uint32_t* z = layout_.doc_topics();
+  for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[z[i]];
+  if (gibbs()) gibbs_table_ = CountWords();
+  if (!distributed_) return first;
+  // Each block makes one round, every process writing its tokens' topics into it.
+  const uint32_t* wz = layout_.word_topics();
+  for (uint32_t step = 0; step < o_.blocks; ++step) {
+    const uint32_t b = ring_->active_id();
+    uint32_t* block = ring_->active();
+    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+      const uint32_t shift = proposals_.by_word[w].shift;
+      for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) block[j + shift] = wz[j];
+    }
+    ring_->Rotate();
   }
-  // Every process adds its counts to the shared tables; the barrier makes them all visible.
-  ps_ = std::make_unique<ps::ParameterServer>(ctx_, ps::PsOptions{.workers_per_process = 1, .timeout_ms = o_.timeout_ms});
-  const auto model = o_.staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kEssp;
-  ps_->CreateTable({.id = kWordTable, .kind = ps::RowKind::kSparse, .dtype = DType::kInt32, .width = k,
-                    .num_rows = corpus_.vocab.size(), .consistency = model, .staleness = o_.staleness});
-  ps_->CreateTable({.id = kTotalsTable, .kind = ps::RowKind::kDense, .dtype = DType::kInt64, .width = k,
-                    .num_rows = 1, .consistency = model, .staleness = o_.staleness});
-  worker_ = ps_->CreateWorker(0);
-  auto words = worker_->GetTable<int32_t>(kWordTable);
-  for (size_t i = 0; i < ts_.words.size(); ++i) words.Inc(ts_.words[i], ts_.z[i], 1);
-  std::vector<int64_t> counts(k, 0);
-  for (uint32_t t : ts_.z) ++counts[t];
-  worker_->GetTable<int64_t>(kTotalsTable).IncRow(0, counts);
-  worker_->Clock();
-  worker_->GlobalBarrier();
+  ring_->Settle();
+  synced_totals_.assign(o_.params.topics, 0);
+  SumTotals();
   return first;
 }
 
-// Distributed: makes block b's rows (of the words this process has) and the totals resident,
-// as fresh as the staleness bound requires.
-void Trainer::LoadBlock(uint32_t b) {
-  if (!distributed_) return;
-  std::vector<bool> resident(word_counts_.size(), false);
-  std::vector<uint64_t> rows;
-  for (uint32_t s = b * threads_; s < (b + 1) * threads_; ++s) {
-    for (uint32_t w : sub_words_[s]) resident[w] = true, rows.push_back(w);
-  }
-  table_ = WordTopicTable(o_.params.topics, word_counts_, o_.dense_min_count, &resident);
-  model_bytes_ = std::max(model_bytes_, static_cast<double>(table_.bytes()));
-  auto words = worker_->GetTable<int32_t>(kWordTable);
-  words.Prefetch(rows);
-  for (uint64_t w : rows) {
-    words.Get(w).ForEachStored([&](uint64_t k, int32_t c) {
-      if (c != 0) table_.Add(static_cast<uint32_t>(w), static_cast<uint32_t>(k), c);
-    });
-  }
-  auto totals = worker_->GetTable<int64_t>(kTotalsTable).Get(0);
-  for (uint32_t k = 0; k < o_.params.topics; ++k) totals_[k] = totals[k];
-  pulled_totals_ = totals_;
-}
-
-void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
+void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
   for (uint32_t r = 0; r < threads_; ++r) {
-    pool_.ParallelFor(0, threads_, [&](size_t i) {
-      const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
-      ThreadSampler& s = *samplers_[i];
-      s.set_log_changes(distributed_);
-      s.BeginRound(table_, totals_, sub_words_[sub]);
-      Rng rng(o_.seed, static_cast<uint64_t>(rank_), i, (uint64_t{iteration} << 32) | (b * threads_ + r));
-      s.Sample(ts_, thread_docs_[i], thread_docs_[i + 1], sub, table_, rng);
-    });
-    for (auto& s : samplers_) {
-      std::vector<int64_t> d = s->TotalsDelta();
+    std::vector<std::future<void>> done;
+    for (size_t i = 0; i < threads_; ++i) done.push_back(pool_.Submit([&fn, i, r] { fn(i, r); }));
+    for (auto& f : done) {
+      while (ring_ && f.wait_for(std::chrono::microseconds(200)) != std::future_status::ready) ring_->Poll();
+      f.get();
+    }
+    for (uint32_t i = 0; i < threads_; ++i) {
+      std::vector<int64_t> d = gibbs() ? gibbs_[i]->TotalsDelta() : samplers_[i]->TotalsDelta();
       for (size_t k = 0; k < d.size(); ++k) totals_[k] += d[k];
     }
   }
 }
 
-// Distributed: sends this block's changes (coalesced per entry by the worker) and ends the clock.
-void Trainer::PushBlock() {
-  if (!distributed_) return;
-  auto words = worker_->GetTable<int32_t>(kWordTable);
-  for (auto& s : samplers_) {
-    for (const TopicChange& c : s->changes()) {
-      words.Inc(c.word, c.from, -1);
-      words.Inc(c.word, c.to, 1);
+void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
+  uint32_t* word_topics = WordTopics();
+  Rounds([&](size_t i, uint32_t r) {
+    const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
+    Rng rng = RoundRng(i, iteration, 0, sub);
+    if (gibbs()) {
+      gibbs_[i]->BeginRound(totals_);
+      gibbs_[i]->DocPass(layout_, static_cast<uint32_t>(i), sub, gibbs_table_, rng);
+    } else {
+      samplers_[i]->BeginRound(totals_);
+      samplers_[i]->DocPass(layout_, proposals_, static_cast<uint32_t>(i), sub, rng, word_topics);
     }
-    s->changes().clear();
-  }
-  std::vector<int64_t> delta(totals_.size());
-  for (size_t k = 0; k < delta.size(); ++k) delta[k] = totals_[k] - pulled_totals_[k];
-  worker_->GetTable<int64_t>(kTotalsTable).IncRow(0, delta);
-  worker_->Clock();
+  });
+  if (gibbs()) return;
+  Rounds([&](size_t i, uint32_t r) {
+    const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
+    Rng rng = RoundRng(i, iteration, 1, sub);
+    samplers_[i]->BeginRound(totals_);
+    samplers_[i]->WordPass(layout_, proposals_, sub_words_[sub], static_cast<uint32_t>(i), rng, word_topics);
+  });
+}
+
+// Distributed: every process's changes to the topic totals since the last sum, added.
+void Trainer::SumTotals() {
+  const size_t k = totals_.size();
+  std::vector<int64_t> delta(k), sum(k);
+  for (size_t t = 0; t < k; ++t) delta[t] = totals_[t] - synced_totals_[t];
+  collective::Allreduce(ctx_, delta.data(), sum.data(), k, DType::kInt64);
+  for (size_t t = 0; t < k; ++t) totals_[t] = synced_totals_[t] += sum[t];
 }
 
 // Collective: log p(w, z) of the current state.
 double Trainer::Evaluate() {
   std::vector<std::vector<int32_t>> scratch(threads_, std::vector<int32_t>(o_.params.topics, 0));
   std::vector<double> parts(threads_, 0);
+  const auto vocab = static_cast<uint32_t>(word_counts_.size());
   pool_.ParallelFor(0, threads_, [&](size_t i) {
-    parts[i] = loglik_.DocPart(ts_, thread_docs_[i], thread_docs_[i + 1], scratch[i]);
+    parts[i] = loglik_.DocPart(layout_, layout_.group_doc_begin(static_cast<uint32_t>(i)),
+                               layout_.group_doc_end(static_cast<uint32_t>(i)), scratch[i]);
+    if (!distributed_) {
+      const auto w0 = static_cast<uint32_t>(uint64_t{vocab} * i / threads_);
+      const auto w1 = static_cast<uint32_t>(uint64_t{vocab} * (i + 1) / threads_);
+      parts[i] += loglik_.WordsPart(layout_, w0, w1, scratch[i]);
+    }
   });
   double sum = std::accumulate(parts.begin(), parts.end(), 0.0);
-  if (!distributed_) {
-    std::vector<uint32_t> all(word_counts_.size());
-    std::iota(all.begin(), all.end(), 0u);
-    return sum + loglik_.WordRowsPart(table_, all) + loglik_.TotalsPart(totals_);
-  }
-  worker_->GlobalBarrier();  // every change is at its shard
-  std::vector<uint64_t> rows;
-  for (uint64_t w = static_cast<uint64_t>(rank_); w < word_counts_.size(); w += static_cast<uint64_t>(size_)) {
-    rows.push_back(w);
-  }
-  ForEachLatestCount(rows, [&](uint32_t, uint32_t, int32_t c) { sum += loglik_.WordEntry(c); });
-  if (rank_ == 0) sum += loglik_.TotalsPart(LatestTotals());
+  if (!distributed_) return sum + loglik_.TotalsPart(totals_);
+  ring_->ForEachHeld([&](uint32_t b, const uint32_t* topics) {
+    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+      sum += loglik_.WordPart(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]), scratch[0]);
+    }
+  });
+  if (rank_ == 0) sum += loglik_.TotalsPart(totals_);
   double total = 0;
   collective::Allreduce(ctx_, &sum, &total, 1, DType::kFloat64);
   return total;
 }
 
-// Distributed, outside any clock: fn(word, topic, count) for every nonzero count the shards hold
-// now in `rows` of the word-topic table, read a chunk at a time.
-void Trainer::ForEachLatestCount(std::span<const uint64_t> rows, const std::function<void(uint32_t, uint32_t, int32_t)>& fn) {
-  for (size_t i = 0; i < rows.size(); i += kReadChunk) {
-    std::span<const uint64_t> chunk = rows.subspan(i, std::min(kReadChunk, rows.size() - i));
-    std::vector<ps::Row> got = ps_->ReadLatest(kWordTable, chunk);
-    for (size_t j = 0; j < got.size(); ++j) {
-      got[j].SparseData<int32_t>()->ForEach([&](uint64_t k, int32_t c) {
-        if (c != 0) fn(static_cast<uint32_t>(chunk[j]), static_cast<uint32_t>(k), c);
-      });
-    }
+// One process: the word-topic counts of its tokens, in hybrid storage.
+WordTopicTable Trainer::CountWords() const {
+  WordTopicTable table(o_.params.topics, word_counts_, o_.dense_min_count);
+  const uint32_t* wz = layout_.word_topics();
+  for (uint32_t w = 0; w < layout_.num_words(); ++w) {
+    for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) table.Inc(w, wz[j]);
   }
-}
-
-std::vector<int64_t> Trainer::LatestTotals() {
-  const uint64_t zero = 0;
-  std::vector<ps::Row> t = ps_->ReadLatest(kTotalsTable, std::span<const uint64_t>(&zero, 1));
-  std::vector<int64_t> totals(o_.params.topics);
-  for (uint32_t k = 0; k < o_.params.topics; ++k) totals[k] = t[0].Get<int64_t>(k);
-  return totals;
+  return table;
 }
 
 void Trainer::WriteCheckpoint(uint32_t iteration) {
@@ -306,7 +402,7 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
   int64_t ok = 1, all = 0;
   std::string why;
   try {
-    WriteTopicsPart(o_.checkpoint_dir, rank_, m, d0_, d1_, ts_.CorpusOrderTopics());
+    WriteTopicsPart(o_.checkpoint_dir, rank_, m, d0_, d1_, layout_.CorpusOrderTopics(*work_));
   } catch (const Error& e) {
     ok = 0, why = e.what();
   }
@@ -316,25 +412,22 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
   if (rank_ == 0) WriteMeta(o_.checkpoint_dir, m);
 }
 
-}  // namespace
-
-namespace {
-
 LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iteration) {
   LdaResult result;
   result.first_iteration = Start();
-  int64_t local_tokens = static_cast<int64_t>(ts_.num_tokens()), tokens = 0;
+  int64_t local_tokens = static_cast<int64_t>(layout_.num_tokens()), tokens = 0;
   collective::Allreduce(ctx_, &local_tokens, &tokens, 1, DType::kInt64);
   result.tokens = static_cast<uint64_t>(tokens);
   double trained = 0;
   for (uint32_t it = result.first_iteration; it < o_.iterations; ++it) {
     const auto start = Clock::now();
     for (uint32_t step = 0; step < o_.blocks; ++step) {
-      const uint32_t b = BlockAt(step);
-      LoadBlock(b);
-      SampleBlock(b, it);
-      PushBlock();
+      SampleBlock(distributed_ ? ring_->active_id() : 0, it);
+      if (!distributed_) continue;
+      SumTotals();
+      ring_->Rotate();
     }
+    if (ring_) ring_->Settle();
     double seconds = Since(start), slowest = 0;
     collective::AllreduceOptions max;
     max.op = ReduceOp::kMax;
@@ -361,29 +454,34 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
 void Trainer::Finish(LdaResult& result) {
   result.doc_begin = d0_;
   result.doc_end = d1_;
-  result.doc_topics.resize(ts_.num_docs());
+  result.doc_topics.resize(layout_.num_docs());
   std::vector<uint32_t> scratch(o_.params.topics, 0);
-  for (size_t d = 0; d < ts_.num_docs(); ++d) result.doc_topics[d] = ts_.TopicCounts(d, scratch);
+  const uint32_t* z = layout_.doc_topics();
+  for (size_t d = 0; d < layout_.num_docs(); ++d) {
+    auto& out = result.doc_topics[d];
+    for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) ++scratch[z[i]];
+    for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) {
+      if (scratch[z[i]] != 0) out.emplace_back(z[i], scratch[z[i]]), scratch[z[i]] = 0;
+    }
+    std::sort(out.begin(), out.end());
+  }
+  result.totals = totals_;
+  if (distributed_) {
+    if (rank_ == 0) result.model = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
+    ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
+      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i) result.model.Inc(external_[w], topics[i]);
+      }
+    });
+  } else {
+    result.model = CountWords();
+  }
+  result.model_bytes = static_cast<double>(result.model.bytes());
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
-  double bytes = model_bytes_;
-  collective::Allreduce(ctx_, &model_bytes_, &bytes, 1, DType::kFloat64, max);
-  result.model_bytes = bytes;
-  if (!distributed_) {
-    result.model = std::move(table_);
-    result.totals = totals_;
-    return;
-  }
-  worker_->GlobalBarrier();
-  if (rank_ == 0) {
-    result.model = WordTopicTable(o_.params.topics, word_counts_, o_.dense_min_count);
-    std::vector<uint64_t> rows(word_counts_.size());
-    std::iota(rows.begin(), rows.end(), 0u);
-    ForEachLatestCount(rows, [&](uint32_t w, uint32_t k, int32_t c) { result.model.Add(w, k, c); });
-    result.totals = LatestTotals();
-  }
-  worker_.reset();
-  ps_->Shutdown();
+  double tokens = static_cast<double>(layout_.bytes()), blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
+  collective::Allreduce(ctx_, &tokens, &result.token_bytes, 1, DType::kFloat64, max);
+  collective::Allreduce(ctx_, &blocks, &result.block_bytes, 1, DType::kFloat64, max);
 }
 
 }  // namespace

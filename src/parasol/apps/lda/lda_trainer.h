@@ -1,17 +1,19 @@
-// Trains LDA on a corpus: threads within a process, data parallelism over documents across
-// processes with the word-topic counts on the parameter server under SSP, and word blocks.
+// Trains LDA on a corpus: threads within a process, documents split over processes, and the
+// word-topic counts in word blocks that rotate around the processes (block_ring.h).
 //
-// Parallel layout. The vocabulary is cut into `blocks` blocks (balanced by tokens), each block
-// into one sub-block per thread. An iteration visits the blocks in turn; for block b a process
-// loads only b's rows (so the resident model is a block, not the whole table), then runs one
-// round per thread: in round r thread i samples its documents' tokens whose words lie in
-// sub-block (i + r) mod threads of b. Threads never share a word row or a document; topic totals
-// are merged between rounds. Across processes each block ends with the process's changes sent to
-// the parameter server and a clock, so reads of a block see every other process's changes up to
-// `staleness` clocks old.
+// An iteration is a document pass and a word pass of the sampler (mh_sampler.h) over the
+// process's TokenLayout, one word block at a time. Threads: the process's documents are cut into
+// one group per thread and each word block into one sub-block per thread; word group h of a block
+// is its sub-block h. Each pass over a block runs one round per thread: in round r thread i
+// samples the tile (document group i, sub-block (i + r) mod threads), so threads never share a
+// document, a word or a token; topic totals are merged between rounds. Processes: at each step a
+// process samples its documents' tokens of the block it holds, whose counts no other process
+// changes meanwhile; the topic totals are summed over processes after every step. One process
+// needs no word-topic counts at all while it trains (the layout holds the topics).
 //
 // Determinism: one process gives the same topics for the same seed and thread count, also across
-// a checkpoint and --resume (random numbers are drawn per (seed, rank, thread, iteration)).
+// a checkpoint and --resume (random numbers are drawn per (seed, rank, thread, iteration, pass,
+// sub-block)).
 #pragma once
 
 #include <chrono>
@@ -21,7 +23,7 @@
 #include <vector>
 
 #include "parasol/apps/lda/corpus.h"
-#include "parasol/apps/lda/sampler.h"
+#include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/word_topic.h"
 #include "parasol/comm/context.h"
 
@@ -31,10 +33,10 @@ struct LdaOptions {
   LdaParams params;           // vocab_size is set from the corpus
   uint32_t iterations = 100;  // the iteration to train to (from 0, or from the checkpoint's)
   uint32_t threads = 1;
-  // Vocabulary blocks (model slices) per iteration; 0: one per process, so that at each step
-  // every process holds a different block (the rotation of model-parallel LDA).
+  // Several processes: word blocks, a multiple of the process count (each process holds
+  // blocks / processes at a time); 0: two per process, so that handing a block on overlaps
+  // sampling the next. One process: ignored.
   uint32_t blocks = 0;
-  uint32_t staleness = 1;     // SSP bound of the word-topic table across processes
   uint64_t seed = 1;
   uint32_t eval_every = 1;    // log-likelihood every this many iterations (and the last); 0: last only
   uint64_t dense_min_count = 0;  // words with at least this many tokens get dense rows (0: K / 4)
@@ -57,8 +59,10 @@ struct LdaResult {
   std::vector<IterationStats> history;  // every rank
   uint32_t first_iteration = 0;
   uint64_t tokens = 0;                  // over all processes
-  double model_bytes = 0;               // resident word-topic storage, largest process
-  // Rank 0: the whole word-topic table and topic totals at the end.
+  double model_bytes = 0;               // rank 0: the final word-topic table (hybrid storage)
+  double token_bytes = 0;               // the tokens' two orders, largest process
+  double block_bytes = 0;               // several processes: word blocks held at once, largest process
+  // Rank 0: the whole word-topic table and topic totals at the end (every rank: the totals).
   WordTopicTable model;
   std::vector<int64_t> totals;
   // This rank's documents [doc_begin, doc_end) of the corpus and their topic counts, sparse.
@@ -68,8 +72,8 @@ struct LdaResult {
 
 // Collective over ctx: every process passes the same corpus and options. `on_iteration` runs on
 // rank 0 after each iteration. Throws InvalidArgumentError for bad options, ParseError/IoError
-// for a bad checkpoint, and the parameter server's errors (naming rank and peer) if a process
-// fails or stops answering.
+// for a bad checkpoint, MismatchError when processes were given different corpora or options,
+// and an error naming rank and peer when a process fails or stops answering.
 LdaResult TrainLda(comm::Context& ctx, const Corpus& corpus, const LdaOptions& options,
                    const std::function<void(const IterationStats&)>& on_iteration = {});
 

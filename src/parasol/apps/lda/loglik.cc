@@ -24,19 +24,41 @@ double LogLikelihood::LgammaBeta(int64_t n) const {
   return n < kTable ? beta_table_[n] : std::lgamma(static_cast<double>(n) + p_.beta) - std::lgamma(p_.beta);
 }
 
-double LogLikelihood::DocPart(const TokenStore& ts, size_t d0, size_t d1, std::vector<int32_t>& scratch) const {
+namespace {
+
+// Calls fn(n) for the nonzero counts of the topics z[b .. e), leaving `scratch` zeroed.
+template <typename Fn>
+void ForEachCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
+  for (uint32_t i = b; i < e; ++i) ++scratch[z[i]];
+  for (uint32_t i = b; i < e; ++i) {
+    int32_t& c = scratch[z[i]];
+    if (c != 0) fn(c), c = 0;
+  }
+}
+
+}  // namespace
+
+double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1, std::vector<int32_t>& scratch) const {
   const double ka = p_.topics * p_.alpha;
   const double lka = std::lgamma(ka);
   double sum = 0;
   for (size_t d = d0; d < d1; ++d) {
-    const uint64_t b = ts.doc_offsets[d], e = ts.doc_offsets[d + 1];
-    for (uint64_t i = b; i < e; ++i) ++scratch[ts.z[i]];
-    for (uint64_t i = b; i < e; ++i) {
-      int32_t& c = scratch[ts.z[i]];
-      if (c != 0) sum += LgammaAlpha(c), c = 0;
-    }
+    const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
+    ForEachCount(layout.doc_topics(), b, e, scratch, [&](int32_t c) { sum += LgammaAlpha(c); });
     sum += lka - std::lgamma(static_cast<double>(e - b) + ka);
   }
+  return sum;
+}
+
+double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1, std::vector<int32_t>& scratch) const {
+  double sum = 0;
+  for (uint32_t w = w0; w < w1; ++w) sum += WordPart(layout.word_topics(), layout.word_begin(w), layout.word_end(w), scratch);
+  return sum;
+}
+
+double LogLikelihood::WordPart(const uint32_t* topics, uint32_t begin, uint32_t end, std::vector<int32_t>& scratch) const {
+  double sum = 0;
+  ForEachCount(topics, begin, end, scratch, [&](int32_t c) { sum += LgammaBeta(c); });
   return sum;
 }
 

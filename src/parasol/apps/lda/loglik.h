@@ -9,7 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "parasol/apps/lda/sampler.h"
+#include "parasol/apps/lda/lda_params.h"
+#include "parasol/apps/lda/token_layout.h"
 #include "parasol/apps/lda/word_topic.h"
 
 namespace parasol::apps::lda {
@@ -17,8 +18,13 @@ namespace parasol::apps::lda {
 class LogLikelihood {
  public:
   explicit LogLikelihood(const LdaParams& params);
-  // Documents [d0, d1) of ts. `scratch`: K zeros on entry and on return.
-  double DocPart(const TokenStore& ts, size_t d0, size_t d1, std::vector<int32_t>& scratch) const;
+  // Documents [d0, d1) of the layout. `scratch`: K zeros on entry and on return.
+  double DocPart(const TokenLayout& layout, size_t d0, size_t d1, std::vector<int32_t>& scratch) const;
+  // sum over nonzero n_wk of lgamma(n_wk + b) - lgamma(b), for words [w0, w1) counted from the
+  // layout (one process: its tokens are all tokens). `scratch` as above.
+  double WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1, std::vector<int32_t>& scratch) const;
+  // The same for one word whose tokens' topics are topics[begin, end).
+  double WordPart(const uint32_t* topics, uint32_t begin, uint32_t end, std::vector<int32_t>& scratch) const;
   // sum over nonzero n_wk of lgamma(n_wk + b) - lgamma(b), for `words` (resident rows).
   double WordRowsPart(const WordTopicTable& table, std::span<const uint32_t> words) const;
   // One row given as (topic, count) pairs: for rows read from the parameter server.

@@ -104,17 +104,17 @@ TEST(LogLikelihood, MatchesTheFormula) {
   std::vector<uint32_t> d0{0, 0, 1}, d1{1};
   c.AddDocument("0", d0);
   c.AddDocument("1", d1);
-  std::vector<uint32_t> sub(2, 0);
+  std::vector<uint32_t> group(2, 0);
+  std::vector<size_t> cut{0, 2};
   Rng rng(1);
-  TokenStore ts = TokenStore::Build(c, 0, 2, sub, 1, 2, rng);
-  ts.z = {0, 0, 1, 1};  // doc 0: a->0, a->0, b->1; doc 1: b->1
-  WordTopicTable table(2, c.WordCounts(), 1);
-  std::vector<int64_t> totals(2, 0);
-  ts.CountInto(table, totals);
+  TokenLayout layout(c, 0, 2, cut, group, 1, 2, rng);
+  // doc 0: a->0, a->0, b->1; doc 1: b->1
+  std::vector<uint32_t> z{0, 0, 1, 1};
+  layout.SetCorpusOrderTopics(c, z);
+  std::vector<int64_t> totals{2, 2};
   LogLikelihood ll(p);
   std::vector<int32_t> scratch(2, 0);
-  std::vector<uint32_t> words{0, 1};
-  double got = ll.DocPart(ts, 0, 2, scratch) + ll.WordRowsPart(table, words) + ll.TotalsPart(totals);
+  double got = ll.DocPart(layout, 0, 2, scratch) + ll.WordsPart(layout, 0, 2, scratch) + ll.TotalsPart(totals);
   auto lg = [](double x) { return std::lgamma(x); };
   // Documents: n_0 = (2, 1), n_1 = (0, 1). Words: n_a = (2, 0), n_b = (0, 2); totals (2, 2).
   double docs = 2 * (lg(1.0) - 2 * lg(0.5)) + lg(2.5) + lg(1.5) - lg(4.0) + lg(0.5) + lg(1.5) - lg(2.0);

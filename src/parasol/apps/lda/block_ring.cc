@@ -1,0 +1,115 @@
+#include "parasol/apps/lda/block_ring.h"
+
+#include <fmt/format.h>
+
+#include "parasol/comm/transport.h"
+#include "parasol/core/error.h"
+
+namespace parasol::apps::lda {
+
+namespace {
+constexpr comm::Tag kBlockTag = 1;
+constexpr comm::Tag kGatherTag = 2;
+}  // namespace
+
+BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, std::chrono::milliseconds timeout_ms)
+    : ctx_(ctx.Duplicate(Deadline::After(timeout_ms))),
+      rank_(ctx.rank()),
+      size_(ctx.size()),
+      sizes_(std::move(sizes)),
+      per_process_(static_cast<uint32_t>(sizes_.size()) / static_cast<uint32_t>(ctx.size())),
+      timeout_ms_(timeout_ms) {
+  for (uint32_t i = 0; i < per_process_; ++i) {
+    const uint32_t id = static_cast<uint32_t>(rank_) * per_process_ + i;
+    held_.push_back(Block{id, std::vector<uint32_t>(sizes_[id], 0)});
+  }
+  NotePeak();
+}
+
+BlockRing::~BlockRing() {
+  comm::Transport& t = ctx_->transport();
+  if (send_.valid()) t.Cancel(send_);
+  if (recv_.valid()) t.Cancel(recv_);
+}
+
+void BlockRing::NotePeak() {
+  size_t words = 0;
+  for (const Block& b : held_) words += b.topics.size();
+  if (pending_) words += leaving_.topics.size() + incoming_.topics.size();
+  peak_bytes_ = std::max(peak_bytes_, words * sizeof(uint32_t));
+}
+
+void BlockRing::Rotate() {
+  if (size_ == 1) {  // one process: the blocks only take turns
+    held_.push_back(std::move(held_.front()));
+    held_.pop_front();
+    return;
+  }
+  if (pending_) Complete();
+  comm::Transport& t = ctx_->transport();
+  leaving_ = std::move(held_.front());
+  held_.pop_front();
+  const uint32_t next = (leaving_.id + per_process_) % blocks();
+  incoming_.id = next;
+  incoming_.topics.resize(sizes_[next]);
+  const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
+  send_ = t.Isend(left, kBlockTag, leaving_.topics.data(), leaving_.topics.size() * sizeof(uint32_t));
+  recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), incoming_.topics.size() * sizeof(uint32_t));
+  pending_ = true;
+  NotePeak();
+  if (held_.empty()) Complete();
+}
+
+void BlockRing::Poll() {
+  if (!pending_) return;
+  comm::Transport& t = ctx_->transport();
+  if (send_.valid()) t.Test(send_);
+  if (recv_.valid()) t.Test(recv_);
+}
+
+void BlockRing::Complete() {
+  comm::Transport& t = ctx_->transport();
+  const Deadline deadline = Deadline::After(timeout_ms_);
+  const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
+  if (recv_.valid()) comm::Wait(t, recv_, deadline, fmt::format("lda: receive word block {} from rank {}", incoming_.id, right));
+  if (send_.valid()) comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
+  held_.push_back(std::move(incoming_));
+  // The leaving block's array is reused for the next arrival (blocks are about the same size).
+  incoming_ = std::move(leaving_);
+  leaving_ = Block{};
+  pending_ = false;
+}
+
+void BlockRing::Settle() {
+  if (pending_) Complete();
+}
+
+void BlockRing::ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
+  for (const Block& b : held_) fn(b.id, b.topics.data());
+}
+
+void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn) {
+  Settle();
+  comm::Transport& t = ctx_->transport();
+  const Deadline deadline = Deadline::After(timeout_ms_);
+  if (rank_ != 0) {
+    for (const Block& b : held_) {
+      comm::Request req = t.Isend(0, kGatherTag, b.topics.data(), b.topics.size() * sizeof(uint32_t));
+      comm::Wait(t, req, deadline, fmt::format("lda: send word block {} to rank 0", b.id));
+    }
+    return;
+  }
+  for (const Block& b : held_) fn(b.id, b.topics.data());
+  std::vector<uint32_t> topics;
+  for (int p = 1; p < size_; ++p) {
+    for (uint32_t i = 0; i < per_process_; ++i) {
+      const uint32_t id = static_cast<uint32_t>(p) * per_process_ + i;
+      topics.resize(sizes_[id]);
+      comm::Request req = t.Irecv(p, kGatherTag, topics.data(), topics.size() * sizeof(uint32_t));
+      comm::Wait(t, req, deadline, fmt::format("lda: receive word block {} from rank {}", id, p));
+      fn(id, topics.data());
+    }
+  }
+}
+
+}  // namespace parasol::apps::lda

@@ -1,0 +1,83 @@
+// Model-parallel LDA across processes: the vocabulary is cut into B = m x P word blocks that
+// travel around the P processes. A block is the word-ordered topics of every process's tokens of
+// its words (the counts n_wk follow from them, as in one process). Process p holds m blocks at a
+// time; at step s of a rotation it samples block (p m + s) mod B, which no other process holds,
+// then hands it to process p - 1 and receives block (p m + s + m) mod B from process p + 1. After
+// B steps every block has visited every process once and each process holds its first blocks
+// again. A block's topics are therefore exact while a process samples with it, and a process
+// never holds more than its m blocks plus the one arriving: the model (V x K counts, or the
+// corpus's topics) may be larger than one process's memory.
+//
+// A block travels as one message, sent from and received into the blocks' own arrays (sizes are
+// known to both sides). Transfers are asynchronous: with m >= 2 the block received is needed
+// only m - 1 steps later, so the copy overlaps sampling as long as Poll() is called now and then
+// while sampling runs.
+//
+// Errors: a neighbour that dies or does not hand over its block by the deadline is an error
+// naming this rank, the operation and the peer; a block of another size a MismatchError.
+//
+// Threading: one thread calls everything (the trainer's).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "parasol/comm/context.h"
+
+namespace parasol::apps::lda {
+
+class BlockRing {
+ public:
+  // Collective. `sizes[b]`: block b's length, the same on every process. REQUIRES: sizes.size()
+  // is a multiple of ctx.size(). Process p starts holding blocks p m ... p m + m - 1, zeroed.
+  BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, std::chrono::milliseconds timeout_ms);
+  // Abandons transfers in flight (the job is ending).
+  ~BlockRing();
+  BlockRing(const BlockRing&) = delete;
+  BlockRing& operator=(const BlockRing&) = delete;
+
+  uint32_t blocks() const { return static_cast<uint32_t>(sizes_.size()); }
+  uint32_t active_id() const { return held_.front().id; }
+  uint32_t* active() { return held_.front().topics.data(); }
+
+  // The active block leaves for process p - 1; the next held block becomes active. Blocks until
+  // that one is here (with m = 1, or when the transfer before has not finished).
+  void Rotate();
+  // Moves transfers on without blocking.
+  void Poll();
+  // Waits for the transfers in flight; then all m blocks are held.
+  void Settle();
+  // fn(id, topics) for the blocks held. REQUIRES: settled.
+  void ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
+  // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring; the others send
+  // theirs to it.
+  void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
+  // The most bytes of blocks this process held at once (its own and those in flight).
+  size_t peak_bytes() const { return peak_bytes_; }
+
+ private:
+  struct Block {
+    uint32_t id = 0;
+    std::vector<uint32_t> topics;
+  };
+  void Complete();
+  void NotePeak();
+
+  std::unique_ptr<comm::Context> ctx_;  // its own message space
+  const int rank_, size_;
+  const std::vector<uint32_t> sizes_;
+  const uint32_t per_process_;
+  std::chrono::milliseconds timeout_ms_;
+  std::deque<Block> held_;
+  // The transfer in flight: the block that left and the one arriving.
+  bool pending_ = false;
+  Block leaving_, incoming_;
+  comm::Request send_, recv_;
+  size_t peak_bytes_ = 0;
+};
+
+}  // namespace parasol::apps::lda

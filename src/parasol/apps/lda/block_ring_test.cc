@@ -1,0 +1,76 @@
+// Word blocks passed around in-process ranks: each rank has every block once per rotation, at
+// the step the schedule says, and gets its own blocks back with what the others wrote; a rank
+// that dies is an error naming it.
+#include "parasol/apps/lda/block_ring.h"
+
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/comm/testing.h"
+
+namespace parasol::apps::lda {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
+  for (int ranks : {1, 2, 3}) {
+    for (uint32_t per : {1u, 2u}) {
+      const uint32_t blocks = per * static_cast<uint32_t>(ranks);
+      comm::InProcessWorld world(ranks);
+      auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+        std::vector<uint32_t> sizes(blocks);
+        for (uint32_t b = 0; b < blocks; ++b) sizes[b] = static_cast<uint32_t>(ranks) + b;  // unequal
+        BlockRing ring(ctx, sizes, 5000ms);
+        const auto me = static_cast<uint32_t>(ctx.rank());
+        for (uint32_t step = 0; step < blocks; ++step) {
+          ASSERT_EQ(ring.active_id(), (me * per + step) % blocks) << "rank " << me << " step " << step;
+          ring.active()[me] += step + 1;  // slot `rank` of each block: the step this rank had it
+          ring.Poll();
+          ring.Rotate();
+        }
+        ring.Settle();
+        ring.ForEachHeld([&](uint32_t b, const uint32_t* topics) {
+          EXPECT_GE(b, me * per);
+          EXPECT_LT(b, (me + 1) * per);
+          for (uint32_t r = 0; r < static_cast<uint32_t>(ranks); ++r) {
+            const uint32_t step = (b + blocks - r * per) % blocks;  // when rank r held block b
+            EXPECT_EQ(topics[r], step + 1) << "block " << b << " rank " << r;
+          }
+        });
+        uint32_t gathered = 0;
+        ring.ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
+          ++gathered;
+          EXPECT_EQ(topics[0], (b + blocks) % blocks + 1);
+        });
+        if (ctx.rank() == 0) {
+          EXPECT_EQ(gathered, blocks);
+        }
+      });
+      comm::testing::ExpectNoErrors(errors);
+    }
+  }
+}
+
+TEST(BlockRing, ADeadNeighbourIsAnErrorNamingIt) {
+  comm::InProcessWorld world(3);
+  std::thread killer([&] {
+    std::this_thread::sleep_for(100ms);
+    world.KillRank(1);
+  });
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    BlockRing ring(ctx, std::vector<uint32_t>(3, 1000), 2000ms);
+    if (ctx.rank() == 1) std::this_thread::sleep_for(1s);  // dies meanwhile, never hands over
+    for (int step = 0; step < 3; ++step) ring.Rotate();
+  });
+  killer.join();
+  ASSERT_NE(errors[0], nullptr);  // rank 0 receives from rank 1
+  const std::string what = comm::testing::Message(errors[0]);
+  EXPECT_THAT(what, ::testing::HasSubstr("rank 0: lda: receive word block"));
+  EXPECT_THAT(what, ::testing::HasSubstr("peer 1"));
+}
+
+}  // namespace
+}  // namespace parasol::apps::lda

@@ -1,0 +1,19 @@
+// The model's hyper-parameters and the sampler's knobs, shared by training and folding in.
+#pragma once
+
+#include <cstdint>
+
+namespace parasol::apps::lda {
+
+enum class SamplerKind { kMh, kGibbs };
+
+struct LdaParams {
+  uint32_t topics = 100;
+  double alpha = 0.5;  // per topic
+  double beta = 0.01;  // per word
+  uint32_t vocab_size = 0;
+  uint32_t mh_steps = 2;  // word + doc proposal pairs per token
+  SamplerKind sampler = SamplerKind::kMh;
+};
+
+}  // namespace parasol::apps::lda

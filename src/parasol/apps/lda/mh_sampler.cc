@@ -1,0 +1,155 @@
+#include "parasol/apps/lda/mh_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace parasol::apps::lda {
+
+namespace {
+
+uint32_t MulHi(uint32_t a, uint32_t b) { return static_cast<uint32_t>((uint64_t{a} * b) >> 32); }
+
+uint32_t Threshold(uint32_t len, double smoothing_mass) {
+  const double share = len / (len + smoothing_mass);
+  return static_cast<uint32_t>(std::min(4294967295.0, std::floor(share * 4294967296.0)));
+}
+
+// A uniform float in [0, 1) from the top 24 bits.
+float Uniform24(uint64_t r) { return static_cast<float>(r >> 40) * 0x1.0p-24f; }
+
+}  // namespace
+
+ProposalTables MakeProposalTables(const TokenLayout& layout, const LdaParams& p) {
+  ProposalTables t;
+  t.topics_beta = p.topics * p.beta;
+  t.by_word.resize(layout.num_words());
+  for (uint32_t w = 0; w < layout.num_words(); ++w) {
+    const uint32_t b = layout.word_begin(w), e = layout.word_end(w);
+    t.by_word[w] = Proposal{b, e - b, Threshold(e - b, t.topics_beta), 0};
+  }
+  t.by_doc.resize(layout.num_docs());
+  for (size_t d = 0; d < layout.num_docs(); ++d) {
+    const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
+    t.by_doc[d] = Proposal{b, e - b, Threshold(e - b, p.topics * p.alpha), 0};
+  }
+  return t;
+}
+
+void ProposalTables::SetWord(uint32_t w, uint32_t start, uint32_t len, uint32_t shift) {
+  by_word[w] = Proposal{start, len, Threshold(len, topics_beta), shift};
+}
+
+MhSampler::MhSampler(const LdaParams& params)
+    : p_(params), vbeta_(static_cast<float>(params.beta * params.vocab_size)), counts_(params.topics, Count{0, 0}) {}
+
+void MhSampler::BeginRound(std::span<const int64_t> totals) {
+  start_totals_.assign(totals.begin(), totals.end());
+  for (uint32_t k = 0; k < p_.topics; ++k) counts_[k] = Count{0, static_cast<int32_t>(totals[k])};
+}
+
+std::vector<int64_t> MhSampler::TotalsDelta() const {
+  std::vector<int64_t> d(p_.topics);
+  for (uint32_t k = 0; k < p_.topics; ++k) d[k] = counts_[k].total - start_totals_[k];
+  return d;
+}
+
+void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group,
+                        Rng& rng, uint32_t* word_topics) {
+  segments_.clear();
+  for (size_t d = layout.group_doc_begin(doc_group); d < layout.group_doc_end(doc_group); ++d) {
+    const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);
+    if (b < e) segments_.push_back({b, e, 0, layout.doc_begin(d), layout.doc_end(d)});
+  }
+  Run<true>({layout.doc_topics(), layout.doc_words(), layout.doc_cross(), word_topics, tables.by_word.data(),
+             static_cast<float>(p_.alpha)},
+            rng);
+}
+
+void MhSampler::WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
+                         uint32_t doc_group, Rng& rng, uint32_t* word_topics) {
+  segments_.clear();
+  for (uint32_t w : words) {
+    const uint32_t b = layout.word_group_begin(w, doc_group), e = layout.word_group_end(w, doc_group);
+    const Proposal& all = tables.by_word[w];
+    if (b < e) segments_.push_back({b, e, all.shift, all.start, all.start + all.len});
+  }
+  Run<false>({word_topics, layout.word_docs(), layout.word_cross(), layout.doc_topics(), tables.by_doc.data(),
+              static_cast<float>(p_.beta)},
+             rng);
+}
+
+// The proposal's topic: a random token of the unit (its current topic) or a uniform one. Both
+// are computed and one selected: which one is random, so a branch would mispredict.
+inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const {
+  const uint32_t hi = static_cast<uint32_t>(r >> 32);
+  const uint32_t token = other_z[p.start + MulHi(hi, p.len)];
+  const uint32_t uniform = MulHi(hi, p_.topics);
+  return static_cast<uint32_t>(r) < p.threshold ? token : uniform;
+}
+
+// Token j (its topic at own_z[j + shift]), whose first proposal t is drawn: mh_steps MH steps.
+template <bool kDocPass>
+inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng) {
+  const float h = pass.smoothing, vb = vbeta_;
+  uint32_t& own = pass.own_z[j + shift];
+  uint32_t s = own;
+  for (uint32_t step = 0;;) {
+    if (t != s) {
+      const Count cs = counts_[s], ct = counts_[t];
+      // Counts without the token, which sits at s.
+      const float num = (static_cast<float>(ct.here) + h) * (static_cast<float>(cs.total - 1) + vb);
+      const float den = (static_cast<float>(cs.here - 1) + h) * (static_cast<float>(ct.total) + vb);
+      if (Uniform24(rng.Next()) * den < num) {
+        own = t;
+        // The token in the other order: its word's position shifted (document pass), or its
+        // document's position (word pass).
+        pass.other_z[pass.cross[j] + (kDocPass ? pass.proposals[pass.key[j]].shift : 0)] = t;
+        --counts_[s].here, ++counts_[t].here;
+        --counts_[s].total, ++counts_[t].total;
+        s = t;
+      }
+    }
+    if (++step == p_.mh_steps) break;
+    t = Draw(pass.proposals[pass.key[j]], rng.Next(), pass.other_z);
+  }
+}
+
+template <bool kDocPass>
+void MhSampler::Run(const Pass& pass, Rng& rng) {
+  // Memory latency bounds the loop: the first proposal of a token is drawn kAhead tokens early
+  // (across segments) and the topic it will read, and the slot a move would write, prefetched.
+  constexpr uint32_t kAhead = 8;
+  struct Ahead {
+    uint64_t r;
+    uint32_t key;
+  } ahead[kAhead];
+  size_t ls = 0;  // lookahead cursor: segment and token
+  uint32_t lj = segments_.empty() ? 0 : segments_[0].begin;
+  auto draw_ahead = [&](Ahead& a) {
+    const uint32_t key = pass.key[lj];
+    const Proposal& p = pass.proposals[key];
+    a = {rng.Next(), key};
+    __builtin_prefetch(pass.other_z + p.start + MulHi(static_cast<uint32_t>(a.r >> 32), p.len));
+    __builtin_prefetch(pass.other_z + pass.cross[lj] + (kDocPass ? p.shift : 0), 1);
+    if (++lj == segments_[ls].end && ++ls < segments_.size()) lj = segments_[ls].begin;
+  };
+  uint64_t total = 0;
+  for (const Segment& s : segments_) total += s.end - s.begin;
+  uint64_t drawn = 0;
+  for (; drawn < std::min<uint64_t>(total, kAhead); ++drawn) draw_ahead(ahead[drawn]);
+  uint32_t slot = 0;
+  for (const Segment& seg : segments_) {
+    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) ++counts_[pass.own_z[i]].here;
+    for (uint32_t j = seg.begin; j < seg.end; ++j) {
+      const Ahead a = ahead[slot];
+      if (drawn < total) draw_ahead(ahead[slot]), ++drawn;
+      slot = (slot + 1) % kAhead;
+      if (j + 2 * kAhead < seg.end) __builtin_prefetch(&pass.proposals[pass.key[j + 2 * kAhead]]);
+      Step<kDocPass>(pass, j, seg.shift, Draw(pass.proposals[a.key], a.r, pass.other_z), rng);
+    }
+    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]].here = 0;
+    tokens_sampled_ += seg.end - seg.begin;
+  }
+}
+
+}  // namespace parasol::apps::lda

@@ -1,0 +1,108 @@
+// The training sampler: LightLDA's Metropolis-Hastings chain (a word proposal and a document
+// proposal per token and step), run as two passes over a TokenLayout in the manner of WarpLDA,
+// but with every count current, so that each step is an exact MH step for the collapsed
+// posterior p(z_i | z_-i, w) ~ (n_dk + alpha)(n_wk + beta) / (n_k + V beta) (counts without the
+// token).
+//
+// Document pass: documents one at a time, n_dk counted into a scratch array of K; each token gets
+// `mh_steps` word proposals q_w(k) ~ n_wk + beta (the token itself counted): a random token of the
+// same word (read from the word-ordered topics) or, with weight K beta, a uniform topic. The
+// acceptance ratio (n_dt + alpha)(n_s + V beta) / ((n_ds + alpha)(n_t + V beta)) needs no word
+// count. Word pass: words one at a time, n_wk counted from the word's tokens into the scratch;
+// document proposals q_d(k) ~ n_dk + alpha, a random token of the same document or a uniform
+// topic; acceptance (n_wt + beta)(n_s + V beta) / ((n_ws + beta)(n_t + V beta)). A move writes
+// both orders and the counts at once. Nothing in either pass depends on K but the scratch arrays:
+// no alias tables, no word-topic table; the only random accesses are a proposal's topic and a
+// move's write.
+//
+// Several processes: the word-ordered topics a pass reads are a word block's (block_ring.h),
+// which holds every process's tokens of its words; this process's token j of word w sits at
+// j + shift(w) there. Proposals and n_wk then cover all of a word's tokens and the chain is the
+// same as in one process. Several threads: each has its own copy of n_k during a round (the
+// trainer merges them), the only approximation.
+//
+// Threading: one MhSampler per thread; a pass touches only its tile's tokens (token_layout.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "parasol/apps/lda/lda_params.h"
+#include "parasol/apps/lda/rng.h"
+#include "parasol/apps/lda/token_layout.h"
+
+namespace parasol::apps::lda {
+
+// Where a proposal from a word (or a document) draws: one of the topics [start, start + len) of
+// the word (document) ordered topics with probability threshold / 2^32 = len / (len + K x
+// smoothing), else a uniform topic. Words: this process's token j of the word is at j + shift.
+struct Proposal {
+  uint32_t start = 0, len = 0, threshold = 0, shift = 0;
+};
+
+struct ProposalTables {
+  std::vector<Proposal> by_word;  // word proposals, smoothing beta
+  std::vector<Proposal> by_doc;   // document proposals, smoothing alpha
+  double topics_beta = 0;         // K beta
+  // Word w's tokens lie at [start, start + len) of the word-ordered topics (all processes').
+  void SetWord(uint32_t w, uint32_t start, uint32_t len, uint32_t shift);
+};
+// One process: the layout's own word-ordered topics.
+ProposalTables MakeProposalTables(const TokenLayout& layout, const LdaParams& params);
+
+class MhSampler {
+ public:
+  explicit MhSampler(const LdaParams& params);
+
+  // Starts a round with `totals` as this thread's topic totals.
+  void BeginRound(std::span<const int64_t> totals);
+  // Topic totals now minus those given to BeginRound.
+  std::vector<int64_t> TotalsDelta() const;
+
+  // `word_topics`: the word-ordered topics the passes read and write (layout.word_topics() for
+  // one process, the active word block's for several), positioned as `tables.by_word` says.
+  // The documents of `doc_group`, their tokens in `word_group`: mh_steps word proposals each.
+  void DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group, Rng& rng,
+               uint32_t* word_topics);
+  // `words`, their tokens in `doc_group`: mh_steps document proposals each.
+  void WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words, uint32_t doc_group,
+                Rng& rng, uint32_t* word_topics);
+
+  uint64_t tokens_sampled() const { return tokens_sampled_; }
+
+ private:
+  // n of the current document or word ("here") and the topic totals, side by side: a step reads
+  // both at the same two topics.
+  struct Count {
+    int32_t here, total;
+  };
+  // Tokens [begin, end) of a document or word, whose own topics are at own_z[j + shift] and
+  // whose "here" counts are over own_z[here_begin, here_end).
+  struct Segment {
+    uint32_t begin, end, shift, here_begin, here_end;
+  };
+  // One pass: the order it streams through and the one its proposals read.
+  struct Pass {
+    uint32_t* own_z;
+    const uint32_t* key;    // per token: the other side's unit (its word, or its document)
+    const uint32_t* cross;  // per token: its position in the other order (before any shift)
+    uint32_t* other_z;
+    const Proposal* proposals;
+    float smoothing;  // of the "here" counts: alpha (documents) or beta (words)
+  };
+  template <bool kDocPass>
+  void Run(const Pass& pass, Rng& rng);
+  template <bool kDocPass>
+  void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng);
+  uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
+
+  LdaParams p_;
+  float vbeta_;
+  std::vector<Count> counts_;
+  std::vector<int64_t> start_totals_;
+  std::vector<Segment> segments_;
+  uint64_t tokens_sampled_ = 0;
+};
+
+}  // namespace parasol::apps::lda

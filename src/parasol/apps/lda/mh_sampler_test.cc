@@ -1,0 +1,145 @@
+// The samplers' stationary distribution on a corpus small enough to enumerate: 5 tokens and 3
+// topics give 243 assignments, whose exact posterior p(z | w) is computed here from the LDA
+// formula. A long chain's visits, thinned so that kept states are nearly independent, must match
+// it by a chi-square test.
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "parasol/apps/lda/gibbs_sampler.h"
+#include "parasol/apps/lda/mh_sampler.h"
+#include "parasol/apps/lda/token_layout.h"
+
+namespace parasol::apps::lda {
+namespace {
+
+constexpr uint32_t kTopics = 3;
+
+Corpus TinyCorpus() {
+  Corpus c;
+  c.vocab = {"a", "b", "c"};
+  std::vector<uint32_t> d0{0, 1, 1}, d1{2, 0};
+  c.AddDocument("0", d0);
+  c.AddDocument("1", d1);
+  return c;
+}
+
+// log p(w, z) up to a constant, from the counts of assignment z (corpus order).
+double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, double alpha, double beta) {
+  std::vector<std::vector<int>> ndk(c.num_docs(), std::vector<int>(kTopics, 0));
+  std::vector<std::vector<int>> nwk(c.vocab.size(), std::vector<int>(kTopics, 0));
+  std::vector<int> nk(kTopics, 0);
+  for (size_t d = 0; d < c.num_docs(); ++d) {
+    for (uint64_t i = c.doc_offsets[d]; i < c.doc_offsets[d + 1]; ++i) {
+      ++ndk[d][z[i]], ++nwk[c.words[i]][z[i]], ++nk[z[i]];
+    }
+  }
+  double s = 0;
+  for (const auto& row : ndk) {
+    for (int n : row) s += std::lgamma(n + alpha);
+  }
+  for (const auto& row : nwk) {
+    for (int n : row) s += std::lgamma(n + beta);
+  }
+  for (int n : nk) s -= std::lgamma(n + beta * static_cast<double>(c.vocab.size()));
+  return s;
+}
+
+uint32_t StateIndex(const std::vector<uint32_t>& z) {
+  uint32_t s = 0;
+  for (uint32_t t : z) s = s * kTopics + t;
+  return s;
+}
+
+std::vector<double> ExactPosterior(const Corpus& c, double alpha, double beta) {
+  const size_t n = c.num_tokens();
+  const auto states = static_cast<uint32_t>(std::pow(kTopics, n));
+  std::vector<double> p(states);
+  std::vector<uint32_t> z(n);
+  for (uint32_t s = 0; s < states; ++s) {
+    for (size_t i = 0, v = s; i < n; ++i, v /= kTopics) z[n - 1 - i] = static_cast<uint32_t>(v % kTopics);
+    p[s] = std::exp(LogJoint(c, z, alpha, beta));
+  }
+  const double sum = std::accumulate(p.begin(), p.end(), 0.0);
+  for (double& x : p) x /= sum;
+  return p;
+}
+
+// Pearson's statistic over the states and the critical value at p = 0.0005 (Wilson-Hilferty).
+void ExpectMatches(const std::vector<uint64_t>& visits, const std::vector<double>& exact) {
+  const double total = static_cast<double>(std::accumulate(visits.begin(), visits.end(), uint64_t{0}));
+  double chi2 = 0, tv = 0;
+  for (size_t s = 0; s < exact.size(); ++s) {
+    const double expected = total * exact[s];
+    ASSERT_GT(expected, 5.0) << "state " << s << ": too rare for the test";
+    chi2 += (visits[s] - expected) * (visits[s] - expected) / expected;
+    tv += std::fabs(visits[s] / total - exact[s]) / 2;
+  }
+  const double k = static_cast<double>(exact.size() - 1), z = 3.29;
+  const double critical = k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
+  std::cout << "chi-square " << chi2 << " (critical " << critical << "), total variation " << tv << "\n";
+  EXPECT_LT(chi2, critical);
+}
+
+struct Setting {
+  SamplerKind sampler;
+  uint32_t mh_steps;
+};
+
+class Stationary : public ::testing::TestWithParam<Setting> {};
+
+TEST_P(Stationary, VisitsMatchTheExactPosterior) {
+  const Corpus c = TinyCorpus();
+  LdaParams p{.topics = kTopics, .alpha = 0.4, .beta = 0.3, .vocab_size = 3, .mh_steps = GetParam().mh_steps,
+              .sampler = GetParam().sampler};
+  const std::vector<double> exact = ExactPosterior(c, p.alpha, p.beta);
+  std::vector<size_t> cut{0, c.num_docs()};
+  std::vector<uint32_t> group(c.vocab.size(), 0);
+  Rng init(7);
+  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1, kTopics, init);
+  ProposalTables tables = MakeProposalTables(layout, p);
+  std::vector<int64_t> totals(kTopics, 0);
+  for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
+  MhSampler mh(p);
+  GibbsSampler gibbs(p);
+  WordTopicTable table(kTopics, c.WordCounts(), 1);
+  for (uint32_t w = 0; w < c.vocab.size(); ++w) {
+    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) table.Inc(w, layout.word_topics()[j]);
+  }
+  auto add = [&](const std::vector<int64_t>& delta) {
+    for (uint32_t k = 0; k < kTopics; ++k) totals[k] += delta[k];
+  };
+  std::vector<uint64_t> visits(exact.size(), 0);
+  constexpr int kKept = 200000, kThin = 8, kBurnIn = 100;
+  for (int it = 0; it < kBurnIn + kKept * kThin; ++it) {
+    Rng rng(11, 0, 0, static_cast<uint64_t>(it));
+    if (p.sampler == SamplerKind::kGibbs) {
+      gibbs.BeginRound(totals);
+      gibbs.DocPass(layout, 0, 0, table, rng);
+      add(gibbs.TotalsDelta());
+    } else {
+      mh.BeginRound(totals);
+      mh.DocPass(layout, tables, 0, 0, rng, layout.word_topics());
+      add(mh.TotalsDelta());
+      mh.BeginRound(totals);
+      mh.WordPass(layout, tables, std::vector<uint32_t>{0, 1, 2}, 0, rng, layout.word_topics());
+      add(mh.TotalsDelta());
+    }
+    if (it >= kBurnIn && (it - kBurnIn) % kThin == 0) ++visits[StateIndex(layout.CorpusOrderTopics(c))];
+  }
+  ASSERT_TRUE(layout.Consistent());
+  ExpectMatches(visits, exact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Samplers, Stationary,
+                         ::testing::Values(Setting{SamplerKind::kMh, 1}, Setting{SamplerKind::kMh, 2},
+                                           Setting{SamplerKind::kGibbs, 1}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.sampler == SamplerKind::kMh ? "Mh" : "Gibbs") +
+                                  std::to_string(param_info.param.mh_steps);
+                         });
+
+}  // namespace
+}  // namespace parasol::apps::lda
