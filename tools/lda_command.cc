@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/corpus.h"
 #include "parasol/apps/lda/inference.h"
+#include "parasol/apps/lda/lda_checkpoint.h"
 #include "parasol/apps/lda/lda_trainer.h"
 #include "parasol/apps/lda/model_io.h"
 #include "parasol/comm/context.h"
@@ -24,18 +26,42 @@ namespace {
 namespace fs = std::filesystem;
 using namespace apps::lda;
 
-// Options both commands read the corpus with.
+// Options the commands read a corpus with.
 struct CorpusFlags {
-  std::string path, format = "auto", vocab;
+  std::string path, format = "auto", vocab, stopwords;
   uint32_t min_count = 5;
-  void Register(CLI::App* app) {
-    app->add_option("--corpus", path, "UCI folder (docword.*.txt + vocab.*.txt), LDA-C file, or folder/.tar.gz of text")
+  std::unordered_set<std::string> extra_stop;
+  void Register(CLI::App* app, const std::string& flag = "--corpus") {
+    app->add_option(flag, path, "UCI folder (docword.*.txt + vocab.*.txt), LDA-C file, folder/.tar.gz of text "
+                    "files, or a file of one document per line ([NAME<TAB>]text)")
         ->required();
-    app->add_option("--format", format, "uci, ldac, text or auto")->capture_default_str();
+    app->add_option("--format", format, "uci, ldac, text, lines or auto")->capture_default_str();
     app->add_option("--vocab", vocab, "LDA-C: the vocabulary file (default: vocab.txt beside the data)");
-    app->add_option("--min-count", min_count, "text: drop words seen fewer times")->capture_default_str();
+    app->add_option("--min-count", min_count, "text, lines: drop words seen fewer times")->capture_default_str();
+    app->add_option("--stopwords", stopwords, "text, lines: drop these words too (one per line, # comments)");
+  }
+  TextOptions Text() {
+    TextOptions text;
+    text.min_count = min_count;
+    if (!stopwords.empty()) {
+      extra_stop = ReadStopWords(stopwords);
+      text.extra_stop_words = &extra_stop;
+    }
+    return text;
   }
 };
+
+// Documents left without a known word take no part; say so once, naming the first.
+void WarnEmptyDocuments(const Corpus& corpus, const std::string& what) {
+  size_t empty = 0, first = 0;
+  for (size_t d = corpus.num_docs(); d-- > 0;) {
+    if (corpus.doc_offsets[d + 1] == corpus.doc_offsets[d]) ++empty, first = d;
+  }
+  if (empty == 0) return;
+  std::cerr << fmt::format("parasol: warning: {} of {} documents{} have no known word (the first: '{}'); they get no "
+                           "topics\n",
+                           empty, corpus.num_docs(), what, corpus.doc_names[first]);
+}
 
 class LdaCommand : public Command {
  public:
@@ -74,10 +100,9 @@ class LdaCommand : public Command {
     if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
     o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
     if (!o_.checkpoint_dir.empty() && o_.checkpoint_every == 0) o_.checkpoint_every = o_.iterations;
-    TextOptions text;
-    text.min_count = corpus_.min_count;
-    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), text, corpus_.vocab);
+    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     const bool root = ctx.rank() == 0;
+    if (root) WarnEmptyDocuments(corpus, "");
     std::unique_ptr<CsvWriter> csv;
     if (root && !metrics_.empty()) {
       csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"});
@@ -91,6 +116,12 @@ class LdaCommand : public Command {
                                ctx.size(), o_.threads,
                                ctx.size() > 1 ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks) : "")
                 << fmt::format("{:>6} {:>9} {:>12} {:>12}\n", "iter", "seconds", "tokens/s", "loglik/tok") << std::flush;
+    }
+    if (root && !o_.resume_dir.empty()) {
+      const CheckpointMeta m = ReadMeta(o_.resume_dir);
+      std::cout << fmt::format("# resuming {} at iteration {} (of {}), written by {} process(es)\n", o_.resume_dir,
+                               m.iteration, o_.iterations, m.processes)
+                << std::flush;
     }
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
@@ -152,11 +183,12 @@ class LdaInferCommand : public Command {
     auto index = model.VocabIndex();
     Corpus docs;
     CorpusFormat format = ParseCorpusFormat(corpus_.format);
-    TextOptions text;
+    TextOptions text = corpus_.Text();
     text.fixed_vocab = &index;
     Corpus read = ReadCorpus(corpus_.path, format, text, corpus_.vocab);
     docs = read.vocab.size() == model.vocab.size() && read.vocab == model.vocab ? std::move(read)
                                                                                  : MapToVocabulary(read, index, model.vocab.size());
+    WarnEmptyDocuments(docs, " (in the model's vocabulary)");
     std::vector<DocTopics> topics = FoldIn(model, docs, o_);
     if (output_.empty()) {
       WriteDocTopics(std::cout, docs.doc_names, topics, model.topics, model.alpha);
@@ -172,8 +204,34 @@ class LdaInferCommand : public Command {
   std::string model_, output_;
 };
 
+class LdaCorpusCommand : public Command {
+ public:
+  explicit LdaCorpusCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("lda-corpus", "Write a corpus as parasol reads it: one document per line, "
+                                               "NAME<TAB>words (the lines format)");
+    corpus_.Register(app_);
+    app_->add_option("--output", output_, "The file to write")->required();
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  int Run(comm::MpiRuntime*) override {
+    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
+    WarnEmptyDocuments(corpus, "");
+    WriteLines(output_, corpus);
+    std::cout << fmt::format("{}: {} documents, {} words, {} tokens\n", output_, corpus.num_docs(), corpus.vocab.size(),
+                             corpus.num_tokens());
+    return 0;
+  }
+
+ private:
+  CorpusFlags corpus_;
+  std::string output_;
+};
+
 }  // namespace
 
+std::unique_ptr<Command> MakeLdaCorpusCommand(CLI::App& parent) { return std::make_unique<LdaCorpusCommand>(parent); }
 std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent) { return std::make_unique<LdaCommand>(parent); }
 std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent) { return std::make_unique<LdaInferCommand>(parent); }
 

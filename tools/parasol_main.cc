@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeClusterSim(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));
+  commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));

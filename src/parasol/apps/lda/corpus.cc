@@ -30,7 +30,8 @@ CorpusFormat ParseCorpusFormat(const std::string& name) {
   if (name == "uci") return CorpusFormat::kUci;
   if (name == "ldac") return CorpusFormat::kLdac;
   if (name == "text") return CorpusFormat::kText;
-  throw InvalidArgumentError(fmt::format("--format '{}': expected uci, ldac, text or auto", name));
+  if (name == "lines") return CorpusFormat::kLines;
+  throw InvalidArgumentError(fmt::format("--format '{}': expected uci, ldac, text, lines or auto", name));
 }
 
 namespace {
@@ -91,6 +92,22 @@ UciHeader ReadUciHeader(std::ifstream& in, const std::string& path, long& lineno
     if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than one field in the header");
   }
   return h;
+}
+
+// An LDA-C first line: "N id:count ..." with digits only.
+bool LooksLikeLdac(const std::string& path) {
+  std::ifstream in = Open(path);
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  size_t pos = 0;
+  std::string_view first = NextField(line, pos);
+  if (first.empty() || first.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
+    const size_t colon = f.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon + 1 == f.size()) return false;
+    if (f.find_first_not_of("0123456789:") != std::string_view::npos) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -183,15 +200,21 @@ Corpus ReadCorpus(const std::string& path, CorpusFormat format, const TextOption
         uci = uci || (name.starts_with("docword.") && name.ends_with(".txt"));
       }
     }
-    format = uci ? CorpusFormat::kUci
-                 : (dir || path.ends_with(".tar.gz") || path.ends_with(".tgz")) ? CorpusFormat::kText
-                                                                                 : CorpusFormat::kLdac;
+    if (uci) {
+      format = CorpusFormat::kUci;
+    } else if (dir || path.ends_with(".tar.gz") || path.ends_with(".tgz")) {
+      format = CorpusFormat::kText;
+    } else {
+      format = LooksLikeLdac(path) ? CorpusFormat::kLdac : CorpusFormat::kLines;
+    }
   }
   switch (format) {
     case CorpusFormat::kUci:
       return ReadUci(path);
     case CorpusFormat::kText:
       return ReadText(path, text);
+    case CorpusFormat::kLines:
+      return ReadLines(path, text);
     default: {
       std::string vocab = vocab_path.empty() ? (fs::path(path).parent_path() / "vocab.txt").string() : vocab_path;
       return ReadLdac(path, vocab);

@@ -1,5 +1,5 @@
-// A bag-of-words corpus in memory and its readers: UCI bag-of-words, LDA-C, and raw text (a
-// folder or a .tar.gz of files, tokenised here).
+// A bag-of-words corpus in memory and its readers: UCI bag-of-words, LDA-C, raw text (a folder or
+// a .tar.gz of files, tokenised here) and one document per line (tokenised the same way).
 //
 // Every reader reports a malformed file as ParseError "file:line: what is wrong" and a missing
 // one as IoError; nothing is returned half-read.
@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace parasol::apps::lda {
@@ -29,8 +30,8 @@ struct Corpus {
   std::vector<uint64_t> WordCounts() const;
 };
 
-enum class CorpusFormat { kAuto, kUci, kLdac, kText };
-// "auto", "uci", "ldac", "text"; InvalidArgumentError otherwise.
+enum class CorpusFormat { kAuto, kUci, kLdac, kText, kLines };
+// "auto", "uci", "ldac", "text", "lines"; InvalidArgumentError otherwise.
 CorpusFormat ParseCorpusFormat(const std::string& name);
 
 struct TextOptions {
@@ -40,7 +41,13 @@ struct TextOptions {
   // Reading documents for a trained model: keep only these words, with these ids (min_count
   // then does not apply). Empty: build the vocabulary from the corpus.
   const std::unordered_map<std::string, uint32_t>* fixed_vocab = nullptr;
+  // Dropped as well as the built-in stop words (ReadStopWords).
+  const std::unordered_set<std::string>* extra_stop_words = nullptr;
 };
+
+// A stop-word file: one word per line (lowercase ASCII letters), '#' starts a comment. Throws
+// ParseError "file:line: ..." and IoError.
+std::unordered_set<std::string> ReadStopWords(const std::string& path);
 
 // UCI: `dir` holds docword.X.txt and vocab.X.txt (one X). Ids in the file start at 1.
 Corpus ReadUci(const std::string& dir);
@@ -48,9 +55,17 @@ Corpus ReadUci(const std::string& dir);
 Corpus ReadLdac(const std::string& data_path, const std::string& vocab_path);
 // Raw text: every regular file under `path` (a folder, or a .tar.gz archive) is a document.
 Corpus ReadText(const std::string& path, const TextOptions& options);
+// One document per line: "NAME<TAB>text", or text alone (the name is then the line number).
+// E-mail headers are not looked for. Empty lines are documents without words.
+Corpus ReadLines(const std::string& path, const TextOptions& options);
+// Writes `corpus` one document per line, "NAME<TAB>word word ..." (ReadLines reads it back as the
+// same corpus when every word occurs at least min_count times); whitespace in names becomes '_'.
+// Atomically. Throws IoError.
+void WriteLines(const std::string& path, const Corpus& corpus);
 
 // Picks the reader: kAuto chooses UCI for a folder with docword.*.txt, text for another folder
-// or a .tar.gz, LDA-C otherwise (its vocabulary: `vocab_path`, else vocab.txt beside it).
+// or a .tar.gz, LDA-C for a file whose first line is "N id:count ...", lines for another file (an
+// LDA-C file's vocabulary: `vocab_path`, else vocab.txt beside it).
 Corpus ReadCorpus(const std::string& path, CorpusFormat format, const TextOptions& text,
                   const std::string& vocab_path = "");
 

@@ -40,16 +40,16 @@ void ProposalTables::SetWord(uint32_t w, uint32_t start, uint32_t len, uint32_t 
 }
 
 MhSampler::MhSampler(const LdaParams& params)
-    : p_(params), vbeta_(static_cast<float>(params.beta * params.vocab_size)), counts_(params.topics, Count{0, 0}) {}
+    : p_(params), vbeta_(static_cast<float>(params.beta * params.vocab_size)), counts_(params.topics, 0) {}
 
 void MhSampler::BeginRound(std::span<const int64_t> totals) {
   start_totals_.assign(totals.begin(), totals.end());
-  for (uint32_t k = 0; k < p_.topics; ++k) counts_[k] = Count{0, static_cast<int32_t>(totals[k])};
+  for (uint32_t k = 0; k < p_.topics; ++k) counts_[k] = static_cast<uint64_t>(totals[k]) * kTotal;
 }
 
 std::vector<int64_t> MhSampler::TotalsDelta() const {
   std::vector<int64_t> d(p_.topics);
-  for (uint32_t k = 0; k < p_.topics; ++k) d[k] = counts_[k].total - start_totals_[k];
+  for (uint32_t k = 0; k < p_.topics; ++k) d[k] = Total(counts_[k]) - start_totals_[k];
   return d;
 }
 
@@ -87,67 +87,99 @@ inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const uint32_t* o
   return static_cast<uint32_t>(r) < p.threshold ? token : uniform;
 }
 
-// Token j (its topic at own_z[j + shift]), whose first proposal t is drawn: mh_steps MH steps.
-template <bool kDocPass>
+// Token j (its topic at own_z[j + shift]), whose first proposal t is drawn: mh_steps MH steps
+// (one when kOneStep: the loop and its bound out of the way).
+template <bool kDocPass, bool kOneStep>
 inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng) {
   const float h = pass.smoothing, vb = vbeta_;
   uint32_t& own = pass.own_z[j + shift];
   uint32_t s = own;
   for (uint32_t step = 0;;) {
-    if (t != s) {
-      const Count cs = counts_[s], ct = counts_[t];
-      // Counts without the token, which sits at s.
-      const float num = (static_cast<float>(ct.here) + h) * (static_cast<float>(cs.total - 1) + vb);
-      const float den = (static_cast<float>(cs.here - 1) + h) * (static_cast<float>(ct.total) + vb);
-      if (Uniform24(rng.Next()) * den < num) {
-        own = t;
-        // The token in the other order: its word's position shifted (document pass), or its
-        // document's position (word pass).
-        pass.other_z[pass.cross[j] + (kDocPass ? pass.proposals[pass.key[j]].shift : 0)] = t;
-        --counts_[s].here, ++counts_[t].here;
-        --counts_[s].total, ++counts_[t].total;
-        s = t;
-      }
-    }
-    if (++step == p_.mh_steps) break;
+    // Counts without the token, which sits at s. (t == s needs no test: whatever the coin says,
+    // the token stays where it is.) Branch-free: the coin is unpredictable, and a branch on it
+    // cost more than the arithmetic; a rejected move writes its topic to a dummy slot rather
+    // than to the other order.
+    const uint64_t cs = counts_[s], ct = counts_[t];
+    const float num = (static_cast<float>(Here(ct)) + h) * (static_cast<float>(Total(cs) - 1) + vb);
+    const float den = (static_cast<float>(Here(cs) - 1) + h) * (static_cast<float>(Total(ct)) + vb);
+    const bool accept = Uniform24(rng.Next()) * den < num;
+    // Masks rather than ?: (which the compiler turns back into a branch).
+    const uint32_t mask = 0u - static_cast<uint32_t>(accept);
+    const uint32_t next = s ^ ((s ^ t) & mask);
+    // The token in the other order: its word's position shifted (document pass), or its
+    // document's position (word pass).
+    // (Index arithmetic in 32 bits: the shift is modulo 2^32.)
+    const uint32_t at = pass.cross[j] + (kDocPass ? pass.proposals[pass.key[j]].shift : 0u);
+    const auto other = reinterpret_cast<uintptr_t>(pass.other_z + at);
+    const auto dummy = reinterpret_cast<uintptr_t>(&dummy_);
+    *reinterpret_cast<uint32_t*>(dummy ^ ((dummy ^ other) & (uintptr_t{0} - accept))) = next;
+    own = next;
+    counts_[s] -= kHere + kTotal;
+    counts_[next] += kHere + kTotal;
+    s = next;
+    if (kOneStep || ++step == p_.mh_steps) break;
     t = Draw(pass.proposals[pass.key[j]], rng.Next(), pass.other_z);
   }
 }
 
 template <bool kDocPass>
 void MhSampler::Run(const Pass& pass, Rng& rng) {
+  if (p_.mh_steps == 1) {
+    RunSteps<kDocPass, true>(pass, rng);
+  } else {
+    RunSteps<kDocPass, false>(pass, rng);
+  }
+}
+
+template <bool kDocPass, bool kOneStep>
+void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
   // Memory latency bounds the loop: the first proposal of a token is drawn kAhead tokens early
-  // (across segments) and the topic it will read, and the slot a move would write, prefetched.
+  // (across segments) and the topic it will read, and the slot a move would write, prefetched;
+  // the proposal entry the draw reads is prefetched kAhead tokens before that.
   constexpr uint32_t kAhead = 8;
   struct Ahead {
     uint64_t r;
     uint32_t key;
   } ahead[kAhead];
-  size_t ls = 0;  // lookahead cursor: segment and token
-  uint32_t lj = segments_.empty() ? 0 : segments_[0].begin;
+  struct Cursor {
+    size_t seg = 0;
+    uint32_t j = 0;
+  };
+  // Lookahead cursors: the token drawn next, and the one whose proposal entry is fetched next.
+  Cursor draw_at{0, segments_.empty() ? 0 : segments_[0].begin}, fetch_at = draw_at;
+  auto advance = [&](Cursor& c) {
+    if (++c.j == segments_[c.seg].end && ++c.seg < segments_.size()) c.j = segments_[c.seg].begin;
+  };
+  auto fetch_ahead = [&] {
+    if (fetch_at.seg >= segments_.size()) return;
+    __builtin_prefetch(&pass.proposals[pass.key[fetch_at.j]]);
+    advance(fetch_at);
+  };
   auto draw_ahead = [&](Ahead& a) {
+    const uint32_t lj = draw_at.j;
     const uint32_t key = pass.key[lj];
     const Proposal& p = pass.proposals[key];
     a = {rng.Next(), key};
     __builtin_prefetch(pass.other_z + p.start + MulHi(static_cast<uint32_t>(a.r >> 32), p.len));
-    __builtin_prefetch(pass.other_z + pass.cross[lj] + (kDocPass ? p.shift : 0), 1);
-    if (++lj == segments_[ls].end && ++ls < segments_.size()) lj = segments_[ls].begin;
+    __builtin_prefetch(pass.other_z + static_cast<uint32_t>(pass.cross[lj] + (kDocPass ? p.shift : 0u)), 1);
+    advance(draw_at);
+    fetch_ahead();
   };
   uint64_t total = 0;
   for (const Segment& s : segments_) total += s.end - s.begin;
   uint64_t drawn = 0;
+  for (uint32_t n = 0; n < kAhead; ++n) fetch_ahead();
   for (; drawn < std::min<uint64_t>(total, kAhead); ++drawn) draw_ahead(ahead[drawn]);
   uint32_t slot = 0;
   for (const Segment& seg : segments_) {
-    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) ++counts_[pass.own_z[i]].here;
+    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]] += kHere;
     for (uint32_t j = seg.begin; j < seg.end; ++j) {
       const Ahead a = ahead[slot];
       if (drawn < total) draw_ahead(ahead[slot]), ++drawn;
       slot = (slot + 1) % kAhead;
-      if (j + 2 * kAhead < seg.end) __builtin_prefetch(&pass.proposals[pass.key[j + 2 * kAhead]]);
-      Step<kDocPass>(pass, j, seg.shift, Draw(pass.proposals[a.key], a.r, pass.other_z), rng);
+      Step<kDocPass, kOneStep>(pass, j, seg.shift, Draw(pass.proposals[a.key], a.r, pass.other_z), rng);
     }
-    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]].here = 0;
+    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]] &= ~(kTotal - 1);
     tokens_sampled_ += seg.end - seg.begin;
   }
 }

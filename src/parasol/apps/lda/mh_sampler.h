@@ -72,11 +72,12 @@ class MhSampler {
   uint64_t tokens_sampled() const { return tokens_sampled_; }
 
  private:
-  // n of the current document or word ("here") and the topic totals, side by side: a step reads
-  // both at the same two topics.
-  struct Count {
-    int32_t here, total;
-  };
+  // n of the current document or word ("here", low 32 bits) and the topic total (high 32 bits)
+  // in one word: a step reads both at the same two topics, and a move updates both at once.
+  // Neither part goes below zero while every move takes a counted token, so no borrow crosses.
+  static constexpr uint64_t kHere = 1, kTotal = uint64_t{1} << 32;
+  static int32_t Here(uint64_t c) { return static_cast<int32_t>(static_cast<uint32_t>(c)); }
+  static int32_t Total(uint64_t c) { return static_cast<int32_t>(c >> 32); }
   // Tokens [begin, end) of a document or word, whose own topics are at own_z[j + shift] and
   // whose "here" counts are over own_z[here_begin, here_end).
   struct Segment {
@@ -93,15 +94,18 @@ class MhSampler {
   };
   template <bool kDocPass>
   void Run(const Pass& pass, Rng& rng);
-  template <bool kDocPass>
+  template <bool kDocPass, bool kOneStep>
+  void RunSteps(const Pass& pass, Rng& rng);
+  template <bool kDocPass, bool kOneStep>
   void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng);
   uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
 
   LdaParams p_;
   float vbeta_;
-  std::vector<Count> counts_;
+  std::vector<uint64_t> counts_;
   std::vector<int64_t> start_totals_;
   std::vector<Segment> segments_;
+  uint32_t dummy_ = 0;  // where a rejected move's write goes
   uint64_t tokens_sampled_ = 0;
 };
 

@@ -1,8 +1,10 @@
-// Raw-text corpora: files in a folder or a .tar.gz archive, tokenised into lowercase words.
+// Raw-text corpora: files in a folder or a .tar.gz archive, or one document per line, tokenised into
+// lowercase words.
 #include <zlib.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -14,7 +16,9 @@
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/corpus.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
 
@@ -123,31 +127,74 @@ std::string ReadWhole(const std::string& path) {
   return s.str();
 }
 
+// Collects tokenised documents, then keeps the words seen often enough and numbers them.
+class TextBuilder {
+ public:
+  explicit TextBuilder(const TextOptions& options) : o_(options) {}
+
+  void Add(std::string name, std::string_view text, bool drop_headers) {
+    std::vector<uint32_t> doc;
+    const auto& stop = StopWords();
+    Tokenise(text, drop_headers, [&](std::string_view w) {
+      if (w.size() < o_.min_length || stop.contains(w)) return;
+      std::string key(w);
+      if (o_.extra_stop_words && o_.extra_stop_words->contains(key)) return;
+      if (o_.fixed_vocab) {
+        if (auto it = o_.fixed_vocab->find(key); it != o_.fixed_vocab->end()) doc.push_back(it->second);
+        return;
+      }
+      auto [it, inserted] = ids_.try_emplace(std::move(key), static_cast<uint32_t>(words_.size()));
+      if (inserted) words_.push_back(it->first), counts_.push_back(0);
+      ++counts_[it->second];
+      doc.push_back(it->second);
+    });
+    docs_.emplace_back(std::move(name), std::move(doc));
+  }
+
+  Corpus Finish(const std::string& path) {
+    if (docs_.empty()) throw ParseError(path, 0, "no documents");
+    Corpus c;
+    std::vector<uint32_t> final_id(words_.size(), UINT32_MAX);
+    if (o_.fixed_vocab) {
+      c.vocab.resize(o_.fixed_vocab->size());
+      for (const auto& [w, id] : *o_.fixed_vocab) c.vocab[id] = w;
+    } else {
+      // Kept words, the most frequent first (ties in alphabetical order): ids are stable for a corpus.
+      std::vector<uint32_t> kept;
+      for (uint32_t i = 0; i < words_.size(); ++i) {
+        if (counts_[i] >= o_.min_count) kept.push_back(i);
+      }
+      std::sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
+        return counts_[a] != counts_[b] ? counts_[a] > counts_[b] : words_[a] < words_[b];
+      });
+      for (uint32_t i = 0; i < kept.size(); ++i) final_id[kept[i]] = i, c.vocab.push_back(words_[kept[i]]);
+      if (c.vocab.empty()) throw ParseError(path, 0, fmt::format("no word occurs {} times or more", o_.min_count));
+    }
+    std::vector<uint32_t> doc;
+    for (auto& [name, tokens] : docs_) {
+      doc.clear();
+      for (uint32_t t : tokens) {
+        uint32_t id = o_.fixed_vocab ? t : final_id[t];
+        if (id != UINT32_MAX) doc.push_back(id);
+      }
+      c.AddDocument(std::move(name), doc);
+    }
+    return c;
+  }
+
+ private:
+  const TextOptions& o_;
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> words_;
+  std::vector<uint64_t> counts_;
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> docs_;
+};
+
 }  // namespace
 
 Corpus ReadText(const std::string& path, const TextOptions& options) {
-  // First pass: documents as lists of provisional word ids.
-  std::unordered_map<std::string, uint32_t> ids;
-  std::vector<std::string> words;
-  std::vector<uint64_t> counts;
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> docs;
-  const auto& stop = StopWords();
-  auto add = [&](const std::string& name, const std::string& text) {
-    std::vector<uint32_t> doc;
-    Tokenise(text, options.drop_headers, [&](std::string_view w) {
-      if (w.size() < options.min_length || stop.contains(w)) return;
-      std::string key(w);
-      if (options.fixed_vocab) {
-        if (auto it = options.fixed_vocab->find(key); it != options.fixed_vocab->end()) doc.push_back(it->second);
-        return;
-      }
-      auto [it, inserted] = ids.try_emplace(std::move(key), static_cast<uint32_t>(words.size()));
-      if (inserted) words.push_back(it->first), counts.push_back(0);
-      ++counts[it->second];
-      doc.push_back(it->second);
-    });
-    docs.emplace_back(name, std::move(doc));
-  };
+  TextBuilder builder(options);
+  auto add = [&](const std::string& name, const std::string& text) { builder.Add(name, text, options.drop_headers); };
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     std::vector<std::string> files;
@@ -160,35 +207,68 @@ Corpus ReadText(const std::string& path, const TextOptions& options) {
   } else {
     ForEachTarFile(path, add);
   }
-  if (docs.empty()) throw ParseError(path, 0, "no documents");
+  return builder.Finish(path);
+}
 
-  Corpus c;
-  std::vector<uint32_t> final_id(words.size(), UINT32_MAX);
-  if (options.fixed_vocab) {
-    c.vocab.resize(options.fixed_vocab->size());
-    for (const auto& [w, id] : *options.fixed_vocab) c.vocab[id] = w;
-  } else {
-    // Kept words, the most frequent first (ties in alphabetical order): ids are stable for a corpus.
-    std::vector<uint32_t> kept;
-    for (uint32_t i = 0; i < words.size(); ++i) {
-      if (counts[i] >= options.min_count) kept.push_back(i);
-    }
-    std::sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
-      return counts[a] != counts[b] ? counts[a] > counts[b] : words[a] < words[b];
-    });
-    for (uint32_t i = 0; i < kept.size(); ++i) final_id[kept[i]] = i, c.vocab.push_back(words[kept[i]]);
-    if (c.vocab.empty()) throw ParseError(path, 0, fmt::format("no word occurs {} times or more", options.min_count));
+Corpus ReadLines(const std::string& path, const TextOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  TextBuilder builder(options);
+  std::string line;
+  for (long lineno = 1; std::getline(in, line); ++lineno) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t tab = line.find('\t');
+    std::string name = tab == std::string::npos ? std::to_string(lineno) : line.substr(0, tab);
+    std::string_view text(line);
+    if (tab != std::string::npos) text.remove_prefix(tab + 1);
+    builder.Add(std::move(name), text, false);
   }
-  std::vector<uint32_t> doc;
-  for (auto& [name, tokens] : docs) {
-    doc.clear();
-    for (uint32_t t : tokens) {
-      uint32_t id = options.fixed_vocab ? t : final_id[t];
-      if (id != UINT32_MAX) doc.push_back(id);
+  if (in.bad()) throw IoError(fmt::format("{}: read failed", path));
+  return builder.Finish(path);
+}
+
+void WriteLines(const std::string& path, const Corpus& corpus) {
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    std::string line;
+    for (size_t d = 0; d < corpus.num_docs(); ++d) {
+      line = corpus.doc_names[d];
+      for (char& ch : line) {
+        if (std::isspace(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      line += '\t';
+      bool first = true;
+      for (uint32_t w : corpus.doc(d)) {
+        if (!first) line += ' ';
+        line += corpus.vocab[w];
+        first = false;
+      }
+      line += '\n';
+      out << line;
     }
-    c.AddDocument(std::move(name), doc);
+  });
+}
+
+std::unordered_set<std::string> ReadStopWords(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  std::unordered_set<std::string> words;
+  std::string line;
+  for (long lineno = 1; std::getline(in, line); ++lineno) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    size_t pos = 0;
+    const std::string_view word = NextField(line, pos);
+    if (word.empty()) continue;
+    if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than one word on the line");
+    std::string lower;
+    for (char ch : word) {
+      if (!std::isalpha(static_cast<unsigned char>(ch))) {
+        throw ParseError(path, lineno, fmt::format("'{}' is not a word of letters (the tokeniser keeps letters only)", word));
+      }
+      lower.push_back(static_cast<char>(ch | 0x20));
+    }
+    words.insert(std::move(lower));
   }
-  return c;
+  return words;
 }
 
 }  // namespace parasol::apps::lda
