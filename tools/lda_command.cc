@@ -136,7 +136,12 @@ class LdaCommand : public Command {
         SaveModel(output_, model);
         WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_);
       }
-      std::cout << FormatTopics(model, top_words_);
+      constexpr size_t kTopicsShown = 50;
+      std::cout << FormatTopics(model, top_words_, kTopicsShown);
+      if (model.topics > kTopicsShown) {
+        std::cout << fmt::format("# the {} largest of {} topics{}\n", kTopicsShown, model.topics,
+                                 output_.empty() ? " (--output writes all to topics.txt)" : "; all in topics.txt");
+      }
       std::cout << fmt::format("# memory: tokens {:.1f} MB{} (largest process); word-topic table {:.1f} MB\n",
                                r.token_bytes / 1e6,
                                ctx.size() > 1 ? fmt::format(", word blocks held {:.1f} MB", r.block_bytes / 1e6) : "",

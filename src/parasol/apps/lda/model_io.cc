@@ -121,10 +121,19 @@ LdaModel LoadModel(const std::string& dir) {
   return m;
 }
 
-std::string FormatTopics(const LdaModel& m, size_t words_per_topic) {
+std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_topics) {
   std::string out;
   const auto top = m.TopWords(words_per_topic);
-  for (uint32_t k = 0; k < m.topics; ++k) {
+  std::vector<uint32_t> shown(m.topics);
+  std::iota(shown.begin(), shown.end(), 0u);
+  if (max_topics < m.topics) {
+    // The largest topics, in topic order.
+    std::partial_sort(shown.begin(), shown.begin() + static_cast<ptrdiff_t>(max_topics), shown.end(),
+                      [&](uint32_t a, uint32_t b) { return m.totals[a] != m.totals[b] ? m.totals[a] > m.totals[b] : a < b; });
+    shown.resize(max_topics);
+    std::sort(shown.begin(), shown.end());
+  }
+  for (uint32_t k : shown) {
     out += fmt::format("topic {:>3} ({} tokens):", k, m.totals[k]);
     for (uint32_t w : top[k]) out += " " + m.vocab[w];
     out += '\n';
@@ -133,7 +142,7 @@ std::string FormatTopics(const LdaModel& m, size_t words_per_topic) {
 }
 
 void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_topic) {
-  WriteFileAtomically(path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic); });
+  WriteFileAtomically(path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic, m.topics); });
 }
 
 void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
