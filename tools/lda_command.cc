@@ -63,6 +63,20 @@ void WarnEmptyDocuments(const Corpus& corpus, const std::string& what) {
                            empty, corpus.num_docs(), what, corpus.doc_names[first]);
 }
 
+// Documents read for a model's vocabulary: text and lines keep only the model's words; UCI and
+// LDA-C corpora are re-mapped onto it.
+Corpus ReadForVocabulary(const std::string& path, CorpusFlags& flags, const std::vector<std::string>& vocab,
+                         const std::string& what) {
+  std::unordered_map<std::string, uint32_t> index;
+  for (uint32_t w = 0; w < vocab.size(); ++w) index.emplace(vocab[w], w);
+  TextOptions text = flags.Text();
+  text.fixed_vocab = &index;
+  Corpus read = ReadCorpus(path, ParseCorpusFormat(flags.format), text, flags.vocab);
+  Corpus docs = read.vocab == vocab ? std::move(read) : MapToVocabulary(read, index, vocab.size());
+  WarnEmptyDocuments(docs, what);
+  return docs;
+}
+
 class LdaCommand : public Command {
  public:
   explicit LdaCommand(CLI::App& parent) {
@@ -81,7 +95,9 @@ class LdaCommand : public Command {
                      "process count (0: two per process)")->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")->capture_default_str();
-    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token");
+    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]");
+    app_->add_option("--test", test_, "Held-out documents (any corpus format): their perplexity by document "
+                     "completion at every evaluation");
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
     app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this directory");
     app_->add_option("--checkpoint-every", o_.checkpoint_every, "Iterations between checkpoints (default: at the end)");
@@ -103,9 +119,16 @@ class LdaCommand : public Command {
     Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     const bool root = ctx.rank() == 0;
     if (root) WarnEmptyDocuments(corpus, "");
+    Corpus test;
+    if (!test_.empty()) {
+      test = ReadForVocabulary(test_, corpus_, corpus.vocab, root ? " of --test (in the training vocabulary)" : "");
+      o_.test_corpus = &test;
+    }
     std::unique_ptr<CsvWriter> csv;
     if (root && !metrics_.empty()) {
-      csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"});
+      std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
+      if (!test_.empty()) columns.push_back("test_perplexity");
+      csv = std::make_unique<CsvWriter>(metrics_, columns);
     }
     if (root) {
       std::cout << fmt::format("# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, {} sampler{}; "
@@ -115,7 +138,9 @@ class LdaCommand : public Command {
                                o_.params.sampler == SamplerKind::kMh ? fmt::format(" ({} MH steps)", o_.params.mh_steps) : "",
                                ctx.size(), o_.threads,
                                ctx.size() > 1 ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks) : "")
-                << fmt::format("{:>6} {:>9} {:>12} {:>12}\n", "iter", "seconds", "tokens/s", "loglik/tok") << std::flush;
+                << fmt::format("{:>6} {:>9} {:>12} {:>12}{}\n", "iter", "seconds", "tokens/s", "loglik/tok",
+                               test_.empty() ? "" : fmt::format(" {:>10}", "test ppl"))
+                << std::flush;
     }
     if (root && !o_.resume_dir.empty()) {
       const CheckpointMeta m = ReadMeta(o_.resume_dir);
@@ -125,8 +150,16 @@ class LdaCommand : public Command {
     }
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
-      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}\n", s.iteration, s.seconds, s.tokens_per_sec, ll) << std::flush;
-      if (csv) csv->Row({std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds), fmt::format("{:.6g}", s.tokens_per_sec), ll});
+      std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";
+      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}{}\n", s.iteration, s.seconds, s.tokens_per_sec, ll,
+                               test_.empty() ? "" : fmt::format(" {:>10}", ppl))
+                << std::flush;
+      if (csv) {
+        std::vector<std::string> row{std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds),
+                                     fmt::format("{:.6g}", s.tokens_per_sec), ll};
+        if (!test_.empty()) row.push_back(ppl);
+        csv->Row(row);
+      }
     });
     if (csv) csv->Commit();
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
@@ -163,7 +196,7 @@ class LdaCommand : public Command {
   LdaOptions o_;
   double alpha_ = 0;
   std::string sampler_ = "mh";
-  std::string metrics_, output_;
+  std::string metrics_, output_, test_;
   size_t top_words_ = 10;
   int64_t timeout_ms_ = 300000;
 };
@@ -179,21 +212,21 @@ class LdaInferCommand : public Command {
     app_->add_option("--threads", o_.threads, "Threads")->capture_default_str();
     app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
     app_->add_option("--output", output_, "Write doc_topics here (default: standard output)");
+    app_->add_flag("--perplexity", perplexity_, "Also print the documents' held-out perplexity by document completion "
+                   "(even tokens folded in, odd tokens scored)");
   }
 
   bool NeedsMpi() const override { return false; }
 
   int Run(comm::MpiRuntime*) override {
     LdaModel model = LoadModel(model_);
-    auto index = model.VocabIndex();
-    Corpus docs;
-    CorpusFormat format = ParseCorpusFormat(corpus_.format);
-    TextOptions text = corpus_.Text();
-    text.fixed_vocab = &index;
-    Corpus read = ReadCorpus(corpus_.path, format, text, corpus_.vocab);
-    docs = read.vocab.size() == model.vocab.size() && read.vocab == model.vocab ? std::move(read)
-                                                                                 : MapToVocabulary(read, index, model.vocab.size());
-    WarnEmptyDocuments(docs, " (in the model's vocabulary)");
+    Corpus docs = ReadForVocabulary(corpus_.path, corpus_, model.vocab, " (in the model's vocabulary)");
+    if (perplexity_) {
+      const HeldOut h = DocumentCompletion(model, docs, o_);
+      std::cerr << fmt::format("held-out perplexity {:.2f} (document completion: {} tokens scored, log-likelihood "
+                               "{:.5f} per token)\n",
+                               h.perplexity(), h.tokens, h.log_likelihood / static_cast<double>(std::max<uint64_t>(1, h.tokens)));
+    }
     std::vector<DocTopics> topics = FoldIn(model, docs, o_);
     if (output_.empty()) {
       WriteDocTopics(std::cout, docs.doc_names, topics, model.topics, model.alpha);
@@ -207,6 +240,7 @@ class LdaInferCommand : public Command {
   CorpusFlags corpus_;
   InferOptions o_;
   std::string model_, output_;
+  bool perplexity_ = false;
 };
 
 class LdaCorpusCommand : public Command {

@@ -22,6 +22,25 @@ expect 2 "no such file or folder" -- "$parasol" lda --corpus "$tmp/none.dat"
 expect 2 "--topics 1: need at least 2" -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 1
 expect 2 "--sampler 'x': mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
 expect 2 "model.txt: cannot open" -- "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/nomodel"
+printf 'the\nfoo bar\n' > "$tmp/stop.txt"
+expect 2 "$tmp/stop.txt:2: more than one word on the line" -- "$parasol" lda --corpus "$data/ap/ap.dat" --stopwords "$tmp/stop.txt"
+expect 2 "--blocks 3: must be a multiple of the 2 processes" -- "$mpirun" -np 2 "$parasol" lda --corpus "$data/ap/ap.dat" --blocks 3
+
+# The lines format: lda-corpus writes AP as parasol reads it, every token; text read from lines
+# (tokenised: AP's vocabulary also has stop words, which it drops) reads back the same.
+"$parasol" lda-corpus --corpus "$data/ap/ap.dat" --output "$tmp/ap.lines" > "$tmp/out" 2>"$tmp/err" \
+  && grep -q "2246 documents, 10473 words, 435838 tokens" "$tmp/out" \
+  && [ "$(cut -f2 "$tmp/ap.lines" | wc -w)" -eq 435838 ] \
+  && "$parasol" lda-corpus --corpus "$tmp/ap.lines" --output "$tmp/ap2.lines" > /dev/null 2>&1 \
+  && "$parasol" lda-corpus --corpus "$tmp/ap2.lines" --output "$tmp/ap3.lines" > /dev/null 2>&1 \
+  && cmp -s "$tmp/ap2.lines" "$tmp/ap3.lines" && echo "ok: lines format" || fail "lines format"
+# Stop words from a file are gone from the vocabulary; unnamed lines are numbered.
+printf 'stock market stock prices\nprices fell\n\nmarket rose\n' > "$tmp/small.lines"
+printf '# finance\nStock\n' > "$tmp/stop.txt"
+"$parasol" lda-corpus --corpus "$tmp/small.lines" --min-count 1 --stopwords "$tmp/stop.txt" --output "$tmp/small.out" \
+  > /dev/null 2>"$tmp/err" && [ "$(cat "$tmp/small.out")" = "$(printf '1\tmarket prices\n2\tprices fell\n3\t\n4\tmarket rose')" ] \
+  && grep -q "1 of 4 documents have no known word (the first: '3')" "$tmp/err" \
+  && echo "ok: --stopwords, lines names, empty document warning" || { fail "--stopwords"; cat "$tmp/small.out" "$tmp/err"; }
 
 # A run with outputs; its metrics CSV has one row per iteration, log-likelihood where evaluated.
 common=(--corpus "$data/ap/ap.dat" --topics 20 --seed 3)
@@ -50,6 +69,15 @@ fi
   || fail "resume run"
 cmp -s "$tmp/model/doc_topics.txt" "$tmp/resumed/doc_topics.txt" && cmp -s "$tmp/model/model.txt" "$tmp/resumed/model.txt" \
   && echo "ok: resume equals a straight run" || fail "resume differs from the straight run"
+
+# Held-out perplexity: during training (--test) and from lda-infer, by document completion.
+head -200 "$tmp/ap.lines" > "$tmp/test.lines"
+"$parasol" lda "${common[@]}" --iterations 10 --eval-every 5 --test "$tmp/test.lines" --metrics "$tmp/t.csv" > "$tmp/out" 2>&1 \
+  && grep -q "test ppl" "$tmp/out" && [ "$(head -1 "$tmp/t.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token,test_perplexity" ] \
+  && [ -n "$(sed -n 11p "$tmp/t.csv" | cut -d, -f5)" ] && echo "ok: lda --test" || { fail "lda --test"; cat "$tmp/out"; }
+"$parasol" lda-infer --corpus "$tmp/test.lines" --model "$tmp/model" --iterations 10 --perplexity --output "$tmp/infer.txt" \
+  2> "$tmp/err" > /dev/null && grep -Eq "^held-out perplexity [0-9.]+ \(document completion" "$tmp/err" \
+  && echo "ok: lda-infer --perplexity" || { fail "lda-infer --perplexity"; cat "$tmp/err"; }
 
 # Folding in documents: every document gets proportions summing to about 1 over listed topics.
 "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/model" --iterations 10 --output "$tmp/infer.txt" > /dev/null 2>&1 \

@@ -1,6 +1,8 @@
 #include "parasol/apps/lda/inference.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -39,6 +41,52 @@ std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const I
   std::vector<DocTopics> out(ts.num_docs());
   std::vector<uint32_t> scratch(p.topics, 0);
   for (size_t d = 0; d < ts.num_docs(); ++d) out[d] = ts.TopicCounts(d, scratch);
+  return out;
+}
+
+double HeldOut::perplexity() const {
+  return tokens == 0 ? std::numeric_limits<double>::quiet_NaN() : std::exp(-log_likelihood / static_cast<double>(tokens));
+}
+
+HeldOut DocumentCompletion(const LdaModel& model, const Corpus& docs, const InferOptions& o) {
+  Corpus observed;
+  observed.vocab = docs.vocab;
+  std::vector<std::vector<uint32_t>> held(docs.num_docs());
+  std::vector<uint32_t> half;
+  for (size_t d = 0; d < docs.num_docs(); ++d) {
+    auto words = docs.doc(d);
+    half.clear();
+    if (words.size() >= 2) {
+      for (size_t i = 0; i < words.size(); ++i) (i % 2 == 0 ? half : held[d]).push_back(words[i]);
+    }
+    observed.AddDocument(docs.doc_names[d], half);
+  }
+  const std::vector<DocTopics> theta = FoldIn(model, observed, o);
+  const uint32_t k = model.topics;
+  const double vbeta = model.beta * static_cast<double>(model.vocab.size());
+  std::vector<double> inv(k);  // 1 / (n_k + V beta)
+  double smooth = 0;           // sum_k beta / (n_k + V beta)
+  for (uint32_t t = 0; t < k; ++t) {
+    inv[t] = 1.0 / (static_cast<double>(model.totals[t]) + vbeta);
+    smooth += model.beta * inv[t];
+  }
+  HeldOut out;
+  for (size_t d = 0; d < docs.num_docs(); ++d) {
+    if (held[d].empty()) continue;
+    uint64_t n = 0;
+    for (auto [t, c] : theta[d]) n += c;
+    const double denom = static_cast<double>(n) + k * model.alpha;
+    for (uint32_t w : held[d]) {
+      // sum_k (n_dk + alpha) phi_kw: alpha sum_k phi_kw over every topic, n_dk phi_kw over the
+      // document's own.
+      double word_mass = smooth;
+      if (model.table.resident(w)) model.table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { word_mass += c * inv[t]; });
+      double p = model.alpha * word_mass;
+      for (auto [t, c] : theta[d]) p += c * (model.table.resident(w) ? model.table.Get(w, t) + model.beta : model.beta) * inv[t];
+      out.log_likelihood += std::log(p / denom);
+      ++out.tokens;
+    }
+  }
   return out;
 }
 

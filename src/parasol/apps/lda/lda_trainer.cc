@@ -14,6 +14,8 @@
 #include "parasol/apps/lda/block_ring.h"
 #include "parasol/apps/lda/word_topic.h"
 #include "parasol/apps/lda/gibbs_sampler.h"
+#include "parasol/apps/lda/inference.h"
+#include "parasol/apps/lda/model_io.h"
 #include "parasol/apps/lda/lda_checkpoint.h"
 #include "parasol/apps/lda/loglik.h"
 #include "parasol/apps/lda/mh_sampler.h"
@@ -82,6 +84,7 @@ class Trainer {
   uint32_t* WordTopics() { return ring_ ? ring_->active() : layout_.word_topics(); }
   void SumTotals();
   double Evaluate();
+  double TestPerplexity();
   WordTopicTable CountWords() const;
   void WriteCheckpoint(uint32_t iteration);
   void Finish(LdaResult& result);
@@ -386,6 +389,25 @@ double Trainer::Evaluate() {
   return total;
 }
 
+// Collective: the test corpus's perplexity under the current model, on rank 0 (NaN elsewhere).
+double Trainer::TestPerplexity() {
+  LdaModel model{o_.params.topics, o_.params.alpha, o_.params.beta, corpus_.vocab, {}, totals_};
+  if (distributed_) {
+    if (rank_ == 0) model.table = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
+    ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
+      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i) model.table.Inc(external_[w], topics[i]);
+      }
+    });
+    if (rank_ != 0) return std::numeric_limits<double>::quiet_NaN();
+  } else {
+    model.table = CountWords();
+  }
+  const InferOptions fold{.iterations = o_.test_iterations, .mh_steps = o_.params.mh_steps, .threads = threads_,
+                          .seed = o_.seed};
+  return DocumentCompletion(model, *o_.test_corpus, fold).perplexity();
+}
+
 // One process: the word-topic counts of its tokens, in hybrid storage.
 WordTopicTable Trainer::CountWords() const {
   WordTopicTable table(o_.params.topics, word_counts_, o_.dense_min_count);
@@ -440,6 +462,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     st.evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
     st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
     st.loglik_per_token = st.loglik / static_cast<double>(tokens);
+    st.test_perplexity = st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
     if (!o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) {

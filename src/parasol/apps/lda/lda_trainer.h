@@ -43,6 +43,10 @@ struct LdaOptions {
   std::string checkpoint_dir;    // write a checkpoint here every checkpoint_every iterations
   uint32_t checkpoint_every = 0;
   std::string resume_dir;
+  // Held-out documents (in the corpus's word ids): their perplexity by document completion
+  // (inference.h) at every evaluation, on rank 0.
+  const Corpus* test_corpus = nullptr;
+  uint32_t test_iterations = 20;  // fold-in sweeps per evaluation
   std::chrono::milliseconds timeout_ms{300000};
 };
 
@@ -52,6 +56,7 @@ struct IterationStats {
   double tokens_per_sec = 0;     // this iteration, over all processes
   double loglik = 0;             // NaN when not evaluated this iteration
   double loglik_per_token = 0;
+  double test_perplexity = 0;  // NaN when not evaluated (or no test corpus)
   bool evaluated = false;
 };
 

@@ -41,8 +41,8 @@ void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, co
                     uint32_t topics, double alpha);
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
-// "topic 3 (1234 tokens): w1 w2 ..." lines, for the terminal.
-// Top words of each topic, one topic per line; at most `max_topics` (the largest by tokens).
+// "topic 3 (1234 tokens): w1 w2 ..." lines, one per topic; at most `max_topics` (the largest by
+// tokens).
 std::string FormatTopics(const LdaModel& model, size_t words_per_topic, size_t max_topics);
 
 }  // namespace parasol::apps::lda

@@ -1,0 +1,87 @@
+// Folding in and held-out perplexity: a model trained on documents from known topics finds the
+// topics of new ones, and predicts held-out halves of new documents better than word frequencies
+// alone and far better than an untrained model.
+#include "parasol/apps/lda/inference.h"
+
+#include <cmath>
+#include <unordered_map>
+
+#include <gtest/gtest.h>
+
+#include "parasol/apps/lda/lda_testing.h"
+#include "parasol/apps/lda/lda_trainer.h"
+#include "parasol/comm/testing.h"
+
+namespace parasol::apps::lda {
+namespace {
+
+LdaResult Train(const Corpus& c, LdaOptions o) {
+  comm::InProcessWorld world(1);
+  LdaResult r;
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) { r = TrainLda(ctx, c, o); }));
+  return r;
+}
+
+// exp(-mean log p(w)) of the held-out (odd-position) tokens under the training corpus's word
+// frequencies (add-one smoothed): what a model without topics achieves.
+double UnigramPerplexity(const Corpus& train, const Corpus& test) {
+  std::vector<double> count(train.vocab.size(), 1.0);
+  for (uint32_t w : train.words) count[w] += 1;
+  const double total = static_cast<double>(train.num_tokens() + train.vocab.size());
+  double ll = 0;
+  uint64_t n = 0;
+  for (size_t d = 0; d < test.num_docs(); ++d) {
+    auto words = test.doc(d);
+    for (size_t i = 1; i < words.size(); i += 2) ll += std::log(count[words[i]] / total), ++n;
+  }
+  return std::exp(-ll / static_cast<double>(n));
+}
+
+TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
+  // Training and test documents from the same 5 topics (the same seed gives the same topics;
+  // the test documents are the last 100 of a larger draw).
+  auto all = testing::GenerateLda(5, 50, 500, 60, 0.1, 8);
+  Corpus train, test;
+  train.vocab = test.vocab = all.corpus.vocab;
+  for (size_t d = 0; d < all.corpus.num_docs(); ++d) (d < 400 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  LdaOptions o;
+  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
+  o.iterations = 100;
+  o.eval_every = 0;
+  auto model_after = [&](uint32_t iterations) {
+    o.iterations = iterations;
+    LdaResult r = Train(train, o);
+    return LdaModel{5, 0.1, 0.01, train.vocab, std::move(r.model), r.totals};
+  };
+  const InferOptions fold{.iterations = 30, .threads = 2};
+  const HeldOut trained = DocumentCompletion(model_after(100), test, fold);
+  const HeldOut untrained = DocumentCompletion(model_after(0), test, fold);  // random topics
+  const double unigram = UnigramPerplexity(train, test);
+  std::cout << "held-out perplexity: trained " << trained.perplexity() << ", untrained " << untrained.perplexity()
+            << ", word frequencies " << unigram << "\n";
+  EXPECT_EQ(trained.tokens, 100u * 30);  // the odd positions of 100 documents of 60 tokens
+  EXPECT_LT(trained.perplexity(), 0.7 * unigram);
+  EXPECT_LT(trained.perplexity(), 0.6 * untrained.perplexity());
+}
+
+// --test during training: a perplexity at every evaluation, falling as the model learns.
+TEST(DocumentCompletion, ReportedDuringTraining) {
+  auto all = testing::GenerateLda(5, 50, 300, 60, 0.1, 9);
+  Corpus train, test;
+  train.vocab = test.vocab = all.corpus.vocab;
+  for (size_t d = 0; d < all.corpus.num_docs(); ++d) (d < 250 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  LdaOptions o;
+  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
+  o.iterations = 40;
+  o.eval_every = 20;
+  o.test_corpus = &test;
+  LdaResult r = Train(train, o);
+  ASSERT_EQ(r.history.size(), 40u);
+  EXPECT_TRUE(std::isnan(r.history[0].test_perplexity));
+  const double early = r.history[19].test_perplexity, late = r.history[39].test_perplexity;
+  EXPECT_GT(early, 1.0);
+  EXPECT_LT(late, early * 1.02);
+}
+
+}  // namespace
+}  // namespace parasol::apps::lda
