@@ -102,6 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mlp", SyncMode::kP3, Backend::kAllreduce, false, 3},
                       Case{"lenet", SyncMode::kP3, Backend::kAllreduce, false, 2},
                       Case{"mlp", SyncMode::kWfbp, Backend::kPs},
+                      Case{"lenet", SyncMode::kP3, Backend::kPs, false, 3},
                       Case{"mlp", SyncMode::kWfbp, Backend::kHybrid, false, 3},
                       Case{"mlp", SyncMode::kP3, Backend::kHybrid},
                       Case{"mlp", SyncMode::kBuckets, Backend::kAllreduce, true, 3},
@@ -116,6 +117,27 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return n;
     });
+
+// Over the parameter server each rank pushes the rows other shards hold and reads them back: over
+// all ranks 2 (P - 1) times the table a step, what a ring all-reduce of it moves.
+TEST(PsBackend, MovesWhatAnAllreduceMoves) {
+  for (int ranks : {2, 3}) {
+    TrainOptions o = Small("lenet", 8, 3);
+    o.sync.mode = SyncMode::kP3;
+    o.sync.backend = Backend::kPs;
+    o.sync.slice_elements = 20000;
+    InProcessWorld world(ranks);
+    std::vector<TrainResult> results(static_cast<size_t>(ranks));
+    ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = Train(ctx, o); }));
+    double sent = 0;
+    for (const TrainResult& r : results) sent += static_cast<double>(r.sync.bytes_sent);
+    const int64_t rows = (results[0].parameters.numel() + 4095) / 4096;  // the table's rows of 4096 floats
+    const double table_bytes = static_cast<double>(rows) * 4096 * 4;
+    const double expected = 2.0 * (ranks - 1) * table_bytes * static_cast<double>(o.steps);
+    EXPECT_GE(sent, expected) << ranks << " ranks";
+    EXPECT_LT(sent, 1.02 * expected) << ranks << " ranks";  // headers, requests and clocks
+  }
+}
 
 TEST(SyncBatchNorm, TwoRanksMatchOneRankWithTheGlobalBatch) {
   TrainOptions one = Small("resnet20", 8, 2);

@@ -37,8 +37,10 @@ void GradSync::Launch(int unit) {
   cv_.notify_all();
 }
 
+// P3, and the parameter server (which reads the gradient back in forward order): the next
+// forward of a stage waits only for that stage's update.
 void GradSync::BeforeStage(int stage) {
-  if (options_.mode != SyncMode::kP3 || options_.backend == Backend::kNone) return;
+  if (!WaitsPerStage()) return;
   WaitUnits(stage_first_unit_[stage], stage_end_unit_[stage]);
 }
 
@@ -74,7 +76,7 @@ void GradSync::AfterBackward() {
     units_[u]->pending = 0;
     Launch(u);
   }
-  if (options_.mode != SyncMode::kP3) WaitUnits(0, num_units());
+  if (!WaitsPerStage()) WaitUnits(0, num_units());
 }
 
 void GradSync::Flush() {

@@ -126,6 +126,9 @@ class GradSync {
   void PushPs(const Unit& u);
   void RunPsStep();
   void FinishParams(const Unit& u);
+  bool WaitsPerStage() const {
+    return options_.backend == Backend::kPs || (options_.mode == SyncMode::kP3 && options_.backend != Backend::kNone);
+  }
 
   comm::Context& ctx_;
   SyncOptions options_;

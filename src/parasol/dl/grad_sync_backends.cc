@@ -71,41 +71,72 @@ void GradSync::RunSfb(Unit& u) {
   FinishParams(u);
 }
 
-// The unit's averaged gradient joins the running sum in the table (this worker's buffer; it
-// leaves at the clock).
+// The unit's averaged gradient replaces this rank's last one in the table: the change is pushed
+// row by row as each row's last unit finishes (a row two units share leaves once), and every
+// MiB or so leaves now (Flush), so pushing overlaps the rest of backward.
 void GradSync::PushPs(const Unit& u) {
-  auto table = impl_->worker->GetTable<double>(kPsTable + (impl_->steps_run - 1) % 2);
+  auto table = impl_->worker->GetTable<float>(kPsTable);
   const float* g = grads_.data_ptr<float>();
-  const double scale = 1.0 / ctx_.size();
+  float* pushed = impl_->pushed.data();
+  const float scale = 1.0f / static_cast<float>(ctx_.size());
+  const int64_t n = params_.numel();
   for (int64_t row = u.begin / kPsRowWidth; row * kPsRowWidth < u.end; ++row) {
-    std::fill(impl_->row.begin(), impl_->row.end(), 0.0);
-    const int64_t lo = std::max(u.begin, row * kPsRowWidth), hi = std::min(u.end, (row + 1) * kPsRowWidth);
-    for (int64_t i = lo; i < hi; ++i) impl_->row[i - row * kPsRowWidth] = g[i] * scale;
+    const int64_t base = row * kPsRowWidth, hi = std::min(n, base + kPsRowWidth);
+    int64_t& left = impl_->row_left[static_cast<size_t>(row)];
+    left -= std::min(u.end, hi) - std::max(u.begin, base);
+    if (left > 0) continue;
+    left = hi - base;
+    std::fill(impl_->row.begin(), impl_->row.end(), 0.0f);
+    for (int64_t i = base; i < hi; ++i) {
+      const float now = g[i] * scale;
+      impl_->row[i - base] = now - pushed[i];
+      pushed[i] = now;
+    }
     table.IncRow(static_cast<uint64_t>(row), impl_->row);
+    ++impl_->unflushed_rows;
+  }
+  if (impl_->unflushed_rows * kPsRowWidth * static_cast<int64_t>(sizeof(float)) >= (int64_t{1} << 20)) {
+    impl_->worker->Flush();
+    impl_->unflushed_rows = 0;
   }
 }
 
-// Clock, then read the sums back: what changed since the last read is this step's gradient
-// (BSP: every rank's; SSP: what the bound guarantees, the rest arrives in later reads).
+// Clock, then read the aggregated gradient back unit by unit in forward order, so that the next
+// forward of a layer waits only for its own rows: the reads are asked for at once (one request
+// per shard per unit; the shards answer in pieces as their clock allows) and each unit's
+// parameters are updated as soon as its rows are here.
 void GradSync::RunPsStep() {
-  const uint64_t before = impl_->ps->stats().update_bytes;
   impl_->worker->Clock();
-  const uint32_t parity = (impl_->steps_run - 1) % 2;
-  auto table = impl_->worker->GetTable<double>(kPsTable + parity);
-  std::vector<double>& last = impl_->last[parity];
+  auto table = impl_->worker->GetTable<float>(kPsTable);
+  std::vector<uint64_t> rows;
+  for (int u = 0; u < num_units(); ++u) {
+    rows.clear();
+    for (int64_t row = units_[u]->begin / kPsRowWidth; row * kPsRowWidth < units_[u]->end; ++row) rows.push_back(row);
+    table.Prefetch(rows);
+  }
   float* g = grads_.data_ptr<float>();
   const int64_t n = params_.numel();
-  for (int64_t row = 0; row * kPsRowWidth < n; ++row) {
-    table.Get(static_cast<uint64_t>(row)).CopyTo(impl_->row);
-    const int64_t base = row * kPsRowWidth, hi = std::min(n, base + kPsRowWidth);
-    for (int64_t i = base; i < hi; ++i) {
-      g[i] = static_cast<float>(impl_->row[i - base] - last[i]);
-      last[i] = impl_->row[i - base];
+  int64_t read_to = 0;  // rows below are read
+  for (int u = 0; u < num_units(); ++u) {
+    Unit& unit = *units_[u];
+    for (int64_t row = read_to; row * kPsRowWidth < unit.end; ++row) {
+      table.Get(static_cast<uint64_t>(row)).CopyTo(impl_->row);
+      const int64_t base = row * kPsRowWidth, hi = std::min(n, base + kPsRowWidth);
+      std::copy(impl_->row.begin(), impl_->row.begin() + (hi - base), g + base);
+      read_to = row + 1;
     }
+    FinishParams(unit);
+    if (u + 1 == num_units()) {
+      // What this rank's exchange put on the wire: its pushes and requests, and the replies it
+      // got (summed over ranks, every byte sent), counted once this step's replies are all in
+      // and before the last unit is marked done (the training thread may then read stats_).
+      const ps::PsStats now = impl_->ps->stats();
+      const uint64_t traffic = now.bytes_out - now.reply_bytes_out + now.reply_bytes_in;
+      stats_.bytes_sent += traffic - impl_->traffic;
+      impl_->traffic = traffic;
+    }
+    MarkDone(u);
   }
-  for (int i = 0; i < static_cast<int>(spans_.size()); ++i) optimizer_->UpdateParam(i);
-  stats_.bytes_sent += impl_->ps->stats().update_bytes - before;
-  for (int u = 0; u < num_units(); ++u) MarkDone(u);
 }
 
 }  // namespace parasol::dl

@@ -27,15 +27,18 @@ struct GradSync::Unit {
 };
 
 struct GradSync::Impl {
-  // Parameter-server backend: two dense tables of doubles, for even and odd steps, each holding
-  // the running sum of its steps' averaged gradients; the change since that table's last read is
-  // the step's gradient. A read may already hold newer updates (the bound is a lower bound), so
-  // alternating tables keeps a faster rank's next step out of this step's read: under BSP no rank
-  // can push step k+2 before every rank has read step k.
+  // Parameter-server backend: one dense float table over the flat gradient, holding the sum of
+  // every rank's latest averaged gradient. A rank pushes the change of its own contribution,
+  // g_t / P - g_{t-1} / P, so the table's rows stay gradient-sized (no running sum to lose
+  // precision in float) and a read is the aggregated gradient itself: under BSP each rank's step-t
+  // contribution, under SSP each rank's latest the bound lets through.
   std::unique_ptr<ps::ParameterServer> ps;
   std::unique_ptr<ps::Worker> worker;  // the communication thread's
-  std::vector<double> last[2];         // what each table's last read returned, per flat element
-  std::vector<double> row;             // scratch row
+  std::vector<float> pushed;           // this rank's last contribution, per flat element
+  std::vector<int64_t> row_left;       // per table row: elements still to come this step
+  std::vector<float> row;              // scratch row
+  int64_t unflushed_rows = 0;          // pushed since the last Flush
+  uint64_t traffic = 0;                // this rank's exchange bytes at the last step's end
   // P3: frontier (lowest stage from which every stage is ready) agreed by all ranks, and this
   // rank's own; stage_left: units of a stage not launched yet (training thread, under mu_).
   int agreed_frontier = 0;
@@ -49,6 +52,6 @@ struct GradSync::Impl {
 };
 
 constexpr uint32_t kPsTable = 1;
-constexpr int64_t kPsRowWidth = 1024;
+constexpr int64_t kPsRowWidth = 4096;
 
 }  // namespace parasol::dl

@@ -88,15 +88,17 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
   if (options_.backend == Backend::kPs) {
     impl_->ps = std::make_unique<ps::ParameterServer>(ctx_, ps::PsOptions{.workers_per_process = 1, .timeout_ms = options_.timeout_ms});
     const uint64_t rows = (params_.numel() + kPsRowWidth - 1) / kPsRowWidth;
-    for (uint32_t parity = 0; parity < 2; ++parity) {
-      impl_->ps->CreateTable({.id = kPsTable + parity, .kind = ps::RowKind::kDense, .dtype = DType::kFloat64,
-                              .width = kPsRowWidth, .num_rows = rows,
-                              .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
-                              .staleness = options_.ps_staleness});
-      impl_->last[parity].assign(rows * kPsRowWidth, 0.0);
-    }
+    impl_->ps->CreateTable({.id = kPsTable, .kind = ps::RowKind::kDense, .dtype = DType::kFloat32,
+                            .width = kPsRowWidth, .num_rows = rows,
+                            .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
+                            .staleness = options_.ps_staleness});
+    impl_->pushed.assign(rows * kPsRowWidth, 0.0f);
     impl_->worker = impl_->ps->CreateWorker(0);
     impl_->row.resize(kPsRowWidth);
+    for (uint64_t r = 0; r < rows; ++r) {
+      const int64_t base = static_cast<int64_t>(r) * kPsRowWidth;
+      impl_->row_left.push_back(std::min(params_.numel(), base + kPsRowWidth) - base);
+    }
   }
   thread_ = std::thread([this] { CommLoop(); });
 }

@@ -77,20 +77,27 @@ void Client::AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint
   });
 }
 
-void Client::SendGets(const TableState& t, const std::vector<std::vector<uint64_t>>& rows, uint64_t need) {
+void Client::SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need) {
+  constexpr size_t kMaxReplyBytes = size_t{1} << 20;
+  const size_t row_bytes = t.config.kind == RowKind::kDense ? 16 + t.config.width * DTypeSize(t.config.dtype) : 64;
+  const size_t per_message = std::max<size_t>(1, kMaxReplyBytes / row_bytes);
   for (int shard = 0; shard < processes_; ++shard) {
-    const auto& ask = rows[static_cast<size_t>(shard)];
+    auto& ask = rows[static_cast<size_t>(shard)];
     if (ask.empty()) continue;
-    Writer w;
-    w.Reserve(32 + 8 * ask.size());
-    w.Put(MsgType::kGet);
-    w.Put(t.config.id);
-    w.Put(need);
-    w.Put<uint8_t>(t.config.Pushed());
-    w.Put(static_cast<uint32_t>(ask.size()));
-    for (uint64_t r : ask) w.Put(r);
-    stats_.gets_sent += ask.size();
-    send_(shard, w.Take());
+    std::sort(ask.begin(), ask.end());
+    for (size_t first = 0; first < ask.size(); first += per_message) {
+      const size_t n = std::min(per_message, ask.size() - first);
+      Writer w;
+      w.Reserve(32 + 8 * n);
+      w.Put(MsgType::kGet);
+      w.Put(t.config.id);
+      w.Put(need);
+      w.Put<uint8_t>(t.config.Pushed());
+      w.Put(static_cast<uint32_t>(n));
+      for (size_t i = first; i < first + n; ++i) w.Put(ask[i]);
+      stats_.gets_sent += n;
+      send_(shard, w.Take());
+    }
   }
 }
 
@@ -222,6 +229,11 @@ void Client::SendBatch(int shard) {
   sent_[static_cast<size_t>(shard)].push_back(Sent{seq, std::move(open)});
   open.clear();
   send_(shard, w.Take());
+}
+
+void Client::SendOpen() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int shard = 0; shard < processes_; ++shard) SendBatch(shard);
 }
 
 void Client::SendNow(uint32_t table, uint64_t row) {

@@ -38,6 +38,9 @@ struct PsStats {
   uint64_t rows_received = 0;   // rows received in replies and pushes
   uint64_t rows_pushed = 0;     // of those, pushed by shards (ESSP) without a request
   uint64_t waits = 0;           // reads that had to wait for a shard
+  uint64_t bytes_out = 0;       // every parameter-server message this rank sent to another rank
+  uint64_t reply_bytes_out = 0; // of those, row replies its shard sent
+  uint64_t reply_bytes_in = 0;  // row replies (and pushes) it received from other ranks' shards
 };
 
 class Client {
@@ -74,6 +77,8 @@ class Client {
   void AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached = nullptr);
   // Sends the open batch of the shard holding `row` now (VAP).
   void SendNow(uint32_t table, uint64_t row);
+  // Sends every shard's open batch now (Worker::Flush).
+  void SendOpen();
   // Worker `worker` finished a clock; when all workers of the process have, the batches go out,
   // then the new process clock, to every shard, then requests for the cached rows the new clock
   // makes too old (they arrive while the workers compute).
@@ -138,8 +143,10 @@ class Client {
   // The first time `need` is seen: adds every cached row older than need, not yet asked for,
   // to rows[its shard].                                     REQUIRES: mu_ held
   void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows);
-  // One kGet per shard with rows to ask for.              REQUIRES: mu_ held
-  void SendGets(const TableState& t, const std::vector<std::vector<uint64_t>>& rows, uint64_t need);
+  // kGets to each shard with rows to ask for, in row order, each for at most kMaxReplyBytes of
+  // rows (so a large read comes back in pieces that the reader can use as they arrive).
+  //                                                        REQUIRES: mu_ held
+  void SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need);
   void SendBatch(int shard);                               // REQUIRES: mu_ held
   void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held
   void Complete(int shard, uint32_t table, uint64_t row, Row& value);  // REQUIRES: mu_ held

@@ -101,6 +101,9 @@ void ParameterServer::Send(int dst, std::vector<std::byte> bytes) {
 void ParameterServer::Dispatch(comm::Transport::Message& m) {
   if (m.data.empty()) return;
   Reader r(m.data.data(), m.data.size(), m.src);
+  if (m.src != rank_ && static_cast<MsgType>(m.data[0]) == MsgType::kRows) {
+    reply_bytes_in_.fetch_add(m.data.size(), std::memory_order_relaxed);
+  }
   if (ForShard(static_cast<MsgType>(m.data[0]))) {
     Outbox out;
     {
@@ -126,6 +129,10 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
     out.swap(outbox_);
   }
   for (auto& [dst, bytes] : out) {
+    if (dst != rank_) {
+      bytes_out_.fetch_add(bytes.size(), std::memory_order_relaxed);
+      if (static_cast<MsgType>(bytes[0]) == MsgType::kRows) reply_bytes_out_.fetch_add(bytes.size(), std::memory_order_relaxed);
+    }
     comm::Request req = t.Isend(dst, kPsTag, bytes.data(), bytes.size());
     inflight.emplace_back(std::move(req), std::move(bytes));  // the vector's buffer does not move
     busy = true;
@@ -138,11 +145,15 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
       ++i;
     }
   }
+  // A peer streaming messages in must not keep this rank's own from leaving: back to sending as
+  // soon as there is something to send (a reply, or a worker's batch).
   for (int n = 0; n < 256; ++n) {
     auto m = t.TryReceive(kPsTag);
     if (!m) break;
     Dispatch(*m);
     busy = true;
+    std::lock_guard<std::mutex> lock(out_mu_);
+    if (!outbox_.empty()) break;
   }
   return busy;
 }

@@ -70,7 +70,13 @@ class ParameterServer {
   int size() const { return size_; }
   const PsOptions& options() const { return options_; }
   Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
-  PsStats stats() const { return client_->stats(); }
+  PsStats stats() const {
+    PsStats s = client_->stats();
+    s.bytes_out = bytes_out_.load(std::memory_order_relaxed);
+    s.reply_bytes_out = reply_bytes_out_.load(std::memory_order_relaxed);
+    s.reply_bytes_in = reply_bytes_in_.load(std::memory_order_relaxed);
+    return s;
+  }
   // For monitoring and evaluation, from any thread: the values the shards hold now, outside any
   // consistency model (no clock is waited for, the cache is neither used nor changed). Throws
   // InvalidArgumentError for a missing table or row, TimeoutError naming a silent shard.
@@ -104,6 +110,8 @@ class ParameterServer {
   std::mutex out_mu_;
   std::deque<std::pair<int, std::vector<std::byte>>> outbox_;  // GUARDED_BY(out_mu_)
   std::atomic<bool> stop_{false};
+  // Written by the communication thread (PsStats says what each counts).
+  std::atomic<uint64_t> bytes_out_{0}, reply_bytes_out_{0}, reply_bytes_in_{0};
   std::thread thread_;
   bool shut_down_ = false;
 

@@ -140,19 +140,29 @@ void ServerShard::Advance(Outbox& out) {
   }
 }
 
+// One kRows message per at most kMaxReplyBytes of rows, in the order asked: a large read (a
+// whole model after a clock) then arrives in pieces a reader can use as they come.
 void ServerShard::ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out) {
-  Writer w;
-  w.Put(MsgType::kRows);
-  w.Put(min_clock_);
-  w.Put(applied_[static_cast<size_t>(dst)]);
-  w.Put(static_cast<uint32_t>(rows.size()));
-  for (const auto& [table, row] : rows) {
-    Table& t = tables_.at(table);
-    w.Put(table);
-    w.Put(row);
-    RowOf(t, row).Encode(w);
+  constexpr size_t kMaxReplyBytes = size_t{1} << 20;
+  size_t i = 0;
+  while (i < rows.size()) {
+    Writer w;
+    w.Put(MsgType::kRows);
+    w.Put(min_clock_);
+    w.Put(applied_[static_cast<size_t>(dst)]);
+    const size_t count_at = w.size();
+    w.Put<uint32_t>(0);
+    uint32_t count = 0;
+    for (; i < rows.size() && (count == 0 || w.size() < kMaxReplyBytes); ++i, ++count) {
+      const auto& [table, row] = rows[i];
+      Table& t = tables_.at(table);
+      w.Put(table);
+      w.Put(row);
+      RowOf(t, row).Encode(w);
+    }
+    w.PatchAt(count_at, count);
+    out.emplace_back(dst, w.Take());
   }
-  out.emplace_back(dst, w.Take());
 }
 
 void ServerShard::Subscribe(Table& t, uint64_t row, int src) {

@@ -31,6 +31,12 @@ class Writer {
     Put<uint32_t>(static_cast<uint32_t>(s.size()));
     PutBytes(s.data(), s.size());
   }
+  // Overwrites a value Put earlier at byte `at` (a count known only once the items are written).
+  template <typename T>
+  void PatchAt(size_t at, T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::memcpy(buf_.data() + at, &v, sizeof(T));
+  }
   void Reserve(size_t n) { buf_.reserve(n); }
   size_t size() const { return buf_.size(); }
   std::vector<std::byte>& bytes() { return buf_; }

@@ -95,7 +95,7 @@ void Worker::AddUnsent(TableState& t, uint64_t row, double magnitude) {
   }
 }
 
-void Worker::Clock() {
+void Worker::HandOverUpdates() {
   for (auto& [id, t] : tables_) {
     t->retired.clear();  // views end here
     for (auto& u : t->sent) Recycle(*t, std::move(u));
@@ -117,8 +117,17 @@ void Worker::Clock() {
     // replace older snapshots: reads stay within the bound and get fresher.
     client_->Refresh(id, t->snapshots, nullptr);
   }
+}
+
+void Worker::Clock() {
+  HandOverUpdates();
   ++clock_;
   client_->Clocked(index_, clock_);
+}
+
+void Worker::Flush() {
+  HandOverUpdates();
+  client_->SendOpen();
 }
 
 void Worker::GlobalBarrier() {

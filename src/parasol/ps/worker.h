@@ -53,6 +53,10 @@ class Worker {
   // Ends this worker's clock: its updates leave (batched per shard), views taken before become
   // invalid, reads after it may require fresher rows.
   void Clock();
+  // Sends this worker's (and the process's) updates now, one message per shard, without ending
+  // the clock: to overlap sending with computing (a deep-learning engine pushes each layer's
+  // gradient as backward finishes it). Views taken before become invalid.
+  void Flush();
   // Returns once every worker of every process has called it. Every update made before it, by
   // any worker, is then at its shard, and reads after it see them (whatever the model: ASP too).
   void GlobalBarrier();
@@ -101,6 +105,8 @@ class Worker {
 
  private:
   TableState& StateOf(uint32_t id, DType dtype);
+  // Hands this worker's buffered updates to the process's client (they join the open batches).
+  void HandOverUpdates();
   void SendRowNow(TableState& t, uint64_t row);
   void Recycle(TableState& t, std::unique_ptr<Row> row);
 
