@@ -1,67 +1,102 @@
 #!/usr/bin/env bash
-# LDA throughput and quality: tokens/s per core and log-likelihood per token at 50 and 200
-# iterations, on AP and 20 Newsgroups (train), K = 100 and 1,000, 1 and 2 threads, one MH step
-# per token (the setting of the WarpLDA figures in docs/benchmarks.md); peak memory; and a
-# cache simulation of the sampler (valgrind cachegrind) for misses per token.
-# Usage: lda_bench.sh BUILD_DIR OUT_DIR   (REPEAT runs per configuration, default 3)
+# parasol lda against WarpLDA, side by side in one run: tokens/s, the ratio, log-likelihood at
+# equal iterations and at equal time, peak memory; 1 and 2 threads; K = 100 ... 100,000; AP,
+# 20 Newsgroups (train) and a 20M-token corpus drawn from the LDA model; then 1 process x 2
+# threads against 2 processes x 1 thread, and 4 processes' log-likelihood against one's.
+#
+# Usage: lda_bench.sh BUILD_DIR OUT_DIR
+# Environment: REPEAT (runs per configuration, default 3), CORPORA ("ap news synth"), KS
+# ("100 1000 10000 100000"; the synthetic corpus stops at SYNTH_KS, "100 1000 10000"), THREADS ("1 2"),
+# SYNTH_TOKENS (20000000).
+#
+# WarpLDA is built from ../shared/anchors/warplda (its build.sh installs Debian's gflags and
+# libnuma); each corpus is written once by `parasol lda-corpus` (the tokens parasol trains on)
+# and converted to WarpLDA's input. Both run one MH step per token, alpha 50/K, beta 0.01.
+# Runs alternate (parasol, WarpLDA) within each repetition; ratios are taken within a repetition.
 set -euo pipefail
-build=${1:-build}
-out=${2:-bench/results}
-repeat=${REPEAT:-3}
-iterations=${ITERATIONS:-200}
+build=$(cd "${1:-build}" && pwd)
+out=$(mkdir -p "${2:-bench/results}" && cd "${2:-bench/results}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+repeat=${REPEAT:-3}
+corpora=${CORPORA:-"ap news synth"}
+ks=${KS:-"100 1000 10000 100000"}
+threads=${THREADS:-"1 2"}
 parasol="$build/tools/parasol"
-mkdir -p "$out"
-corpora=("ap=$root/data/ap/ap.dat")
-news="$root/../shared/data/20newsgroups/20news-bydate-train.tar.gz"
-[ -f "$news" ] && corpora+=("20news=$news")
-summary="$out/lda_runs.csv"
-echo "corpus,topics,threads,run,metrics,max_rss_kb" > "$summary"
-for entry in "${corpora[@]}"; do
-  name=${entry%%=*}
-  path=${entry#*=}
-  for k in 100 1000; do
-    for t in 1 2; do
+mpirun="$root/scripts/mpirun.sh"
+py=/usr/bin/python3  # Debian's: numpy and matplotlib come from Debian packages
+
+source "$here/deps.sh"
+ensure_debian_packages python3-numpy python3-matplotlib
+warp="$build/warplda"
+[ -x "$warp/warplda" ] || bash "$root/../shared/anchors/warplda/build.sh" "$warp" > "$out/warplda_build.log" 2>&1
+
+data="$out/lda_data"
+mkdir -p "$data"
+# Corpus NAME: parasol's input, its lines file, WarpLDA's files (prefix), iterations per run.
+source_of() {
+  case $1 in
+    ap) echo "$root/data/ap/ap.dat" ;;
+    news) echo "$root/../shared/data/20newsgroups/20news-bydate-train.tar.gz" ;;
+    synth) echo "$data/synth.lines" ;;
+  esac
+}
+iterations_of() { case $1 in synth) echo "${SYNTH_ITERATIONS:-20}" ;; *) echo "${ITERATIONS:-100}" ;; esac; }
+prepare() {
+  local name=$1 src
+  src=$(source_of "$name")
+  if [ "$name" = synth ] && [ ! -s "$src" ]; then
+    "$py" "$here/lda_synthetic.py" "$src" "${SYNTH_TOKENS:-20000000}" > /dev/null
+  fi
+  if [ ! -s "$data/$name.vocab" ]; then
+    "$parasol" lda-corpus --corpus "$src" --output "$data/$name.lines" > /dev/null 2>&1
+    awk -F'\t' 'NF == 2 && $2 != "" { print NR, NR, $2 }' "$data/$name.lines" > "$data/$name.yahoo"
+    "$warp/format" -input "$data/$name.yahoo" -prefix "$data/$name" > /dev/null
+    rm -f "$data/$name.yahoo"
+  fi
+}
+
+runs="$out/lda_runs.csv"
+echo "corpus,topics,threads,run,system,log,max_rss_kb" > "$runs"
+echo "# machine at start: $(uptime)" | tee "$out/lda_machine.txt"
+for name in $corpora; do
+  prepare "$name"
+  src=$(source_of "$name")
+  n=$(iterations_of "$name")
+  corpus_ks=$ks
+  [ "$name" = synth ] && corpus_ks=${SYNTH_KS:-"100 1000 10000"}
+  for k in $corpus_ks; do
+    for t in $threads; do
       for r in $(seq 1 "$repeat"); do
-        m="$out/lda_${name}_k${k}_t${t}_run${r}.csv"
-        /usr/bin/time -f "%M" -o "$out/rss.txt" "$parasol" lda --corpus "$path" --topics "$k" --iterations "$iterations" \
-          --mh-steps 1 --threads "$t" --eval-every 50 --seed "$r" --metrics "$m" > /dev/null
-        echo "$name,$k,$t,$r,$m,$(tail -1 "$out/rss.txt")" >> "$summary"
+        log="$out/lda_${name}_k${k}_t${t}_r${r}"
+        /usr/bin/time -f "%M" -o "$out/rss.txt" "$parasol" lda --corpus "$src" --topics "$k" --iterations "$n" \
+          --mh-steps 1 --threads "$t" --seed "$r" --eval-every 5 --metrics "$log.parasol.csv" > "$log.parasol.out" 2>&1
+        echo "$name,$k,$t,$r,parasol,$log.parasol.csv,$(tail -1 "$out/rss.txt")" >> "$runs"
+        OMP_NUM_THREADS=$t /usr/bin/time -f "%M" -o "$out/rss.txt" "$warp/warplda" --prefix "$data/$name" --k "$k" \
+          --niter "$n" --mh 1 --alpha 50 --beta 0.01 --perplexity -1 --dumpmodel=false --dumpz=false \
+          > "$log.warplda.out" 2>&1
+        echo "$name,$k,$t,$r,warplda,$log.warplda.out,$(tail -1 "$out/rss.txt")" >> "$runs"
       done
     done
   done
 done
-python3 "$here/summarize_lda.py" "$summary" | tee "$out/lda_summary.txt"
 
-# Cache and branch simulation of 3 iterations on AP, one thread, per sampled token.
-if command -v valgrind > /dev/null; then
-  for k in 100 1000; do
-    valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes --cachegrind-out-file="$out/cg_k$k.out" \
-      "$parasol" lda --corpus "$root/data/ap/ap.dat" --topics "$k" --iterations 3 --mh-steps 1 --eval-every 0 \
-      > /dev/null 2> "$out/cg_k$k.txt"
-    python3 - "$out/cg_k$k.out" "$k" <<'PY' | tee -a "$out/lda_summary.txt"
-import sys
-events, fn_totals = None, {}
-for line in open(sys.argv[1]):
-    if line.startswith("events:"):
-        events = line.split()[1:]
-    elif line.startswith("fn="):
-        fn = line[3:].strip()
-    elif line[:1].isdigit() and events:
-        nums = [int(x) for x in line.split()[1:]]
-        acc = fn_totals.setdefault(fn, [0] * len(events))
-        for i, v in enumerate(nums):
-            acc[i] += v
-tokens = 435838 * 3
-sampler = [0] * len(events)
-for fn, v in fn_totals.items():
-    if "ThreadSampler" in fn or "DrawAlias" in fn or "WordTopicTable" in fn:
-        sampler = [a + b for a, b in zip(sampler, v)]
-e = dict(zip(events, sampler))
-print(f"cachegrind K={sys.argv[2]} per token in the sampler: instructions {e['Ir']/tokens:.0f}, "
-      f"D1 misses {(e['D1mr']+e['D1mw'])/tokens:.2f}, LL misses {(e['DLmr']+e['DLmw'])/tokens:.3f}, "
-      f"branches {(e['Bc'])/tokens:.1f}, mispredicted {(e['Bcm']+e['Bim'])/tokens:.2f}")
-PY
+# Processes against threads (20 Newsgroups, K = 1,000), and 4 processes' log-likelihood.
+dist="$out/lda_dist_runs.csv"
+echo "layout,run,log" > "$dist"
+if [[ " $corpora " == *" news "* ]]; then
+  src=$(source_of news)
+  for r in $(seq 1 "$repeat"); do
+    common=(lda --corpus "$src" --topics 1000 --iterations 100 --mh-steps 1 --seed "$r" --eval-every 20)
+    "$parasol" "${common[@]}" --threads 2 --metrics "$out/lda_dist_1x2_r$r.csv" > /dev/null 2>&1
+    echo "1x2,$r,$out/lda_dist_1x2_r$r.csv" >> "$dist"
+    "$mpirun" -np 2 "$parasol" "${common[@]}" --threads 1 --metrics "$out/lda_dist_2x1_r$r.csv" > /dev/null 2>&1
+    echo "2x1,$r,$out/lda_dist_2x1_r$r.csv" >> "$dist"
+    "$parasol" "${common[@]}" --threads 1 --metrics "$out/lda_dist_1x1_r$r.csv" > /dev/null 2>&1
+    echo "1x1,$r,$out/lda_dist_1x1_r$r.csv" >> "$dist"
+    "$mpirun" -np 4 "$parasol" "${common[@]}" --threads 1 --metrics "$out/lda_dist_4x1_r$r.csv" > /dev/null 2>&1
+    echo "4x1,$r,$out/lda_dist_4x1_r$r.csv" >> "$dist"
   done
 fi
+echo "# machine at end: $(uptime)" | tee -a "$out/lda_machine.txt"
+"$py" "$here/summarize_lda.py" "$runs" "$dist" "$out" | tee "$out/lda_summary.txt"

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# parasol train over a real network link: two "hosts" (network namespaces joined by veth through a
+# bridge, each link shaped to 1 Gbit/s) run a 2-rank job with the parameter-server backend and
+# with allreduce, interleaved; per rank and step: bytes sent and the median step time.
+#
+# Usage (root): ps_link_bench.sh BUILD_DIR OUT_DIR
+# Environment: REPEAT (default 3), MODEL (vgg), SYNC (p3), STEPS (8), BATCH (32 per rank), RATE (1gbit).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+out=$(mkdir -p "${2:-bench/results}" && cd "${2:-bench/results}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+repeat=${REPEAT:-3}
+model=${MODEL:-vgg}
+sync=${SYNC:-p3}
+steps=${STEPS:-8}
+batch=${BATCH:-32}
+rate=${RATE:-1gbit}
+prefix=plb
+export NETNS_PREFIX=$prefix
+
+bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
+trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
+bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+
+run() {  # run BACKEND LOG
+  ip netns exec "${prefix}1" "$root/scripts/mpirun.sh" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+    --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
+    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+    -x OPENBLAS_NUM_THREADS=1 \
+    "$build/tools/parasol" train --model "$model" --dataset synthetic --steps "$steps" --batch "$batch" \
+    --threads 1 --sync "$sync" --comm "$1" --no-eval > "$2" 2>&1
+}
+
+tx_bytes() {  # bytes both hosts have put on their links so far
+  local sum=0 i
+  for i in 1 2; do
+    sum=$((sum + $(ip netns exec "$prefix$i" cat "/sys/class/net/$prefix-h$i/statistics/tx_bytes")))
+  done
+  echo "$sum"
+}
+
+csv="$out/ps_link.csv"
+echo "backend,run,median_step_ms,sent_mb_per_rank,link_mb_per_rank,steps" > "$csv"
+echo "# machine: $(uptime); link $rate between 2 namespaces; $model, --sync $sync, batch $batch per rank, $steps steps"
+for r in $(seq 1 "$repeat"); do
+  for backend in allreduce ps; do
+    log="$out/ps_link_${backend}_r$r.log"
+    before=$(tx_bytes)
+    run "$backend" "$log" || { echo "ps_link_bench: $backend run $r failed:"; tail -5 "$log"; exit 1; }
+    link=$(awk -v a="$before" -v b="$(tx_bytes)" 'BEGIN { printf "%.1f", (b - a) / 2 / 1e6 }')
+    line=$(grep -E "^median step" "$log" | tail -1)
+    step=$(sed -E 's/^median step ([0-9.]+) ms.*/\1/' <<< "$line")
+    sent=$(sed -E 's/.*sent ([0-9.]+) MB per rank.*/\1/' <<< "$line")
+    echo "$backend,$r,$step,$sent,$link,$steps" >> "$csv"
+  done
+done
+/usr/bin/python3 - "$csv" <<'PY' | tee "$out/ps_link_summary.txt"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+med = statistics.median
+by = {b: {r["run"]: r for r in rows if r["backend"] == b} for b in ("allreduce", "ps")}
+print("| backend | median step (ms) | MB per rank per step (counted) | MB per rank on the link (whole run) |")
+print("|---|---|---|---|")
+for b, rs in by.items():
+    rs = list(rs.values())
+    print(f"| {b} | {med(float(r['median_step_ms']) for r in rs):.0f} | "
+          f"{med(float(r['sent_mb_per_rank']) / int(r['steps']) for r in rs):.1f} | "
+          f"{med(float(r['link_mb_per_rank']) for r in rs):.0f} |")
+def ratio(field):
+    xs = [float(by["ps"][k][field]) / float(by["allreduce"][k][field]) for k in by["ps"]]
+    return f"{med(xs):.3f}x (range {min(xs):.3f}-{max(xs):.3f})"
+print(f"ps / allreduce, same run: step {ratio('median_step_ms')}, counted bytes {ratio('sent_mb_per_rank')}, "
+      f"link bytes {ratio('link_mb_per_rank')}")
+PY
