@@ -18,14 +18,18 @@ expect 2 "cannot reach" -- "$parasol" collective-sim --topology mesh:3x3 --faile
 expect 2 "unknown allreduce algorithm 'bogus'" -- "$parasol" collective-sim --topology ring:4 --algo bogus
 expect 2 "ft-mesh needs a mesh topology" -- "$parasol" collective-sim --topology ring:4 --algo ft-mesh
 printf 'nodes 4\nlink 0 1 10\nlink 1 2 ten\n' > "$tmp/bad.topo"
-expect 2 "$tmp/bad.topo:3: 'link' needs: SRC DST GBPS" -- "$parasol" collective-sim --topology "file:$tmp/bad.topo"
-expect 2 "cannot open topology file" -- "$parasol" collective-sim --topology "file:$tmp/missing.topo"
+printf 'nodes 2\nlink 0 1 10 fast\n' > "$tmp/fast.topo"
+expect 2 "$tmp/fast.topo:2: latency (us) 'fast' is not a finite number" -- "$parasol" collective-sim --topology "file:$tmp/fast.topo"
+expect 2 "$tmp/bad.topo:3: bandwidth (Gbit/s) 'ten' is not a finite number" -- "$parasol" collective-sim --topology "file:$tmp/bad.topo"
+expect 2 "$tmp/missing.topo: cannot open: No such file or directory" -- "$parasol" collective-sim --topology "file:$tmp/missing.topo"
 expect 109 "The following argument was not expected" -- "$parasol" collective-sim --topology ring:4 --bogus-flag
 expect 2 "--sizes: 6 bytes is not a whole number of float32 elements" -- "$parasol" allreduce-bench --sizes 6
 expect 2 "$tmp/no/such/dir/out.csv: cannot create file: No such file or directory" -- "$parasol" allreduce-bench --sizes 8 --csv "$tmp/no/such/dir/out.csv"
 
 printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\nb,x,cifar10,1,128\n' > "$tmp/bad_workload.csv"
-expect 2 "$tmp/bad_workload.csv:3: time 'x' is not a time" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv"
+expect 2 "$tmp/bad_workload.csv:3: time (s) 'x' is not a finite number" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv"
+printf 'name,time,application,num_replicas,batch_size\na,inf,cifar10,1,128\n' > "$tmp/inf_workload.csv"
+expect 2 "$tmp/inf_workload.csv:2: time (s) 'inf' is not a finite number" -- "$parasol" cluster-sim --workload "$tmp/inf_workload.csv"
 expect 2 "--policy 'fifo': goodput, tiresias or optimus" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --policy fifo
 expect 2 "--search 'dp': greedy or exact" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --search dp
 printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
@@ -75,8 +79,8 @@ expect 2 "consistency 'ssp': expected bsp, ssp:STALENESS" -- "$parasol" mf --dat
 expect 2 "--straggler '3': expected WORKER:FACTOR" -- "$parasol" mf --data synthetic --straggler 3
 expect 2 "straggler worker 9 does not exist" -- "$parasol" mf --data synthetic --straggler 9:2
 printf '1\t2\t3\t100\n4\t5\tfive\t100\n' > "$tmp/bad.data"
-expect 2 "$tmp/bad.data:2: rating 'five' is not a number" -- "$parasol" mf --data "$tmp/bad.data"
-expect 2 "$tmp/missing.data: cannot open ratings file" -- "$parasol" mf --data "$tmp/missing.data"
+expect 2 "$tmp/bad.data:2: rating 'five' is not a finite number" -- "$parasol" mf --data "$tmp/bad.data"
+expect 2 "$tmp/missing.data: cannot open: No such file or directory" -- "$parasol" mf --data "$tmp/missing.data"
 expect 2 "$tmp/nockpt/MANIFEST: cannot open checkpoint manifest" -- "$parasol" mf --data synthetic --resume "$tmp/nockpt"
 expect 2 "--models: bsp is needed" -- "$parasol" ps-bench --data synthetic --models ssp:3
 

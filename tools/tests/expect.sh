@@ -4,7 +4,7 @@
 expect() {
   local code=$1 pattern=$2
   shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
+  timeout 60 "$@" >"$tmp/out" 2>"$tmp/err"
   local got=$?
   if [ "$got" -ne "$code" ] || ! grep -qF -- "$pattern" "$tmp/err"; then
     echo "FAIL: $* -> exit $got (want $code), stderr:"; sed 's/^/    /' "$tmp/err"

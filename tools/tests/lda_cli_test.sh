@@ -15,10 +15,18 @@ source "$(dirname "$0")/expect.sh"
 
 printf 'a\nb\n' > "$tmp/vocab.txt"
 printf '1 0:2\n2 1:1 0:x\n' > "$tmp/bad.dat"
-expect 2 "$tmp/bad.dat:2: count 'x' is not a number" -- "$parasol" lda --corpus "$tmp/bad.dat" --iterations 1
+expect 2 "$tmp/bad.dat:2: count 'x' is not a whole number" -- "$parasol" lda --corpus "$tmp/bad.dat" --iterations 1
 printf '1 0:2\n1 5:1\n' > "$tmp/bad2.dat"
 expect 2 "$tmp/bad2.dat:2: word id 5 not in the vocabulary of 2 words" -- "$parasol" lda --corpus "$tmp/bad2.dat" --iterations 1
 expect 2 "no such file or folder" -- "$parasol" lda --corpus "$tmp/none.dat"
+# A header that claims more documents than the file holds: an error at once, not an allocation.
+mkdir -p "$tmp/uci"
+printf 'a\nb\n' > "$tmp/uci/vocab.x.txt"
+printf '999999999999\n2\n1\n1 1 1\n' > "$tmp/uci/docword.x.txt"
+expect 2 "$tmp/uci/docword.x.txt:1: 999999999999 documents, more than a file of 23 bytes holds" -- \
+  "$parasol" lda --corpus "$tmp/uci"
+printf 'not an archive' > "$tmp/bad.tar.gz"
+expect 2 "$tmp/bad.tar.gz: not a readable archive" -- "$parasol" lda --corpus "$tmp/bad.tar.gz"
 expect 2 "--topics 1: need at least 2" -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 1
 expect 2 "--sampler 'x': mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
 expect 2 "model.txt: cannot open" -- "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/nomodel"

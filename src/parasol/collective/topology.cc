@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/units.h"
 
 namespace parasol::collective {
@@ -160,48 +159,45 @@ Topology Topology::Parse(std::string_view spec, const Options& o) {
 }
 
 Topology Topology::Load(const std::string& path, const Options& o) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open topology file", path));
+  LineReader in(path, {.comment = '#', .skip_blank = true});
   Topology t;
   t.kind_ = Kind::kCustom;
   t.name_ = "file:" + path;
   t.latency_s_ = o.latency_us * 1e-6;
-  std::string line;
-  long lineno = 0;
   bool have_nodes = false;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream ss(line);
-    std::string word;
-    if (!(ss >> word)) continue;
-    auto fail = [&](const std::string& what) { throw ParseError(path, lineno, what); };
+  std::string_view line;
+  while (in.Next(&line)) {
+    line = line.substr(0, line.find('#'));
+    size_t pos = 0;
+    const std::string_view word = NextField(line, pos);
+    if (word.empty()) continue;
     if (word == "nodes" || word == "switches") {
-      long n = -1;
-      if (!(ss >> n) || n < (word == "nodes" ? 1 : 0) || n > (1 << 22)) fail(fmt::format("'{}' needs a count", word));
+      const long n = in.NumberIn<long>(NextField(line, pos), fmt::format("'{}' count", word),
+                                       word == "nodes" ? 1 : 0, 1 << 22);
       if (word == "nodes") {
-        if (have_nodes) fail("'nodes' given twice");
+        if (have_nodes) in.Fail("'nodes' given twice");
         have_nodes = true;
         t.num_endpoints_ = static_cast<int>(n);
       }
+      if (t.num_nodes_ + n > (1 << 22)) in.Fail("more than 2^22 nodes and switches");
       t.num_nodes_ += static_cast<int>(n);
       t.out_.resize(static_cast<size_t>(t.num_nodes_));
     } else if (word == "link" || word == "dlink") {
-      long a = -1, b = -1;
-      double gbps = 0, lat = o.latency_us;
-      if (!(ss >> a >> b >> gbps)) fail(fmt::format("'{}' needs: SRC DST GBPS [LATENCY_US]", word));
-      if (!(ss >> lat)) lat = o.latency_us;
-      if (a < 0 || b < 0 || a >= t.num_nodes_ || b >= t.num_nodes_) {
-        fail(fmt::format("node {} or {} is not declared (declare 'nodes' and 'switches' first)", a, b));
-      }
-      if (a == b) fail("a link needs two different nodes");
-      if (!(gbps > 0) || !(lat >= 0)) fail("bandwidth must be positive and latency not negative");
-      t.AddLink(static_cast<int>(a), static_cast<int>(b), gbps, lat, word == "link");
+      const int last = t.num_nodes_ - 1;
+      if (last < 0) in.Fail(fmt::format("'{}' before any 'nodes' line", word));
+      const int a = in.NumberIn<int>(NextField(line, pos), "source node", 0, last);
+      const int b = in.NumberIn<int>(NextField(line, pos), "destination node", 0, last);
+      const double gbps = in.NumberIn<double>(NextField(line, pos), "bandwidth (Gbit/s)", 1e-9, 1e9);
+      const std::string_view lat_field = NextField(line, pos);
+      const double lat = lat_field.empty() ? o.latency_us : in.NumberIn<double>(lat_field, "latency (us)", 0, 1e12);
+      if (a == b) in.Fail("a link needs two different nodes");
+      t.AddLink(a, b, gbps, lat, word == "link");
     } else {
-      fail(fmt::format("unknown keyword '{}' (expected nodes, switches, link or dlink)", word));
+      in.Fail(fmt::format("unknown keyword '{}' (expected nodes, switches, link or dlink)", word));
     }
-    std::string extra;
-    if (ss >> extra) fail(fmt::format("unexpected '{}'", extra));
+    if (const std::string_view extra = NextField(line, pos); !extra.empty()) {
+      in.Fail(fmt::format("unexpected '{}'", extra));
+    }
   }
   if (!have_nodes) throw ParseError(path, 0, "no 'nodes' line");
   if (!o.failed.empty()) throw InvalidArgumentError("failed nodes apply to torus and mesh topologies only");

@@ -105,12 +105,15 @@ TEST_F(TopologyFile, ErrorsNameFileAndLine) {
       EXPECT_THAT(e.what(), HasSubstr(path + message)) << text;
     }
   };
-  expect("nodes 2\nlink 0 1\n", ":2: 'link' needs: SRC DST GBPS");
-  expect("nodes 2\nlink 0 5 10\n", ":2: node 0 or 5 is not declared");
-  expect("nodes 2\n\nlink 0 1 -3\n", ":3: bandwidth must be positive");
+  expect("nodes 2\nlink 0 1\n", ":2: missing bandwidth (Gbit/s)");
+  expect("nodes 2\nlink 0 5 10\n", ":2: destination node 5 is not in [0, 1]");
+  expect("nodes 2\n\nlink 0 1 -3\n", ":3: bandwidth (Gbit/s) -3 is not in");
+  expect("nodes 2\nlink 0 1 10 fast\n", ":2: latency (us) 'fast' is not a finite number");
+  expect("nodes 2\nlink 0 1 inf\n", ":2: bandwidth (Gbit/s) 'inf' is not a finite number");
+  expect("nodes 2x\n", ":1: 'nodes' count '2x' is not a whole number");
   expect("nodes 2\nwire 0 1 10\n", ":2: unknown keyword 'wire'");
   expect("nodes 2\nlink 0 1 10 1 7\n", ":2: unexpected '7'");
-  expect("link 0 1 10\n", ":1: node 0 or 1 is not declared");
+  expect("link 0 1 10\n", ":1: 'link' before any 'nodes' line");
   expect("# nothing\n", ": no 'nodes' line");
   auto path = Write("nodes 3\nlink 0 1 10\n");
   EXPECT_THROW(Topology::Parse("file:" + path), InvalidArgumentError);  // node 2 unreachable

@@ -1,10 +1,15 @@
-// Whitespace-separated fields of a text line, parsed with the file and line for errors.
+// The project's one number parser and field splitters: every reader of a user's file goes
+// through them, so that "64x", "inf", "nan" and out-of-range values are errors that name the
+// file and line (see line_reader.h for reading the lines themselves).
 #pragma once
 
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -33,14 +38,45 @@ inline std::vector<std::string_view> SplitFields(std::string_view line, char sep
   }
 }
 
+// Parses the whole of `text` as a T: digits only for integers (in T's range), a finite decimal
+// for floating point (no "inf", "nan", hex or trailing characters). Returns false otherwise.
+template <typename T>
+bool ParseNumber(std::string_view text, T* value) {
+  static_assert(std::is_arithmetic_v<T>);
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  std::from_chars_result r;
+  if constexpr (std::is_floating_point_v<T>) {
+    // from_chars takes "inf", "nan" and "infinity": a number from a file must be finite.
+    r = std::from_chars(text.data(), end, *value, std::chars_format::general);
+    if (r.ec == std::errc() && !std::isfinite(*value)) return false;
+  } else {
+    r = std::from_chars(text.data(), end, *value);
+  }
+  return r.ec == std::errc() && r.ptr == end;
+}
+
 // Parses a whole field as a number; ParseError "path:lineno: <what> 'x' is not a number" otherwise.
 template <typename T>
 T ParseField(std::string_view field, const std::string& path, long lineno, std::string_view what) {
   T value{};
   if (field.empty()) throw ParseError(path, lineno, fmt::format("missing {}", what));
-  auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), value);
-  if (ec != std::errc() || end != field.data() + field.size()) {
-    throw ParseError(path, lineno, fmt::format("{} '{}' is not a number", what, field));
+  if (!ParseNumber(field, &value)) {
+    if constexpr (std::is_floating_point_v<T>) {
+      throw ParseError(path, lineno, fmt::format("{} '{}' is not a finite number", what, field));
+    } else {
+      throw ParseError(path, lineno, fmt::format("{} '{}' is not a whole number", what, field));
+    }
+  }
+  return value;
+}
+
+// ParseField, and `lo <= value <= hi`: "path:lineno: <what> 5 is not in [1, 4]" otherwise.
+template <typename T>
+T ParseFieldIn(std::string_view field, const std::string& path, long lineno, std::string_view what, T lo, T hi) {
+  const T value = ParseField<T>(field, path, lineno, what);
+  if (!(value >= lo && value <= hi)) {
+    throw ParseError(path, lineno, fmt::format("{} {} is not in [{}, {}]", what, field, lo, hi));
   }
   return value;
 }

@@ -12,6 +12,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The largest IDX file read (uncompressed): MNIST-sized sets are 50 MB; a gzip stream that
+// inflates past this is refused rather than allowed to fill memory.
+constexpr size_t kMaxIdxBytes = size_t{4} << 30;
+
 // Reads a gzip or plain file whole (zlib reads both).
 std::vector<uint8_t> ReadAll(const std::string& path) {
   gzFile f = gzopen(path.c_str(), "rb");
@@ -19,7 +23,13 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
   std::vector<uint8_t> out;
   uint8_t buf[1 << 16];
   int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.insert(out.end(), buf, buf + n);
+  while ((n = gzread(f, buf, sizeof buf)) > 0) {
+    out.insert(out.end(), buf, buf + n);
+    if (out.size() > kMaxIdxBytes) {
+      gzclose(f);
+      throw ParseError(path, 0, fmt::format("more than {} bytes uncompressed", kMaxIdxBytes));
+    }
+  }
   const bool failed = n < 0;
   gzclose(f);
   if (failed) throw ParseError(path, 0, "corrupt gzip data");
@@ -75,9 +85,13 @@ Dataset ReadMnist(const std::string& images_path, const std::string& labels_path
     throw ParseError(labels_path, 0, "not an IDX label file (magic 0x00000801 expected)");
   }
   const int64_t n = BigEndian32(img, 4), rows = BigEndian32(img, 8), cols = BigEndian32(img, 12);
-  if (img.size() != static_cast<size_t>(16 + n * rows * cols)) {
-    throw ParseError(images_path, 0, fmt::format("{} bytes, the header promises {} images of {}x{} ({} bytes)",
-                                                img.size(), n, rows, cols, 16 + n * rows * cols));
+  // Each factor is below 2^32 and the file below 2^33 bytes: check the image size before the
+  // product (which could overflow) is formed.
+  const int64_t pixels = static_cast<int64_t>(img.size()) - 16;
+  if (rows < 1 || cols < 1 || rows > 65536 || cols > 65536 || pixels % (rows * cols) != 0 ||
+      pixels / (rows * cols) != n) {
+    throw ParseError(images_path, 0, fmt::format("{} bytes, but the header promises {} images of {}x{}",
+                                                img.size(), n, rows, cols));
   }
   if (BigEndian32(lab, 4) != n || lab.size() != static_cast<size_t>(8 + n)) {
     throw ParseError(labels_path, 0, fmt::format("expected {} labels", n));

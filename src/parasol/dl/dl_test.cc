@@ -261,7 +261,7 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
   // A damaged status file is refused naming the line.
   std::ofstream(status) << "step 3\nranks two\n";
   EXPECT_THAT([&] { ReadJobStatus(status); },
-              ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("status:2: 'two' is not a number")));
+              ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("status:2: ranks 'two' is not a whole number")));
   // Stopping needs somewhere to put the checkpoint.
   TrainOptions no_dir = Small("mlp", 8, 6);
   no_dir.stop_path = stop;

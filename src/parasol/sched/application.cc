@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
 #include "parasol/core/text_fields.h"
 
@@ -25,34 +25,35 @@ struct KnownApp {
 constexpr KnownApp kKnown[] = {{"bert", 2, 0},         {"cifar10", 100, 0},     {"ncf", 10, 0},
                                {"imagenet", 90, 0},    {"deepspeech2", 80, 0},  {"yolov3", 50, 8}};
 
-// Rows of a CSV file of numbers with the given header. Throws ParseError naming file and line.
-std::vector<std::vector<double>> ReadNumbers(const std::string& path, const std::string& header) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  std::string line;
-  if (!std::getline(in, line)) throw ParseError(path, 1, "empty file");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line != header) throw ParseError(path, 1, fmt::format("header '{}', expected '{}'", line, header));
+std::vector<int> Digits(uint64_t id);
+
+struct Range {
+  double lo, hi;
+};
+
+// Rows of a CSV file of numbers with the given header, column i within ranges[i]. Throws
+// ParseError naming file and line.
+std::vector<std::vector<double>> ReadNumbers(const std::string& path, const std::string& header,
+                                             const std::vector<Range>& ranges) {
   const size_t columns = static_cast<size_t>(std::count(header.begin(), header.end(), ',')) + 1;
   std::vector<std::vector<double>> rows;
-  long lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.empty() || line == "\r") continue;
+  ReadCsvRecords(path, header, columns, [&](long lineno, const std::vector<std::string>& cells) {
     std::vector<double> row;
-    for (std::string_view field : SplitFields(line, ',')) {
-      const std::string cell(field);
-      char* end = nullptr;
-      double v = std::strtod(cell.c_str(), &end);
-      if (cell.empty() || *end != '\0' || !std::isfinite(v)) {
-        throw ParseError(path, lineno, fmt::format("column {}: '{}' is not a number", row.size() + 1, cell));
-      }
-      row.push_back(v);
+    for (const std::string& cell : cells) {
+      const Range& r = ranges[row.size()];
+      row.push_back(ParseFieldIn<double>(cell, path, lineno, fmt::format("column {}", row.size() + 1), r.lo, r.hi));
     }
-    if (row.size() != columns) throw ParseError(path, lineno, fmt::format("{} columns, expected {}", row.size(), columns));
     rows.push_back(std::move(row));
-  }
+  });
   return rows;
+}
+
+// A placement id: GPUs per node as decimal digits (1-9 each), at most 15 nodes.
+std::vector<int> PlacementDigits(double id, const std::string& path) {
+  if (!(id >= 1 && id < 1e15) || id != std::floor(id)) {
+    throw ParseError(path, 0, fmt::format("placement {} is not a whole number of 1 to 15 digits", id));
+  }
+  return Digits(static_cast<uint64_t>(id));
 }
 
 // GPUs per node as the smallest rotation, read as a number (the profiles' placement id).
@@ -94,9 +95,12 @@ Application Application::Load(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
     if (!f.starts_with("validation-") || !f.ends_with(".csv")) continue;
-    const int batch = std::atoi(f.substr(11, f.size() - 15).c_str());
-    if (batch <= 0) throw ParseError(e.path().string(), 0, "the name's batch size is not a positive number");
-    for (const auto& r : ReadNumbers(e.path().string(), "progress,iteration,metric,grad_sqr,grad_var")) {
+    int batch = 0;
+    if (!ParseNumber(std::string_view(f).substr(11, f.size() - 15), &batch) || batch <= 0) {
+      throw ParseError(e.path().string(), 0, "the name's batch size is not a positive whole number");
+    }
+    for (const auto& r : ReadNumbers(e.path().string(), "progress,iteration,metric,grad_sqr,grad_var",
+                                     {{0, 1e15}, {0, 1e15}, {-1e300, 1e300}, {0, 1e300}, {0, 1e300}})) {
       a.validation_[batch].push_back({r[0], r[1], r[2], r[3], r[4]});
     }
   }
@@ -105,8 +109,9 @@ Application Application::Load(const std::string& dir) {
   const std::string placements = (fs::path(dir) / "placements.csv").string();
   std::map<std::tuple<int, int, double>, std::pair<StepTime, int>> sums;
   double min_bsz = std::numeric_limits<double>::infinity(), max_bsz = 0;
-  for (const auto& r : ReadNumbers(placements, "placement,local_bsz,step_time,sync_time")) {
-    std::vector<int> p = Digits(static_cast<uint64_t>(r[0]));
+  for (const auto& r : ReadNumbers(placements, "placement,local_bsz,step_time,sync_time",
+                                     {{1, 1e15}, {1, 1e7}, {0, 1e9}, {0, 1e9}})) {
+    std::vector<int> p = PlacementDigits(r[0], placements);
     a.by_placement_[PlacementId(p)].push_back({r[1], {r[2], r[3]}});
     int replicas = 0;
     for (int g : p) replicas += g;
@@ -115,7 +120,8 @@ Application Application::Load(const std::string& dir) {
     min_bsz = std::min(min_bsz, r[1]), max_bsz = std::max(max_bsz, r[1]);
   }
   for (const auto& r : ReadNumbers((fs::path(dir) / "scalability.csv").string(),
-                                   "num_nodes,num_replicas,local_bsz,step_time,sync_time")) {
+                                   "num_nodes,num_replicas,local_bsz,step_time,sync_time",
+                                   {{1, 1e6}, {1, 1e6}, {1, 1e7}, {0, 1e9}, {0, 1e9}})) {
     auto& [t, n] = sums[{static_cast<int>(r[0]), static_cast<int>(r[1]), r[2]}];
     t.step += r[3], t.sync += r[4], ++n;
   }

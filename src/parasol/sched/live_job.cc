@@ -13,6 +13,7 @@
 
 #include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
@@ -28,12 +29,7 @@ const std::set<std::string>& RunnerFlags() {
 }
 
 int PositiveInt(const std::string& path, long line, const std::string& what, const std::string& cell) {
-  char* end = nullptr;
-  const long v = std::strtol(cell.c_str(), &end, 10);
-  if (cell.empty() || *end || v <= 0 || v > 1'000'000'000) {
-    throw ParseError(path, line, fmt::format("{} '{}' is not a positive integer", what, cell));
-  }
-  return static_cast<int>(v);
+  return ParseFieldIn<int>(cell, path, line, what, 1, 1'000'000'000);
 }
 
 LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<std::string>& cells) {
@@ -43,9 +39,7 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
       j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos) {
     throw ParseError(path, line, fmt::format("name '{}': use letters, digits, '_', '.' and '-' (it names a folder)", j.name));
   }
-  char* end = nullptr;
-  j.submit_time = std::strtod(cells[1].c_str(), &end);
-  if (cells[1].empty() || *end || !(j.submit_time >= 0)) throw ParseError(path, line, fmt::format("time '{}' is not a time", cells[1]));
+  j.submit_time = ParseFieldIn<double>(cells[1], path, line, "time (s)", 0, kMaxSubmitSeconds);
   j.replicas = PositiveInt(path, line, "num_replicas", cells[2]);
   j.batch = PositiveInt(path, line, "batch_size", cells[3]);
   j.steps = PositiveInt(path, line, "steps", cells[4]);

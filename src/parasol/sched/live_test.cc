@@ -51,9 +51,12 @@ TEST(LiveJobs, BadLinesNameFileAndLine) {
   EXPECT_THAT(ErrorOf("a,0,1,64,10,--model mlp\na,1,1,64,10,\n"), HasSubstr(":3: job 'a' twice"));
   EXPECT_THAT(ErrorOf("a/b,0,1,64,10,\n"), HasSubstr(":2: name 'a/b'"));
   EXPECT_THAT(ErrorOf("..,0,1,64,10,\n"), HasSubstr(":2: name '..'"));
-  EXPECT_THAT(ErrorOf("a,soon,1,64,10,\n"), HasSubstr(":2: time 'soon' is not a time"));
-  EXPECT_THAT(ErrorOf("a,0,0,64,10,\n"), HasSubstr(":2: num_replicas '0' is not a positive integer"));
-  EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps '-3' is not a positive integer"));
+  EXPECT_THAT(ErrorOf("a,soon,1,64,10,\n"), HasSubstr(":2: time (s) 'soon' is not a finite number"));
+  EXPECT_THAT(ErrorOf("a,inf,1,64,10,\n"), HasSubstr(":2: time (s) 'inf' is not a finite number"));
+  EXPECT_THAT(ErrorOf("a,1e300,1,64,10,\n"), HasSubstr(":2: time (s) 1e300 is not in [0, 10000000]"));
+  EXPECT_THAT(ErrorOf("a,0,64x,64,10,\n"), HasSubstr(":2: num_replicas '64x' is not a whole number"));
+  EXPECT_THAT(ErrorOf("a,0,0,64,10,\n"), HasSubstr(":2: num_replicas 0 is not in [1, 1000000000]"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps -3 is not in [1, 1000000000]"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10,--resume=x\n"), HasSubstr(":2: train_args: --resume=x is set by the cluster"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10\n"), HasSubstr(":2: 5 fields, expected 6"));
   EXPECT_THAT(ErrorOf(""), HasSubstr("no jobs"));

@@ -67,7 +67,7 @@ TEST_F(SchedTest, MalformedProfilesAndWorkloadsNameTheLine) {
     Application::Load((root_ / "toy").string());
     FAIL();
   } catch (const ParseError& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("scalability.csv:3: column 2: 'x' is not a number"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("scalability.csv:3: column 2 'x' is not a finite number"));
   }
   Write("w.csv", "name,time,application,num_replicas,batch_size\na,0,toy,1,32\nb,10,toy,two,32\n");
   try {

@@ -11,6 +11,7 @@
 
 #include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::sched {
 
@@ -23,17 +24,9 @@ std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
     WorkloadJob j;
     j.name = cells[0];
     j.application = cells[2];
-    char* end = nullptr;
-    j.submit_time = std::strtod(cells[1].c_str(), &end);
-    if (cells[1].empty() || *end || !(j.submit_time >= 0)) throw ParseError(path, lineno, fmt::format("time '{}' is not a time", cells[1]));
-    j.replicas = std::atoi(cells[3].c_str());
-    j.batch_size = std::atoi(cells[4].c_str());
-    if (j.replicas <= 0 || std::to_string(j.replicas) != cells[3]) {
-      throw ParseError(path, lineno, fmt::format("num_replicas '{}' is not a positive integer", cells[3]));
-    }
-    if (j.batch_size <= 0 || std::to_string(j.batch_size) != cells[4]) {
-      throw ParseError(path, lineno, fmt::format("batch_size '{}' is not a positive integer", cells[4]));
-    }
+    j.submit_time = ParseFieldIn<double>(cells[1], path, lineno, "time (s)", 0, kMaxSubmitSeconds);
+    j.replicas = ParseFieldIn<int>(cells[3], path, lineno, "num_replicas", 1, 1 << 20);
+    j.batch_size = ParseFieldIn<int>(cells[4], path, lineno, "batch_size", 1, 1 << 30);
     if (j.name.empty() || j.application.empty()) throw ParseError(path, lineno, "empty name or application");
     jobs.push_back(std::move(j));
   });

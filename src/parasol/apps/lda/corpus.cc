@@ -1,12 +1,13 @@
 #include "parasol/apps/lda/corpus.h"
 
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "parasol/core/archive_reader.h"
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -36,23 +37,15 @@ CorpusFormat ParseCorpusFormat(const std::string& name) {
 
 namespace {
 
-std::ifstream Open(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  return in;
-}
-
 std::vector<std::string> ReadVocab(const std::string& path) {
-  std::ifstream in = Open(path);
+  LineReader in(path);
   std::vector<std::string> vocab;
-  std::string line;
-  long lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
+  std::string_view line;
+  while (in.Next(&line)) {
     size_t pos = 0;
     std::string_view word = NextField(line, pos);
-    if (word.empty()) throw ParseError(path, lineno, "empty word");
-    if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than one word on the line");
+    if (word.empty()) in.Fail("empty word");
+    if (!NextField(line, pos).empty()) in.Fail("more than one word on the line");
     vocab.emplace_back(word);
   }
   if (vocab.empty()) throw ParseError(path, 0, "empty vocabulary");
@@ -79,26 +72,35 @@ struct UciHeader {
   uint64_t docs = 0, words = 0, nnz = 0;
 };
 
-UciHeader ReadUciHeader(std::ifstream& in, const std::string& path, long& lineno) {
+// The three header lines. Nothing is allocated from them until they are checked against the
+// file: an entry line takes at least 6 bytes ("1 1 1\n"), and a document without entries is
+// still counted, so a header may not claim more documents than the file has bytes.
+UciHeader ReadUciHeader(LineReader& in) {
   UciHeader h;
   uint64_t* fields[] = {&h.docs, &h.words, &h.nnz};
   const char* names[] = {"number of documents", "number of words", "number of entries"};
-  std::string line;
+  std::string_view line;
   for (int i = 0; i < 3; ++i) {
-    if (!std::getline(in, line)) throw ParseError(path, lineno + 1, fmt::format("missing {}", names[i]));
-    ++lineno;
+    if (!in.Next(&line)) throw ParseError(in.path(), in.line_number() + 1, fmt::format("missing {}", names[i]));
     size_t pos = 0;
-    *fields[i] = ParseField<uint64_t>(NextField(line, pos), path, lineno, names[i]);
-    if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than one field in the header");
+    *fields[i] = in.Number<uint64_t>(NextField(line, pos), names[i]);
+    if (!NextField(line, pos).empty()) in.Fail("more than one field in the header");
+  }
+  const uint64_t size = in.file_size_bytes();
+  if (h.docs > size) {
+    throw ParseError(in.path(), 1, fmt::format("{} documents, more than a file of {} bytes holds", h.docs, size));
+  }
+  if (h.nnz > size / 6) {
+    throw ParseError(in.path(), 3, fmt::format("{} entries, more than a file of {} bytes holds", h.nnz, size));
   }
   return h;
 }
 
 // An LDA-C first line: "N id:count ..." with digits only.
 bool LooksLikeLdac(const std::string& path) {
-  std::ifstream in = Open(path);
-  std::string line;
-  if (!std::getline(in, line)) return false;
+  LineReader in(path);
+  std::string_view line;
+  if (!in.Next(&line)) return false;
   size_t pos = 0;
   std::string_view first = NextField(line, pos);
   if (first.empty() || first.find_first_not_of("0123456789") != std::string_view::npos) return false;
@@ -116,9 +118,8 @@ Corpus ReadUci(const std::string& dir) {
   const std::string docword = FindOne(dir, "docword.");
   Corpus c;
   c.vocab = ReadVocab(FindOne(dir, "vocab."));
-  std::ifstream in = Open(docword);
-  long lineno = 0;
-  UciHeader h = ReadUciHeader(in, docword, lineno);
+  LineReader in(docword);
+  UciHeader h = ReadUciHeader(in);
   if (h.words != c.vocab.size()) {
     throw ParseError(docword, 2, fmt::format("{} words, but the vocabulary has {}", h.words, c.vocab.size()));
   }
@@ -130,25 +131,26 @@ Corpus ReadUci(const std::string& dir) {
       doc.clear();
     }
   };
-  std::string line;
-  while (std::getline(in, line)) {
-    ++lineno;
+  std::string_view line;
+  while (in.Next(&line)) {
     size_t pos = 0;
     std::string_view first = NextField(line, pos);
     if (first.empty()) continue;
-    auto d = ParseField<uint64_t>(first, docword, lineno, "document id");
-    auto w = ParseField<uint64_t>(NextField(line, pos), docword, lineno, "word id");
-    auto n = ParseField<uint32_t>(NextField(line, pos), docword, lineno, "count");
-    if (!NextField(line, pos).empty()) throw ParseError(docword, lineno, "more than 3 fields");
-    if (d < current || d > h.docs) {
-      throw ParseError(docword, lineno, fmt::format("document id {} out of order or above {}", d, h.docs));
+    auto d = in.Number<uint64_t>(first, "document id");
+    auto w = in.Number<uint64_t>(NextField(line, pos), "word id");
+    auto n = in.Number<uint32_t>(NextField(line, pos), "count");
+    if (!NextField(line, pos).empty()) in.Fail("more than 3 fields");
+    if (d < current || d > h.docs) in.Fail(fmt::format("document id {} out of order or above {}", d, h.docs));
+    if (w == 0 || w > h.words) in.Fail(fmt::format("word id {} not in 1..{}", w, h.words));
+    if (n == 0 || n > (1u << 24)) in.Fail(fmt::format("count {} not in 1..2^24", n));
+    if (c.words.size() + doc.size() + n > kMaxTokens) {
+      in.Fail(fmt::format("more than {} tokens (the most a corpus may have)", kMaxTokens));
     }
-    if (w == 0 || w > h.words) throw ParseError(docword, lineno, fmt::format("word id {} not in 1..{}", w, h.words));
-    if (n == 0 || n > (1u << 24)) throw ParseError(docword, lineno, fmt::format("count {} not in 1..2^24", n));
     flush_until(d);
     doc.insert(doc.end(), n, static_cast<uint32_t>(w - 1));
     ++entries;
   }
+  const long lineno = in.line_number();
   if (entries != h.nnz) throw ParseError(docword, lineno, fmt::format("{} entries, the header says {}", entries, h.nnz));
   flush_until(h.docs + 1);
   return c;
@@ -157,30 +159,29 @@ Corpus ReadUci(const std::string& dir) {
 Corpus ReadLdac(const std::string& data_path, const std::string& vocab_path) {
   Corpus c;
   c.vocab = ReadVocab(vocab_path);
-  std::ifstream in = Open(data_path);
-  std::string line;
-  long lineno = 0;
+  LineReader in(data_path);
+  std::string_view line;
   std::vector<uint32_t> doc;
-  while (std::getline(in, line)) {
-    ++lineno;
+  while (in.Next(&line)) {
     size_t pos = 0;
     std::string_view first = NextField(line, pos);
-    if (first.empty()) throw ParseError(data_path, lineno, "empty line (a document needs its number of terms)");
-    auto terms = ParseField<uint64_t>(first, data_path, lineno, "number of terms");
+    if (first.empty()) in.Fail("empty line (a document needs its number of terms)");
+    auto terms = in.Number<uint64_t>(first, "number of terms");
     doc.clear();
     uint64_t seen = 0;
     for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos), ++seen) {
       size_t colon = f.find(':');
-      if (colon == std::string_view::npos) throw ParseError(data_path, lineno, fmt::format("'{}' is not id:count", f));
-      auto w = ParseField<uint64_t>(f.substr(0, colon), data_path, lineno, "word id");
-      auto n = ParseField<uint32_t>(f.substr(colon + 1), data_path, lineno, "count");
-      if (w >= c.vocab.size()) {
-        throw ParseError(data_path, lineno, fmt::format("word id {} not in the vocabulary of {} words", w, c.vocab.size()));
+      if (colon == std::string_view::npos) in.Fail(fmt::format("'{}' is not id:count", f));
+      auto w = in.Number<uint64_t>(f.substr(0, colon), "word id");
+      auto n = in.Number<uint32_t>(f.substr(colon + 1), "count");
+      if (w >= c.vocab.size()) in.Fail(fmt::format("word id {} not in the vocabulary of {} words", w, c.vocab.size()));
+      if (n == 0 || n > (1u << 24)) in.Fail(fmt::format("count {} not in 1..2^24", n));
+      if (c.words.size() + doc.size() + n > kMaxTokens) {
+        in.Fail(fmt::format("more than {} tokens (the most a corpus may have)", kMaxTokens));
       }
-      if (n == 0 || n > (1u << 24)) throw ParseError(data_path, lineno, fmt::format("count {} not in 1..2^24", n));
       doc.insert(doc.end(), n, static_cast<uint32_t>(w));
     }
-    if (seen != terms) throw ParseError(data_path, lineno, fmt::format("{} terms, the line says {}", seen, terms));
+    if (seen != terms) in.Fail(fmt::format("{} terms, the line says {}", seen, terms));
     c.AddDocument(std::to_string(c.num_docs() + 1), doc);
   }
   if (c.num_docs() == 0) throw ParseError(data_path, 0, "no documents");
@@ -202,7 +203,7 @@ Corpus ReadCorpus(const std::string& path, CorpusFormat format, const TextOption
     }
     if (uci) {
       format = CorpusFormat::kUci;
-    } else if (dir || path.ends_with(".tar.gz") || path.ends_with(".tgz")) {
+    } else if (dir || IsArchivePath(path)) {
       format = CorpusFormat::kText;
     } else {
       format = LooksLikeLdac(path) ? CorpusFormat::kLdac : CorpusFormat::kLines;

@@ -14,6 +14,9 @@
 
 namespace parasol::apps::lda {
 
+// The most tokens a corpus may hold: the token layout indexes tokens in 32 bits.
+inline constexpr uint64_t kMaxTokens = (uint64_t{1} << 32) - 1;
+
 struct Corpus {
   std::vector<std::string> vocab;      // word id -> word
   std::vector<std::string> doc_names;  // doc index -> name (a file's path, or its number)

@@ -1,7 +1,5 @@
 // Raw-text corpora: files in a folder or a .tar.gz archive, or one document per line, tokenised into
 // lowercase words.
-#include <zlib.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -16,8 +14,10 @@
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/corpus.h"
+#include "parasol/core/archive_reader.h"
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -76,50 +76,15 @@ void Tokenise(std::string_view text, bool drop_headers, const std::function<void
   }
 }
 
-// Calls fn(name, contents) for every regular file of a gzip-compressed tar archive.
-void ForEachTarFile(const std::string& path, const std::function<void(const std::string&, std::string)>& fn) {
-  gzFile gz = gzopen(path.c_str(), "rb");
-  if (!gz) throw IoError(fmt::format("{}: cannot open", path));
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(gz, gzclose);
-  auto read_exact = [&](char* buf, size_t n) {
-    size_t got = 0;
-    while (got < n) {
-      int r = gzread(gz, buf + got, static_cast<unsigned>(std::min<size_t>(n - got, 1 << 30)));
-      if (r <= 0) return false;
-      got += static_cast<size_t>(r);
-    }
-    return true;
-  };
-  std::array<char, 512> h;
-  std::string long_name;
-  uint64_t offset = 0;
-  while (read_exact(h.data(), h.size())) {
-    if (h[0] == '\0') break;  // end-of-archive block
-    uint64_t size = 0;
-    for (int i = 124; i < 136 && h[i] >= '0' && h[i] <= '7'; ++i) size = size * 8 + static_cast<uint64_t>(h[i] - '0');
-    if (h[124] < '0' || h[124] > '7') {
-      if (h[124] != ' ' && h[124] != '\0') throw ParseError(path, 0, fmt::format("tar header at byte {} is corrupt", offset));
-    }
-    std::string name(h.data(), strnlen(h.data(), 100));
-    std::string prefix(h.data() + 345, strnlen(h.data() + 345, 155));
-    if (!prefix.empty()) name = prefix + "/" + name;
-    std::string body(size, '\0');
-    uint64_t padded = (size + 511) / 512 * 512;
-    if (!read_exact(body.data(), size) || (padded > size && !read_exact(std::string(padded - size, '\0').data(), padded - size))) {
-      throw ParseError(path, 0, fmt::format("archive ends inside '{}'", name));
-    }
-    offset += 512 + padded;
-    char type = h[156];
-    if (type == 'L') {
-      long_name.assign(body.c_str());
-      continue;
-    }
-    if (!long_name.empty()) name = std::move(long_name), long_name.clear();
-    if (type == '0' || type == '\0') fn(name, std::move(body));
-  }
-}
+// The largest document file read from a folder or an archive: text for a topic model, not data
+// of another kind (and no archive header can make a reader allocate more).
+constexpr uint64_t kMaxDocumentBytes = uint64_t{256} << 20;
 
 std::string ReadWhole(const std::string& path) {
+  std::error_code ec;
+  if (const uint64_t size = fs::file_size(path, ec); !ec && size > kMaxDocumentBytes) {
+    throw ParseError(path, 0, fmt::format("{} bytes: larger than a document may be ({} bytes)", size, kMaxDocumentBytes));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(fmt::format("{}: cannot open", path));
   std::ostringstream s;
@@ -205,25 +170,21 @@ Corpus ReadText(const std::string& path, const TextOptions& options) {
     std::sort(files.begin(), files.end());
     for (const auto& f : files) add(fs::relative(f, path).string(), ReadWhole(f));
   } else {
-    ForEachTarFile(path, add);
+    ForEachArchiveFile(path, kMaxDocumentBytes, add);
   }
   return builder.Finish(path);
 }
 
 Corpus ReadLines(const std::string& path, const TextOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  LineReader in(path);
   TextBuilder builder(options);
-  std::string line;
-  for (long lineno = 1; std::getline(in, line); ++lineno) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  std::string_view line;
+  while (in.Next(&line)) {
     const size_t tab = line.find('\t');
-    std::string name = tab == std::string::npos ? std::to_string(lineno) : line.substr(0, tab);
-    std::string_view text(line);
-    if (tab != std::string::npos) text.remove_prefix(tab + 1);
-    builder.Add(std::move(name), text, false);
+    std::string name = tab == std::string_view::npos ? std::to_string(in.line_number()) : std::string(line.substr(0, tab));
+    if (tab != std::string_view::npos) line.remove_prefix(tab + 1);
+    builder.Add(std::move(name), line, false);
   }
-  if (in.bad()) throw IoError(fmt::format("{}: read failed", path));
   return builder.Finish(path);
 }
 
@@ -249,20 +210,19 @@ void WriteLines(const std::string& path, const Corpus& corpus) {
 }
 
 std::unordered_set<std::string> ReadStopWords(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  LineReader in(path);
   std::unordered_set<std::string> words;
-  std::string line;
-  for (long lineno = 1; std::getline(in, line); ++lineno) {
-    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+  std::string_view line;
+  while (in.Next(&line)) {
+    line = line.substr(0, line.find('#'));
     size_t pos = 0;
     const std::string_view word = NextField(line, pos);
     if (word.empty()) continue;
-    if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than one word on the line");
+    if (!NextField(line, pos).empty()) in.Fail("more than one word on the line");
     std::string lower;
     for (char ch : word) {
       if (!std::isalpha(static_cast<unsigned char>(ch))) {
-        throw ParseError(path, lineno, fmt::format("'{}' is not a word of letters (the tokeniser keeps letters only)", word));
+        in.Fail(fmt::format("'{}' is not a word of letters (the tokeniser keeps letters only)", word));
       }
       lower.push_back(static_cast<char>(ch | 0x20));
     }

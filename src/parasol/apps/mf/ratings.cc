@@ -1,9 +1,7 @@
 #include "parasol/apps/mf/ratings.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <queue>
 #include <random>
@@ -12,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::mf {
@@ -34,28 +33,29 @@ Rating ParseLine(std::string_view line, const std::string& path, long lineno) {
   if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than 4 fields");
   if (user == 0 || item == 0) throw ParseError(path, lineno, "user and item ids start at 1");
   if (user > (1u << 30) || item > (1u << 30)) throw ParseError(path, lineno, "id larger than 2^30");
-  if (!std::isfinite(value)) throw ParseError(path, lineno, "rating is not finite");
   return Rating{user - 1, item - 1, value};
 }
 
 }  // namespace
 
 RatingSet ReadMovieLens(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open ratings file", path));
+  LineReader in(path, {.skip_blank = true});
   RatingSet set;
   set.source = path;
-  std::string line;
-  long lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Rating r = ParseLine(line, path, lineno);
+  // Factor tables are sized by the largest ids: ids beyond the file's size in bytes cannot number
+  // users and items densely, and would size tables by a number the file does not back.
+  const uint64_t id_limit = std::max<uint64_t>(in.file_size_bytes(), 1024);
+  std::string_view line;
+  while (in.Next(&line)) {
+    Rating r = ParseLine(line, path, in.line_number());
+    if (r.user >= id_limit || r.item >= id_limit) {
+      in.Fail(fmt::format("id {} is larger than the file's {} bytes: ids must number users and items densely",
+                          std::max(r.user, r.item) + 1, in.file_size_bytes()));
+    }
     set.num_users = std::max(set.num_users, r.user + 1);
     set.num_items = std::max(set.num_items, r.item + 1);
     set.ratings.push_back(r);
   }
-  if (in.bad()) throw IoError(fmt::format("{}: read failed", path));
   if (set.ratings.empty()) throw ParseError(path, 0, "no ratings");
   return set;
 }

@@ -51,12 +51,15 @@ TEST_F(RatingsFile, ReadsMovieLensLines) {
 }
 
 TEST_F(RatingsFile, BadLinesAreReportedWithFileAndLine) {
-  EXPECT_THAT(ErrorFor("1\t2\t3\t4\n5\tx\t3\t4\n"), HasSubstr(path_ + ":2: item id 'x' is not a number"));
+  EXPECT_THAT(ErrorFor("1\t2\t3\t4\n5\tx\t3\t4\n"), HasSubstr(path_ + ":2: item id 'x' is not a whole number"));
   EXPECT_THAT(ErrorFor("1\t2\n"), HasSubstr(":1: missing rating"));
   EXPECT_THAT(ErrorFor("0\t2\t3\n"), HasSubstr(":1: user and item ids start at 1"));
   EXPECT_THAT(ErrorFor("1\t2\t3\t4\t5\n"), HasSubstr(":1: more than 4 fields"));
-  EXPECT_THAT(ErrorFor("1\t2\tnan\n"), HasSubstr(":1: rating is not finite"));
-  EXPECT_THAT(ErrorFor("1\t2\t3\t12x\n"), HasSubstr(":1: timestamp '12x' is not a number"));
+  EXPECT_THAT(ErrorFor("1\t2\tnan\n"), HasSubstr(":1: rating 'nan' is not a finite number"));
+  // An id the file cannot back would size the factor tables (2^30 users x rank floats).
+  EXPECT_THAT(ErrorFor("1\t2\t3\n1073741824\t2\t3\n"),
+              HasSubstr(":2: id 1073741824 is larger than the file's 21 bytes"));
+  EXPECT_THAT(ErrorFor("1\t2\t3\t12x\n"), HasSubstr(":1: timestamp '12x' is not a whole number"));
   EXPECT_THAT(ErrorFor(""), HasSubstr(": no ratings"));
   try {
     ReadMovieLens("/nonexistent/u.data");
