@@ -16,6 +16,10 @@ class Command {
   virtual ~Command() = default;
   // Whether Run needs MPI (a multi-process job). Commands that do not skip MPI start-up.
   virtual bool NeedsMpi() const = 0;
+  // Checks the options' values together and that every output path can be written, before MPI
+  // starts and before any work: a failure here ends the command with exit code 2 and one line
+  // (under mpirun, from rank 0 only). Throws InvalidArgumentError or IoError.
+  virtual void Validate() {}
   // `mpi` is null unless NeedsMpi(). Returns the exit code; throws parasol::Error on failure.
   virtual int Run(comm::MpiRuntime* mpi) = 0;
   CLI::App* app() const { return app_; }

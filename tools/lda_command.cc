@@ -19,6 +19,7 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "tools/command.h"
+#include "tools/option_checks.h"
 
 namespace parasol::tools {
 namespace {
@@ -37,7 +38,8 @@ struct CorpusFlags {
         ->required();
     app->add_option("--format", format, "uci, ldac, text, lines or auto")->capture_default_str();
     app->add_option("--vocab", vocab, "LDA-C: the vocabulary file (default: vocab.txt beside the data)");
-    app->add_option("--min-count", min_count, "text, lines: drop words seen fewer times")->capture_default_str();
+    app->add_option("--min-count", min_count, "text, lines: drop words seen fewer times")->check(NonNegative())
+        ->capture_default_str();
     app->add_option("--stopwords", stopwords, "text, lines: drop these words too (one per line, # comments)");
   }
   TextOptions Text() {
@@ -83,37 +85,49 @@ class LdaCommand : public Command {
     app_ = parent.add_subcommand("lda", "Train a topic model (LightLDA's Metropolis-Hastings sampler)");
     corpus_.Register(app_);
     auto& p = o_.params;
-    app_->add_option("--topics", p.topics, "Number of topics K")->capture_default_str();
-    app_->add_option("--iterations", o_.iterations, "Iterations (passes over the corpus)")->capture_default_str();
-    app_->add_option("--alpha", alpha_, "Per-topic Dirichlet parameter (default 50/K)");
-    app_->add_option("--beta", p.beta, "Per-word Dirichlet parameter")->capture_default_str();
-    app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")->capture_default_str();
+    app_->add_option("--topics", p.topics, "Number of topics K")->check(Between(2, kMaxTopics))->capture_default_str();
+    app_->add_option("--iterations", o_.iterations, "Iterations (passes over the corpus)")->check(Between(1, 1e9))
+        ->capture_default_str();
+    app_->add_option("--alpha", alpha_, "Per-topic Dirichlet parameter (default 50/K)")->check(Positive());
+    app_->add_option("--beta", p.beta, "Per-word Dirichlet parameter")->check(Positive())->capture_default_str();
+    app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")
+        ->check(Between(1, 1000))->capture_default_str();
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Sampling threads per process")->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Sampling threads per process")->check(Between(1, 1024))->capture_default_str();
     app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
     app_->add_option("--blocks", o_.blocks, "Across processes: word blocks rotating around them, a multiple of the "
-                     "process count (0: two per process)")->capture_default_str();
+                     "process count (0: two per process)")->check(NonNegative())->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
-    app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")->capture_default_str();
+    app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")
+        ->check(NonNegative())->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]");
     app_->add_option("--test", test_, "Held-out documents (any corpus format): their perplexity by document "
                      "completion at every evaluation");
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
     app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this directory");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Iterations between checkpoints (default: at the end)");
+    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Iterations between checkpoints (default: at the end)")
+        ->check(NonNegative());
     app_->add_option("--resume", o_.resume_dir, "Continue from the checkpoint in this directory");
-    app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of any wait on another process")->capture_default_str();
+    app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of any wait on another process")
+        ->check(Between(1, 86400000))->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
 
+  void Validate() override {
+    if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
+    ParseCorpusFormat(corpus_.format);
+    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    if (!output_.empty()) CheckOutputFolder("--output", output_);
+    if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+  }
+
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     o_.timeout_ms = std::chrono::milliseconds(timeout_ms_);
-    o_.params.alpha = alpha_ > 0 ? alpha_ : 50.0 / o_.params.topics;
-    if (alpha_ < 0) throw InvalidArgumentError("--alpha must be positive");
-    if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
+    o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
     o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
     if (!o_.checkpoint_dir.empty() && o_.checkpoint_every == 0) o_.checkpoint_every = o_.iterations;
     Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
@@ -207,9 +221,9 @@ class LdaInferCommand : public Command {
     app_ = parent.add_subcommand("lda-infer", "Topic proportions of new documents under a saved model");
     corpus_.Register(app_);
     app_->add_option("--model", model_, "The --output folder of parasol lda")->required();
-    app_->add_option("--iterations", o_.iterations, "Sampling passes")->capture_default_str();
-    app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Threads")->capture_default_str();
+    app_->add_option("--iterations", o_.iterations, "Sampling passes")->check(Between(1, 1e9))->capture_default_str();
+    app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")->check(Between(1, 1000))->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Threads")->check(Between(1, 1024))->capture_default_str();
     app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
     app_->add_option("--output", output_, "Write doc_topics here (default: standard output)");
     app_->add_flag("--perplexity", perplexity_, "Also print the documents' held-out perplexity by document completion "
@@ -217,6 +231,11 @@ class LdaInferCommand : public Command {
   }
 
   bool NeedsMpi() const override { return false; }
+
+  void Validate() override {
+    ParseCorpusFormat(corpus_.format);
+    if (!output_.empty()) CheckOutputFile("--output", output_);
+  }
 
   int Run(comm::MpiRuntime*) override {
     LdaModel model = LoadModel(model_);
@@ -253,6 +272,11 @@ class LdaCorpusCommand : public Command {
   }
 
   bool NeedsMpi() const override { return false; }
+
+  void Validate() override {
+    ParseCorpusFormat(corpus_.format);
+    CheckOutputFile("--output", output_);
+  }
 
   int Run(comm::MpiRuntime*) override {
     Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);

@@ -11,6 +11,7 @@
 #include "parasol/ps/table_config.h"
 #include "tools/command.h"
 #include "tools/mf_options.h"
+#include "tools/option_checks.h"
 
 namespace parasol::tools {
 namespace {
@@ -22,12 +23,19 @@ class MfCommand : public Command {
     flags_.Register(app_);
     app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")->capture_default_str();
     app_->add_option("--checkpoint", flags_.options.checkpoint_dir, "Write checkpoints to this directory");
-    app_->add_option("--checkpoint-every", flags_.options.checkpoint_every, "Clocks between checkpoints (with --checkpoint)");
+    app_->add_option("--checkpoint-every", flags_.options.checkpoint_every, "Clocks between checkpoints (with --checkpoint)")
+        ->check(NonNegative());
     app_->add_option("--resume", flags_.options.resume_dir, "Continue from the checkpoint in this directory");
     app_->add_option("--metrics", metrics_, "Write clock,seconds,objective to this CSV file");
   }
 
   bool NeedsMpi() const override { return true; }
+
+  void Validate() override {
+    ps::ParseConsistencySpec(consistency_);
+    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    if (!flags_.options.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", flags_.options.checkpoint_dir);
+  }
 
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(flags_.timeout_ms)});

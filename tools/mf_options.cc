@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 #include "parasol/core/units.h"
+#include "tools/option_checks.h"
 
 namespace parasol::tools {
 
@@ -27,16 +29,16 @@ RatingsSource LoadRatings(const std::string& data, uint64_t seed) {
 void MfFlags::Register(CLI::App* app) {
   app->add_option("--data", data, fmt::format("MovieLens ratings file, or 'synthetic' (default: {} if present)", kDefaultRatings));
   app->add_option("--workers", workers, "Worker threads per process (default: 4 workers over all processes)")
-      ->check(CLI::Range(1, 256));
-  app->add_option("--rank", options.rank, "Factor rank")->check(CLI::Range(1, 4096))->capture_default_str();
-  app->add_option("--lr", options.learning_rate, "SGD learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--lambda", options.lambda, "L2 regularisation")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")->check(CLI::Range(1, 100000))
+      ->check(Between(1, 256));
+  app->add_option("--rank", options.rank, "Factor rank")->check(Between(1, 4096))->capture_default_str();
+  app->add_option("--lr", options.learning_rate, "SGD learning rate")->check(Positive())->capture_default_str();
+  app->add_option("--lambda", options.lambda, "L2 regularisation")->check(NonNegative())->capture_default_str();
+  app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")->check(Between(1, 100000))
       ->capture_default_str();
   app->add_option("--seed", options.seed, "Seed for initial values, pass order and synthetic data")->capture_default_str();
   app->add_option("--straggler", straggler, "WORKER:FACTOR: global worker WORKER runs at 1/FACTOR speed");
   app->add_option("--timeout-ms", timeout_ms, "Deadline for every blocking parameter-server call")
-      ->check(CLI::Range(int64_t{1}, int64_t{86400000}))->capture_default_str();
+      ->check(Between(1, 86400000))->capture_default_str();
 }
 
 void MfFlags::Resolve(int processes) {
@@ -46,12 +48,9 @@ void MfFlags::Resolve(int processes) {
   size_t colon = straggler.find(':');
   if (colon == std::string::npos) throw InvalidArgumentError(fmt::format("--straggler '{}': expected WORKER:FACTOR", straggler));
   options.straggler = static_cast<int>(ParseInt(straggler.substr(0, colon), "--straggler worker"));
-  try {
-    size_t used = 0;
-    options.straggler_factor = std::stod(straggler.substr(colon + 1), &used);
-    if (used != straggler.size() - colon - 1) throw std::invalid_argument("trailing");
-  } catch (const std::exception&) {
-    throw InvalidArgumentError(fmt::format("--straggler '{}': FACTOR is not a number", straggler));
+  if (!ParseNumber(std::string_view(straggler).substr(colon + 1), &options.straggler_factor) ||
+      !(options.straggler_factor >= 1)) {
+    throw InvalidArgumentError(fmt::format("--straggler '{}': FACTOR is not a number of at least 1", straggler));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "parasol/comm/mpi_runtime.h"
 #include "parasol/core/error.h"
@@ -46,10 +47,29 @@ void KeepFreedMemory() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+// Under mpirun every rank parses the same command line: one of them reports a usage error.
+bool ReportsUsageErrors() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* rank = std::getenv(var)) return std::string_view(rank) == "0";
+  }
+  return true;
+}
+
+// A usage error: one line (and where to look for the options), exit code 2.
+int UsageError(const CLI::App& app, std::string_view message) {
+  if (ReportsUsageErrors()) {
+    const CLI::App* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+    std::cerr << "parasol" << (sub ? " " + sub->get_name() : "") << ": " << message << " (see 'parasol"
+              << (sub ? " " + sub->get_name() : "") << " --help')" << std::endl;
+  }
+  return 2;
+}
+
 int main(int argc, char** argv) {
   PassiveOpenMp(argv);
   KeepFreedMemory();
   CLI::App app{"parasol: a platform for distributed machine learning"};
+  app.set_version_flag("--version", std::string("parasol ") + PARASOL_VERSION);
   app.require_subcommand(1);
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
   commands.push_back(parasol::tools::MakeAllreduceBench(app));
@@ -65,10 +85,22 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::string names;
+      for (const auto& c : commands) names += (names.empty() ? "" : ", ") + c->app()->get_name();
+      return UsageError(app, fmt::format("unknown command '{}' (commands: {})", argv[1], names));
+    }
+    if (app.get_subcommands().empty()) return UsageError(app, "a command is required");
+    return UsageError(app, e.what());
   }
   for (auto& command : commands) {
     if (!command->app()->parsed()) continue;
+    try {
+      command->Validate();
+    } catch (const parasol::Error& e) {
+      return UsageError(app, e.what());
+    }
     std::unique_ptr<parasol::comm::MpiRuntime> mpi;
     try {
       if (command->NeedsMpi()) mpi = std::make_unique<parasol::comm::MpiRuntime>(&argc, &argv);

@@ -11,6 +11,7 @@
 #include "parasol/core/error.h"
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
+#include "tools/option_checks.h"
 
 namespace parasol::tools {
 namespace {
@@ -22,41 +23,53 @@ class TrainCommand : public Command {
     app_->add_option("--model", o_.model, "mlp, lenet, resnet20 or vgg")->capture_default_str();
     app_->add_option("--dataset", o_.data.kind, "mnist, cifar10-synthetic or synthetic")->capture_default_str();
     app_->add_option("--data", o_.data.dir, "mnist: folder of the IDX files");
-    app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->capture_default_str();
-    app_->add_option("--batch", o_.batch, "Batch per rank")->capture_default_str();
-    app_->add_option("--epochs", o_.epochs, "Epochs")->capture_default_str();
-    app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")->capture_default_str();
-    app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->capture_default_str();
-    app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->capture_default_str();
-    app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->capture_default_str();
+    app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->check(Between(1, 1e9))->capture_default_str();
+    app_->add_option("--batch", o_.batch, "Batch per rank")->check(Between(1, 1e7))->capture_default_str();
+    app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->check(Positive())->capture_default_str();
+    app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->check(Between(0, 1))->capture_default_str();
+    app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();
     app_->add_flag("--lars", o_.optimizer.lars, "LARS layer-wise trust ratios");
-    app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->capture_default_str();
-    app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Compute threads per rank")->capture_default_str();
+    app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->check(Positive())->capture_default_str();
+    app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--threads", o_.threads, "Compute threads per rank")->check(Between(1, 1024))->capture_default_str();
     app_->add_option("--sync", sync_, "after-backward, buckets, wfbp or p3")->capture_default_str();
     app_->add_option("--comm", comm_, "allreduce, ps, hybrid or none (no synchronisation)")->capture_default_str();
-    app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")->capture_default_str();
-    app_->add_option("--slice", o_.sync.slice_elements, "p3: slice size (elements)")->capture_default_str();
-    app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")->capture_default_str();
+    app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")->check(Positive())->capture_default_str();
+    app_->add_option("--slice", o_.sync.slice_elements, "p3: slice size (elements)")->check(Between(1, 1e12))
+        ->capture_default_str();
+    app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")->check(NonNegative())->capture_default_str();
     app_->add_flag("--shard-updates", o_.sync.shard_updates, "Weight-update sharding (reduce-scatter, update, all-gather)");
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
     app_->add_option("--seed", o_.seed, "Initialisation and data order")->capture_default_str();
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
     app_->add_option("--metrics", o_.metrics_path, "CSV: step,seconds,samples_per_sec,loss,exposed_comm_fraction");
     app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this folder");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")->capture_default_str();
+    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")
+        ->check(NonNegative())->capture_default_str();
     app_->add_option("--resume", o_.resume_dir, "Resume from the checkpoint in this folder");
     app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
     app_->add_option("--stop-file", o_.stop_path, "When this file appears: checkpoint the current step and stop");
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->capture_default_str();
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->check(Between(1, 86400000))
+        ->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
 
+  void Validate() override {
+    dl::ParseSyncMode(sync_);
+    dl::ParseBackend(comm_);
+    if (!o_.metrics_path.empty()) CheckOutputFile("--metrics", o_.metrics_path);
+    if (!o_.status_path.empty()) CheckOutputFile("--status", o_.status_path);
+    if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+  }
+
   int Run(comm::MpiRuntime* mpi) override {
     o_.sync.mode = dl::ParseSyncMode(sync_);
     o_.sync.backend = dl::ParseBackend(comm_);
-    if (bucket_mb_ <= 0) throw InvalidArgumentError("--bucket-mb must be positive");
     o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
     o_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     o_.evaluate = !no_eval_;

@@ -22,7 +22,7 @@ printf 'nodes 2\nlink 0 1 10 fast\n' > "$tmp/fast.topo"
 expect 2 "$tmp/fast.topo:2: latency (us) 'fast' is not a finite number" -- "$parasol" collective-sim --topology "file:$tmp/fast.topo"
 expect 2 "$tmp/bad.topo:3: bandwidth (Gbit/s) 'ten' is not a finite number" -- "$parasol" collective-sim --topology "file:$tmp/bad.topo"
 expect 2 "$tmp/missing.topo: cannot open: No such file or directory" -- "$parasol" collective-sim --topology "file:$tmp/missing.topo"
-expect 109 "The following argument was not expected" -- "$parasol" collective-sim --topology ring:4 --bogus-flag
+expect 2 "The following argument was not expected" -- "$parasol" collective-sim --topology ring:4 --bogus-flag
 expect 2 "--sizes: 6 bytes is not a whole number of float32 elements" -- "$parasol" allreduce-bench --sizes 6
 expect 2 "$tmp/no/such/dir/out.csv: cannot create file: No such file or directory" -- "$parasol" allreduce-bench --sizes 8 --csv "$tmp/no/such/dir/out.csv"
 
@@ -126,6 +126,43 @@ if [ "$code" -eq 1 ] && grep -q 'FAILED: job c: train exited with status 2 at st
 else
   echo "FAIL: cluster (exit $code)"; cat "$tmp/cluster.out" "$tmp/err" "$tmp/cluster.csv" "$tmp/cluster/a/status" 2>/dev/null
   failures=$((failures + 1))
+fi
+
+# Options are checked before any work: a bad value or an output path that cannot be written is
+# one line and exit code 2 at once, not an error after training (or a silent default).
+expect 2 "--lr: 'nan' is not a finite number" -- "$parasol" train --lr nan
+expect 2 "--threads: 0 must be >= 1" -- "$parasol" train --threads 0
+expect 2 "--momentum: 2 must be <= 1" -- "$parasol" train --momentum 2
+expect 2 "--iterations: 0 must be >= 1" -- "$parasol" lda --corpus "$tmp/none" --iterations 0
+expect 2 "--alpha: 0 must be > 0" -- "$parasol" lda --corpus "$tmp/none" --alpha 0
+expect 2 "--rank: 'x' is not a finite number" -- "$parasol" mf --rank x
+expect 2 "--metrics $tmp/no/such/m.csv: no folder $tmp/no/such" -- "$parasol" train --model mlp --metrics "$tmp/no/such/m.csv"
+touch "$tmp/afile"
+expect 2 "--checkpoint $tmp/afile: exists and is not a folder" -- "$parasol" mf --data synthetic --checkpoint "$tmp/afile"
+expect 2 "unknown command 'trian'" -- "$parasol" trian
+expect 2 "a command is required" -- "$parasol"
+if "$parasol" --version | grep -Eq '^parasol [0-9]+\.[0-9]+\.[0-9]+$'; then echo "ok: --version"; else
+  echo "FAIL: --version"; failures=$((failures + 1)); fi
+# Under mpirun one rank reports a usage error.
+"$mpirun" -np 2 "$parasol" train --lr nan > /dev/null 2> "$tmp/err"
+if [ "$(grep -c "'nan' is not a finite number" "$tmp/err")" -eq 1 ] && ! grep -q MPI_ABORT "$tmp/err"; then
+  echo "ok: one usage error under mpirun"
+else
+  echo "FAIL: usage error under mpirun:"; cat "$tmp/err"; failures=$((failures + 1))
+fi
+
+# Metrics are written row by row: a run can be watched, and a killed run keeps complete rows.
+for d in $(seq 200); do echo "apple banana cherry date elder fig grape $d apple fig"; done > "$tmp/docs.txt"
+"$parasol" lda --corpus "$tmp/docs.txt" --format lines --topics 4 --iterations 100000 --metrics "$tmp/live.csv" > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do [ "$(wc -l < "$tmp/live.csv" 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.1; done
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+if [ "$(head -1 "$tmp/live.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token" ] &&
+   [ "$(wc -l < "$tmp/live.csv")" -ge 3 ] &&
+   awk -F, 'NR > 1 && NF != 4 { bad = 1 } END { exit bad }' "$tmp/live.csv"; then
+  echo "ok: metrics rows of a killed run"
+else
+  echo "FAIL: metrics of a killed run:"; cat "$tmp/live.csv"; failures=$((failures + 1))
 fi
 
 echo "$failures failure(s)"

@@ -1,7 +1,6 @@
 #include "parasol/core/csv_writer.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -24,17 +23,10 @@ std::string Quote(const std::string& cell) {
 }  // namespace
 
 CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
-    : path_(std::move(path)), tmp_path_(path_ + ".tmp"), columns_(columns.size()) {
-  out_.open(tmp_path_, std::ios::out | std::ios::trunc);
+    : path_(std::move(path)), columns_(columns.size()) {
+  out_.open(path_, std::ios::out | std::ios::trunc);
   if (!out_) throw IoError(fmt::format("{}: cannot create file: {}", path_, std::strerror(errno)));
   Row(columns);
-}
-
-CsvWriter::~CsvWriter() {
-  if (!committed_) {
-    out_.close();
-    std::remove(tmp_path_.c_str());
-  }
 }
 
 void CsvWriter::Row(const std::vector<std::string>& cells) {
@@ -42,21 +34,19 @@ void CsvWriter::Row(const std::vector<std::string>& cells) {
     throw InvalidArgumentError(fmt::format("{}: row has {} cells, header has {}", path_,
                                            cells.size(), columns_));
   }
+  std::string line;
   for (size_t i = 0; i < cells.size(); ++i) {
-    if (i) out_ << ',';
-    out_ << Quote(cells[i]);
+    if (i) line += ',';
+    line += Quote(cells[i]);
   }
-  out_ << '\n';
+  line += '\n';
+  out_ << line << std::flush;
+  if (!out_) throw IoError(fmt::format("{}: write failed: {}", path_, std::strerror(errno)));
 }
 
 void CsvWriter::Commit() {
-  out_.flush();
-  if (!out_) throw IoError(fmt::format("{}: write failed", tmp_path_));
   out_.close();
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
-    throw IoError(fmt::format("{}: cannot move {} into place", path_, tmp_path_));
-  }
-  committed_ = true;
+  if (!out_) throw IoError(fmt::format("{}: write failed", path_));
 }
 
 }  // namespace parasol

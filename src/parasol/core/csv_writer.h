@@ -1,5 +1,6 @@
-// CSV output for metrics and benchmarks. Rows go to FILE.tmp; Commit() renames it to FILE, so a
-// run that fails part-way leaves no half-written FILE behind.
+// CSV output for metrics and benchmark results, written as a log: the header at once, then each
+// row flushed as it comes, so that a run can be watched (`tail -f`) and a killed run leaves the
+// complete rows it made. (Models and checkpoints are not logs: they go through atomic_file.h.)
 #pragma once
 
 #include <fstream>
@@ -10,25 +11,23 @@ namespace parasol {
 
 class CsvWriter {
  public:
-  // Opens path.tmp and writes the header. Throws IoError if the file cannot be created.
+  // Creates (truncates) path and writes the header. Throws IoError if the file cannot be created,
+  // so a bad path is found before the work whose results it would hold.
   CsvWriter(std::string path, std::vector<std::string> columns);
-  // Removes the temporary file if Commit() was not called.
-  ~CsvWriter();
   CsvWriter(const CsvWriter&) = delete;
   CsvWriter& operator=(const CsvWriter&) = delete;
 
-  // REQUIRES: cells.size() == number of columns. Cells are quoted when they need it.
+  // REQUIRES: cells.size() == number of columns. Cells are quoted when they need it. The row is
+  // on disk (in the kernel's cache) when this returns. Throws IoError when the write fails.
   void Row(const std::vector<std::string>& cells);
-  // Flushes and moves the file into place. Throws IoError on failure.
+  // Closes the file. Throws IoError on failure.
   void Commit();
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
-  std::string tmp_path_;
   size_t columns_;
   std::ofstream out_;
-  bool committed_ = false;
 };
 
 }  // namespace parasol

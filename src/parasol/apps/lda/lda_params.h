@@ -7,6 +7,9 @@ namespace parasol::apps::lda {
 
 enum class SamplerKind { kMh, kGibbs };
 
+// The most topics a model may have (a model file asking for more is refused before allocating).
+inline constexpr uint32_t kMaxTopics = 1u << 20;
+
 struct LdaParams {
   uint32_t topics = 100;
   double alpha = 0.5;  // per topic

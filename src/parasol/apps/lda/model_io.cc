@@ -10,6 +10,7 @@
 
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -67,39 +68,42 @@ void SaveModel(const std::string& dir, const LdaModel& m) {
 }
 
 LdaModel LoadModel(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "model.txt").string();
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
   LdaModel m;
-  std::string line;
-  if (!std::getline(in, line)) throw ParseError(path, 1, "empty file");
+  // The vocabulary first: it bounds what the model's header may ask to allocate.
+  const std::string vpath = (fs::path(dir) / "vocab.txt").string();
+  LineReader vin(vpath);
+  for (std::string_view word; vin.Next(&word);) m.vocab.emplace_back(word);
+  const std::string path = (fs::path(dir) / "model.txt").string();
+  LineReader in(path);
+  std::string_view line;
+  if (!in.Next(&line)) throw ParseError(path, 1, "empty file");
   size_t pos = 0;
   if (NextField(line, pos) != "parasol-lda-model" || NextField(line, pos) != "1") {
-    throw ParseError(path, 1, "not a parasol LDA model (version 1)");
+    in.Fail("not a parasol LDA model (version 1)");
   }
-  m.topics = ParseField<uint32_t>(NextField(line, pos), path, 1, "number of topics");
-  auto vocab_size = ParseField<uint64_t>(NextField(line, pos), path, 1, "vocabulary size");
-  m.alpha = ParseField<double>(NextField(line, pos), path, 1, "alpha");
-  m.beta = ParseField<double>(NextField(line, pos), path, 1, "beta");
-  if (m.topics == 0 || vocab_size == 0 || !(m.alpha > 0) || !(m.beta > 0)) throw ParseError(path, 1, "bad header values");
+  m.topics = in.NumberIn<uint32_t>(NextField(line, pos), "number of topics", 1, kMaxTopics);
+  auto vocab_size = in.Number<uint64_t>(NextField(line, pos), "vocabulary size");
+  m.alpha = in.NumberIn<double>(NextField(line, pos), "alpha", 1e-300, 1e300);
+  m.beta = in.NumberIn<double>(NextField(line, pos), "beta", 1e-300, 1e300);
+  if (vocab_size != m.vocab.size()) {
+    in.Fail(fmt::format("vocabulary size {}, but {} has {} words", vocab_size, vpath, m.vocab.size()));
+  }
   struct Entry {
     uint32_t w, k;
     int32_t c;
   };
   std::vector<Entry> entries;
   std::vector<uint64_t> counts(vocab_size, 0);
-  long lineno = 1;
-  while (std::getline(in, line)) {
-    ++lineno;
+  while (in.Next(&line)) {
     pos = 0;
-    auto w = ParseField<uint64_t>(NextField(line, pos), path, lineno, "word id");
-    if (w >= vocab_size) throw ParseError(path, lineno, fmt::format("word id {} not below {}", w, vocab_size));
+    auto w = in.Number<uint64_t>(NextField(line, pos), "word id");
+    if (w >= vocab_size) in.Fail(fmt::format("word id {} not below {}", w, vocab_size));
     for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
       size_t colon = f.find(':');
-      if (colon == std::string_view::npos) throw ParseError(path, lineno, fmt::format("'{}' is not topic:count", f));
-      auto k = ParseField<uint32_t>(f.substr(0, colon), path, lineno, "topic");
-      auto c = ParseField<int32_t>(f.substr(colon + 1), path, lineno, "count");
-      if (k >= m.topics || c <= 0) throw ParseError(path, lineno, fmt::format("entry '{}' out of range", f));
+      if (colon == std::string_view::npos) in.Fail(fmt::format("'{}' is not topic:count", f));
+      auto k = in.Number<uint32_t>(f.substr(0, colon), "topic");
+      auto c = in.Number<int32_t>(f.substr(colon + 1), "count");
+      if (k >= m.topics || c <= 0) in.Fail(fmt::format("entry '{}' out of range", f));
       entries.push_back({static_cast<uint32_t>(w), k, c});
       counts[w] += static_cast<uint64_t>(c);
     }
@@ -110,13 +114,6 @@ LdaModel LoadModel(const std::string& dir) {
     if (m.table.Get(e.w, e.k) != 0) throw ParseError(path, 0, fmt::format("word {} topic {} listed twice", e.w, e.k));
     m.table.Add(e.w, e.k, e.c);
     m.totals[e.k] += e.c;
-  }
-  const std::string vpath = (fs::path(dir) / "vocab.txt").string();
-  std::ifstream vin(vpath);
-  if (!vin) throw IoError(fmt::format("{}: cannot open", vpath));
-  while (std::getline(vin, line)) m.vocab.push_back(line);
-  if (m.vocab.size() != vocab_size) {
-    throw ParseError(vpath, static_cast<long>(m.vocab.size()), fmt::format("{} words, model.txt says {}", m.vocab.size(), vocab_size));
   }
   return m;
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/word_topic.h"
 
 namespace parasol::apps::lda {
