@@ -5,7 +5,9 @@ JOBS ?= $(shell nproc)
 MPIRUN := scripts/mpirun.sh
 PARASOL := $(BUILD_DIR)/tools/parasol
 
-.PHONY: all deps configure build run test bench clean
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps configure build run test fuzz bench clean
 
 all: build
 
@@ -24,11 +26,17 @@ run: build
 	$(PARASOL) lda --corpus data/ap/ap.dat --topics 50 --iterations 100 --eval-every 10 --threads $(JOBS) \
 	  --output $(BUILD_DIR)/lda-ap
 
+# The suite, then every reader fuzzed for FUZZ_SECONDS (0 skips it; see fuzz/).
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@if [ "$(FUZZ_SECONDS)" != 0 ]; then bash scripts/fuzz.sh $(FUZZ_SECONDS); fi
+
+# Every libFuzzer target for FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=600
+fuzz: deps
+	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 bench: build
 	bash bench/run_all.sh $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-fuzz

@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                # JSON output
   zlib1g-dev                        # gzipped IDX files
   libarchive-dev                    # corpora in .tar(.gz|.xz|.bz2) and .zip archives
+  clang libclang-rt-dev             # fuzz/: libFuzzer targets (scripts/fuzz.sh)
   python3                           # benchmark summaries (bench/)
   libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
   python3-torch                     # bench/: PyTorch DDP side by side with parasol train

@@ -15,6 +15,7 @@
 #include "parasol/collective/rooted.h"
 #include "parasol/collective/topology.h"
 #include "parasol/collective/treepack.h"
+#include "parasol/core/checksum.h"
 
 namespace parasol::collective {
 
@@ -66,11 +67,11 @@ struct CollectiveState {
 constexpr size_t kMaxCachedPlans = 256;
 
 uint64_t Hash(const Key& k) {
-  uint64_t h = 1469598103934665603ull;
+  uint64_t h = kFnvSeed;
   auto mix = [&](uint64_t v) {
     for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
+      const auto byte = static_cast<uint8_t>(v >> (8 * i));
+      h = Fnv1a64(&byte, 1, h);
     }
   };
   mix(static_cast<uint64_t>(k.kind));

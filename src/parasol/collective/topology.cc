@@ -99,6 +99,7 @@ void Topology::AddHier(int hosts, int devices, double gbps, double intra_gbps, d
   for (int h = 0; h < hosts; ++h) {
     for (int a = 0; a < devices; ++a) AddLink(h * devices + a, n + h, intra_gbps, latency_us);
     AddLink(n + h, n + hosts, gbps, latency_us);
+    uplink_groups_.push_back({devices, gbps * kGB});
   }
 }
 
@@ -235,9 +236,11 @@ void Topology::Finalize(const std::vector<int>& failed) {
     ComputeRoutesFrom(rank_node_[0]);
     for (int v : rank_node_) {
       if (v != rank_node_[0] && parent_link_[static_cast<size_t>(rank_node_[0])][static_cast<size_t>(v)] < 0) {
-        throw InvalidArgumentError(fmt::format(
-            "topology {}: node {} cannot reach node {} (the failed nodes split the network)", name_,
-            rank_node_[0], v));
+        const std::string what = fmt::format("node {} cannot reach node {}", rank_node_[0], v);
+        if (kind_ == Kind::kCustom && failed.empty()) {  // the file's links do not join them
+          throw ParseError(name_.substr(std::string_view("file:").size()), 0, what + ": no path of links");
+        }
+        throw InvalidArgumentError(fmt::format("topology {}: {} (the failed nodes split the network)", name_, what));
       }
     }
   }

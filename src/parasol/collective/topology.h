@@ -70,6 +70,14 @@ class Topology {
   // Links between pairs of ranks (not through switches), one entry per direction.
   std::vector<Link> RankLinks() const;
 
+  // Ranks that reach the others only through one link (hier: a host's devices behind its
+  // uplink): every byte of an allreduce's result must enter the group through it.
+  struct UplinkGroup {
+    int ranks = 0;
+    double uplink_bytes_per_s = 0;  // one direction
+  };
+  const std::vector<UplinkGroup>& uplink_groups() const { return uplink_groups_; }
+
  private:
   Topology() = default;
   void AddLink(int a, int b, double gbps, double latency_us, bool both_ways = true);
@@ -91,6 +99,7 @@ class Topology {
   double full_bytes_per_s_ = 0;
   double latency_s_ = 1e-6;
   std::vector<Link> links_;
+  std::vector<UplinkGroup> uplink_groups_;
   std::vector<std::vector<uint32_t>> out_;  // link ids leaving each node
   std::vector<bool> failed_;
   std::vector<int> rank_node_;

@@ -3,42 +3,14 @@
 #include <filesystem>
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include "parasol/core/error.h"
+#include "parasol/dl/idx_file.h"
 
 namespace parasol::dl {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The largest IDX file read (uncompressed): MNIST-sized sets are 50 MB; a gzip stream that
-// inflates past this is refused rather than allowed to fill memory.
-constexpr size_t kMaxIdxBytes = size_t{4} << 30;
-
-// Reads a gzip or plain file whole (zlib reads both).
-std::vector<uint8_t> ReadAll(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw IoError(fmt::format("{}: cannot open", path));
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) {
-    out.insert(out.end(), buf, buf + n);
-    if (out.size() > kMaxIdxBytes) {
-      gzclose(f);
-      throw ParseError(path, 0, fmt::format("more than {} bytes uncompressed", kMaxIdxBytes));
-    }
-  }
-  const bool failed = n < 0;
-  gzclose(f);
-  if (failed) throw ParseError(path, 0, "corrupt gzip data");
-  return out;
-}
-
-uint32_t BigEndian32(const std::vector<uint8_t>& b, size_t at) {
-  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) | b[at + 3];
-}
 
 // The path of an IDX file in dir, gzipped or not; "" if neither exists.
 std::string FindIdx(const std::string& dir, const std::string& stem) {
@@ -76,33 +48,15 @@ Dataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator
 }  // namespace
 
 Dataset ReadMnist(const std::string& images_path, const std::string& labels_path) {
-  std::vector<uint8_t> img = ReadAll(images_path);
-  std::vector<uint8_t> lab = ReadAll(labels_path);
-  if (img.size() < 16 || BigEndian32(img, 0) != 0x803) {
-    throw ParseError(images_path, 0, "not an IDX image file (magic 0x00000803 expected)");
-  }
-  if (lab.size() < 8 || BigEndian32(lab, 0) != 0x801) {
-    throw ParseError(labels_path, 0, "not an IDX label file (magic 0x00000801 expected)");
-  }
-  const int64_t n = BigEndian32(img, 4), rows = BigEndian32(img, 8), cols = BigEndian32(img, 12);
-  // Each factor is below 2^32 and the file below 2^33 bytes: check the image size before the
-  // product (which could overflow) is formed.
-  const int64_t pixels = static_cast<int64_t>(img.size()) - 16;
-  if (rows < 1 || cols < 1 || rows > 65536 || cols > 65536 || pixels % (rows * cols) != 0 ||
-      pixels / (rows * cols) != n) {
-    throw ParseError(images_path, 0, fmt::format("{} bytes, but the header promises {} images of {}x{}",
-                                                img.size(), n, rows, cols));
-  }
-  if (BigEndian32(lab, 4) != n || lab.size() != static_cast<size_t>(8 + n)) {
-    throw ParseError(labels_path, 0, fmt::format("expected {} labels", n));
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    if (lab[8 + i] > 9) throw ParseError(labels_path, 0, fmt::format("label {} of image {} is not a digit", lab[8 + i], i));
-  }
+  IdxImages img = ReadIdxImages(images_path);
+  std::vector<uint8_t> lab = ReadIdxLabels(labels_path, img.count);
+  const int64_t n = img.count, rows = img.rows, cols = img.cols;
   Dataset d;
-  d.images = torch::from_blob(img.data() + 16, {n, 1, rows, cols}, torch::kUInt8).to(torch::kFloat32).div_(255.0);
+  d.images = torch::from_blob(img.file.data() + 16, {n, 1, rows, cols}, torch::kUInt8)
+                 .to(torch::kFloat32)
+                 .div_(255.0);
   d.images.sub_(0.1307).div_(0.3081);
-  d.labels = torch::from_blob(lab.data() + 8, {n}, torch::kUInt8).to(torch::kInt64);
+  d.labels = torch::from_blob(lab.data(), {n}, torch::kUInt8).to(torch::kInt64);
   return d;
 }
 

@@ -4,12 +4,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "parasol/core/atomic_file.h"
+#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 
 namespace parasol::ps {
 
@@ -17,15 +18,9 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4b435350;  // "PSCK"
 constexpr uint32_t kVersion = 1;
-
-uint64_t Checksum(const std::byte* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<uint8_t>(p[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+// Bounds on what a manifest may ask for, far past any real run.
+constexpr int kMaxShards = 1 << 16;
+constexpr size_t kMaxTables = 1 << 16;
 
 std::string ShardFile(const std::string& dir, int shard) { return fmt::format("{}/shard-{:05}.ckpt", dir, shard); }
 
@@ -34,11 +29,13 @@ void WriteAtomically(const std::string& path, const void* data, size_t size) {
 }
 
 std::vector<std::byte> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw ParseError(path, 0, "cannot open checkpoint file");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(bytes.size());
-  std::memcpy(out.data(), bytes.data(), bytes.size());
+  std::vector<std::byte> out(static_cast<size_t>(in.tellg()));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()))) {
+    throw IoError(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
+  }
   return out;
 }
 
@@ -50,38 +47,35 @@ struct Manifest {
 
 Manifest ReadManifest(const std::string& dir) {
   std::string path = dir + "/MANIFEST";
-  std::ifstream in(path);
-  if (!in) throw ParseError(path, 0, "cannot open checkpoint manifest");
+  if (!std::filesystem::exists(path)) throw ParseError(path, 0, "cannot open checkpoint manifest");
+  LineReader in(path, {.skip_blank = true});
   Manifest m;
-  std::string line;
-  long lineno = 0;
   bool have_format = false;
-  while (std::getline(in, line)) {
-    ++lineno;
-    std::istringstream ss(line);
-    std::string key;
-    if (!(ss >> key)) continue;
+  std::string_view line;
+  while (in.Next(&line)) {
+    size_t pos = 0;
+    const std::string_view key = NextField(line, pos), a = NextField(line, pos), b = NextField(line, pos);
+    // A table's line ends with its description, for people; the others have nothing more.
+    if (key != "table" && !NextField(line, pos).empty()) in.Fail("too many fields");
     if (key == "format") {
-      std::string name;
-      uint32_t version = 0;
-      if (!(ss >> name >> version) || name != "parasol-ps-checkpoint" || version != kVersion) {
-        throw ParseError(path, lineno, "not a parasol parameter-server checkpoint of format version 1");
+      if (a != "parasol-ps-checkpoint" || b != std::to_string(kVersion)) {
+        in.Fail("not a parasol parameter-server checkpoint of format version 1");
       }
       have_format = true;
-    } else if (key == "clock") {
-      if (!(ss >> m.clock)) throw ParseError(path, lineno, "'clock' needs a number");
-    } else if (key == "shards") {
-      if (!(ss >> m.shards) || m.shards < 1) throw ParseError(path, lineno, "'shards' needs a positive number");
+    } else if (key == "clock" && b.empty()) {
+      m.clock = in.Number<uint64_t>(a, "clock");
+    } else if (key == "shards" && b.empty()) {
+      m.shards = in.NumberIn<int>(a, "shards", 1, kMaxShards);
     } else if (key == "table") {
-      uint32_t id = 0;
-      std::string hex;
+      const uint32_t id = in.Number<uint32_t>(a, "table id");
       uint64_t fp = 0;
-      if (!(ss >> id >> hex) || std::from_chars(hex.data(), hex.data() + hex.size(), fp, 16).ptr != hex.data() + hex.size()) {
-        throw ParseError(path, lineno, "'table' needs an id and a hexadecimal fingerprint");
+      if (b.empty() || std::from_chars(b.data(), b.data() + b.size(), fp, 16).ptr != b.data() + b.size()) {
+        in.Fail("'table' needs an id and a hexadecimal fingerprint");
       }
+      if (m.fingerprints.size() >= kMaxTables) in.Fail(fmt::format("more than {} tables", kMaxTables));
       m.fingerprints[id] = fp;
     } else {
-      throw ParseError(path, lineno, fmt::format("unknown key '{}'", key));
+      in.Fail(fmt::format("unknown key '{}' (or wrong number of values)", key));
     }
   }
   if (!have_format || m.shards == 0) throw ParseError(path, 0, "incomplete manifest (format and shards are required)");
@@ -113,7 +107,7 @@ void CheckpointWriter::AddRow(uint64_t row, const Row& value) {
 
 void CheckpointWriter::Commit() {
   w_.Put<uint8_t>(0);  // end of tables
-  uint64_t sum = Checksum(w_.bytes().data(), w_.size());
+  uint64_t sum = Fnv1a64(w_.bytes().data(), w_.size());
   w_.Put(sum);
   WriteAtomically(ShardFile(dir_, shard_), w_.bytes().data(), w_.size());
 }
@@ -136,7 +130,7 @@ uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableCo
   for (int shard = 0; shard < m.shards; ++shard) {
     std::string path = ShardFile(dir, shard);
     auto bytes = ReadFile(path);
-    if (bytes.size() < 8 || Checksum(bytes.data(), bytes.size() - 8) != Reader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
+    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) != Reader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
       throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");
     }
     try {

@@ -119,7 +119,9 @@ void ServerShard::Advance(Outbox& out) {
     else still.push_back(g);
   }
   pending_.swap(still);
-  for (auto& [id, t] : tables_) {
+  for (auto& entry : tables_) {
+    const uint32_t id = entry.first;  // not a structured binding: lambdas cannot capture those in clang 14
+    auto& t = entry.second;
     if (!t.config.Pushed()) continue;
     t.dirty.ForEach([&](uint64_t row, char) {
       const auto* subs = t.subscribers.Find(row);

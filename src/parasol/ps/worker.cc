@@ -96,7 +96,9 @@ void Worker::AddUnsent(TableState& t, uint64_t row, double magnitude) {
 }
 
 void Worker::HandOverUpdates() {
-  for (auto& [id, t] : tables_) {
+  for (auto& entry : tables_) {  // not a structured binding: lambdas cannot capture those in clang 14
+    const auto id = entry.first;
+    auto& t = entry.second;
     t->retired.clear();  // views end here
     for (auto& u : t->sent) Recycle(*t, std::move(u));
     t->sent.clear();
@@ -131,7 +133,9 @@ void Worker::Flush() {
 }
 
 void Worker::GlobalBarrier() {
-  for (auto& [id, t] : tables_) {
+  for (auto& entry : tables_) {  // not a structured binding: lambdas cannot capture those in clang 14
+    const auto id = entry.first;
+    auto& t = entry.second;
     t->retired.clear();
     for (auto& u : t->sent) Recycle(*t, std::move(u));
     t->sent.clear();

@@ -99,10 +99,10 @@ Application Application::Load(const std::string& dir) {
     if (!ParseNumber(std::string_view(f).substr(11, f.size() - 15), &batch) || batch <= 0) {
       throw ParseError(e.path().string(), 0, "the name's batch size is not a positive whole number");
     }
-    for (const auto& r : ReadNumbers(e.path().string(), "progress,iteration,metric,grad_sqr,grad_var",
-                                     {{0, 1e15}, {0, 1e15}, {-1e300, 1e300}, {0, 1e300}, {0, 1e300}})) {
-      a.validation_[batch].push_back({r[0], r[1], r[2], r[3], r[4]});
-    }
+    const auto rows = ReadNumbers(e.path().string(), "progress,iteration,metric,grad_sqr,grad_var",
+                                  {{0, 1e15}, {0, 1e15}, {-1e300, 1e300}, {0, 1e300}, {0, 1e300}});
+    if (rows.empty()) throw ParseError(e.path().string(), 0, "no rows after the header");
+    for (const auto& r : rows) a.validation_[batch].push_back({r[0], r[1], r[2], r[3], r[4]});
   }
   if (ec) throw IoError(fmt::format("{}: cannot list: {}", dir, ec.message()));
   if (a.validation_.empty()) throw IoError(fmt::format("{}: no validation-B.csv files", dir));

@@ -8,7 +8,9 @@
 #include <fmt/format.h>
 
 #include "parasol/core/atomic_file.h"
+#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
+#include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -17,13 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'P', 'S', 'L', 'D', 'A', 'Z', '0', '1'};
+// Far past any cluster; bounds the loop over part files that meta.txt asks for.
+constexpr uint32_t kMaxProcesses = 1 << 20;
 
-uint64_t Fnv(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
+constexpr char kMagic[8] = {'P', 'S', 'L', 'D', 'A', 'Z', '0', '1'};
 
 std::string PartPath(const std::string& dir, int rank, uint32_t processes) {
   return (fs::path(dir) / fmt::format("topics.{}-of-{}.bin", rank, processes)).string();
@@ -59,7 +58,7 @@ void WriteTopicsPart(const std::string& dir, int rank, const CheckpointMeta& met
   std::string bytes(sizeof(h) + topics.size() * sizeof(uint32_t) + sizeof(uint64_t), '\0');
   std::memcpy(bytes.data(), &h, sizeof(h));
   std::memcpy(bytes.data() + sizeof(h), topics.data(), topics.size() * sizeof(uint32_t));
-  uint64_t sum = Fnv(bytes.data(), bytes.size() - sizeof(uint64_t));
+  uint64_t sum = Fnv1a64(bytes.data(), bytes.size() - sizeof(uint64_t));
   std::memcpy(bytes.data() + bytes.size() - sizeof(uint64_t), &sum, sizeof(sum));
   WriteAtomically(PartPath(dir, rank, meta.processes), bytes);
 }
@@ -72,36 +71,32 @@ void WriteMeta(const std::string& dir, const CheckpointMeta& m) {
 }
 
 CheckpointMeta ReadMeta(const std::string& dir) {
-  const std::string path = (fs::path(dir) / "meta.txt").string();
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open (not a checkpoint, or an incomplete one)", path));
+  LineReader in((fs::path(dir) / "meta.txt").string());
   CheckpointMeta m;
-  std::string line;
-  long lineno = 0;
+  std::string_view line;
   int seen = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
+  while (in.Next(&line)) {
     size_t pos = 0;
     std::string_view key = NextField(line, pos), value = NextField(line, pos);
-    if (lineno == 1) {
-      if (key != "parasol-lda-checkpoint" || value != "1") throw ParseError(path, 1, "not a parasol LDA checkpoint (version 1)");
+    if (in.line_number() == 1) {
+      if (key != "parasol-lda-checkpoint" || value != "1") in.Fail("not a parasol LDA checkpoint (version 1)");
       continue;
     }
-    if (key == "iteration") m.iteration = ParseField<uint32_t>(value, path, lineno, key);
-    else if (key == "topics") m.topics = ParseField<uint32_t>(value, path, lineno, key);
-    else if (key == "vocab") m.vocab = ParseField<uint64_t>(value, path, lineno, key);
-    else if (key == "docs") m.docs = ParseField<uint64_t>(value, path, lineno, key);
-    else if (key == "tokens") m.tokens = ParseField<uint64_t>(value, path, lineno, key);
-    else if (key == "processes") m.processes = ParseField<uint32_t>(value, path, lineno, key);
-    else if (key == "alpha") m.alpha = ParseField<double>(value, path, lineno, key);
-    else if (key == "beta") m.beta = ParseField<double>(value, path, lineno, key);
-    else if (key == "seed") m.seed = ParseField<uint64_t>(value, path, lineno, key);
-    else throw ParseError(path, lineno, fmt::format("unknown key '{}'", key));
+    if (!NextField(line, pos).empty()) in.Fail(fmt::format("'{}' takes one value", key));
+    if (key == "iteration") m.iteration = in.Number<uint32_t>(value, key);
+    else if (key == "topics") m.topics = in.Number<uint32_t>(value, key);
+    else if (key == "vocab") m.vocab = in.Number<uint64_t>(value, key);
+    else if (key == "docs") m.docs = in.Number<uint64_t>(value, key);
+    else if (key == "tokens") m.tokens = in.Number<uint64_t>(value, key);
+    else if (key == "processes") m.processes = in.NumberIn<uint32_t>(value, key, 1, kMaxProcesses);
+    else if (key == "alpha") m.alpha = in.Number<double>(value, key);
+    else if (key == "beta") m.beta = in.Number<double>(value, key);
+    else if (key == "seed") m.seed = in.Number<uint64_t>(value, key);
+    else in.Fail(fmt::format("unknown key '{}'", key));
     ++seen;
   }
-  if (lineno == 0) throw ParseError(path, 0, "empty file");
-  if (seen != 9) throw ParseError(path, lineno, fmt::format("{} of the 9 keys", seen));
-  if (m.processes == 0) throw ParseError(path, 0, "processes is 0");
+  if (in.line_number() == 0) throw ParseError(in.path(), 0, "empty file");
+  if (seen != 9) throw ParseError(in.path(), in.line_number(), fmt::format("{} of the 9 keys", seen));
   return m;
 }
 
@@ -119,8 +114,10 @@ std::vector<uint32_t> ReadAllTopics(const std::string& dir, const CheckpointMeta
     if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) throw ParseError(path, 0, "not a parasol LDA topics file");
     uint64_t sum;
     std::memcpy(&sum, bytes.data() + bytes.size() - sizeof(sum), sizeof(sum));
+    // Bounded before it is multiplied: a crafted count must not wrap the size check below.
+    if (h.part_tokens > meta.tokens - filled) throw ParseError(path, 0, "more tokens than meta.txt says");
     if (bytes.size() != sizeof(h) + h.part_tokens * sizeof(uint32_t) + sizeof(uint64_t) ||
-        Fnv(bytes.data(), bytes.size() - sizeof(sum)) != sum) {
+        Fnv1a64(bytes.data(), bytes.size() - sizeof(sum)) != sum) {
       throw ParseError(path, 0, "checksum mismatch: the file is corrupt or truncated");
     }
     if (h.iteration != meta.iteration || h.topics != meta.topics || h.vocab != meta.vocab || h.docs != meta.docs ||

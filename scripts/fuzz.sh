@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz and runs each for
+# SECONDS (default 20), from the seeds in fuzz/seeds plus what earlier runs found (kept in
+# build-fuzz/corpus). A finding (crash, sanitizer report, hang over 10 s, more than 2 GiB, or an
+# exception other than ParseError) fails the script; its input is saved in build-fuzz/findings.
+# Prints one line per target and writes build-fuzz/fuzz-summary.csv.
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: the names of fuzz/*_fuzz.cc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-20}
+shift || true
+build=build-fuzz
+
+CC=clang CXX=clang++ cmake -S . -B "$build" -DPARASOL_FUZZ=ON -DPARASOL_WERROR=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake --build "$build" -j "$(nproc)" --target fuzz_targets > "$build/fuzz-build.log" 2>&1 ||
+  { tail -30 "$build/fuzz-build.log"; exit 1; }
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in fuzz/*_fuzz.cc; do t=$(basename "$f" _fuzz.cc); targets+=("$t"); done
+fi
+
+summary="$build/fuzz-summary.csv"
+echo "target,seconds,executions,executions_per_second,corpus_files,result" > "$summary"
+failed=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t" findings="$build/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  log="$build/fuzz-$t.log"
+  # Leaks are not findings of a reader that throws: libarchive and the standard library keep
+  # caches for the life of the process.
+  if ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 \
+       -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$findings/" \
+       "$corpus" "fuzz/seeds/$t" > "$log" 2>&1; then
+    result=ok
+  else
+    result=FINDING; failed=$((failed + 1))
+  fi
+  runs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
+  files=$(find "$corpus" -type f | wc -l)
+  rate=$(awk -v r="${runs:-0}" -v s="$seconds" 'BEGIN { printf "%.0f", r / s }')
+  echo "$t,$seconds,${runs:-0},$rate,$files,$result" >> "$summary"
+  printf '%-16s %10s runs %8s/s  corpus %5s  %s\n' "$t" "${runs:-0}" "$rate" "$files" "$result"
+  if [ "$result" != ok ]; then grep -E "ERROR|SUMMARY|terminate|what\(\)" "$log" | head -5; echo "  log: $log"; fi
+done
+[ "$failed" -eq 0 ]
