@@ -56,6 +56,10 @@ class CollectiveSim : public Command {
       for (int64_t f : ParseIntList(failed_, "--failed")) opts.failed.push_back(static_cast<int>(f));
     }
     Topology topo = Topology::Parse(topology_, opts);
+    if (topo.num_ranks() < 2) {
+      throw InvalidArgumentError(fmt::format("--topology {}: {} rank; a collective needs at least 2", topology_,
+                                             topo.num_ranks()));
+    }
     uint64_t bytes = ParseBytes(bytes_, "--bytes");
     if (bytes % elem_ != 0) throw InvalidArgumentError(fmt::format("--bytes: {} is not a whole number of {}-byte elements", bytes, elem_));
     std::vector<AllreduceAlgorithm> algos;

@@ -10,6 +10,7 @@ failures=0
 
 source "$(dirname "$0")/expect.sh"
 
+expect 2 "--topology full:1: 1 rank; a collective needs at least 2" -- "$parasol" collective-sim --topology full:1
 expect 2 "unknown topology 'star:4'" -- "$parasol" collective-sim --topology star:4
 expect 2 "--bytes: '4X' is not a size" -- "$parasol" collective-sim --topology ring:4 --bytes 4X
 expect 2 "failed nodes apply to torus and mesh only" -- "$parasol" collective-sim --topology ring:4 --failed 1

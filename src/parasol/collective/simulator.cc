@@ -309,6 +309,11 @@ double AllreduceBoundSeconds(const Topology& topology, uint64_t bytes) {
     double must_send = 2.0 * (n - 1) / n * static_cast<double>(bytes);
     worst = std::max(worst, must_send / topology.OutBandwidth(r));
   }
+  // Each element of the result depends on the inputs outside a group: at least `bytes` must
+  // enter it through its uplink.
+  for (const Topology::UplinkGroup& g : topology.uplink_groups()) {
+    if (g.ranks < n) worst = std::max(worst, static_cast<double>(bytes) / g.uplink_bytes_per_s);
+  }
   return worst + topology.Diameter() * topology.latency_s();
 }
 

@@ -50,8 +50,8 @@ SimulationResult Simulate(const Topology& topology, const std::vector<Program>& 
                           const SimulationOptions& options, const SimulationData* data = nullptr);
 
 // The bandwidth lower bound for an allreduce of `bytes`: every rank must send at least
-// 2(n-1)/n * bytes, so time >= that over the rank's outgoing bandwidth (the tightest rank),
-// plus the diameter's latency.
+// 2(n-1)/n * bytes, so time >= that over the rank's outgoing bandwidth (the tightest rank); the
+// ranks behind one uplink must receive at least `bytes` through it; plus the diameter's latency.
 double AllreduceBoundSeconds(const Topology& topology, uint64_t bytes);
 
 }  // namespace parasol::collective

@@ -107,6 +107,15 @@ TEST(Simulator, BoundForTorusUsesAllFourLinks) {
   EXPECT_NEAR(AllreduceBoundSeconds(t, bytes), want, 1e-12);
 }
 
+// A host's 4 devices share one 10 GB/s uplink: the whole result (256 MiB) must come in through
+// it, far slower than each device's own 4 x 40 GB/s of links.
+TEST(Simulator, BoundForHostsCountsTheUplink) {
+  Topology t = Topology::Parse("hier:2x4", {.link_gbps = 10, .latency_us = 1});
+  uint64_t bytes = uint64_t{256} << 20;
+  double want = static_cast<double>(bytes) / 10e9 + 4 * 1e-6;  // device, NIC, core, NIC, device
+  EXPECT_NEAR(AllreduceBoundSeconds(t, bytes), want, 1e-12);
+}
+
 struct ScaleCase {
   AllreduceAlgorithm algo;
   std::string topology;

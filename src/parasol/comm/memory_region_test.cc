@@ -26,10 +26,10 @@ TEST(MemoryRegion, PutAndGetBetweenRanks) {
     EXPECT_EQ(region->remote_bytes((r + 1) % n), static_cast<size_t>(n + 1 + (r + 1) % n) * 8);
     int64_t v = r;
     Request put = region->Put((r + 1) % n, 8 * static_cast<size_t>(r + 1), &v, 8);
-    while (!region->Test(put)) {}
+    testing::WaitUntil([&] { return region->Test(put); }, "the put to complete");
     int64_t got = 0;
     Request get = region->Get((r + n - 1) % n, 0, &got, 8);
-    while (!region->Test(get)) {}
+    testing::WaitUntil([&] { return region->Test(get); }, "the get to complete");
     EXPECT_EQ(got, 1000 + (r + n - 1) % n);
     region->Flush(Deadline::After(5s));
     region->Close(Deadline::After(5s));  // a barrier: every put has landed

@@ -14,6 +14,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/comm/memory_region.h"
 #include "parasol/comm/mpi_runtime.h"
+#include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 
 namespace parasol::comm {
@@ -156,10 +157,10 @@ TEST_F(MpiTransportTest, MemoryRegionPutGet) {
   auto region = t_->RegisterMemory(mem.data(), mem.size() * 8, Deadline::After(10s));
   int64_t v = r;
   Request put = region->Put((r + 1) % n, 8 * static_cast<size_t>(r + 1), &v, 8);
-  while (!region->Test(put)) {}
+  testing::WaitUntil([&] { return region->Test(put); }, "the put to complete");
   int64_t got = 0;
   Request get = region->Get((r + n - 1) % n, 0, &got, 8);
-  while (!region->Test(get)) {}
+  testing::WaitUntil([&] { return region->Test(get); }, "the get to complete");
   EXPECT_EQ(got, 1000 + (r + n - 1) % n);
   region->Flush(Deadline::After(10s));
   EXPECT_THROW(region->Put((r + 1) % n, mem.size() * 8, &v, 8), InvalidArgumentError);

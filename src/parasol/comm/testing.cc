@@ -1,27 +1,65 @@
 #include "parasol/comm/testing.h"
 
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
 
 namespace parasol::comm::testing {
 
 std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
                                          const std::function<void(Context&)>& fn,
-                                         ContextOptions options) {
-  std::vector<std::exception_ptr> errors(static_cast<size_t>(world.size()));
+                                         ContextOptions options, std::chrono::milliseconds watchdog) {
+  const size_t n = static_cast<size_t>(world.size());
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<bool> finished(n, false);  // guarded by mu
+  size_t running = n;                    // guarded by mu
   std::vector<std::thread> threads;
-  for (int r = 0; r < world.size(); ++r) {
+  for (size_t r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       try {
-        Context ctx(world.CreateTransport(r), options);
+        Context ctx(world.CreateTransport(static_cast<int>(r)), options);
         fn(ctx);
       } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
+        errors[r] = std::current_exception();
       }
+      std::lock_guard<std::mutex> lock(mu);
+      finished[r] = true;
+      --running;
+      cv.notify_all();
     });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!cv.wait_for(lock, watchdog, [&] { return running == 0; })) {
+      for (size_t r = 0; r < n; ++r) {
+        if (!finished[r]) std::fprintf(stderr, "RunRanks: rank %zu did not finish within %lld ms (hung)\n", r,
+                                       static_cast<long long>(watchdog.count()));
+      }
+      std::fflush(stderr);
+      std::abort();
+    }
   }
   for (auto& t : threads) t.join();
   return errors;
+}
+
+void WaitUntil(const std::function<bool()>& done, std::string_view what, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw TimeoutError(fmt::format("timed out after {} ms waiting for {}", timeout.count(), what));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void RunWorkers(int n, const std::function<void(int)>& fn) {

@@ -1,9 +1,11 @@
 // Test support: run a job's ranks as threads over an in-process world.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasol/comm/context.h"
@@ -11,11 +13,22 @@
 
 namespace parasol::comm::testing {
 
+// Longer than any test's own deadlines: a rank still running then is hung.
+inline constexpr std::chrono::milliseconds kWatchdog = std::chrono::minutes(2);
+
 // Runs fn(context) on one thread per rank of `world` and joins them. Returns what each rank
-// threw (nullptr where it returned normally).
+// threw (nullptr where it returned normally). A rank that has not returned after `watchdog`
+// ends the process with "rank R did not finish" on stderr: a hung test names its rank at once
+// instead of waiting for ctest's timeout (a thread cannot be stopped from outside).
 std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
                                          const std::function<void(Context&)>& fn,
-                                         ContextOptions options = {});
+                                         ContextOptions options = {},
+                                         std::chrono::milliseconds watchdog = kWatchdog);
+
+// Waits until done() holds, looking every millisecond. Throws TimeoutError "timed out after N ms
+// waiting for WHAT": a thread waiting on another that failed ends too.
+void WaitUntil(const std::function<bool()>& done, std::string_view what,
+               std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 // Runs fn(i) for i in 0..n-1, fn(0) on the calling thread and the others on threads of their
 // own, joins them and rethrows the first error, prefixed with "worker i: ". An exception on a

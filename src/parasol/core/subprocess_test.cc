@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -45,11 +46,25 @@ TEST(Subprocess, ReportsTheExitStatusAndAppendsOutputToTheLog) {
 TEST(Subprocess, SignalReachesTheWholeGroupAndWaitHonoursItsDeadline) {
   const std::string marker = LogPath("marker");
   std::filesystem::remove(marker);
-  Subprocess p({"sh", "-c", "sleep 30 & echo started > " + marker + "; wait"}, LogPath("group"));
+  Subprocess p({"sh", "-c", "sleep 30 & echo $! > " + marker + "; wait"}, LogPath("group"));
   EXPECT_FALSE(p.Wait(Deadline::After(300ms)).has_value());
-  EXPECT_TRUE(std::filesystem::exists(marker));
+  // The grandchild's pid, once the shell has written it.
+  pid_t sleeper = 0;
+  for (int i = 0; i < 1000 && sleeper == 0; ++i) {
+    std::ifstream(marker) >> sleeper;
+    if (sleeper == 0) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_GT(sleeper, 0) << "the shell never started its child";
   p.Signal(SIGTERM);
   EXPECT_EQ(p.Wait(Deadline::After(10s)), 128 + SIGTERM);
+  // The grandchild got the signal too: gone, or a zombie waiting for whoever inherited it.
+  auto alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+    std::string pid, comm, state;
+    return stat >> pid >> comm >> state && state != "Z";
+  };
+  for (int i = 0; i < 1000 && alive(); ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(alive()) << "sleep (pid " << sleeper << ") outlived the signal to its group";
 }
 
 TEST(Subprocess, AProgramThatCannotStartIsAnError) {

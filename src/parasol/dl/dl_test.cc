@@ -1,9 +1,11 @@
 // The engine's mathematics: every sync mode and backend, N ranks with batch B, gives the
 // parameters one rank with batch N x B gets; SFB, P3 slices, sharded updates and synchronised
 // batch norm change no value; LeNet learns real MNIST; faults end in errors, not hangs.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -272,14 +274,31 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
 
 TEST(Faults, DeadPeerEndsEveryRankWithAnError) {
   InProcessWorld world(3);
-  TrainOptions o = Small("mlp", 8, 200);
+  // More steps than any machine finishes: rank 2 dies once rank 0 has logged two steps.
+  TrainOptions o = Small("mlp", 8, 1'000'000'000);
   o.sync.timeout_ms = std::chrono::milliseconds(3000);
+  const std::string metrics = (std::filesystem::temp_directory_path() / "parasol_dl_dead_peer.csv").string();
+  std::filesystem::remove(metrics);
+  std::ostringstream sink;
+  std::string killer_error;
   std::thread killer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    world.KillRank(2);
+    try {
+      comm::testing::WaitUntil([&] {
+        std::ifstream in(metrics);
+        return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n') >= 3;
+      }, "rank 0 to log two steps", std::chrono::seconds(60));
+    } catch (const Error& e) {
+      killer_error = e.what();
+    }
+    world.KillRank(2);  // also when the wait failed: the ranks must not train forever
   });
-  auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, o); }, {.timeout_ms = std::chrono::milliseconds(3000)});
+  auto errors = RunRanks(world, [&](comm::Context& ctx) {
+    TrainOptions mine = o;
+    if (ctx.rank() == 0) mine.log = &sink, mine.metrics_path = metrics;
+    Train(ctx, mine);
+  }, {.timeout_ms = std::chrono::milliseconds(3000)});
   killer.join();
+  EXPECT_EQ(killer_error, "");
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(errors[r]) << "rank " << r << " finished despite a dead peer";
     EXPECT_THAT(comm::testing::Message(errors[r]), ::testing::AnyOf(::testing::HasSubstr("rank 2"), ::testing::HasSubstr("peer 2")));

@@ -88,7 +88,7 @@ TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
       killed = true;
       return;  // the destructor's shutdown fails quietly: this rank is gone
     }
-    while (!killed) std::this_thread::sleep_for(1ms);
+    comm::testing::WaitUntil([&] { return killed.load(); }, "rank 1 to be killed");
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(1);
     uint64_t row = 0;

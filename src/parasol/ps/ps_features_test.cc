@@ -134,7 +134,7 @@ TEST(Vap, OthersSeeEarlyUpdatesWithinTheClock) {
       auto deadline = std::chrono::steady_clock::now() + 10s;
       while (!seen && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
     } else {
-      while (!sent) std::this_thread::sleep_for(1ms);
+      comm::testing::WaitUntil([&] { return sent.load(); }, "rank 0 to send");
       auto deadline = std::chrono::steady_clock::now() + 10s;
       while (std::chrono::steady_clock::now() < deadline) {
         auto v = ps.ShardRow(4, row);
@@ -168,7 +168,7 @@ TEST(Asp, ReadsNeverBlockButUpdatesArrive) {
       EXPECT_EQ(t.Get(1)[0], 0.0);
       cached = true;
     } else {
-      while (!cached) std::this_thread::sleep_for(1ms);
+      comm::testing::WaitUntil([&] { return cached.load(); }, "rank 1 to cache the row");
       t.Inc(1, 0, 2.5);
     }
     auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -203,13 +203,13 @@ TEST(Ps, ReadLatestSeesTheShardsAndLeavesTheCache) {
       primed = true;
     }
     if (ctx.rank() == 0) {
-      while (!primed) std::this_thread::sleep_for(1ms);
+      comm::testing::WaitUntil([&] { return primed.load(); }, "rank 1 to cache row 40");
       for (uint64_t r : {3, 40, 17}) t.Inc(r, 1, static_cast<float>(r));
       w->Clock();
       sent = true;
-      while (!done) std::this_thread::sleep_for(1ms);
+      comm::testing::WaitUntil([&] { return done.load(); }, "rank 1 to finish reading");
     } else {
-      while (!sent) std::this_thread::sleep_for(1ms);
+      comm::testing::WaitUntil([&] { return sent.load(); }, "rank 0 to send");
       std::vector<Row> got;
       auto deadline = std::chrono::steady_clock::now() + 10s;
       do {
