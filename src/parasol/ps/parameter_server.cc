@@ -184,6 +184,14 @@ void ParameterServer::Loop() {
     } catch (const Error& e) {
       client_->Fail(e.code(), fmt::format("rank {}: parameter server: {}", rank_, e.what()));
       break;
+    } catch (const std::exception& e) {
+      // A bug or an exhausted resource, not a failure the protocol knows: this process's workers
+      // and every peer hear of it now instead of the process ending in std::terminate.
+      const std::string why = fmt::format("rank {}: parameter server: internal error: {}", rank_, e.what());
+      client_->Fail(ErrorCode::kInternal, why);
+      messages_->transport().NotifyFailure(why);
+      collectives_->transport().NotifyFailure(why);
+      break;
     }
     if (busy) {
       idle_rounds = 0;
@@ -200,8 +208,7 @@ void ParameterServer::Loop() {
 }
 
 void ParameterServer::Shutdown() {
-  if (shut_down_) return;
-  shut_down_ = true;
+  if (shut_down_.exchange(true)) return;
   // Hand what is queued to the transport, then wait for every process before going quiet.
   Deadline deadline = DefaultDeadline();
   while (true) {
@@ -245,13 +252,18 @@ void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn)
   uint64_t generation = generation_;
   if (++arrived_ == options_.workers_per_process) {
     phase_error_.reset();  // waiters of the last phase have read theirs: this phase needed them
+    // Every local worker is here, so none can enter the next phase until generation_ moves.
+    lock.unlock();
+    std::optional<std::pair<ErrorCode, std::string>> error;
     try {
       fn();
     } catch (const Error& e) {
-      phase_error_ = {e.code(), e.what()};
+      error = {e.code(), e.what()};
     } catch (const std::exception& e) {
-      phase_error_ = {ErrorCode::kInternal, e.what()};
+      error = {ErrorCode::kInternal, e.what()};
     }
+    lock.lock();
+    phase_error_ = std::move(error);
     arrived_ = 0;
     ++generation_;
     barrier_cv_.notify_all();

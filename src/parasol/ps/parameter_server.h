@@ -113,9 +113,11 @@ class ParameterServer {
   // Written by the communication thread (PsStats says what each counts).
   std::atomic<uint64_t> bytes_out_{0}, reply_bytes_out_{0}, reply_bytes_in_{0};
   std::thread thread_;
-  bool shut_down_ = false;
+  // Set by Shutdown or Abort, which may run on different threads (a worker's, the destructor's).
+  std::atomic<bool> shut_down_{false};
 
-  // Local barrier among this process's workers.
+  // Local barrier among this process's workers. Not held while the last arrival runs the phase
+  // (a network barrier that may wait out the deadline): Abort must get it at once.
   std::mutex barrier_mu_;
   std::condition_variable barrier_cv_;
   int arrived_ = 0;

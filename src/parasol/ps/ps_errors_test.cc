@@ -74,6 +74,37 @@ TEST(PsErrors, RanksThatCreateDifferentTablesAreTold) {
   comm::testing::ExpectNoErrors(errors);
 }
 
+// Abort while a worker waits in the network barrier for a rank that never comes: the barrier ends
+// with the abort's reason at once (it used to hold the lock Abort needs until the deadline).
+TEST(PsErrors, AbortDuringABarrierEndsItWithTheReason) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> aborted{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 30s});
+    ps.CreateTable(FloatTable());
+    if (ctx.rank() == 1) {
+      comm::testing::WaitUntil([&] { return aborted.load(); }, "rank 0 to abort");
+      return;  // never reaches the barrier; its shutdown fails quietly
+    }
+    auto w = ps.CreateWorker(0);
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(200ms);  // the worker is in the barrier by then (or arrives after)
+      ps.Abort("stopped by the operator");
+      aborted = true;
+    });
+    Error error(ErrorCode::kInternal, "no error");
+    try {
+      w->GlobalBarrier();
+    } catch (const Error& e) {
+      error = e;
+    }
+    stopper.join();
+    EXPECT_NE(error.code(), ErrorCode::kTimeout) << error.what();
+    EXPECT_THAT(error.what(), HasSubstr("stopped by the operator"));
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 // Rank 1 stops answering after the tables exist: a read of a row on its shard fails by the
 // deadline with an error naming the shard, and nothing hangs.
 TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {

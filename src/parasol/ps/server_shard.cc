@@ -256,7 +256,7 @@ void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
       written += t.rows.size();
     }
     writer.Commit();
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // std::filesystem errors too: the file's error goes back
     error = e.what();
   }
   for (int p = 0; p < processes_; ++p) {
@@ -286,7 +286,7 @@ void ServerShard::OnRestore(int src, Reader& r, Outbox& out) {
     std::fill(clock_.begin(), clock_.end(), clock);
     min_clock_ = clock;
     pending_.clear();
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // std::filesystem errors too: the file's error goes back
     error = e.what();
   }
   Writer w;
