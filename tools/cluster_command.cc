@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 #include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/live_cluster.h"
 #include "parasol/sched/tiresias.h"
@@ -21,13 +21,6 @@
 
 namespace parasol::tools {
 namespace {
-
-std::vector<std::string> Words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
 
 class ClusterCommand : public Command {
  public:
@@ -57,7 +50,7 @@ class ClusterCommand : public Command {
     std::unique_ptr<sched::Policy> policy = MakePolicy();
     const auto specs = sched::ReadLiveJobs(jobs_);
     o_.launch.parasol = std::filesystem::read_symlink("/proc/self/exe").string();
-    o_.launch.mpirun = Words(mpirun_);
+    o_.launch.mpirun = SplitWords(mpirun_);
     if (o_.launch.mpirun.empty()) throw InvalidArgumentError("--mpirun is empty");
     // As scripts/mpirun.sh: OpenMPI refuses root without consent; the PS backend's one-sided
     // windows need one of these components.

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string_view>
 #include <iostream>
 #include <memory>
@@ -110,6 +111,12 @@ int main(int argc, char** argv) {
       // Other ranks may be waiting on this one: end the whole job rather than hang in finalize.
       if (mpi && mpi->size() > 1) mpi->Abort(ExitCode(e));
       return ExitCode(e);
+    } catch (const std::filesystem::filesystem_error& e) {
+      // A file or folder the system refused (permissions, a full disk): the user's to fix, as an IoError.
+      std::cerr << "parasol " << command->app()->get_name() << ": " << e.path1().string() << ": "
+                << e.code().message() << std::endl;
+      if (mpi && mpi->size() > 1) mpi->Abort(2);
+      return 2;
     } catch (const std::exception& e) {
       std::cerr << "parasol " << command->app()->get_name() << ": internal error: " << e.what() << std::endl;
       if (mpi && mpi->size() > 1) mpi->Abort(1);

@@ -26,6 +26,14 @@ inline std::string_view NextField(std::string_view line, size_t& pos) {
   return line.substr(start, pos - start);
 }
 
+// The words of `text` between blanks (spaces, tabs, '\r').
+inline std::vector<std::string> SplitWords(std::string_view text) {
+  std::vector<std::string> words;
+  size_t pos = 0;
+  for (std::string_view w = NextField(text, pos); !w.empty(); w = NextField(text, pos)) words.emplace_back(w);
+  return words;
+}
+
 // The fields of `line` between `sep` characters (a trailing '\r' dropped): "a,,b" gives 3.
 inline std::vector<std::string_view> SplitFields(std::string_view line, char sep) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -43,8 +42,7 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
   j.replicas = PositiveInt(path, line, "num_replicas", cells[2]);
   j.batch = PositiveInt(path, line, "batch_size", cells[3]);
   j.steps = PositiveInt(path, line, "steps", cells[4]);
-  std::istringstream args(cells[5]);
-  for (std::string a; args >> a;) {
+  for (const std::string& a : SplitWords(cells[5])) {
     if (RunnerFlags().contains(a.substr(0, a.find('=')))) {
       throw ParseError(path, line, fmt::format("train_args: {} is set by the cluster, not the job", a));
     }
@@ -136,7 +134,18 @@ void LiveJob::ChargeService() {
 
 void LiveJob::ReadStatus() {
   if (!fs::exists(Path("status"))) return;
-  const JobStatus s = ReadJobStatus(Path("status"));
+  JobStatus s;
+  try {
+    s = ReadJobStatus(Path("status"));
+  } catch (const ParseError& e) {
+    // One job's odd file must not end the cluster: the job keeps its last known progress, and
+    // its log says why (once per distinct error).
+    if (status_error_ != e.what()) {
+      status_error_ = e.what();
+      std::ofstream(Path("train.log"), std::ios::app) << fmt::format("# {:.1f} s: status ignored: {}\n", Now(), e.what());
+    }
+    return;
+  }
   if (s.step > run_first_step_ && !run_measured_) {
     restart_seconds_ += Now() - run_started_;  // start-up: launch, data, model, first step
     run_measured_ = true;

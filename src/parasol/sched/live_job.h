@@ -101,6 +101,7 @@ class LiveJob : public Job {
   int64_t steps_done_ = 0, run_first_step_ = 0;
   double accounted_until_ = 0, attained_service_ = 0, restart_seconds_ = 0, run_started_ = 0;
   bool run_measured_ = false;  // the current run has reported a step
+  std::string status_error_;   // the last unreadable status file's error, logged once
   std::optional<double> completion_;
   std::string failure_;
   std::map<int, PerfObservation> observed_;  // by ranks: the latest median of that count's runs

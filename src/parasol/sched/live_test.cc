@@ -100,6 +100,27 @@ class MeasuredJob : public Job {
   GoodputModel::Corrections corrections_;
 };
 
+// A job's status file that cannot be read (here: not a status file at all) leaves that job at its
+// last known progress and says so in its log; the cluster goes on (it used to end).
+TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_status_{}", ::getpid());
+  fs::create_directories(dir);
+  const fs::path fake = dir / "fake-parasol";
+  std::ofstream(fake) << "#!/bin/sh\nsleep 30\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()}, false,
+              Deadline::Clock::now());
+  job.Start(1);
+  std::ofstream(dir / "odd" / "status") << "step three\n";
+  EXPECT_NO_THROW(job.Poll());
+  EXPECT_NO_THROW(job.Poll());
+  EXPECT_EQ(job.steps_done(), 0);
+  std::ifstream log(dir / "odd" / "train.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("status ignored: " + (dir / "odd" / "status").string() + ":1:"));
+  EXPECT_EQ(text.find("status ignored"), text.rfind("status ignored")) << "logged more than once:\n" << text;
+}
+
 TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {
   const ClusterSpec one_node{1, 8};
   // Batch 30 measured on 1, 2 and 3 ranks (so worth up to 6): 1, 2, 3, 5 and 6 split it, 4 not.
