@@ -1,75 +1,119 @@
 #include "parasol/dl/checkpoint.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "parasol/core/atomic_file.h"
+#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 
 namespace parasol::dl {
 namespace {
 
-constexpr char kMagic[8] = {'P', 'S', 'L', 'T', 'R', 'N', '0', '1'};
+// Format 2 ends with an FNV-1a checksum of everything before it (format 1 had none).
+constexpr char kMagic[8] = {'P', 'S', 'L', 'T', 'R', 'N', '0', '2'};
 
 std::string PathOf(const std::string& dir) { return (std::filesystem::path(dir) / "train.ckpt").string(); }
 
-void WriteTensor(std::ostream& out, const torch::Tensor& t) {
-  const int64_t n = t.numel();
-  out.write(reinterpret_cast<const char*>(&n), sizeof n);
-  torch::Tensor c = t.contiguous();
-  out.write(reinterpret_cast<const char*>(c.data_ptr<float>()), static_cast<std::streamsize>(n * sizeof(float)));
-}
-
-torch::Tensor ReadTensor(std::ifstream& in, int64_t expected, const std::string& path, const char* what) {
-  int64_t n = -1;
-  in.read(reinterpret_cast<char*>(&n), sizeof n);
-  if (!in || n != expected) {
-    throw ParseError(path, 0, fmt::format("{}: {} values, this model has {}", what, n, expected));
+// Writes and checksums as it goes (a checkpoint can be most of memory: it is not copied whole).
+class SummingWriter {
+ public:
+  explicit SummingWriter(std::ostream& out) : out_(out) {}
+  void Put(const void* data, size_t n) {
+    out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+    sum_ = Fnv1a64(data, n, sum_);
   }
-  torch::Tensor t = torch::empty({n});
-  in.read(reinterpret_cast<char*>(t.data_ptr<float>()), static_cast<std::streamsize>(n * sizeof(float)));
-  if (!in) throw ParseError(path, 0, fmt::format("truncated in the {}", what));
-  return t;
-}
+  void PutTensor(const torch::Tensor& t) {
+    const int64_t n = t.numel();
+    Put(&n, sizeof n);
+    torch::Tensor c = t.contiguous();
+    Put(c.data_ptr<float>(), static_cast<size_t>(n) * sizeof(float));
+  }
+  void Finish() { out_.write(reinterpret_cast<const char*>(&sum_), sizeof sum_); }
+
+ private:
+  std::ostream& out_;
+  uint64_t sum_ = kFnvSeed;
+};
+
+class SummingReader {
+ public:
+  explicit SummingReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  void Get(void* data, size_t n, const char* what) {
+    in_.read(static_cast<char*>(data), static_cast<std::streamsize>(n));
+    if (!in_) throw ParseError(path_, 0, fmt::format("truncated in the {}", what));
+    sum_ = Fnv1a64(data, n, sum_);
+  }
+  torch::Tensor GetTensor(int64_t expected, const char* what) {
+    int64_t n = -1;
+    Get(&n, sizeof n, what);
+    if (n != expected) throw ParseError(path_, 0, fmt::format("{}: {} values, this model has {}", what, n, expected));
+    torch::Tensor t = torch::empty({n});
+    Get(t.data_ptr<float>(), static_cast<size_t>(n) * sizeof(float), what);
+    return t;
+  }
+  // Reads the stored checksum and checks it, and that nothing follows.
+  void Finish() {
+    uint64_t stored = 0;
+    in_.read(reinterpret_cast<char*>(&stored), sizeof stored);
+    if (!in_) throw ParseError(path_, 0, "truncated before the checksum");
+    if (stored != sum_) throw ParseError(path_, 0, "checksum mismatch: the file is corrupt");
+    if (in_.peek() != std::char_traits<char>::eof()) throw ParseError(path_, 0, "trailing bytes after the checkpoint");
+  }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  uint64_t sum_ = kFnvSeed;
+};
 
 }  // namespace
 
 void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
   std::filesystem::create_directories(dir);
   WriteFileAtomically(PathOf(dir), [&](std::ostream& out) {
-    out.write(kMagic, sizeof kMagic);
+    SummingWriter w(out);
+    w.Put(kMagic, sizeof kMagic);
     const uint32_t len = static_cast<uint32_t>(c.model.size());
-    out.write(reinterpret_cast<const char*>(&len), sizeof len);
-    out.write(c.model.data(), len);
-    out.write(reinterpret_cast<const char*>(&c.step), sizeof c.step);
-    WriteTensor(out, c.parameters);
-    WriteTensor(out, c.momentum);
-    WriteTensor(out, c.buffers);
+    w.Put(&len, sizeof len);
+    w.Put(c.model.data(), len);
+    w.Put(&c.step, sizeof c.step);
+    w.PutTensor(c.parameters);
+    w.PutTensor(c.momentum);
+    w.PutTensor(c.buffers);
+    w.Finish();
   });
 }
 
 TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters, int64_t buffers) {
   const std::string path = PathOf(dir);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("{}: cannot open (no checkpoint in {})", path, dir));
+  if (!std::filesystem::exists(path)) throw IoError(fmt::format("{}: cannot open (no checkpoint in {})", path, dir));
+  SummingReader in(path);
   char magic[sizeof kMagic];
-  in.read(magic, sizeof magic);
-  if (!in || !std::equal(magic, magic + sizeof magic, kMagic)) throw ParseError(path, 0, "not a parasol training checkpoint");
+  in.Get(magic, sizeof magic, "header");
+  if (!std::equal(magic, magic + 6, kMagic)) throw ParseError(path, 0, "not a parasol training checkpoint");
+  if (!std::equal(magic, magic + sizeof magic, kMagic)) {
+    throw ParseError(path, 0, fmt::format("format {} (this parasol reads format 02)", std::string_view(magic + 6, 2)));
+  }
   uint32_t len = 0;
-  in.read(reinterpret_cast<char*>(&len), sizeof len);
-  if (!in || len > 64) throw ParseError(path, 0, "corrupt header");
+  in.Get(&len, sizeof len, "header");
+  if (len > 64) throw ParseError(path, 0, "corrupt header");
   TrainCheckpoint c;
   c.model.resize(len);
-  in.read(c.model.data(), len);
-  in.read(reinterpret_cast<char*>(&c.step), sizeof c.step);
-  if (!in) throw ParseError(path, 0, "truncated header");
+  in.Get(c.model.data(), len, "header");
+  in.Get(&c.step, sizeof c.step, "header");
   if (c.model != model) throw ParseError(path, 0, fmt::format("a checkpoint of model {}, not {}", c.model, model));
-  c.parameters = ReadTensor(in, parameters, path, "parameters");
-  c.momentum = ReadTensor(in, parameters, path, "momentum");
-  c.buffers = ReadTensor(in, buffers, path, "batch-norm statistics");
-  if (in.peek() != std::char_traits<char>::eof()) throw ParseError(path, 0, "trailing bytes after the checkpoint");
+  c.parameters = in.GetTensor(parameters, "parameters");
+  c.momentum = in.GetTensor(parameters, "momentum");
+  c.buffers = in.GetTensor(buffers, "batch-norm statistics");
+  in.Finish();
   return c;
 }
 

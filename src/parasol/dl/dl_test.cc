@@ -219,6 +219,42 @@ TEST(Training, ResumeEqualsAStraightRun) {
   EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt: a checkpoint of model lenet, not mlp"));
 }
 
+// A torn or corrupted training checkpoint is refused naming the file; the checksum catches a
+// flipped byte that the sizes cannot.
+TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_torn").string();
+  std::filesystem::remove_all(dir);
+  TrainCheckpoint c{.model = "mlp", .step = 7, .parameters = torch::arange(100, torch::kFloat32),
+                    .momentum = torch::zeros({100}), .buffers = torch::ones({3})};
+  WriteCheckpoint(dir, c);
+  const std::string path = dir + "/train.ckpt";
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  TrainCheckpoint back = ReadCheckpoint(dir, "mlp", 100, 3);
+  EXPECT_EQ(back.step, 7);
+  EXPECT_TRUE(torch::equal(back.parameters, c.parameters));
+  auto refusal = [&](const std::string& contents) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
+    try {
+      ReadCheckpoint(dir, "mlp", 100, 3);
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)), ::testing::HasSubstr(path + ": truncated in the momentum"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)), ::testing::HasSubstr(path + ": truncated before the checksum"));
+  std::string flipped = bytes;
+  flipped[100] ^= 0x10;  // inside the parameters
+  EXPECT_THAT(refusal(flipped), ::testing::HasSubstr(path + ": checksum mismatch"));
+  std::string old = bytes;
+  old[7] = '1';
+  EXPECT_THAT(refusal(old), ::testing::HasSubstr("format 01 (this parasol reads format 02)"));
+}
+
 // What `parasol cluster` relies on: a stop file makes every rank checkpoint the step it is on,
 // and the job resumed on another number of ranks (same global batch) trains the model one rank
 // would have trained without the interruption.
