@@ -11,8 +11,7 @@ seconds=${1:-20}
 shift || true
 build=build-fuzz
 
-CC=clang CXX=clang++ cmake -S . -B "$build" -DPARASOL_FUZZ=ON -DPARASOL_WERROR=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+cmake --preset fuzz > /dev/null  # CMakePresets.json: clang, ASan, UBSan, assertions on
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets > "$build/fuzz-build.log" 2>&1 ||
   { tail -30 "$build/fuzz-build.log"; exit 1; }
 

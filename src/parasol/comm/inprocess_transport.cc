@@ -1,11 +1,9 @@
 #include "parasol/comm/inprocess_transport.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
@@ -14,6 +12,7 @@
 
 #include "parasol/comm/memory_region.h"
 #include "parasol/core/error.h"
+#include "parasol/core/mutex.h"
 
 namespace parasol::comm {
 
@@ -49,7 +48,7 @@ struct Mailbox {
   std::deque<Envelope> inbox;
   std::vector<std::shared_ptr<RecvState>> posted;  // in the order they were posted
   uint64_t epoch = 0;
-  std::condition_variable cv;
+  CondVar cv;
   std::optional<std::string> failure;
   int duplicates = 0;
   int registrations = 0;
@@ -81,31 +80,32 @@ struct InProcessWorld::Impl {
     comms.push_back(std::make_unique<Comm>(n));
   }
 
-  std::mutex mu;
+  Mutex mu;
   const int size;
   const InProcessOptions options;
-  std::vector<std::unique_ptr<Comm>> comms;             // GUARDED_BY(mu)
-  std::map<std::pair<int, int>, int> duplicate_of;     // (comm, k-th duplicate) -> comm
-  std::map<std::pair<int, int>, std::shared_ptr<RegionEntry>> regions;  // (comm, k-th) -> entry
-  std::vector<bool> killed;
-  std::vector<FaultState> faults;
-  uint64_t messages_sent = 0;
+  std::vector<std::unique_ptr<Comm>> comms PARASOL_GUARDED_BY(mu);
+  std::map<std::pair<int, int>, int> duplicate_of PARASOL_GUARDED_BY(mu);  // (comm, k-th duplicate) -> comm
+  // (comm, k-th registration) -> entry
+  std::map<std::pair<int, int>, std::shared_ptr<RegionEntry>> regions PARASOL_GUARDED_BY(mu);
+  std::vector<bool> killed PARASOL_GUARDED_BY(mu);
+  std::vector<FaultState> faults PARASOL_GUARDED_BY(mu);
+  uint64_t messages_sent PARASOL_GUARDED_BY(mu) = 0;
 
-  Mailbox& box(int comm, int rank) { return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)]; }
+  Mailbox& box(int comm, int rank) PARASOL_REQUIRES(mu) { return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)]; }
 
   static void Bump(Mailbox& b) {
     ++b.epoch;
-    b.cv.notify_all();
+    b.cv.NotifyAll();
   }
 
-  void BumpAll() {
+  void BumpAll() PARASOL_REQUIRES(mu) {
     for (auto& c : comms) {
       for (auto& b : c->boxes) Bump(b);
     }
   }
 
-  // The first fault rule that claims this message, if any. REQUIRES: mu held.
-  const MessageFault* ClaimFault(int src, int dst, Tag tag) {
+  // The first fault rule that claims this message, if any.
+  const MessageFault* ClaimFault(int src, int dst, Tag tag) PARASOL_REQUIRES(mu) {
     for (auto& fs : faults) {
       const auto& f = fs.fault;
       if (f.src != kAnyRank && f.src != src) continue;
@@ -121,8 +121,8 @@ struct InProcessWorld::Impl {
 
   // Matches posted receives of (comm, rank) with visible messages, in MPI order: per (src, tag)
   // the first message goes to the first receive; a delayed message holds back later ones from
-  // the same sender and tag. REQUIRES: mu held.
-  void Deliver(int comm, int rank, Clock::time_point now) {
+  // the same sender and tag.
+  void Deliver(int comm, int rank, Clock::time_point now) PARASOL_REQUIRES(mu) {
     Mailbox& b = box(comm, rank);
     std::set<std::pair<int, Tag>> blocked;
     bool changed = false;
@@ -161,7 +161,7 @@ struct InProcessWorld::Impl {
     if (changed) Bump(b);
   }
 
-  void Complete(int comm, RecvState& r, Envelope& e, int rank) {
+  void Complete(int comm, RecvState& r, Envelope& e, int rank) PARASOL_REQUIRES(mu) {
     if (e.bytes != r.bytes) {
       r.error = ErrorCode::kMismatch;
       r.error_message = fmt::format(
@@ -192,7 +192,7 @@ class InProcessTransport : public Transport {
   std::string_view name() const override { return "inprocess"; }
 
   Request Isend(int peer, Tag tag, const void* data, size_t bytes) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckAlive("send");
     CheckPeer(peer, "send");
     ++w_->messages_sent;
@@ -218,7 +218,7 @@ class InProcessTransport : public Transport {
   }
 
   Request Irecv(int peer, Tag tag, void* data, size_t bytes) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckAlive("receive");
     CheckPeer(peer, "receive");
     auto state = std::make_shared<RecvState>();
@@ -232,7 +232,7 @@ class InProcessTransport : public Transport {
   }
 
   bool Test(Request& req) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckAlive("test");
     if (req.kind == Request::Kind::kSend) {
       if (!std::static_pointer_cast<SendState>(req.state)->done) return false;
@@ -252,7 +252,7 @@ class InProcessTransport : public Transport {
   }
 
   std::optional<Message> TryReceive(Tag tag) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckAlive("receive");
     Mailbox& b = w_->box(comm_, rank_);
     auto now = Clock::now();
@@ -277,7 +277,7 @@ class InProcessTransport : public Transport {
   }
 
   void Cancel(Request& req) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     if (req.kind == Request::Kind::kRecv) {
       auto& posted = w_->box(comm_, rank_).posted;
       posted.erase(std::remove(posted.begin(), posted.end(), req.state), posted.end());
@@ -293,12 +293,12 @@ class InProcessTransport : public Transport {
   }
 
   uint64_t Epoch() override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     return w_->box(comm_, rank_).epoch;
   }
 
   void WaitForEvent(uint64_t epoch, Deadline until) override {
-    std::unique_lock<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     Mailbox& b = w_->box(comm_, rank_);
     if (b.epoch != epoch) return;
     // Wake when a delayed message becomes visible, too.
@@ -308,13 +308,14 @@ class InProcessTransport : public Transport {
       if (e.visible_at > now) wake = std::min(wake, e.visible_at);
     }
     if (wake <= now) return;
-    b.cv.wait_until(lock, wake, [&] { return b.epoch != epoch; });
+    while (b.epoch == epoch && b.cv.WaitUntil(w_->mu, wake)) {
+    }
   }
 
   bool WaitSleeps() const override { return true; }
 
   std::optional<Tag> ProbeUnexpected(int peer) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     auto now = Clock::now();
     for (const auto& e : w_->box(comm_, rank_).inbox) {
       if (e.src == peer && e.visible_at <= now) return e.tag;
@@ -323,7 +324,7 @@ class InProcessTransport : public Transport {
   }
 
   void NotifyFailure(const std::string& message) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     for (int p = 0; p < w_->size; ++p) {
       if (p == rank_ || w_->killed[static_cast<size_t>(p)]) continue;
       Mailbox& b = w_->box(comm_, p);
@@ -333,14 +334,14 @@ class InProcessTransport : public Transport {
   }
 
   std::optional<std::string> PeerFailure() override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     return w_->box(comm_, rank_).failure;
   }
 
   std::unique_ptr<MemoryRegion> RegisterMemory(void* base, size_t bytes, Deadline deadline) override;
 
   std::unique_ptr<Transport> Duplicate(Deadline) override {
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckAlive("duplicate");
     auto key = std::make_pair(comm_, w_->box(comm_, rank_).duplicates++);
     auto it = w_->duplicate_of.find(key);
@@ -355,8 +356,7 @@ class InProcessTransport : public Transport {
     return std::make_unique<InProcessTransport>(w_, id, rank_);
   }
 
-  // REQUIRES: mu held.
-  void CheckAlive(std::string_view op) const {
+  void CheckAlive(std::string_view op) const PARASOL_REQUIRES(w_->mu) {
     if (w_->killed[static_cast<size_t>(rank_)]) {
       throw PeerGoneError(fmt::format("rank {}: {}: this rank was stopped", rank_, op));
     }
@@ -381,7 +381,7 @@ class InProcessMemoryRegion : public MemoryRegion {
 
   Request Put(int peer, size_t offset, const void* src, size_t bytes) override {
     CheckRange("put", rank_, peer, offset, bytes);
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckPeerAlive(peer, "put");
     if (bytes) std::memcpy(entry_->bases[static_cast<size_t>(peer)] + offset, src, bytes);
     return Request{Request::Kind::kPut, peer, 0, bytes, 0, nullptr};
@@ -389,7 +389,7 @@ class InProcessMemoryRegion : public MemoryRegion {
 
   Request Get(int peer, size_t offset, void* dst, size_t bytes) override {
     CheckRange("get", rank_, peer, offset, bytes);
-    std::lock_guard<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     CheckPeerAlive(peer, "get");
     if (bytes) std::memcpy(dst, entry_->bases[static_cast<size_t>(peer)] + offset, bytes);
     return Request{Request::Kind::kGet, peer, 0, bytes, 0, nullptr};
@@ -403,20 +403,22 @@ class InProcessMemoryRegion : public MemoryRegion {
   void Flush(Deadline) override {}
 
   void Close(Deadline deadline) override {
-    std::unique_lock<std::mutex> lock(w_->mu);
+    MutexLock lock(w_->mu);
     if (closed_) return;
     closed_ = true;
     ++entry_->closed;
     w_->BumpAll();
     Mailbox& b = w_->box(comm_, rank_);
-    if (!b.cv.wait_until(lock, deadline.time(), [&] { return entry_->closed == w_->size; })) {
+    while (entry_->closed != w_->size && b.cv.WaitUntil(w_->mu, deadline.time())) {
+    }
+    if (entry_->closed != w_->size) {
       throw TimeoutError(fmt::format("rank {}: close memory region: deadline passed with {} of {} ranks closed",
                                      rank_, entry_->closed, w_->size));
     }
   }
 
  private:
-  void CheckPeerAlive(int peer, std::string_view op) {
+  void CheckPeerAlive(int peer, std::string_view op) PARASOL_REQUIRES(w_->mu) {
     if (w_->killed[static_cast<size_t>(peer)]) {
       throw PeerGoneError(fmt::format("rank {}: {}: peer {} is gone", rank_, op, peer));
     }
@@ -431,7 +433,7 @@ class InProcessMemoryRegion : public MemoryRegion {
 
 std::unique_ptr<MemoryRegion> InProcessTransport::RegisterMemory(void* base, size_t bytes,
                                                                  Deadline deadline) {
-  std::unique_lock<std::mutex> lock(w_->mu);
+  MutexLock lock(w_->mu);
   CheckAlive("register memory");
   auto key = std::make_pair(comm_, w_->box(comm_, rank_).registrations++);
   auto& slot = w_->regions[key];
@@ -442,11 +444,13 @@ std::unique_ptr<MemoryRegion> InProcessTransport::RegisterMemory(void* base, siz
   ++entry->arrived;
   w_->BumpAll();
   Mailbox& b = w_->box(comm_, rank_);
-  if (!b.cv.wait_until(lock, deadline.time(), [&] { return entry->arrived == w_->size; })) {
+  while (entry->arrived != w_->size && b.cv.WaitUntil(w_->mu, deadline.time())) {
+  }
+  if (entry->arrived != w_->size) {
     throw TimeoutError(fmt::format("rank {}: register memory: deadline passed with {} of {} ranks registered",
                                    rank_, entry->arrived, w_->size));
   }
-  lock.unlock();
+  lock.Unlock();
   return std::make_unique<InProcessMemoryRegion>(*this, entry, rank_);
 }
 
@@ -469,12 +473,12 @@ std::unique_ptr<Transport> InProcessWorld::CreateTransport(int rank) {
 }
 
 void InProcessWorld::AddFault(const MessageFault& fault) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->faults.push_back(FaultState{fault, 0});
 }
 
 void InProcessWorld::KillRank(int rank) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->killed[static_cast<size_t>(rank)] = true;
   for (size_t c = 0; c < impl_->comms.size(); ++c) {
     Mailbox& dead = impl_->box(static_cast<int>(c), rank);
@@ -491,7 +495,7 @@ void InProcessWorld::KillRank(int rank) {
 }
 
 uint64_t InProcessWorld::messages_sent() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->messages_sent;
 }
 

@@ -146,7 +146,7 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
 }
 
 MpiTransport::~MpiTransport() {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(control_mu_);
   if (control_recv_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&control_recv_);
     MPI_Wait(&control_recv_, MPI_STATUS_IGNORE);
@@ -259,7 +259,7 @@ std::optional<Tag> MpiTransport::ProbeUnexpected(int peer) {
 }
 
 void MpiTransport::NotifyFailure(const std::string& message) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(control_mu_);
   if (!notices_.empty()) return;  // one notice per rank is enough
   notice_text_ = message.substr(0, kMaxNoticeBytes);
   for (int p = 0; p < size_; ++p) {
@@ -273,7 +273,7 @@ void MpiTransport::NotifyFailure(const std::string& message) {
 }
 
 std::optional<std::string> MpiTransport::PeerFailure() {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(control_mu_);
   if (failure_ || control_recv_ == MPI_REQUEST_NULL) return failure_;
   int flag = 0;
   MPI_Status status;

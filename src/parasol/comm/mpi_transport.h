@@ -5,10 +5,10 @@
 #include <mpi.h>
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "parasol/comm/transport.h"
+#include "parasol/core/mutex.h"
 
 namespace parasol::comm {
 
@@ -45,12 +45,12 @@ class MpiTransport : public Transport {
   int rank_ = 0;
   int size_ = 1;
 
-  std::mutex control_mu_;
-  MPI_Request control_recv_ = MPI_REQUEST_NULL;  // GUARDED_BY(control_mu_)
-  std::vector<char> control_buf_;                // GUARDED_BY(control_mu_)
-  std::optional<std::string> failure_;           // GUARDED_BY(control_mu_)
-  std::vector<MPI_Request> notices_;             // GUARDED_BY(control_mu_)
-  std::string notice_text_;                      // GUARDED_BY(control_mu_)
+  Mutex control_mu_;
+  MPI_Request control_recv_ PARASOL_GUARDED_BY(control_mu_) = MPI_REQUEST_NULL;
+  std::vector<char> control_buf_ PARASOL_GUARDED_BY(control_mu_);
+  std::optional<std::string> failure_ PARASOL_GUARDED_BY(control_mu_);
+  std::vector<MPI_Request> notices_ PARASOL_GUARDED_BY(control_mu_);
+  std::string notice_text_ PARASOL_GUARDED_BY(control_mu_);
   // More ranks on this node than cores: a waiting rank must give its core to the peer it waits
   // for on every idle round, not now and then.
   bool oversubscribed_ = false;

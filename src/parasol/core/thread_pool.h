@@ -1,14 +1,14 @@
 // A fixed pool of worker threads. Tasks run in submission order as workers free up.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <future>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "parasol/core/mutex.h"
 
 namespace parasol {
 
@@ -32,10 +32,10 @@ class ThreadPool {
  private:
   void Work();
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::packaged_task<void()>> tasks_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;                         // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::packaged_task<void()>> tasks_ PARASOL_GUARDED_BY(mu_);
+  bool stopping_ PARASOL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
 

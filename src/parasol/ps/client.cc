@@ -9,6 +9,14 @@
 #include "parasol/ps/protocol.h"
 
 namespace parasol::ps {
+namespace {
+
+// Every entry is nonzero (a shard replied).
+bool AllSet(const std::vector<char>& flags) {
+  return std::all_of(flags.begin(), flags.end(), [](char c) { return c != 0; });
+}
+
+}  // namespace
 
 Client::Client(int rank, int processes, int workers, Sender send)
     : rank_(rank), processes_(processes), send_(std::move(send)), open_(static_cast<size_t>(processes)),
@@ -17,12 +25,12 @@ Client::Client(int rank, int processes, int workers, Sender send)
       synced_(static_cast<size_t>(processes), 0) {}
 
 void Client::AddTable(const TableConfig& config) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   tables_[config.id].config = config;
 }
 
 const TableConfig* Client::Config(uint32_t table) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tables_.find(table);
   return it == tables_.end() ? nullptr : &it->second.config;
 }
@@ -102,7 +110,7 @@ void Client::SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& r
 }
 
 Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline, bool* waited) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TableState& t = StateOf(table);
   const int shard = ShardOf(t.config, row, processes_);
   while (true) {
@@ -120,7 +128,7 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
     }
     Ask(t, row, need);
     // Wake at least every 100 ms: a far deadline must not overflow the clock conversion.
-    cv_.wait_until(lock, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
+    cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
     if (deadline.Expired()) {
       throw TimeoutError(fmt::format(
           "rank {}: get row {} of {} at clock {}: shard {} did not answer by the deadline (its clock is {})",
@@ -130,7 +138,7 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
 }
 
 void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TableState& t = StateOf(table);
   snapshots.ForEach([&](uint64_t row, Snapshot& s) {
     const CacheEntry* c = t.cache.Find(row);
@@ -141,7 +149,7 @@ void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<s
 }
 
 void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TableState& t = StateOf(table);
   const CacheEntry* c = t.cache.Find(row);
   if (c && c->row && c->stamp >= need) return;
@@ -149,7 +157,7 @@ void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
 }
 
 void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TableState& t = StateOf(table);
   std::vector<std::vector<uint64_t>> ask(static_cast<size_t>(processes_));
   for (uint64_t row : rows) {
@@ -162,13 +170,13 @@ void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t n
 }
 
 bool Client::Cached(uint32_t table, uint64_t row, uint64_t need) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto* c = StateOf(table).cache.Find(row);
   return c && c->row && c->stamp >= need;
 }
 
 void Client::AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TableState& t = StateOf(table);
   // This table's open batch per shard, sized for an even share of the updates.
   std::vector<FlatMap<Row>*> batches(static_cast<size_t>(processes_));
@@ -232,17 +240,17 @@ void Client::SendBatch(int shard) {
 }
 
 void Client::SendOpen() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (int shard = 0; shard < processes_; ++shard) SendBatch(shard);
 }
 
 void Client::SendNow(uint32_t table, uint64_t row) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   SendBatch(ShardOf(StateOf(table).config, row, processes_));
 }
 
 void Client::Clocked(int worker, uint64_t clock) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   worker_clock_[static_cast<size_t>(worker)] = clock;
   uint64_t lowest = *std::min_element(worker_clock_.begin(), worker_clock_.end());
   if (lowest <= process_clock_) return;
@@ -330,7 +338,7 @@ void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value) {
 }
 
 void Client::OnMessage(int src, Reader& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto type = static_cast<MsgType>(r.Get<uint8_t>());
   switch (type) {
     case MsgType::kRows:
@@ -375,17 +383,17 @@ void Client::OnMessage(int src, Reader& r) {
     }
     default: r.Fail(fmt::format("unexpected message type {} for a client", static_cast<int>(type)));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Client::Fail(ErrorCode code, const std::string& error) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!failure_) failure_ = {code, error};
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> rows, Deadline deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const TableState& t = StateOf(table);
   const uint64_t id = ++next_read_;
   PendingRead& p = reads_[id];
@@ -414,8 +422,9 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
     for (uint64_t row : mine) w.Put(row);
     send_(shard, w.Take());
   }
-  auto done = [&] { return std::all_of(p.answered.begin(), p.answered.end(), [](char c) { return c != 0; }); };
-  bool ok = cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || done(); });
+  while (!failure_ && !AllSet(p.answered) && cv_.WaitUntil(mu_, deadline.time())) {
+  }
+  const bool ok = failure_ || AllSet(p.answered);
   PendingRead result = std::move(p);
   reads_.erase(id);
   ThrowIfFailed();
@@ -446,7 +455,7 @@ void Client::OnReadReply(int shard, Reader& r) {
 }
 
 void Client::Sync(Deadline deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::fill(synced_.begin(), synced_.end(), 0);
   for (int shard = 0; shard < processes_; ++shard) {
     SendBatch(shard);
@@ -454,8 +463,9 @@ void Client::Sync(Deadline deadline) {
     w.Put(MsgType::kSync);
     send_(shard, w.Take());
   }
-  auto all = [&] { return std::all_of(synced_.begin(), synced_.end(), [](char c) { return c != 0; }); };
-  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || all(); })) {
+  while (!failure_ && !AllSet(synced_) && cv_.WaitUntil(mu_, deadline.time())) {
+  }
+  if (!failure_ && !AllSet(synced_)) {
     int silent = static_cast<int>(std::find(synced_.begin(), synced_.end(), 0) - synced_.begin());
     throw TimeoutError(fmt::format("rank {}: barrier: shard {} did not confirm this process's updates by the deadline",
                                    rank_, silent));
@@ -464,12 +474,12 @@ void Client::Sync(Deadline deadline) {
 }
 
 void Client::DropCache() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [id, t] : tables_) t.cache.Clear();
 }
 
 void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (uint64_t c : worker_clock_) {
     if (c != clock) {
       throw InvalidArgumentError(fmt::format(
@@ -486,7 +496,9 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
     w.PutString(dir);
     send_(shard, w.Take());
   }
-  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || checkpoint_done_ == processes_; })) {
+  while (!failure_ && checkpoint_done_ != processes_ && cv_.WaitUntil(mu_, deadline.time())) {
+  }
+  if (!failure_ && checkpoint_done_ != processes_) {
     throw TimeoutError(fmt::format("rank {}: checkpoint at clock {}: {} of {} shards wrote theirs by the deadline",
                                    rank_, clock, checkpoint_done_, processes_));
   }
@@ -500,13 +512,15 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
 }
 
 uint64_t Client::Restore(const std::string& dir, Deadline deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   restore_done_.reset();
   Writer w;
   w.Put(MsgType::kRestore);
   w.PutString(dir);
   send_(rank_, w.Take());
-  if (!cv_.wait_until(lock, deadline.time(), [&] { return failure_.has_value() || restore_done_.has_value(); })) {
+  while (!failure_ && !restore_done_ && cv_.WaitUntil(mu_, deadline.time())) {
+  }
+  if (!failure_ && !restore_done_) {
     throw TimeoutError(fmt::format("rank {}: restore from {}: the shard did not finish by the deadline", rank_, dir));
   }
   ThrowIfFailed();
@@ -522,12 +536,12 @@ uint64_t Client::Restore(const std::string& dir, Deadline deadline) {
 }
 
 PsStats Client::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 uint64_t Client::process_clock() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return process_clock_;
 }
 

@@ -11,19 +11,18 @@
 // handlers; one mutex guards the state and workers wait on one condition variable.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "parasol/core/deadline.h"
+#include "parasol/core/mutex.h"
 #include "parasol/ps/flat_map.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
@@ -130,7 +129,7 @@ class Client {
     std::vector<Row> spare;  // zeroed rows of acknowledged batches, reused by the next ones
   };
 
-  TableState& StateOf(uint32_t table);  // REQUIRES: mu_ held; throws for unknown tables
+  TableState& StateOf(uint32_t table) PARASOL_REQUIRES(mu_);  // throws for unknown tables
   // Whether a request for `row` at `need` must be sent: none for exactly this need is on its way.
   static bool MustAsk(const CacheEntry& c, uint64_t need);
   static void MarkAsked(CacheEntry& c, uint64_t need);
@@ -139,49 +138,50 @@ class Client {
   // Asks for `row` at stamp >= need. The first time a need is not met, every cached row of the
   // table older than `need` is asked for too, one message per shard: rows go stale together, so
   // a worker waits for one round trip per clock instead of one per row.
-  void Ask(TableState& t, uint64_t row, uint64_t need);  // REQUIRES: mu_ held
+  void Ask(TableState& t, uint64_t row, uint64_t need) PARASOL_REQUIRES(mu_);
   // The first time `need` is seen: adds every cached row older than need, not yet asked for,
-  // to rows[its shard].                                     REQUIRES: mu_ held
-  void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows);
+  // to rows[its shard].
+  void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows)
+      PARASOL_REQUIRES(mu_);
   // kGets to each shard with rows to ask for, in row order, each for at most kMaxReplyBytes of
   // rows (so a large read comes back in pieces that the reader can use as they arrive).
-  //                                                        REQUIRES: mu_ held
-  void SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need);
-  void SendBatch(int shard);                               // REQUIRES: mu_ held
-  void OnRows(int shard, Reader& r);                        // REQUIRES: mu_ held
-  void Complete(int shard, uint32_t table, uint64_t row, Row& value);  // REQUIRES: mu_ held
-  void Prune(int shard, uint64_t applied);                  // REQUIRES: mu_ held
-  void ThrowIfFailed();                                     // REQUIRES: mu_ held
+  void SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need)
+      PARASOL_REQUIRES(mu_);
+  void SendBatch(int shard) PARASOL_REQUIRES(mu_);
+  void OnRows(int shard, Reader& r) PARASOL_REQUIRES(mu_);
+  void Complete(int shard, uint32_t table, uint64_t row, Row& value) PARASOL_REQUIRES(mu_);
+  void Prune(int shard, uint64_t applied) PARASOL_REQUIRES(mu_);
+  void ThrowIfFailed() PARASOL_REQUIRES(mu_);
 
   const int rank_;
   const int processes_;
   Sender send_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint32_t, TableState> tables_;           // GUARDED_BY(mu_)
-  std::vector<Batch> open_;                         // per shard, GUARDED_BY(mu_)
-  std::vector<std::deque<Sent>> sent_;              // per shard, GUARDED_BY(mu_)
-  std::vector<uint64_t> seq_;                       // per shard, GUARDED_BY(mu_)
-  std::vector<uint64_t> worker_clock_;              // GUARDED_BY(mu_)
-  uint64_t process_clock_ = 0;                      // GUARDED_BY(mu_)
-  std::vector<uint64_t> shard_clock_;               // latest stamp each shard reported
-  std::map<std::pair<uint32_t, uint64_t>, std::string> row_errors_;  // GUARDED_BY(mu_)
-  std::optional<std::pair<ErrorCode, std::string>> failure_;         // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<uint32_t, TableState> tables_ PARASOL_GUARDED_BY(mu_);
+  std::vector<Batch> open_ PARASOL_GUARDED_BY(mu_);  // per shard
+  std::vector<std::deque<Sent>> sent_ PARASOL_GUARDED_BY(mu_);  // per shard
+  std::vector<uint64_t> seq_ PARASOL_GUARDED_BY(mu_);  // per shard
+  std::vector<uint64_t> worker_clock_ PARASOL_GUARDED_BY(mu_);
+  uint64_t process_clock_ PARASOL_GUARDED_BY(mu_) = 0;
+  std::vector<uint64_t> shard_clock_ PARASOL_GUARDED_BY(mu_);  // latest stamp each shard reported
+  std::map<std::pair<uint32_t, uint64_t>, std::string> row_errors_ PARASOL_GUARDED_BY(mu_);
+  std::optional<std::pair<ErrorCode, std::string>> failure_ PARASOL_GUARDED_BY(mu_);
   struct PendingRead {
     uint32_t table = 0;
     std::map<uint64_t, std::vector<size_t>> where;  // row -> positions in the result
     std::vector<Row> rows;
     std::vector<char> answered;  // per shard: 1 once it replied, or had nothing to send
   };
-  void OnReadReply(int shard, Reader& r);  // REQUIRES: mu_ held
-  std::map<uint64_t, PendingRead> reads_;  // GUARDED_BY(mu_)
-  uint64_t next_read_ = 0;                 // GUARDED_BY(mu_)
+  void OnReadReply(int shard, Reader& r) PARASOL_REQUIRES(mu_);
+  std::map<uint64_t, PendingRead> reads_ PARASOL_GUARDED_BY(mu_);
+  uint64_t next_read_ PARASOL_GUARDED_BY(mu_) = 0;
   // Sync, checkpoint and restore replies.
-  std::vector<char> synced_;
-  int checkpoint_done_ = 0;
-  std::string checkpoint_error_;
-  std::optional<std::pair<uint64_t, std::string>> restore_done_;
-  PsStats stats_;
+  std::vector<char> synced_ PARASOL_GUARDED_BY(mu_);
+  int checkpoint_done_ PARASOL_GUARDED_BY(mu_) = 0;
+  std::string checkpoint_error_ PARASOL_GUARDED_BY(mu_);
+  std::optional<std::pair<uint64_t, std::string>> restore_done_ PARASOL_GUARDED_BY(mu_);
+  PsStats stats_ PARASOL_GUARDED_BY(mu_);
 };
 
 }  // namespace parasol::ps

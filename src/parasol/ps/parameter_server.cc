@@ -52,7 +52,7 @@ void ParameterServer::CreateTable(const TableConfig& config) {
     throw InvalidArgumentError(fmt::format("rank {}: table {} already exists", rank_, config.id));
   }
   {
-    std::lock_guard<std::mutex> lock(shard_mu_);
+    MutexLock lock(shard_mu_);
     shard_.AddTable(config);
   }
   client_->AddTable(config);
@@ -83,18 +83,18 @@ std::vector<Row> ParameterServer::ReadLatest(uint32_t table, std::span<const uin
 }
 
 std::optional<Row> ParameterServer::ShardRow(uint32_t table, uint64_t row) {
-  std::lock_guard<std::mutex> lock(shard_mu_);
+  MutexLock lock(shard_mu_);
   const Row* r = shard_.Peek(table, row);
   return r ? std::optional<Row>(*r) : std::nullopt;
 }
 
 uint64_t ParameterServer::ShardClock() {
-  std::lock_guard<std::mutex> lock(shard_mu_);
+  MutexLock lock(shard_mu_);
   return shard_.min_clock();
 }
 
 void ParameterServer::Send(int dst, std::vector<std::byte> bytes) {
-  std::lock_guard<std::mutex> lock(out_mu_);
+  MutexLock lock(out_mu_);
   outbox_.emplace_back(dst, std::move(bytes));
 }
 
@@ -107,7 +107,7 @@ void ParameterServer::Dispatch(comm::Transport::Message& m) {
   if (ForShard(static_cast<MsgType>(m.data[0]))) {
     Outbox out;
     {
-      std::lock_guard<std::mutex> lock(shard_mu_);
+      MutexLock lock(shard_mu_);
       shard_.Handle(m.src, r, out);
     }
     for (auto& [dst, bytes] : out) Send(dst, std::move(bytes));
@@ -125,7 +125,7 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
   bool busy = false;
   std::deque<std::pair<int, std::vector<std::byte>>> out;
   {
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     out.swap(outbox_);
   }
   for (auto& [dst, bytes] : out) {
@@ -152,7 +152,7 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
     if (!m) break;
     Dispatch(*m);
     busy = true;
-    std::lock_guard<std::mutex> lock(out_mu_);
+    MutexLock lock(out_mu_);
     if (!outbox_.empty()) break;
   }
   return busy;
@@ -198,7 +198,7 @@ void ParameterServer::Loop() {
       continue;
     }
     if (stop_) {
-      std::lock_guard<std::mutex> lock(out_mu_);
+      MutexLock lock(out_mu_);
       if (outbox_.empty()) break;
       continue;
     }
@@ -213,7 +213,7 @@ void ParameterServer::Shutdown() {
   Deadline deadline = DefaultDeadline();
   while (true) {
     {
-      std::lock_guard<std::mutex> lock(out_mu_);
+      MutexLock lock(out_mu_);
       if (outbox_.empty()) break;
     }
     if (deadline.Expired()) break;
@@ -232,10 +232,10 @@ void ParameterServer::Shutdown() {
 
 void ParameterServer::Abort(const std::string& why) {
   {
-    std::lock_guard<std::mutex> lock(barrier_mu_);
+    MutexLock lock(barrier_mu_);
     if (aborted_) return;
     aborted_ = why;
-    barrier_cv_.notify_all();
+    barrier_cv_.NotifyAll();
   }
   messages_->transport().NotifyFailure(why);
   collectives_->transport().NotifyFailure(why);
@@ -247,13 +247,13 @@ void ParameterServer::Abort(const std::string& why) {
 
 void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn) {
   (void)worker;
-  std::unique_lock<std::mutex> lock(barrier_mu_);
+  MutexLock lock(barrier_mu_);
   if (aborted_) throw AbortedError(*aborted_);
   uint64_t generation = generation_;
   if (++arrived_ == options_.workers_per_process) {
     phase_error_.reset();  // waiters of the last phase have read theirs: this phase needed them
     // Every local worker is here, so none can enter the next phase until generation_ moves.
-    lock.unlock();
+    lock.Unlock();
     std::optional<std::pair<ErrorCode, std::string>> error;
     try {
       fn();
@@ -262,14 +262,16 @@ void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn)
     } catch (const std::exception& e) {
       error = {ErrorCode::kInternal, e.what()};
     }
-    lock.lock();
+    lock.Lock();
     phase_error_ = std::move(error);
     arrived_ = 0;
     ++generation_;
-    barrier_cv_.notify_all();
+    barrier_cv_.NotifyAll();
   } else {
     Deadline deadline = DefaultDeadline();
-    if (!barrier_cv_.wait_until(lock, deadline.time(), [&] { return generation_ != generation || aborted_; })) {
+    while (generation_ == generation && !aborted_ && barrier_cv_.WaitUntil(barrier_mu_, deadline.time())) {
+    }
+    if (generation_ == generation && !aborted_) {
       throw TimeoutError(fmt::format("rank {}: worker {}: only {} of {} local workers reached the barrier by the deadline",
                                      rank_, worker, arrived_, options_.workers_per_process));
     }

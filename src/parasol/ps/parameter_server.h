@@ -19,17 +19,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
 #include "parasol/comm/context.h"
+#include "parasol/core/mutex.h"
 #include "parasol/ps/client.h"
 #include "parasol/ps/server_shard.h"
 #include "parasol/ps/table_config.h"
@@ -104,11 +103,11 @@ class ParameterServer {
   std::unique_ptr<comm::Context> messages_;     // the communication thread's
   std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
   std::unique_ptr<Client> client_;
-  std::mutex shard_mu_;
-  ServerShard shard_;  // GUARDED_BY(shard_mu_)
+  Mutex shard_mu_;
+  ServerShard shard_ PARASOL_GUARDED_BY(shard_mu_);
 
-  std::mutex out_mu_;
-  std::deque<std::pair<int, std::vector<std::byte>>> outbox_;  // GUARDED_BY(out_mu_)
+  Mutex out_mu_;
+  std::deque<std::pair<int, std::vector<std::byte>>> outbox_ PARASOL_GUARDED_BY(out_mu_);
   std::atomic<bool> stop_{false};
   // Written by the communication thread (PsStats says what each counts).
   std::atomic<uint64_t> bytes_out_{0}, reply_bytes_out_{0}, reply_bytes_in_{0};
@@ -118,12 +117,12 @@ class ParameterServer {
 
   // Local barrier among this process's workers. Not held while the last arrival runs the phase
   // (a network barrier that may wait out the deadline): Abort must get it at once.
-  std::mutex barrier_mu_;
-  std::condition_variable barrier_cv_;
-  int arrived_ = 0;
-  uint64_t generation_ = 0;
-  std::optional<std::pair<ErrorCode, std::string>> phase_error_;
-  std::optional<std::string> aborted_;  // GUARDED_BY(barrier_mu_)
+  Mutex barrier_mu_;
+  CondVar barrier_cv_;
+  int arrived_ PARASOL_GUARDED_BY(barrier_mu_) = 0;
+  uint64_t generation_ PARASOL_GUARDED_BY(barrier_mu_) = 0;
+  std::optional<std::pair<ErrorCode, std::string>> phase_error_ PARASOL_GUARDED_BY(barrier_mu_);
+  std::optional<std::string> aborted_ PARASOL_GUARDED_BY(barrier_mu_);
 };
 
 }  // namespace parasol::ps

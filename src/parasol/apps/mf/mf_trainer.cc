@@ -17,6 +17,7 @@
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
+#include "parasol/core/mutex.h"
 #include "parasol/core/thread_pool.h"
 #include "parasol/ps/parameter_server.h"
 
@@ -43,13 +44,13 @@ struct Shared {
   std::vector<std::vector<uint32_t>> split;
   // When training starts: after the initial values are in (or restored), at the barrier every
   // worker leaves together. Times are measured from here; setup is the same for every model.
-  std::chrono::steady_clock::time_point start;  // GUARDED_BY(mu) until every worker has set it
-  bool started = false;                         // GUARDED_BY(mu)
-  std::mutex mu;
-  std::vector<MfEvent> events;  // GUARDED_BY(mu)
-  double final_part = 0;        // GUARDED_BY(mu)
-  double wait_seconds = 0;      // GUARDED_BY(mu)
-  uint64_t first_clock = 0;     // GUARDED_BY(mu)
+  Mutex mu;
+  std::chrono::steady_clock::time_point start;  // written under mu until every worker has set it
+  bool started PARASOL_GUARDED_BY(mu) = false;
+  std::vector<MfEvent> events PARASOL_GUARDED_BY(mu);
+  double final_part PARASOL_GUARDED_BY(mu) = 0;
+  double wait_seconds PARASOL_GUARDED_BY(mu) = 0;
+  uint64_t first_clock PARASOL_GUARDED_BY(mu) = 0;
 };
 
 // One worker thread's training loop.
@@ -73,7 +74,7 @@ class MfWorker {
       clock = worker_->Restore(o_.resume_dir);
     }
     {
-      std::lock_guard<std::mutex> lock(s_.mu);
+      MutexLock lock(s_.mu);
       if (!s_.started) {
         s_.started = true;
         s_.start = std::chrono::steady_clock::now();
@@ -97,7 +98,7 @@ class MfWorker {
     worker_->GlobalBarrier();  // every update is now visible: the exact objective
     WarmUp();
     double part = Evaluate();
-    std::lock_guard<std::mutex> lock(s_.mu);
+    MutexLock lock(s_.mu);
     s_.final_part += part;
     s_.wait_seconds += worker_->wait_seconds();
   }
@@ -188,7 +189,7 @@ class MfWorker {
   }
 
   void Report(uint64_t clock, double part) {
-    std::lock_guard<std::mutex> lock(s_.mu);
+    MutexLock lock(s_.mu);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
     s_.events.push_back(MfEvent{me_, clock, seconds, part});
   }
@@ -288,7 +289,7 @@ class Evaluator {
       next += period;
       std::chrono::steady_clock::time_point start;
       {
-        std::lock_guard<std::mutex> lock(s_.mu);
+        MutexLock lock(s_.mu);
         if (!s_.started) continue;
         start = s_.start;
       }
@@ -392,9 +393,16 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
 
   MfResult result;
   result.ratings = data.ratings.size();
-  result.first_clock = s.first_clock;
-  result.events = GatherEvents(ctx, s.events);
-  double local[3] = {s.final_part, s.wait_seconds, 0}, total[3];
+  std::vector<MfEvent> events;
+  double local[3] = {0, 0, 0}, total[3];
+  {
+    MutexLock lock(s.mu);  // the workers have finished; taken for form's sake (and the analysis)
+    result.first_clock = s.first_clock;
+    events = std::move(s.events);
+    local[0] = s.final_part;
+    local[1] = s.wait_seconds;
+  }
+  result.events = GatherEvents(ctx, events);
   collective::Allreduce(ctx, local, total, 3, DType::kFloat64);
   result.final_objective = total[0] / static_cast<double>(data.ratings.size());
   result.wait_seconds = total[1];

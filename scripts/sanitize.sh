@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A checked build and the tests under it:
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer, every test      (build-asan)
+#   tsan  ThreadSanitizer, the in-process tests of core, comm, collective, ps, sched and the
+#         applications (MPI's own threads are not instrumented, so runs under mpirun are left out;
+#         libtorch's OpenMP threads neither, so dl is left out)     (build-tsan)
+# Both compile with clang, whose thread-safety analysis turns a lock misuse into a build error.
+# Usage: scripts/sanitize.sh asan|tsan
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:?usage: scripts/sanitize.sh asan|tsan}
+jobs=$(nproc)
+cmake --preset "$kind" > /dev/null
+case "$kind" in
+  asan)
+    cmake --build build-asan -j "$jobs"
+    # OpenMPI and libtorch keep allocations for the life of the process: leaks are not findings.
+    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    ;;
+  tsan)
+    tests=(core_test comm_test collective_test collective_sim_test ps_test sched_test lda_test mf_test)
+    cmake --build build-tsan -j "$jobs" --target "${tests[@]}"
+    regex="^($(IFS='|'; echo "${tests[*]}"))\$"
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+      ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "$regex"
+    ;;
+  *) echo "usage: scripts/sanitize.sh asan|tsan" >&2; exit 2 ;;
+esac
