@@ -7,7 +7,7 @@ PARASOL := $(BUILD_DIR)/tools/parasol
 
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test fuzz bench clean
+.PHONY: all deps configure build run test fuzz sanitize bench clean
 
 all: build
 
@@ -35,8 +35,14 @@ test: build
 fuzz: deps
 	bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The suite under ASan+UBSan (build-asan) and the threaded tests under TSan (build-tsan): gcc,
+# -O1, assertions on. One of them: make sanitize SANITIZERS=tsan
+SANITIZERS ?= asan tsan
+sanitize: deps
+	@for s in $(SANITIZERS); do bash scripts/sanitize.sh $$s || exit 1; done
+
 bench: build
 	bash bench/run_all.sh $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) build-fuzz
+	rm -rf $(BUILD_DIR) build-fuzz build-asan build-tsan

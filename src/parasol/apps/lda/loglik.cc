@@ -6,22 +6,29 @@ namespace parasol::apps::lda {
 
 namespace {
 constexpr int64_t kTable = 1 << 14;  // counts below this come from a table
+
+// std::lgamma writes the sign to the global `signgam`: a data race between the threads that score
+// documents in parallel. lgamma_r returns it instead.
+double LogGamma(double x) {
+  int sign = 0;
+  return lgamma_r(x, &sign);
 }
+}  // namespace
 
 LogLikelihood::LogLikelihood(const LdaParams& params) : p_(params), alpha_table_(kTable), beta_table_(kTable) {
-  const double la = std::lgamma(p_.alpha), lb = std::lgamma(p_.beta);
+  const double la = LogGamma(p_.alpha), lb = LogGamma(p_.beta);
   for (int64_t n = 0; n < kTable; ++n) {
-    alpha_table_[n] = std::lgamma(static_cast<double>(n) + p_.alpha) - la;
-    beta_table_[n] = std::lgamma(static_cast<double>(n) + p_.beta) - lb;
+    alpha_table_[n] = LogGamma(static_cast<double>(n) + p_.alpha) - la;
+    beta_table_[n] = LogGamma(static_cast<double>(n) + p_.beta) - lb;
   }
 }
 
 double LogLikelihood::LgammaAlpha(int64_t n) const {
-  return n < kTable ? alpha_table_[n] : std::lgamma(static_cast<double>(n) + p_.alpha) - std::lgamma(p_.alpha);
+  return n < kTable ? alpha_table_[n] : LogGamma(static_cast<double>(n) + p_.alpha) - LogGamma(p_.alpha);
 }
 
 double LogLikelihood::LgammaBeta(int64_t n) const {
-  return n < kTable ? beta_table_[n] : std::lgamma(static_cast<double>(n) + p_.beta) - std::lgamma(p_.beta);
+  return n < kTable ? beta_table_[n] : LogGamma(static_cast<double>(n) + p_.beta) - LogGamma(p_.beta);
 }
 
 namespace {
@@ -40,12 +47,12 @@ void ForEachCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t
 
 double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1, std::vector<int32_t>& scratch) const {
   const double ka = p_.topics * p_.alpha;
-  const double lka = std::lgamma(ka);
+  const double lka = LogGamma(ka);
   double sum = 0;
   for (size_t d = d0; d < d1; ++d) {
     const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
     ForEachCount(layout.doc_topics(), b, e, scratch, [&](int32_t c) { sum += LgammaAlpha(c); });
-    sum += lka - std::lgamma(static_cast<double>(e - b) + ka);
+    sum += lka - LogGamma(static_cast<double>(e - b) + ka);
   }
   return sum;
 }
@@ -73,8 +80,8 @@ double LogLikelihood::WordRowsPart(const WordTopicTable& table, std::span<const 
 
 double LogLikelihood::TotalsPart(std::span<const int64_t> totals) const {
   const double vb = p_.vocab_size * p_.beta;
-  double sum = p_.topics * std::lgamma(vb);
-  for (int64_t n : totals) sum -= std::lgamma(static_cast<double>(n) + vb);
+  double sum = p_.topics * LogGamma(vb);
+  for (int64_t n : totals) sum -= LogGamma(static_cast<double>(n) + vb);
   return sum;
 }
 
