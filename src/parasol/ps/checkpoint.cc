@@ -1,5 +1,6 @@
 #include "parasol/ps/checkpoint.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -22,7 +23,26 @@ constexpr uint32_t kVersion = 1;
 constexpr int kMaxShards = 1 << 16;
 constexpr size_t kMaxTables = 1 << 16;
 
-std::string ShardFile(const std::string& dir, int shard) { return fmt::format("{}/shard-{:05}.ckpt", dir, shard); }
+// This shard's files other than the newest two: the newest may be one the manifest does not name
+// yet (a crash between the shards' writes and the manifest's), the one before is then the one it
+// names.
+void RemoveOlderShardFiles(const std::string& dir, int shard) {
+  const std::string prefix = fmt::format("shard-{:05}.", shard);
+  std::vector<std::pair<uint64_t, std::filesystem::path>> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !name.ends_with(".ckpt")) continue;
+    const char* first = name.data() + prefix.size();
+    const char* last = name.data() + name.size() - 5;
+    uint64_t clock = 0;
+    if (auto [end, err] = std::from_chars(first, last, clock); err == std::errc() && end == last) {
+      files.emplace_back(clock, entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + 2 < files.size(); ++i) std::filesystem::remove(files[i].second, ec);  // best effort
+}
 
 void WriteAtomically(const std::string& path, const void* data, size_t size) {
   WriteFileAtomically(path, [&](std::ostream& out) { out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
@@ -84,7 +104,12 @@ Manifest ReadManifest(const std::string& dir) {
 
 }  // namespace
 
-CheckpointWriter::CheckpointWriter(std::string dir, int shard, uint64_t clock) : dir_(std::move(dir)), shard_(shard) {
+std::string ShardFile(const std::string& dir, int shard, uint64_t clock) {
+  return fmt::format("{}/shard-{:05}.{}.ckpt", dir, shard, clock);
+}
+
+CheckpointWriter::CheckpointWriter(std::string dir, int shard, uint64_t clock)
+    : dir_(std::move(dir)), shard_(shard), clock_(clock) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create checkpoint directory: {}", dir_, ec.message()));
@@ -109,7 +134,8 @@ void CheckpointWriter::Commit() {
   w_.Put<uint8_t>(0);  // end of tables
   uint64_t sum = Fnv1a64(w_.bytes().data(), w_.size());
   w_.Put(sum);
-  WriteAtomically(ShardFile(dir_, shard_), w_.bytes().data(), w_.size());
+  WriteAtomically(ShardFile(dir_, shard_, clock_), w_.bytes().data(), w_.size());
+  RemoveOlderShardFiles(dir_, shard_);
 }
 
 void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables) {
@@ -128,7 +154,7 @@ uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableCo
     }
   }
   for (int shard = 0; shard < m.shards; ++shard) {
-    std::string path = ShardFile(dir, shard);
+    std::string path = ShardFile(dir, shard, m.clock);
     auto bytes = ReadFile(path);
     if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) != Reader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
       throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");

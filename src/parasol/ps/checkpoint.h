@@ -1,6 +1,8 @@
 // Parameter-server checkpoint files (format: docs/ps-checkpoint.md). Each shard writes
-// DIR/shard-NNNNN.ckpt; rank 0 writes DIR/MANIFEST once every shard has. Files are written to a
-// temporary name and renamed, so a crash leaves the previous checkpoint or none, never half of one.
+// DIR/shard-NNNNN.CLOCK.ckpt; rank 0 writes DIR/MANIFEST, which names the clock, once every shard
+// has. Files are written to a temporary name and renamed, and a shard keeps its previous file until
+// it has written the next one but one, so a crash at any point leaves a complete checkpoint (the
+// manifest's) or none, never half of one.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +28,12 @@ class CheckpointWriter {
  private:
   std::string dir_;
   int shard_;
+  uint64_t clock_;
   Writer w_;
 };
+
+// DIR/shard-NNNNN.CLOCK.ckpt
+std::string ShardFile(const std::string& dir, int shard, uint64_t clock);
 
 void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables);
 

@@ -146,8 +146,8 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
     cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
     if (deadline.Expired()) {
       throw TimeoutError(fmt::format(
-          "rank {}: get row {} of {} at clock {}: shard {} did not answer by the deadline (its clock is {})",
-          rank_, row, t.config.Describe(), need, shard, shard_clock_[static_cast<size_t>(shard)]));
+          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not answer by the deadline (its clock is {})",
+          rank_, row, t.config.Describe(), need, shard, shard, shard_clock_[static_cast<size_t>(shard)]));
     }
   }
 }
@@ -449,8 +449,8 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
   ThrowIfFailed();
   if (!ok) {
     int silent = static_cast<int>(std::find(result.answered.begin(), result.answered.end(), 0) - result.answered.begin());
-    throw TimeoutError(fmt::format("rank {}: read of {}: shard {} did not answer by the deadline", rank_,
-                                   t.config.Describe(), silent));
+    throw TimeoutError(fmt::format("rank {}: read of {}: shard {} (rank {}) did not answer by the deadline",
+                                   rank_, t.config.Describe(), silent, silent));
   }
   return std::move(result.rows);
 }

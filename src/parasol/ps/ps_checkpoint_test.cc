@@ -14,6 +14,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/ps/checkpoint.h"
 #include "parasol/ps/parameter_server.h"
 
 namespace parasol::ps {
@@ -108,7 +109,7 @@ TEST_F(PsCheckpoint, ResumedJobEndsWithTheSameTables) {
   ASSERT_EQ(straight.size(), 2 * kRows);
   RunJob({.last_clock = 6, .checkpoint = Dir()});
   EXPECT_TRUE(std::filesystem::exists(dir_ / "MANIFEST"));
-  EXPECT_TRUE(std::filesystem::exists(dir_ / "shard-00001.ckpt"));
+  EXPECT_TRUE(std::filesystem::exists(ShardFile(Dir(), 1, 6)));
   Tables resumed = RunJob({.first_clock = 6, .last_clock = 10, .resume = Dir()});
   EXPECT_EQ(resumed, straight);
   // A checkpoint written by 2 processes resumes on 3: rows move to their new shards. Workers
@@ -126,9 +127,22 @@ TEST_F(PsCheckpoint, ResumedJobEndsWithTheSameTables) {
   EXPECT_GT((resharded[{1, 1}][4]), 0);
 }
 
+// Rank 0 wrote its shard of the next checkpoint and the job died before the other shards and the
+// manifest: the checkpoint the manifest names still loads.
+TEST_F(PsCheckpoint, ACrashBeforeTheManifestLeavesThePreviousCheckpoint) {
+  Tables straight = RunJob({.last_clock = 10});
+  RunJob({.last_clock = 3, .checkpoint = Dir()});
+  const std::string later = Dir() + "-later";
+  RunJob({.last_clock = 6, .checkpoint = later});
+  std::filesystem::copy_file(ShardFile(later, 0, 6), ShardFile(Dir(), 0, 6));
+  std::filesystem::remove_all(later);
+  Tables resumed = RunJob({.first_clock = 3, .last_clock = 10, .resume = Dir()});
+  EXPECT_EQ(resumed, straight);
+}
+
 TEST_F(PsCheckpoint, DamagedCheckpointIsRefusedNamingTheFile) {
   RunJob({.last_clock = 3, .checkpoint = Dir()});
-  std::string shard = (dir_ / "shard-00000.ckpt").string();
+  std::string shard = ShardFile(Dir(), 0, 3);
   {
     std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(40);

@@ -126,7 +126,7 @@ TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
     while (ShardOf(c, row, 2) != 1) ++row;
     auto start = std::chrono::steady_clock::now();
     std::string error = ErrorOf([&] { t.Get(row); });
-    EXPECT_THAT(error, HasSubstr("shard 1 did not answer by the deadline"));
+    EXPECT_THAT(error, HasSubstr("shard 1 (rank 1) did not answer by the deadline"));
     EXPECT_THAT(error, HasSubstr("rank 0"));
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
     EXPECT_THAT(ErrorOf([&] { w->GlobalBarrier(); }), HasSubstr("shard 1"));
