@@ -12,6 +12,7 @@
 #include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::ps {
 
@@ -33,12 +34,9 @@ void RemoveOlderShardFiles(const std::string& dir, int shard) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix) || !name.ends_with(".ckpt")) continue;
-    const char* first = name.data() + prefix.size();
-    const char* last = name.data() + name.size() - 5;
     uint64_t clock = 0;
-    if (auto [end, err] = std::from_chars(first, last, clock); err == std::errc() && end == last) {
-      files.emplace_back(clock, entry.path());
-    }
+    std::string_view digits(name.data() + prefix.size(), name.size() - prefix.size() - 5);
+    if (ParseNumber(digits, &clock)) files.emplace_back(clock, entry.path());
   }
   std::sort(files.begin(), files.end());
   for (size_t i = 0; i + 2 < files.size(); ++i) std::filesystem::remove(files[i].second, ec);  // best effort
