@@ -4,6 +4,7 @@
 #include <bit>
 #include <future>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -320,10 +321,23 @@ void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
   for (uint32_t r = 0; r < threads_; ++r) {
     std::vector<std::future<void>> done;
     for (size_t i = 0; i < threads_; ++i) done.push_back(pool_.Submit([&fn, i, r] { fn(i, r); }));
+    // Every task is waited for before an error leaves: they hold references into this frame.
+    std::exception_ptr first;
     for (auto& f : done) {
-      while (ring_ && f.wait_for(std::chrono::microseconds(200)) != std::future_status::ready) ring_->Poll();
-      f.get();
+      try {
+        while (!first && ring_ && f.wait_for(std::chrono::microseconds(200)) != std::future_status::ready) {
+          ring_->Poll();
+        }
+      } catch (...) {
+        first = std::current_exception();
+      }
+      try {
+        f.get();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
     }
+    if (first) std::rethrow_exception(first);
     for (uint32_t i = 0; i < threads_; ++i) {
       std::vector<int64_t> d = gibbs() ? gibbs_[i]->TotalsDelta() : samplers_[i]->TotalsDelta();
       for (size_t k = 0; k < d.size(); ++k) totals_[k] += d[k];
