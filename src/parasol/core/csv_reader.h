@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace parasol {
@@ -14,5 +15,12 @@ namespace parasol {
 // `record` throws). Returns the number of the last line read.
 long ReadCsvRecords(const std::string& path, const std::string& header, size_t fields,
                     const std::function<void(long, const std::vector<std::string>&)>& record);
+
+// For files whose columns are named by their header (a data set's CSV): calls `header(fields)`
+// with the first line's fields, then `record(line number, fields)` for each non-empty line after
+// it. The views stay valid during the call only. ParseError "path:line: ..." when the file is
+// empty or a line has another number of fields than the header. Returns the last line's number.
+long ReadCsvTable(const std::string& path, const std::function<void(const std::vector<std::string_view>&)>& header,
+                  const std::function<void(long, const std::vector<std::string_view>&)>& record);
 
 }  // namespace parasol

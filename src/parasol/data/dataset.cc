@@ -1,0 +1,71 @@
+#include "parasol/data/dataset.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "parasol/data/csv_design.h"
+#include "parasol/data/libsvm_reader.h"
+
+namespace parasol::data {
+
+void Dataset::AddRow(double label, std::span<const uint32_t> ids, std::span<const double> vals) {
+  assert(ids.size() == vals.size());
+  indices.insert(indices.end(), ids.begin(), ids.end());
+  values.insert(values.end(), vals.begin(), vals.end());
+  row_offsets.push_back(indices.size());
+  labels.push_back(label);
+  if (!ids.empty()) cols = std::max<uint64_t>(cols, uint64_t{ids.back()} + 1);
+}
+
+int64_t ColumnMatrix::ColumnOf(uint32_t id) const {
+  auto it = std::lower_bound(ids.begin(), ids.end(), id);
+  return it != ids.end() && *it == id ? it - ids.begin() : -1;
+}
+
+std::vector<uint32_t> UsedFeatures(const Dataset& d) {
+  std::vector<uint32_t> ids(d.indices);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids) {
+  ColumnMatrix m;
+  m.rows = row_end - row_begin;
+  const uint64_t b = d.row_offsets[row_begin], e = d.row_offsets[row_end];
+  m.ids = std::move(ids);
+  // Feature id -> column: a table when the ids are not much sparser than the entries (its size is
+  // then bounded by what was read), a binary search otherwise.
+  std::vector<uint32_t> table;
+  if (!m.ids.empty() && m.ids.back() <= 4 * d.indices.size() + 1024) {
+    table.assign(size_t{m.ids.back()} + 1, 0);
+    for (size_t c = 0; c < m.ids.size(); ++c) table[m.ids[c]] = static_cast<uint32_t>(c);
+  }
+  auto column = [&](uint32_t id) {
+    const int64_t c = table.empty() ? m.ColumnOf(id) : table[id];
+    assert(c >= 0 && m.ids[static_cast<size_t>(c)] == id);
+    return static_cast<size_t>(c);
+  };
+  // Counting sort of the entries by column: sized by the entries, never by the feature ids.
+  std::vector<uint64_t> next(m.ids.size() + 1, 0);
+  for (uint64_t i = b; i < e; ++i) ++next[column(d.indices[i]) + 1];
+  for (size_t c = 1; c < next.size(); ++c) next[c] += next[c - 1];
+  m.col_offsets = next;
+  m.row_ids.resize(e - b);
+  m.values.resize(e - b);
+  for (size_t r = row_begin; r < row_end; ++r) {
+    for (uint64_t i = d.row_offsets[r]; i < d.row_offsets[r + 1]; ++i) {
+      const uint64_t at = next[column(d.indices[i])]++;
+      m.row_ids[at] = static_cast<uint32_t>(r - row_begin);
+      m.values[at] = d.values[i];
+    }
+  }
+  return m;
+}
+
+Dataset ReadDataset(const std::string& path, const std::string& label_column) {
+  const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  return csv ? ReadCsvDesign(path, label_column) : ReadLibsvm(path);
+}
+
+}  // namespace parasol::data

@@ -1,0 +1,59 @@
+// A labelled design matrix: the samples and features that the linear models (Lasso, logistic
+// regression, SVM) read, whatever file they came from.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace parasol::data {
+
+// n rows (samples) by `cols` features, sparse and row-major (CSR), with one label per row.
+// Feature ids are 0-based and strictly ascending within a row. `cols` is only a bound on the ids:
+// nothing is ever allocated by it (a file may name feature 2,000,000,000 once).
+struct Dataset {
+  uint64_t cols = 0;
+  std::vector<uint64_t> row_offsets{0};
+  std::vector<uint32_t> indices;
+  std::vector<double> values;
+  std::vector<double> labels;
+
+  size_t rows() const { return labels.size(); }
+  uint64_t nonzeros() const { return indices.size(); }
+  // REQUIRES: ids ascending, ids.size() == vals.size().
+  void AddRow(double label, std::span<const uint32_t> ids, std::span<const double> vals);
+  std::span<const uint32_t> row_indices(size_t r) const {
+    return {indices.data() + row_offsets[r], indices.data() + row_offsets[r + 1]};
+  }
+  std::span<const double> row_values(size_t r) const {
+    return {values.data() + row_offsets[r], values.data() + row_offsets[r + 1]};
+  }
+};
+
+// Rows [row_begin, row_end) of a data set, column-major (CSC) over a list of feature ids:
+// coordinate methods walk one feature's entries at a time. Row ids are local (0 is row_begin);
+// `ids` maps a column here to the data set's feature id.
+struct ColumnMatrix {
+  size_t rows = 0;
+  std::vector<uint32_t> ids;          // ascending
+  std::vector<uint64_t> col_offsets;  // ids.size() + 1
+  std::vector<uint32_t> row_ids;
+  std::vector<double> values;
+
+  size_t cols() const { return ids.size(); }
+  // The column holding feature `id`, or -1 if no row here has it.
+  int64_t ColumnOf(uint32_t id) const;
+};
+
+// The features that occur in the data set, ascending (sized by the entries, not by `cols`).
+std::vector<uint32_t> UsedFeatures(const Dataset& d);
+
+// REQUIRES: `ids` ascending and holding every feature of the rows (UsedFeatures(d) does).
+ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids);
+
+// Reads a data set by its file name: "NAME.csv" as a CSV with a header and a label column named
+// `label_column`, anything else as LIBSVM. Errors as the readers'.
+Dataset ReadDataset(const std::string& path, const std::string& label_column = "y");
+
+}  // namespace parasol::data
