@@ -77,6 +77,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeCluster(app));
   commands.push_back(parasol::tools::MakeClusterSim(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
+  commands.push_back(parasol::tools::MakeLassoCommand(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));
   commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));

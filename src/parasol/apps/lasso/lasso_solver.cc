@@ -1,0 +1,322 @@
+#include "parasol/apps/lasso/lasso_solver.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/error.h"
+
+namespace parasol::apps::lasso {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SoftThreshold(double z, double t) { return z > t ? z - t : (z < -t ? z + t : 0.0); }
+
+// A worker's slice of the samples: its columns and its residuals r_i - c (c is shared).
+struct Shard {
+  data::ColumnMatrix x;
+  std::vector<double> r;   // stored residual; the true one is r + offset
+  std::vector<double> yc;  // centred labels
+};
+
+// Coordinate j is feature ids[j]. Replicated on every rank: the weights, the column statistics
+// and the residual offset; sharded: the residuals.
+class LassoProgram final : public modelpar::Program {
+ public:
+  LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, int rank, int ranks, uint32_t workers,
+               bool intercept);
+
+  void SetLambda(double lambda, double l1_ratio) { l1_ = lambda * l1_ratio, l2_ = lambda * (1 - l1_ratio); }
+  // A duality-gap check (collective): objective and gap, and every coordinate's priority set
+  // from the change coordinate descent would make to it now.
+  LassoCheck Check(modelpar::RoundEngine& engine);
+  LassoFit Result(double lambda) const;
+  uint32_t coordinates() const { return static_cast<uint32_t>(ids_.size()); }
+  uint32_t feature(uint32_t j) const { return ids_[j]; }
+  double null_objective() const { return null_objective_; }
+
+  void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
+  double Dependency(uint32_t a, uint32_t b) const override;
+  void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
+                 std::span<double> deltas) override;
+  void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) override;
+
+ private:
+  double NewWeight(uint32_t j, double xr) const {  // xr: x_j . r of the centred problem
+    const double denom = q_[j] + l2_;
+    return denom > 0 ? SoftThreshold(xr / n_ + q_[j] * w_[j], l1_) / denom : 0.0;
+  }
+
+  std::vector<uint32_t> ids_;
+  double n_;
+  double mean_y_ = 0, sum_yc_ = 0, null_objective_ = 0;
+  std::vector<double> col_sum_, mean_, q_;  // per coordinate: sum, mean, ||centred column||^2 / n
+  std::vector<double> w_;
+  double offset_ = 0;  // added to every stored residual
+  double l1_ = 0, l2_ = 0;
+  std::vector<Shard> shards_;
+  data::ColumnMatrix all_;  // every row: dependencies are computed without a message
+};
+
+LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, int rank, int ranks,
+                           uint32_t workers, bool intercept)
+    : ids_(std::move(ids)), n_(static_cast<double>(d.rows())) {
+  const size_t p = ids_.size();
+  // Every rank holds the whole data set: column statistics and dependencies need no message.
+  all_ = data::ToColumns(d, 0, d.rows(), ids_);
+  col_sum_.assign(p, 0.0);
+  std::vector<double> sq(p, 0.0);
+  for (size_t j = 0; j < p; ++j) {
+    for (uint64_t e = all_.col_offsets[j]; e < all_.col_offsets[j + 1]; ++e) {
+      col_sum_[j] += all_.values[e];
+      sq[j] += all_.values[e] * all_.values[e];
+    }
+  }
+  mean_.assign(p, 0.0);
+  q_.resize(p);
+  for (size_t j = 0; j < p; ++j) {
+    if (intercept) mean_[j] = col_sum_[j] / n_;
+    q_[j] = std::max(0.0, sq[j] / n_ - mean_[j] * mean_[j]);
+  }
+  w_.assign(p, 0.0);
+  for (double y : d.labels) mean_y_ += y;
+  mean_y_ = intercept ? mean_y_ / n_ : 0.0;
+  for (double y : d.labels) sum_yc_ += y - mean_y_, null_objective_ += (y - mean_y_) * (y - mean_y_);
+  null_objective_ /= 2 * n_;
+  const auto [r0, r1] = collective::BlockRange(d.rows(), ranks, rank);
+  for (uint32_t k = 0; k < workers; ++k) {
+    const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
+    Shard s;
+    s.x = data::ToColumns(d, r0 + b, r0 + e, ids_);
+    for (size_t i = r0 + b; i < r0 + e; ++i) s.yc.push_back(d.labels[i] - mean_y_);
+    s.r = s.yc;  // w = 0
+    shards_.push_back(std::move(s));
+  }
+}
+
+void LassoProgram::Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) {
+  const Shard& s = shards_[worker];
+  for (size_t k = 0; k < block.size(); ++k) {
+    double dot = 0;
+    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
+      dot += s.x.values[e] * s.r[s.x.row_ids[e]];
+    }
+    out[k] = dot;
+  }
+}
+
+double LassoProgram::Dependency(uint32_t a, uint32_t b) const {
+  const data::ColumnMatrix& x = all_;
+  uint64_t i = x.col_offsets[a], ie = x.col_offsets[a + 1];
+  uint64_t j = x.col_offsets[b], je = x.col_offsets[b + 1];
+  double dot = 0;
+  if (ie - i == x.rows && je - j == x.rows) {  // both dense: rows in the same order
+    for (; i < ie; ++i, ++j) dot += x.values[i] * x.values[j];
+  } else {
+    while (i < ie && j < je) {  // both columns' rows ascend: a merge
+      if (x.row_ids[i] < x.row_ids[j]) {
+        ++i;
+      } else if (x.row_ids[j] < x.row_ids[i]) {
+        ++j;
+      } else {
+        dot += x.values[i++] * x.values[j++];
+      }
+    }
+  }
+  const double covariance = dot - n_ * mean_[a] * mean_[b];  // of the centred columns
+  const double scale = n_ * std::sqrt(q_[a] * q_[b]);
+  return scale > 0 ? std::abs(covariance) / scale : 0.0;
+}
+
+void LassoProgram::Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
+                             std::span<double> deltas) {
+  // All new values come from the same residual (the block's columns are nearly orthogonal, so
+  // that is safe); then the shared offset takes the centring part of r -= delta (x_j - mean_j).
+  for (size_t k = 0; k < block.size(); ++k) {
+    const uint32_t j = block[k];
+    const double updated = NewWeight(j, sums[k] + offset_ * col_sum_[j]);
+    deltas[k] = updated - w_[j];
+    w_[j] = updated;
+  }
+  for (size_t k = 0; k < block.size(); ++k) offset_ += deltas[k] * mean_[block[k]];
+}
+
+void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) {
+  Shard& s = shards_[worker];
+  for (size_t k = 0; k < block.size(); ++k) {
+    if (deltas[k] == 0) continue;
+    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
+      s.r[s.x.row_ids[e]] -= deltas[k] * s.x.values[e];
+    }
+  }
+}
+
+LassoCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
+  const size_t p = ids_.size();
+  std::vector<std::vector<double>> parts(shards_.size());
+  engine.ForEachWorker([&](size_t k) {
+    const Shard& s = shards_[k];
+    std::vector<double>& out = parts[k];
+    out.assign(p + 3, 0.0);
+    for (size_t j = 0; j < p; ++j) {
+      double dot = 0;
+      for (uint64_t e = s.x.col_offsets[j]; e < s.x.col_offsets[j + 1]; ++e)
+        dot += s.x.values[e] * s.r[s.x.row_ids[e]];
+      out[j] = dot;
+    }
+    for (size_t i = 0; i < s.r.size(); ++i)
+      out[p] += s.r[i] * s.r[i], out[p + 1] += s.r[i], out[p + 2] += s.r[i] * s.yc[i];
+  });
+  std::vector<double> sums(p + 3, 0.0);
+  for (const auto& part : parts) {
+    for (size_t i = 0; i < sums.size(); ++i) sums[i] += part[i];
+  }
+  engine.SumOverRanks(sums);
+  const double c = offset_;
+  const double rr = sums[p] + 2 * c * sums[p + 1] + n_ * c * c;
+  const double ry = sums[p + 2] + c * sum_yc_;
+  double dual_norm = 0, l1_norm = 0, l2_norm = 0;
+  uint64_t nonzeros = 0;
+  for (size_t j = 0; j < p; ++j) {
+    const double xr = sums[j] + c * col_sum_[j];
+    dual_norm = std::max(dual_norm, std::abs(xr / n_ - l2_ * w_[j]));
+    l1_norm += std::abs(w_[j]);
+    l2_norm += w_[j] * w_[j];
+    nonzeros += w_[j] != 0;
+    engine.scheduler().Report(static_cast<uint32_t>(j), NewWeight(static_cast<uint32_t>(j), xr) - w_[j]);
+  }
+  const double scale = dual_norm > l1_ ? l1_ / dual_norm : 1.0;
+  LassoCheck check;
+  check.objective = rr / (2 * n_) + l1_ * l1_norm + l2_ / 2 * l2_norm;
+  const double dual = scale * ry / n_ - scale * scale * (rr + n_ * l2_ * l2_norm) / (2 * n_);
+  check.gap = check.objective - dual;
+  check.relative_gap = null_objective_ > 0 ? check.gap / null_objective_ : check.gap;
+  check.nonzeros = nonzeros;
+  // The offset goes into the stored residuals, so that it never grows large beside them.
+  for (Shard& s : shards_) {
+    for (double& r : s.r) r += c;
+  }
+  offset_ = 0;
+  return check;
+}
+
+LassoFit LassoProgram::Result(double lambda) const {
+  LassoFit fit;
+  fit.lambda = lambda;
+  fit.intercept = mean_y_;
+  for (size_t j = 0; j < ids_.size(); ++j) {
+    if (w_[j] == 0) continue;
+    fit.weights.emplace_back(ids_[j], w_[j]);
+    fit.intercept -= mean_[j] * w_[j];
+  }
+  return fit;
+}
+
+void CheckOptions(const data::Dataset& d, const LassoOptions& o) {
+  if (d.rows() == 0 || d.nonzeros() == 0)
+    throw InvalidArgumentError("lasso: the data set has no nonzero feature");
+  if (!(o.l1_ratio > 0 && o.l1_ratio <= 1)) throw InvalidArgumentError("--l1-ratio must be in (0, 1]");
+  if (!(o.lambda >= 0) || !std::isfinite(o.lambda))
+    throw InvalidArgumentError("--lambda must be a finite number >= 0");
+  if (o.lambda == 0 && o.path_length == 0)
+    throw InvalidArgumentError("lasso: give --lambda or --lambda-path");
+  if (!(o.path_min_ratio > 0 && o.path_min_ratio < 1))
+    throw InvalidArgumentError("--lambda-min-ratio must be in (0, 1)");
+  if (!(o.tolerance > 0)) throw InvalidArgumentError("--tolerance must be positive");
+  if (o.max_rounds == 0) throw InvalidArgumentError("--max-rounds must be at least 1");
+}
+
+}  // namespace
+
+double LambdaMax(const data::Dataset& d, double l1_ratio, bool intercept) {
+  const data::ColumnMatrix x = data::ToColumns(d, 0, d.rows(), data::UsedFeatures(d));
+  double mean_y = 0;
+  for (double y : d.labels) mean_y += y;
+  mean_y = intercept ? mean_y / static_cast<double>(d.rows()) : 0.0;
+  double most = 0;
+  for (size_t j = 0; j < x.cols(); ++j) {
+    double xy = 0;  // x_j . (y - mean y): centring x_j changes nothing
+    for (uint64_t e = x.col_offsets[j]; e < x.col_offsets[j + 1]; ++e)
+      xy += x.values[e] * (d.labels[x.row_ids[e]] - mean_y);
+    most = std::max(most, std::abs(xy));
+  }
+  return most / (static_cast<double>(d.rows()) * l1_ratio);
+}
+
+std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const LassoOptions& o) {
+  CheckOptions(d, o);
+  const auto start = Clock::now();
+  std::vector<double> lambdas{o.lambda};
+  if (o.lambda == 0) {
+    const double top = LambdaMax(d, o.l1_ratio, o.intercept);
+    lambdas.clear();
+    for (uint32_t k = 0; k < o.path_length; ++k) {
+      const double t = o.path_length > 1 ? static_cast<double>(k) / (o.path_length - 1) : 0.0;
+      lambdas.push_back(top * std::pow(o.path_min_ratio, t));
+    }
+  }
+  LassoProgram program(d, data::UsedFeatures(d), ctx.rank(), ctx.size(), o.engine.workers, o.intercept);
+  modelpar::RoundEngine engine(ctx, program, program.coordinates(), o.engine);
+  const uint64_t check_every =
+      o.check_every > 0 ? o.check_every
+                        : std::max<uint64_t>(1, program.coordinates() / o.engine.schedule.schedule_size);
+  std::vector<LassoFit> fits;
+  std::vector<uint32_t> features;
+  for (double lambda : lambdas) {
+    program.SetLambda(lambda, o.l1_ratio);
+    const uint64_t first_round = engine.rounds();
+    FitStatus status = FitStatus::kRoundLimit;
+    LassoCheck check;
+    for (uint64_t since = check_every;; ++since) {
+      if (since >= check_every) {
+        check = program.Check(engine);
+        check.lambda = lambda;
+        check.rounds = engine.rounds();
+        check.updates = engine.updates();
+        check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (o.on_check) o.on_check(check);
+        since = 0;
+        if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
+          status = FitStatus::kDiverged;
+          break;
+        }
+        if (check.relative_gap <= o.tolerance) {
+          status = FitStatus::kConverged;
+          break;
+        }
+      }
+      if (engine.rounds() - first_round >= o.max_rounds) break;
+      std::span<const uint32_t> block = engine.Round();
+      if (o.on_round) {
+        features.clear();
+        for (uint32_t j : block) features.push_back(program.feature(j));
+        o.on_round(features);
+      }
+    }
+    fits.push_back(program.Result(lambda));
+    fits.back().last = check;
+    fits.back().status = status;
+    if (status == FitStatus::kDiverged) break;
+  }
+  return fits;
+}
+
+void WriteLassoModel(const std::string& path, const std::vector<LassoFit>& fits) {
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    out.precision(17);
+    out << "# parasol lasso model: per lambda, its line and then 'feature weight' (features from 1)\n";
+    for (const LassoFit& f : fits) {
+      out << "lambda " << f.lambda << " intercept " << f.intercept << " nonzeros " << f.weights.size()
+          << "\n";
+      for (const auto& [id, w] : f.weights) out << id + 1 << " " << w << "\n";
+    }
+  });
+}
+
+}  // namespace parasol::apps::lasso

@@ -1,0 +1,173 @@
+#include "parasol/modelpar/coordinate_scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "parasol/core/error.h"
+
+namespace parasol::modelpar {
+
+namespace {
+// The weight of a coordinate never updated: so large that all of them are drawn before any
+// measured one, which makes the first rounds a random sweep (the tree is rebuilt after it, so
+// the huge values leave no rounding behind).
+constexpr double kUnvisited = 1e200;
+
+size_t LowBit(size_t k) { return k & (~k + 1); }
+}  // namespace
+
+Order ParseOrder(std::string_view name) {
+  if (name == "priority") return Order::kPriority;
+  if (name == "random") return Order::kRandom;
+  if (name == "cyclic") return Order::kCyclic;
+  throw InvalidArgumentError(fmt::format("--scheduler {}: expected priority, random or cyclic", name));
+}
+
+std::string_view OrderName(Order order) {
+  switch (order) {
+    case Order::kPriority:
+      return "priority";
+    case Order::kRandom:
+      return "random";
+    case Order::kCyclic:
+      return "cyclic";
+  }
+  return "?";
+}
+
+CoordinateScheduler::CoordinateScheduler(uint32_t coordinates, const SchedulerOptions& options)
+    : n_(coordinates), options_(options), rng_(options.seed), unvisited_(coordinates) {
+  if (n_ == 0) throw InvalidArgumentError("scheduler: no coordinates to schedule");
+  if (options_.schedule_size == 0) throw InvalidArgumentError("--schedule-size must be at least 1");
+  if (options_.candidate_factor == 0)
+    throw InvalidArgumentError("scheduler: candidate factor must be at least 1");
+  if (!(options_.dependency_threshold >= 0))
+    throw InvalidArgumentError("--dependency-threshold must be at least 0");
+  if (!(options_.priority_floor > 0))
+    throw InvalidArgumentError("scheduler: the priority floor must be positive");
+  if (options_.order == Order::kPriority) {
+    weight_.assign(n_, kUnvisited);
+    Rebuild();
+  }
+}
+
+void CoordinateScheduler::Rebuild() {
+  tree_.assign(size_t{n_} + 1, 0.0);
+  for (size_t k = 1; k <= n_; ++k) {  // O(n): each node passes its sum to its parent
+    tree_[k] += weight_[k - 1];
+    const size_t parent = k + LowBit(k);
+    if (parent <= n_) tree_[parent] += tree_[k];
+  }
+  updates_ = 0;
+}
+
+void CoordinateScheduler::SetWeight(uint32_t i, double w) {
+  if (weight_[i] == kUnvisited && w != kUnvisited) --unvisited_;
+  const double change = w - weight_[i];
+  weight_[i] = w;
+  if (++updates_ > 4 * uint64_t{n_} || (unvisited_ == 0 && change < -kUnvisited / 2)) {
+    // Rebuilt now and then: sums of many small changes drift, and the sweep's huge weights
+    // must leave no trace.
+    Rebuild();
+    return;
+  }
+  Add(i, change);
+}
+
+void CoordinateScheduler::Add(uint32_t i, double change) {
+  for (size_t k = size_t{i} + 1; k <= n_; k += LowBit(k)) tree_[k] += change;
+}
+
+double CoordinateScheduler::Total() const {
+  double sum = 0;
+  for (size_t k = n_; k > 0; k -= LowBit(k)) sum += tree_[k];
+  return sum;
+}
+
+uint32_t CoordinateScheduler::Find(double mass) const {
+  size_t pos = 0;
+  size_t step = 1;
+  while (step * 2 <= n_) step *= 2;
+  for (; step > 0; step /= 2) {
+    if (pos + step <= n_ && tree_[pos + step] <= mass) {
+      pos += step;
+      mass -= tree_[pos];
+    }
+  }
+  return static_cast<uint32_t>(std::min<size_t>(pos, n_ - 1));
+}
+
+std::vector<uint32_t> CoordinateScheduler::Candidates() {
+  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * options_.candidate_factor, n_);
+  std::vector<uint32_t> out;
+  out.reserve(want);
+  if (options_.order == Order::kCyclic) {
+    for (uint64_t k = 0; k < want; ++k) out.push_back(static_cast<uint32_t>((cyclic_next_ + k) % n_));
+    return out;
+  }
+  if (options_.order == Order::kRandom) {
+    std::unordered_set<uint32_t> seen;
+    while (out.size() < want) {
+      const auto j = static_cast<uint32_t>(rng_() % n_);
+      if (seen.insert(j).second) out.push_back(j);
+    }
+    return out;
+  }
+  // Priority: draw without replacement (drawn weights set aside, then put back).
+  std::vector<double> drawn;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  while (out.size() < want) {
+    const double total = Total();
+    if (!(total > 0)) break;
+    uint32_t j = Find(unit(rng_) * total);
+    if (weight_[j] == 0) {  // rounding put the draw on a set-aside coordinate: take the next one
+      j = static_cast<uint32_t>(std::find_if(weight_.begin(), weight_.end(), [](double w) { return w > 0; }) -
+                                weight_.begin());
+      if (j == n_) break;
+    }
+    out.push_back(j);
+    drawn.push_back(weight_[j]);
+    Add(j, -weight_[j]);
+    weight_[j] = 0;
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    weight_[out[i]] = drawn[i];
+    Add(out[i], drawn[i]);
+  }
+  return out;
+}
+
+std::vector<uint32_t> CoordinateScheduler::Select(std::span<const uint32_t> candidates,
+                                                  const std::function<double(size_t, size_t)>& dependency) {
+  std::vector<uint32_t> taken;
+  std::vector<size_t> positions;
+  size_t last = 0;
+  for (size_t a = 0; a < candidates.size() && taken.size() < options_.schedule_size; ++a) {
+    bool free = true;
+    if (checks_dependencies()) {
+      for (size_t b : positions) {
+        if (dependency(a, b) > options_.dependency_threshold) {
+          free = false;
+          break;
+        }
+      }
+    }
+    if (!free) continue;
+    taken.push_back(candidates[a]);
+    positions.push_back(a);
+    last = a;
+  }
+  if (options_.order == Order::kCyclic && !taken.empty()) {
+    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + last + 1) % n_);
+  }
+  return taken;
+}
+
+void CoordinateScheduler::Report(uint32_t coordinate, double delta) {
+  if (options_.order != Order::kPriority) return;
+  SetWeight(coordinate, delta * delta + options_.priority_floor);
+}
+
+}  // namespace parasol::modelpar

@@ -1,0 +1,81 @@
+// STRADS's schedule(): which coordinates (parameters) a model-parallel round updates together.
+// Coordinates are drawn by priority (recent movement), at random or in cyclic order, then the
+// drawn candidates that depend on one already taken are dropped, so that no two strongly
+// coupled coordinates are ever updated from the same state.
+//
+// Deterministic: given the seed and the same reports, every rank computes the same schedule,
+// so ranks agree on it without a message. Not thread-safe (one owner per process).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace parasol::modelpar {
+
+enum class Order { kPriority, kRandom, kCyclic };
+// "priority", "random", "cyclic"; InvalidArgumentError for another name.
+Order ParseOrder(std::string_view name);
+std::string_view OrderName(Order order);
+
+struct SchedulerOptions {
+  Order order = Order::kPriority;
+  uint32_t schedule_size = 32;  // U: the most coordinates a round updates together
+  // Candidates drawn per round, as a multiple of U: the spares replace dependent ones.
+  uint32_t candidate_factor = 2;
+  // Two coordinates whose dependency (e.g. |correlation| of Lasso's columns) exceeds this are
+  // never in one round; 1 or more turns the check off.
+  double dependency_threshold = 0.1;
+  // A coordinate's priority is (its last change)^2 + floor: coordinates that stopped moving are
+  // still visited now and then.
+  double priority_floor = 1e-12;
+  uint64_t seed = 1;
+};
+
+class CoordinateScheduler {
+ public:
+  CoordinateScheduler(uint32_t coordinates, const SchedulerOptions& options);
+
+  // The candidates of the next round, best first. Priority order draws without replacement in
+  // proportion to priority, after a first sweep that visits every coordinate once (a coordinate
+  // never updated has no measured priority yet); random draws uniformly; cyclic takes the next
+  // coordinates in index order.
+  std::vector<uint32_t> Candidates();
+
+  // schedule()'s second half: from `candidates` (the last Candidates()), in order, the first U
+  // that have no dependency above the threshold on one already taken. dependency(a, b) is asked
+  // for candidate positions a > b only, and only while the check is on. Cyclic order resumes
+  // after the last candidate taken.
+  std::vector<uint32_t> Select(std::span<const uint32_t> candidates,
+                               const std::function<double(size_t, size_t)>& dependency);
+
+  bool checks_dependencies() const { return options_.dependency_threshold < 1; }
+
+  // A coordinate moved by `delta` (its priority becomes delta^2 + floor).
+  void Report(uint32_t coordinate, double delta);
+
+  const SchedulerOptions& options() const { return options_; }
+  uint32_t coordinates() const { return n_; }
+
+ private:
+  // Priorities live in a Fenwick tree: drawing in proportion and updating one are O(log n).
+  void SetWeight(uint32_t i, double w);
+  void Add(uint32_t i, double change);
+  void Rebuild();
+  uint32_t Find(double mass) const;  // the i whose cumulative range holds `mass`
+  double Total() const;
+
+  uint32_t n_;
+  SchedulerOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<double> tree_;    // Fenwick tree of weights, 1-based
+  std::vector<double> weight_;  // each coordinate's weight
+  uint32_t unvisited_;          // coordinates still at kUnvisited
+  uint64_t updates_ = 0;        // weight changes since the tree was last rebuilt
+  uint32_t cyclic_next_ = 0;
+};
+
+}  // namespace parasol::modelpar

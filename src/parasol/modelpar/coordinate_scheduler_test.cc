@@ -1,0 +1,100 @@
+#include "parasol/modelpar/coordinate_scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "parasol/core/error.h"
+
+namespace parasol::modelpar {
+namespace {
+
+TEST(CoordinateScheduler, CyclicResumesAfterTheLastTaken) {
+  CoordinateScheduler s(
+      10, {.order = Order::kCyclic, .schedule_size = 3, .candidate_factor = 2, .dependency_threshold = 1});
+  auto none = [](size_t, size_t) { return 0.0; };
+  std::vector<uint32_t> c = s.Candidates();
+  EXPECT_EQ(c, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(s.Select(c, none), (std::vector<uint32_t>{0, 1, 2}));
+  c = s.Candidates();
+  EXPECT_EQ(s.Select(c, none), (std::vector<uint32_t>{3, 4, 5}));
+  c = s.Candidates();
+  EXPECT_EQ(s.Select(c, none), (std::vector<uint32_t>{6, 7, 8}));
+  c = s.Candidates();
+  EXPECT_EQ(s.Select(c, none), (std::vector<uint32_t>{9, 0, 1}));  // wraps around
+}
+
+// The dependency check drops a candidate coupled to one already taken, and the spares fill in.
+TEST(CoordinateScheduler, DropsDependentCandidates) {
+  CoordinateScheduler s(
+      8, {.order = Order::kCyclic, .schedule_size = 3, .candidate_factor = 2, .dependency_threshold = 0.5});
+  std::vector<uint32_t> c = s.Candidates();  // 0..5
+  // 0 and 1 are coupled, as are 2 and 3; everything else is independent.
+  auto dep = [&](size_t a, size_t b) {
+    const std::set<uint32_t> pair{c[a], c[b]};
+    return pair == std::set<uint32_t>{0, 1} || pair == std::set<uint32_t>{2, 3} ? 0.9 : 0.1;
+  };
+  EXPECT_EQ(s.Select(c, dep), (std::vector<uint32_t>{0, 2, 4}));
+  // Cyclic order resumes after the last taken (4): 1 and 3 wait for the next cycle.
+  EXPECT_EQ(s.Candidates().front(), 5u);
+}
+
+TEST(CoordinateScheduler, RandomDrawsDistinctCoordinates) {
+  CoordinateScheduler s(50, {.order = Order::kRandom, .schedule_size = 10, .candidate_factor = 3, .seed = 9});
+  std::map<uint32_t, int> seen;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<uint32_t> c = s.Candidates();
+    ASSERT_EQ(c.size(), 30u);
+    EXPECT_EQ(std::set<uint32_t>(c.begin(), c.end()).size(), 30u);
+    for (uint32_t j : c) ++seen[j];
+  }
+  EXPECT_EQ(seen.size(), 50u);
+}
+
+// Priority order visits every coordinate once, then draws in proportion to delta^2 + floor.
+TEST(CoordinateScheduler, PriorityFavoursCoordinatesThatMove) {
+  const uint32_t n = 1000;
+  CoordinateScheduler s(n, {.order = Order::kPriority,
+                            .schedule_size = 10,
+                            .candidate_factor = 1,
+                            .dependency_threshold = 1,
+                            .priority_floor = 1e-6,
+                            .seed = 4});
+  std::set<uint32_t> first_sweep;
+  for (int round = 0; round < 100; ++round) {
+    std::vector<uint32_t> c = s.Candidates();
+    ASSERT_EQ(c.size(), 10u);
+    for (uint32_t j : c) {
+      first_sweep.insert(j);
+      s.Report(j, j % 100 == 7 ? 1.0 : 0.0);  // ten coordinates keep moving
+    }
+  }
+  EXPECT_EQ(first_sweep.size(), n);  // 100 rounds of 10: each coordinate exactly once
+  int moving = 0, draws = 0;
+  for (int round = 0; round < 100; ++round) {
+    for (uint32_t j : s.Candidates()) moving += j % 100 == 7, ++draws;
+  }
+  // Weight 10 x 1 against 990 x 1e-6: a draw of ten takes all ten movers nearly always.
+  EXPECT_GT(moving, draws * 95 / 100);
+  // After the movers stop, every coordinate is as likely as any other again.
+  for (uint32_t j = 7; j < n; j += 100) s.Report(j, 0.0);
+  std::set<uint32_t> later;
+  for (int round = 0; round < 300; ++round) {
+    for (uint32_t j : s.Candidates()) later.insert(j);
+  }
+  EXPECT_GT(later.size(), 900u);
+}
+
+TEST(CoordinateScheduler, RejectsBadOptions) {
+  EXPECT_THROW(CoordinateScheduler(0, {}), InvalidArgumentError);
+  EXPECT_THROW(CoordinateScheduler(5, {.schedule_size = 0}), InvalidArgumentError);
+  EXPECT_THROW(CoordinateScheduler(5, {.dependency_threshold = -1}), InvalidArgumentError);
+  EXPECT_THROW(ParseOrder("fifo"), InvalidArgumentError);
+  EXPECT_EQ(ParseOrder("cyclic"), Order::kCyclic);
+}
+
+}  // namespace
+}  // namespace parasol::modelpar

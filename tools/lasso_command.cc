@@ -1,0 +1,151 @@
+// `parasol lasso`: Lasso and elastic net by model-parallel coordinate descent (the STRADS
+// scheduler in modelpar/). Prints a line per duality-gap check; --metrics writes them as CSV,
+// --model the fitted weights.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "parasol/apps/lasso/lasso_solver.h"
+#include "parasol/comm/context.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "parasol/data/dataset.h"
+#include "tools/command.h"
+#include "tools/option_checks.h"
+
+namespace parasol::tools {
+namespace {
+
+class LassoCommand : public Command {
+ public:
+  explicit LassoCommand(CLI::App& parent) {
+    app_ =
+        parent.add_subcommand("lasso", "Lasso / elastic net by scheduled model-parallel coordinate descent");
+    app_->add_option("--data", data_, "LIBSVM file, or NAME.csv with a header and a label column")
+        ->required();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
+        ->capture_default_str();
+    app_->add_option("--lambda", o_.lambda, "The L1 weight (as scikit-learn's alpha)")->check(Positive());
+    app_->add_option("--lambda-path", o_.path_length, "Fit N lambdas from lambda_max down, warm-started")
+        ->check(Positive());
+    app_->add_option("--lambda-min-ratio", o_.path_min_ratio, "The path's last lambda / lambda_max")
+        ->check(Between(1e-12, 0.999999))
+        ->capture_default_str();
+    app_->add_option("--l1-ratio", o_.l1_ratio, "1: Lasso; below 1: elastic net")
+        ->check(Between(1e-9, 1))
+        ->capture_default_str();
+    app_->add_flag("--no-intercept", no_intercept_, "Fit no intercept (the data are centred already)");
+    app_->add_option("--scheduler", order_, "priority, random or cyclic")->capture_default_str();
+    app_->add_option("--schedule-size", o_.engine.schedule.schedule_size,
+                     "Coordinates updated together per round")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--dependency-threshold", o_.engine.schedule.dependency_threshold,
+                     "Columns correlated above this are never updated together (1: no check)")
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--tolerance", o_.tolerance, "Stop at this duality gap / objective at w = 0")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--max-rounds", o_.max_rounds, "Rounds per lambda at most")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--check-every", o_.check_every, "Rounds between gap checks (0: one sweep's worth)")
+        ->check(NonNegative());
+    app_->add_option("--threads", o_.engine.workers, "Worker threads per process")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--seed", o_.engine.schedule.seed, "Seed of the scheduler's draws")
+        ->capture_default_str();
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--metrics", metrics_,
+                     "CSV: lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap");
+    app_->add_option("--model", model_, "Write the fitted weights here");
+  }
+
+  bool NeedsMpi() const override { return true; }
+
+  void Validate() override {
+    o_.engine.schedule.order = modelpar::ParseOrder(order_);
+    o_.intercept = !no_intercept_;
+    if (o_.lambda == 0 && o_.path_length == 0)
+      throw InvalidArgumentError("lasso: give --lambda or --lambda-path");
+    if (o_.lambda > 0 && o_.path_length > 0)
+      throw InvalidArgumentError("lasso: give --lambda or --lambda-path, not both");
+    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    if (!model_.empty()) CheckOutputFile("--model", model_);
+  }
+
+  int Run(comm::MpiRuntime* mpi) override;
+
+ private:
+  apps::lasso::LassoOptions o_;
+  std::string data_, label_column_ = "y", order_ = "priority", metrics_, model_;
+  bool no_intercept_ = false;
+  int64_t timeout_ms_ = 60000;
+};
+
+int LassoCommand::Run(comm::MpiRuntime* mpi) {
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  const bool root = ctx.rank() == 0;
+  const data::Dataset d = data::ReadDataset(data_, label_column_);
+  std::unique_ptr<CsvWriter> csv;
+  if (root && !metrics_.empty()) {
+    csv = std::make_unique<CsvWriter>(
+        metrics_, std::vector<std::string>{"lambda", "round", "updates", "seconds", "objective", "nonzeros",
+                                           "gap", "relative_gap"});
+  }
+  if (root) {
+    const auto& s = o_.engine.schedule;
+    std::cout
+        << fmt::format(
+               "# parasol lasso: {} samples, {} features, {} nonzeros; l1 ratio {}, {} scheduler, U {}, "
+               "dependency threshold {}; {} process(es) x {} thread(s)\n",
+               d.rows(), d.cols, d.nonzeros(), o_.l1_ratio, modelpar::OrderName(s.order), s.schedule_size,
+               s.dependency_threshold, ctx.size(), o_.engine.workers)
+        << fmt::format("{:>12} {:>9} {:>11} {:>9} {:>14} {:>8} {:>10}\n", "lambda", "round", "updates",
+                       "seconds", "objective", "nonzeros", "rel_gap");
+    o_.on_check = [&](const apps::lasso::LassoCheck& c) {
+      std::cout << fmt::format("{:>12.6g} {:>9} {:>11} {:>9.3f} {:>14.9g} {:>8} {:>10.3g}\n", c.lambda,
+                               c.rounds, c.updates, c.seconds, c.objective, c.nonzeros, c.relative_gap);
+      if (csv) {
+        csv->Row({fmt::format("{:.17g}", c.lambda), std::to_string(c.rounds), std::to_string(c.updates),
+                  fmt::format("{:.6f}", c.seconds), fmt::format("{:.17g}", c.objective),
+                  std::to_string(c.nonzeros), fmt::format("{:.6g}", c.gap),
+                  fmt::format("{:.6g}", c.relative_gap)});
+      }
+    };
+  }
+  std::vector<apps::lasso::LassoFit> fits = apps::lasso::FitLasso(ctx, d, o_);
+  if (!root) return 0;
+  if (csv) csv->Commit();
+  const apps::lasso::LassoFit& last = fits.back();
+  if (last.status == apps::lasso::FitStatus::kDiverged) {
+    throw InvalidArgumentError(
+        fmt::format("lasso: diverged at lambda {:.6g}, round {} (objective {:.6g}): coordinates updated "
+                    "together were too "
+                    "correlated; lower --schedule-size or --dependency-threshold",
+                    last.lambda, last.last.rounds, last.last.objective));
+  }
+  for (const auto& f : fits) {
+    if (f.status == apps::lasso::FitStatus::kRoundLimit) {
+      std::cerr << fmt::format(
+          "warning: lambda {:.6g} stopped at --max-rounds with relative gap {:.3g} (tolerance {})\n",
+          f.lambda, f.last.relative_gap, o_.tolerance);
+    }
+  }
+  std::cout << fmt::format(
+      "final: lambda {:.6g}, objective {:.12g}, {} nonzeros, relative gap {:.3g}, {:.3f} s\n", last.lambda,
+      last.last.objective, last.weights.size(), last.last.relative_gap, last.last.seconds);
+  if (!model_.empty()) apps::lasso::WriteLassoModel(model_, fits);
+  return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent) { return std::make_unique<LassoCommand>(parent); }
+
+}  // namespace parasol::tools

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `parasol lasso` as users meet it: bad input is one line naming file and line (exit 2); one
+# process and two under mpirun reach the same objective; the model and metrics files are
+# complete. Usage: lasso_cli_test.sh PARASOL MPIRUN DATA_DIR
+set -u
+parasol=$1
+mpirun=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+source "$(dirname "$0")/expect.sh"
+
+printf '1 1:0.5 3:1\n-1 3:1 2:4\n' > "$tmp/unordered.svm"
+expect 2 "$tmp/unordered.svm:2: feature index 2 after 3: indices must be strictly ascending" -- \
+  "$parasol" lasso --data "$tmp/unordered.svm" --lambda 0.1
+printf 'a,b\n1,2\n' > "$tmp/nolabel.csv"
+expect 2 "$tmp/nolabel.csv:1: no column named 'y' (the label) in the header" -- \
+  "$parasol" lasso --data "$tmp/nolabel.csv" --lambda 0.1
+expect 2 "--scheduler fifo: expected priority, random or cyclic" -- \
+  "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda 0.1 --scheduler fifo
+expect 2 "give --lambda or --lambda-path" -- "$parasol" lasso --data "$data/libsvm/housing_scale"
+expect 2 "--lambda: 'nan' is not a finite number" -- "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda nan
+expect 2 "--model $tmp/no/dir/m.txt: no folder" -- \
+  "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda 0.1 --model "$tmp/no/dir/m.txt"
+# Sixteen correlated genes at once from one residual overshoot: the run says so and what to do.
+expect 2 "diverged" -- "$parasol" lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.02 \
+  --scheduler random --schedule-size 64 --dependency-threshold 1
+
+final() { grep '^final:' "$1" | sed 's/.*objective \([^,]*\),.*/\1/'; }
+run=(lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.05 --tolerance 1e-9 --schedule-size 8)
+"$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2>"$tmp/err" \
+  || { echo "FAIL: lasso"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model" > "$tmp/two.txt" 2>"$tmp/err" \
+  || { echo "FAIL: lasso under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+one=$(final "$tmp/one.txt")
+two=$(final "$tmp/two.txt")
+if [ -n "$one" ] && awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; exit !(d < 1e-9 * a && -d < 1e-9 * a) }'; then
+  echo "ok: 1 and 2 processes reach the same objective ($one, $two)"
+else
+  echo "FAIL: 1 process $one, 2 processes $two"; failures=$((failures + 1))
+fi
+nonzeros=$(head -2 "$tmp/one.model" | tail -1 | awk '{print $6}')
+if [ "$(head -1 "$tmp/one.csv")" = "lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap" ] &&
+   [ "$(tail -1 "$tmp/one.csv" | cut -d, -f6)" = "$nonzeros" ] &&
+   [ "$(wc -l < "$tmp/one.model")" -eq $((nonzeros + 2)) ]; then
+  echo "ok: metrics and model files ($nonzeros nonzeros)"
+else
+  echo "FAIL: metrics or model file"; head -3 "$tmp/one.csv" "$tmp/one.model"; failures=$((failures + 1))
+fi
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
