@@ -110,7 +110,8 @@ fi
 
 # parasol cluster, live: on 2 cores, job a shares them with b, then (b done) is resized to both
 # by checkpoint and restart and still runs exactly its steps; job c cannot start its model and is
-# reported as failed (exit 1) without stopping the others.
+# reported as failed (exit 1) without stopping the others. Where a ends is the policy's call (on
+# a slow machine, under ASan, its measured scaling made it go back to 1 rank), so it is not checked.
 printf '%s\n%s\n%s\n%s\n' "$header" \
   'a,0,1,256,300,--model mlp --dataset synthetic --samples 4096 --no-eval' \
   'b,0,1,256,40,--model mlp --dataset synthetic --samples 4096 --no-eval --seed 2' \
@@ -119,7 +120,7 @@ printf '%s\n%s\n%s\n%s\n' "$header" \
   --work-dir "$tmp/cluster" --timeout 120 --csv "$tmp/cluster.csv" > "$tmp/cluster.out" 2>"$tmp/err"
 code=$?
 if [ "$code" -eq 1 ] && grep -q 'FAILED: job c: train exited with status 2 at step 0 of 10' "$tmp/err" &&
-   grep -q '^ranks 2$' "$tmp/cluster/a/status" && grep -q '^step 300$' "$tmp/cluster/a/status" &&
+   grep -q '^step 300$' "$tmp/cluster/a/status" &&
    grep -q '^state done$' "$tmp/cluster/a/status" && grep -Eq 'a: (1 -> 2|resumes on 2) GPUs' "$tmp/cluster.out" &&
    grep -q 'b: done after 40 steps' "$tmp/cluster.out" && grep -q "model 'nosuch'" "$tmp/cluster/c/train.log" &&
    [ "$(cut -d, -f1 "$tmp/cluster.csv" | tr '\n' ' ')" = "name a b c " ]; then
