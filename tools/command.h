@@ -36,6 +36,7 @@ std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaCorpusCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
+std::unique_ptr<Command> MakeMakeDesignCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakePsBench(CLI::App& parent);
 std::unique_ptr<Command> MakeTrainCommand(CLI::App& parent);

@@ -51,7 +51,7 @@ class LassoCommand : public Command {
     app_->add_option("--max-rounds", o_.max_rounds, "Rounds per lambda at most")
         ->check(Positive())
         ->capture_default_str();
-    app_->add_option("--check-every", o_.check_every, "Rounds between gap checks (0: one sweep's worth)")
+    app_->add_option("--check-every", o_.check_every, "Rounds between gap checks (0: adaptive)")
         ->check(NonNegative());
     app_->add_option("--threads", o_.engine.workers, "Worker threads per process")
         ->check(Positive())
@@ -103,9 +103,10 @@ int LassoCommand::Run(comm::MpiRuntime* mpi) {
     std::cout
         << fmt::format(
                "# parasol lasso: {} samples, {} features, {} nonzeros; l1 ratio {}, {} scheduler, U {}, "
-               "dependency threshold {}; {} process(es) x {} thread(s)\n",
+               "dependency threshold {}; {} process(es) x {} thread(s); lambda_max {:.6g}\n",
                d.rows(), d.cols, d.nonzeros(), o_.l1_ratio, modelpar::OrderName(s.order), s.schedule_size,
-               s.dependency_threshold, ctx.size(), o_.engine.workers)
+               s.dependency_threshold, ctx.size(), o_.engine.workers,
+               apps::lasso::LambdaMax(d, o_.l1_ratio, o_.intercept))
         << fmt::format("{:>12} {:>9} {:>11} {:>9} {:>14} {:>8} {:>10}\n", "lambda", "round", "updates",
                        "seconds", "objective", "nonzeros", "rel_gap");
     o_.on_check = [&](const apps::lasso::LassoCheck& c) {

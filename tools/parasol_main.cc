@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeLdaCommand(app));
   commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));
+  commands.push_back(parasol::tools::MakeMakeDesignCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
   commands.push_back(parasol::tools::MakeTrainCommand(app));

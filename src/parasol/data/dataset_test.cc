@@ -82,6 +82,18 @@ TEST_F(DataFiles, HugeFeatureIdsAllocateNothing) {
   EXPECT_EQ(m.values, (std::vector<double>{1, 4, 2}));
 }
 
+// What WriteLibsvm writes reads back as the same doubles (fmt's shortest round-trip form).
+TEST_F(DataFiles, LibsvmWriteReadsBackExactly) {
+  Design g = GenerateDesign({.rows = 50, .cols = 30, .block_size = 3, .blocks_per_row = 4, .seed = 2});
+  const std::string path = (dir_ / "g.svm").string();
+  WriteLibsvm(path, g.data);
+  Dataset back = ReadLibsvm(path);
+  EXPECT_EQ(back.labels, g.data.labels);
+  EXPECT_EQ(back.indices, g.data.indices);
+  EXPECT_EQ(back.values, g.data.values);
+  EXPECT_EQ(back.row_offsets, g.data.row_offsets);
+}
+
 TEST_F(DataFiles, ReadsCsvWithALabelColumn) {
   Dataset d = ReadCsvDesign(Write("c.csv", "a,y,b\n1,10,0\r\n0,20,3.5\n"));
   ASSERT_EQ(d.rows(), 2u);

@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <limits>
 #include <vector>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/line_reader.h"
 
 namespace parasol::data {
@@ -47,6 +49,20 @@ Dataset ReadLibsvm(const std::string& path) {
   }
   if (d.rows() == 0) throw ParseError(path, 0, "no samples (expected lines of 'label index:value ...')");
   return d;
+}
+
+void WriteLibsvm(const std::string& path, const Dataset& d) {
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    std::string line;
+    for (size_t r = 0; r < d.rows(); ++r) {
+      line = fmt::format("{}", d.labels[r]);
+      for (size_t k = 0; k < d.row_indices(r).size(); ++k) {
+        fmt::format_to(std::back_inserter(line), " {}:{}", d.row_indices(r)[k] + 1, d.row_values(r)[k]);
+      }
+      line += '\n';
+      out << line;
+    }
+  });
 }
 
 }  // namespace parasol::data

@@ -15,4 +15,8 @@ namespace parasol::data {
 // an error.
 Dataset ReadLibsvm(const std::string& path);
 
+// Writes a data set in the same format (atomically; values with 17 significant digits, so that
+// reading it back gives the same doubles). IoError when the file cannot be written.
+void WriteLibsvm(const std::string& path, const Dataset& d);
+
 }  // namespace parasol::data

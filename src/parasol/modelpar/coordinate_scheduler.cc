@@ -47,27 +47,45 @@ CoordinateScheduler::CoordinateScheduler(uint32_t coordinates, const SchedulerOp
     throw InvalidArgumentError("--dependency-threshold must be at least 0");
   if (!(options_.priority_floor > 0))
     throw InvalidArgumentError("scheduler: the priority floor must be positive");
-  if (options_.order == Order::kPriority) {
+  if (options_.order == Order::kPriority) Restrict({}, {});
+}
+
+void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::span<const double> deltas) {
+  if (options_.order != Order::kPriority) return;
+  slot_.assign(n_, -1);
+  members_.clear();
+  weight_.clear();
+  if (coordinates.empty()) {  // everything, not yet visited: a random sweep comes first
+    for (uint32_t j = 0; j < n_; ++j) slot_[j] = static_cast<int32_t>(j), members_.push_back(j);
     weight_.assign(n_, kUnvisited);
-    Rebuild();
+    unvisited_ = n_;
+  } else {
+    for (size_t i = 0; i < coordinates.size(); ++i) {
+      if (slot_[coordinates[i]] >= 0) continue;
+      slot_[coordinates[i]] = static_cast<int32_t>(members_.size());
+      members_.push_back(coordinates[i]);
+      weight_.push_back(deltas[i] * deltas[i] + options_.priority_floor);
+    }
+    unvisited_ = 0;
   }
+  Rebuild();
 }
 
 void CoordinateScheduler::Rebuild() {
-  tree_.assign(size_t{n_} + 1, 0.0);
-  for (size_t k = 1; k <= n_; ++k) {  // O(n): each node passes its sum to its parent
+  tree_.assign(size_t{m()} + 1, 0.0);
+  for (size_t k = 1; k <= m(); ++k) {  // O(m): each node passes its sum to its parent
     tree_[k] += weight_[k - 1];
     const size_t parent = k + LowBit(k);
-    if (parent <= n_) tree_[parent] += tree_[k];
+    if (parent <= m()) tree_[parent] += tree_[k];
   }
   updates_ = 0;
 }
 
-void CoordinateScheduler::SetWeight(uint32_t i, double w) {
+void CoordinateScheduler::SetWeight(uint32_t i, double w) {  // i: a slot
   if (weight_[i] == kUnvisited && w != kUnvisited) --unvisited_;
   const double change = w - weight_[i];
   weight_[i] = w;
-  if (++updates_ > 4 * uint64_t{n_} || (unvisited_ == 0 && change < -kUnvisited / 2)) {
+  if (++updates_ > 4 * uint64_t{m()} || (unvisited_ == 0 && change < -kUnvisited / 2)) {
     // Rebuilt now and then: sums of many small changes drift, and the sweep's huge weights
     // must leave no trace.
     Rebuild();
@@ -76,27 +94,27 @@ void CoordinateScheduler::SetWeight(uint32_t i, double w) {
   Add(i, change);
 }
 
-void CoordinateScheduler::Add(uint32_t i, double change) {
-  for (size_t k = size_t{i} + 1; k <= n_; k += LowBit(k)) tree_[k] += change;
+void CoordinateScheduler::Add(uint32_t i, double change) {  // i: a slot
+  for (size_t k = size_t{i} + 1; k <= m(); k += LowBit(k)) tree_[k] += change;
 }
 
 double CoordinateScheduler::Total() const {
   double sum = 0;
-  for (size_t k = n_; k > 0; k -= LowBit(k)) sum += tree_[k];
+  for (size_t k = m(); k > 0; k -= LowBit(k)) sum += tree_[k];
   return sum;
 }
 
 uint32_t CoordinateScheduler::Find(double mass) const {
   size_t pos = 0;
   size_t step = 1;
-  while (step * 2 <= n_) step *= 2;
+  while (step * 2 <= m()) step *= 2;
   for (; step > 0; step /= 2) {
-    if (pos + step <= n_ && tree_[pos + step] <= mass) {
+    if (pos + step <= m() && tree_[pos + step] <= mass) {
       pos += step;
       mass -= tree_[pos];
     }
   }
-  return static_cast<uint32_t>(std::min<size_t>(pos, n_ - 1));
+  return static_cast<uint32_t>(std::min<size_t>(pos, m() - 1));
 }
 
 std::vector<uint32_t> CoordinateScheduler::Candidates() {
@@ -115,26 +133,29 @@ std::vector<uint32_t> CoordinateScheduler::Candidates() {
     }
     return out;
   }
-  // Priority: draw without replacement (drawn weights set aside, then put back).
+  // Priority: draw slots without replacement (drawn weights set aside, then put back).
+  const uint64_t draws = std::min<uint64_t>(want, m());
+  std::vector<uint32_t> slots;
   std::vector<double> drawn;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  while (out.size() < want) {
+  while (slots.size() < draws) {
     const double total = Total();
     if (!(total > 0)) break;
-    uint32_t j = Find(unit(rng_) * total);
-    if (weight_[j] == 0) {  // rounding put the draw on a set-aside coordinate: take the next one
-      j = static_cast<uint32_t>(std::find_if(weight_.begin(), weight_.end(), [](double w) { return w > 0; }) -
+    uint32_t k = Find(unit(rng_) * total);
+    if (weight_[k] == 0) {  // rounding put the draw on a set-aside slot: take the first one left
+      k = static_cast<uint32_t>(std::find_if(weight_.begin(), weight_.end(), [](double w) { return w > 0; }) -
                                 weight_.begin());
-      if (j == n_) break;
+      if (k == m()) break;
     }
-    out.push_back(j);
-    drawn.push_back(weight_[j]);
-    Add(j, -weight_[j]);
-    weight_[j] = 0;
+    slots.push_back(k);
+    drawn.push_back(weight_[k]);
+    Add(k, -weight_[k]);
+    weight_[k] = 0;
   }
-  for (size_t i = 0; i < out.size(); ++i) {
-    weight_[out[i]] = drawn[i];
-    Add(out[i], drawn[i]);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    weight_[slots[i]] = drawn[i];
+    Add(slots[i], drawn[i]);
+    out.push_back(members_[slots[i]]);
   }
   return out;
 }
@@ -166,8 +187,8 @@ std::vector<uint32_t> CoordinateScheduler::Select(std::span<const uint32_t> cand
 }
 
 void CoordinateScheduler::Report(uint32_t coordinate, double delta) {
-  if (options_.order != Order::kPriority) return;
-  SetWeight(coordinate, delta * delta + options_.priority_floor);
+  if (options_.order != Order::kPriority || slot_[coordinate] < 0) return;
+  SetWeight(static_cast<uint32_t>(slot_[coordinate]), delta * delta + options_.priority_floor);
 }
 
 }  // namespace parasol::modelpar

@@ -54,27 +54,41 @@ class CoordinateScheduler {
 
   bool checks_dependencies() const { return options_.dependency_threshold < 1; }
 
-  // A coordinate moved by `delta` (its priority becomes delta^2 + floor).
+  // A coordinate moved by `delta` (its priority becomes delta^2 + floor). Ignored for one
+  // outside the working set.
   void Report(uint32_t coordinate, double delta);
+
+  // Priority order: draw from now on only from `coordinates` (a working set, e.g. Lasso's
+  // nonzero weights and the coordinates that violate their optimality condition), each with the
+  // change it would make as its priority. Empty: every coordinate again (as at the start). Other
+  // orders ignore it. O(n) once, and each draw then costs O(log |set|): with a million
+  // coordinates and a few thousand in play, draws stay in cache.
+  void Restrict(std::span<const uint32_t> coordinates, std::span<const double> deltas);
+  // The coordinates draws come from (priority order); all of them for other orders.
+  size_t working_set_size() const { return options_.order == Order::kPriority ? members_.size() : n_; }
 
   const SchedulerOptions& options() const { return options_; }
   uint32_t coordinates() const { return n_; }
 
  private:
-  // Priorities live in a Fenwick tree: drawing in proportion and updating one are O(log n).
-  void SetWeight(uint32_t i, double w);
-  void Add(uint32_t i, double change);
+  // Priorities live in a Fenwick tree over the working set's slots: drawing in proportion and
+  // updating one are O(log m).
+  void SetWeight(uint32_t slot, double w);
+  void Add(uint32_t slot, double change);
   void Rebuild();
-  uint32_t Find(double mass) const;  // the i whose cumulative range holds `mass`
+  uint32_t Find(double mass) const;  // the slot whose cumulative range holds `mass`
   double Total() const;
+  uint32_t m() const { return static_cast<uint32_t>(members_.size()); }
 
   uint32_t n_;
   SchedulerOptions options_;
   std::mt19937_64 rng_;
-  std::vector<double> tree_;    // Fenwick tree of weights, 1-based
-  std::vector<double> weight_;  // each coordinate's weight
-  uint32_t unvisited_;          // coordinates still at kUnvisited
-  uint64_t updates_ = 0;        // weight changes since the tree was last rebuilt
+  std::vector<uint32_t> members_;  // slot -> coordinate: the working set
+  std::vector<int32_t> slot_;      // coordinate -> slot, -1 outside the working set
+  std::vector<double> tree_;       // Fenwick tree of the slots' weights, 1-based
+  std::vector<double> weight_;     // each slot's weight
+  uint32_t unvisited_;             // slots still at kUnvisited
+  uint64_t updates_ = 0;           // weight changes since the tree was last rebuilt
   uint32_t cyclic_next_ = 0;
 };
 

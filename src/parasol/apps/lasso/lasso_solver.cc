@@ -16,6 +16,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Updates between gap checks, in sweeps of the working set.
+constexpr uint64_t kSweepsPerCheck = 10;
+
 double SoftThreshold(double z, double t) { return z > t ? z - t : (z < -t ? z + t : 0.0); }
 
 // A worker's slice of the samples: its columns and its residuals r_i - c (c is shared).
@@ -33,8 +36,9 @@ class LassoProgram final : public modelpar::Program {
                bool intercept);
 
   void SetLambda(double lambda, double l1_ratio) { l1_ = lambda * l1_ratio, l2_ = lambda * (1 - l1_ratio); }
-  // A duality-gap check (collective): objective and gap, and every coordinate's priority set
-  // from the change coordinate descent would make to it now.
+  // A duality-gap check (collective): objective and gap; the scheduler's working set becomes the
+  // nonzero weights and the coordinates that violate their optimality condition, each with the
+  // change coordinate descent would make to it now as its priority.
   LassoCheck Check(modelpar::RoundEngine& engine);
   LassoFit Result(double lambda) const;
   uint32_t coordinates() const { return static_cast<uint32_t>(ids_.size()); }
@@ -183,14 +187,18 @@ LassoCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
   const double ry = sums[p + 2] + c * sum_yc_;
   double dual_norm = 0, l1_norm = 0, l2_norm = 0;
   uint64_t nonzeros = 0;
+  std::vector<uint32_t> working;  // nonzero weights and the coordinates that would move now
+  std::vector<double> moves;
   for (size_t j = 0; j < p; ++j) {
     const double xr = sums[j] + c * col_sum_[j];
     dual_norm = std::max(dual_norm, std::abs(xr / n_ - l2_ * w_[j]));
     l1_norm += std::abs(w_[j]);
     l2_norm += w_[j] * w_[j];
     nonzeros += w_[j] != 0;
-    engine.scheduler().Report(static_cast<uint32_t>(j), NewWeight(static_cast<uint32_t>(j), xr) - w_[j]);
+    const double move = NewWeight(static_cast<uint32_t>(j), xr) - w_[j];
+    if (w_[j] != 0 || move != 0) working.push_back(static_cast<uint32_t>(j)), moves.push_back(move);
   }
+  engine.scheduler().Restrict(working, moves);
   const double scale = dual_norm > l1_ ? l1_ / dual_norm : 1.0;
   LassoCheck check;
   check.objective = rr / (2 * n_) + l1_ * l1_norm + l2_ / 2 * l2_norm;
@@ -263,9 +271,13 @@ std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const
   }
   LassoProgram program(d, data::UsedFeatures(d), ctx.rank(), ctx.size(), o.engine.workers, o.intercept);
   modelpar::RoundEngine engine(ctx, program, program.coordinates(), o.engine);
-  const uint64_t check_every =
-      o.check_every > 0 ? o.check_every
-                        : std::max<uint64_t>(1, program.coordinates() / o.engine.schedule.schedule_size);
+  // Between checks (each a pass over the data): o.check_every rounds, or enough updates to pay
+  // for the pass and to sweep the working set several times.
+  auto due = [&](uint64_t rounds, uint64_t updates) {
+    if (o.check_every > 0) return rounds >= o.check_every;
+    const uint64_t working = engine.scheduler().working_set_size();
+    return updates >= std::max<uint64_t>(kSweepsPerCheck * working, program.coordinates() / 10);
+  };
   std::vector<LassoFit> fits;
   std::vector<uint32_t> features;
   for (double lambda : lambdas) {
@@ -273,15 +285,17 @@ std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const
     const uint64_t first_round = engine.rounds();
     FitStatus status = FitStatus::kRoundLimit;
     LassoCheck check;
-    for (uint64_t since = check_every;; ++since) {
-      if (since >= check_every) {
+    for (uint64_t since_round = engine.rounds(), since_update = engine.updates(), first = 1;;) {
+      if (first || due(engine.rounds() - since_round, engine.updates() - since_update)) {
+        first = 0;
+        since_round = engine.rounds();
+        since_update = engine.updates();
         check = program.Check(engine);
         check.lambda = lambda;
         check.rounds = engine.rounds();
         check.updates = engine.updates();
         check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
         if (o.on_check) o.on_check(check);
-        since = 0;
         if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
           status = FitStatus::kDiverged;
           break;

@@ -52,8 +52,8 @@ struct LassoOptions {
   bool intercept = true;
   double tolerance = 1e-6;        // on the relative duality gap
   uint64_t max_rounds = 1000000;  // per lambda
-  // Rounds between duality-gap checks (each costs one pass over the data); 0: about one sweep's
-  // worth of updates (coordinates / schedule size).
+  // Rounds between duality-gap checks (each a pass over the data); 0: as many updates as ten
+  // sweeps of the working set, and at least a tenth of the coordinates.
   uint64_t check_every = 0;
   modelpar::EngineOptions engine;
   std::function<void(const LassoCheck&)> on_check;
