@@ -13,12 +13,7 @@
 # libnuma); each corpus is written once by `parasol lda-corpus` (the tokens parasol trains on)
 # and converted to WarpLDA's input. Both run one MH step per token, alpha 50/K, beta 0.01.
 # Runs alternate (parasol, WarpLDA) within each repetition; ratios are taken within a repetition.
-set -euo pipefail
-build=$(cd "${1:-build}" && pwd)
-out=$(mkdir -p "${2:-bench/results}" && cd "${2:-bench/results}" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-repeat=${REPEAT:-3}
+source "$(dirname "$0")/common.sh" "$@"
 corpora=${CORPORA:-"ap news synth"}
 ks=${KS:-"100 1000 10000 100000"}
 threads=${THREADS:-"1 2"}
@@ -26,7 +21,6 @@ parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
 py=/usr/bin/python3  # Debian's: numpy and matplotlib come from Debian packages
 
-source "$here/deps.sh"
 ensure_debian_packages python3-numpy python3-matplotlib
 warp="$build/warplda"
 [ -x "$warp/warplda" ] || bash "$root/../shared/anchors/warplda/build.sh" "$warp" > "$out/warplda_build.log" 2>&1

@@ -5,12 +5,7 @@
 #
 # Usage (root): ps_link_bench.sh BUILD_DIR OUT_DIR
 # Environment: REPEAT (default 3), MODEL (vgg), SYNC (p3), STEPS (8), BATCH (32 per rank), RATE (1gbit).
-set -euo pipefail
-build=$(cd "${1:-build}" && pwd)
-out=$(mkdir -p "${2:-bench/results}" && cd "${2:-bench/results}" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-repeat=${REPEAT:-3}
+source "$(dirname "$0")/common.sh" "$@"
 model=${MODEL:-vgg}
 sync=${SYNC:-p3}
 steps=${STEPS:-8}
