@@ -6,6 +6,7 @@
 #include <queue>
 #include <random>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,14 +24,25 @@ double RatingSet::Mean() const {
 
 namespace {
 
-Rating ParseLine(std::string_view line, const std::string& path, long lineno) {
+constexpr std::string_view kCsvHeader = "userId,movieId,rating";
+
+// The fields of a line: blank-separated (u.data) or comma-separated (ratings.csv).
+std::vector<std::string_view> Fields(std::string_view line, bool csv) {
+  if (csv) return SplitFields(line, ',');
+  std::vector<std::string_view> fields;
   size_t pos = 0;
-  auto user = ParseField<uint32_t>(NextField(line, pos), path, lineno, "user id");
-  auto item = ParseField<uint32_t>(NextField(line, pos), path, lineno, "item id");
-  auto value = ParseField<float>(NextField(line, pos), path, lineno, "rating");
-  std::string_view stamp = NextField(line, pos);
-  if (!stamp.empty()) ParseField<int64_t>(stamp, path, lineno, "timestamp");
-  if (!NextField(line, pos).empty()) throw ParseError(path, lineno, "more than 4 fields");
+  for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) fields.push_back(f);
+  return fields;
+}
+
+Rating ParseLine(std::string_view line, bool csv, const std::string& path, long lineno) {
+  const std::vector<std::string_view> f = Fields(line, csv);
+  if (f.size() > 4) throw ParseError(path, lineno, "more than 4 fields");
+  auto at = [&](size_t i) { return i < f.size() ? f[i] : std::string_view{}; };  // missing: empty
+  auto user = ParseField<uint32_t>(at(0), path, lineno, "user id");
+  auto item = ParseField<uint32_t>(at(1), path, lineno, "item id");
+  auto value = ParseField<float>(at(2), path, lineno, "rating");
+  if (f.size() == 4) ParseField<int64_t>(f[3], path, lineno, "timestamp");
   if (user == 0 || item == 0) throw ParseError(path, lineno, "user and item ids start at 1");
   if (user > (1u << 30) || item > (1u << 30)) throw ParseError(path, lineno, "id larger than 2^30");
   return Rating{user - 1, item - 1, value};
@@ -46,8 +58,14 @@ RatingSet ReadMovieLens(const std::string& path) {
   // users and items densely, and would size tables by a number the file does not back.
   const uint64_t id_limit = std::max<uint64_t>(in.file_size_bytes(), 1024);
   std::string_view line;
+  bool csv = false;
   while (in.Next(&line)) {
-    Rating r = ParseLine(line, path, in.line_number());
+    // Current MovieLens releases: ratings.csv with this header, comma-separated.
+    if (in.line_number() == 1 && line.starts_with(kCsvHeader)) {
+      csv = true;
+      continue;
+    }
+    Rating r = ParseLine(line, csv, path, in.line_number());
     if (r.user >= id_limit || r.item >= id_limit) {
       in.Fail(fmt::format("id {} is larger than the file's {} bytes: ids must number users and items densely",
                           std::max(r.user, r.item) + 1, in.file_size_bytes()));

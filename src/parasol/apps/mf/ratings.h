@@ -23,7 +23,8 @@ struct RatingSet {
   double Mean() const;
 };
 
-// MovieLens `u.data`: `user item rating timestamp` per line, tab- or space-separated, ids from 1.
+// MovieLens `u.data`: `user item rating timestamp` per line, tab- or space-separated, ids from 1;
+// or the `ratings.csv` of current releases (header `userId,movieId,rating,timestamp`, commas).
 // Throws ParseError "path:line: what is wrong" for a malformed line, IoError if unreadable.
 RatingSet ReadMovieLens(const std::string& path);
 
