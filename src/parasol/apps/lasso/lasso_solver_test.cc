@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -188,7 +189,7 @@ TEST(Lasso, ScheduledBlocksHoldNoCorrelatedPair) {
   };
   LassoOptions o = Options(0.02 * LambdaMax(g.data, 1.0, true));
   o.engine.schedule.schedule_size = 16;
-  size_t blocks = 0, pairs = 0;
+  std::atomic<size_t> blocks = 0, pairs = 0;  // both ranks call on_round
   o.on_round = [&](std::span<const uint32_t> block) {
     ++blocks;
     for (size_t a = 0; a < block.size(); ++a) {
@@ -196,8 +197,8 @@ TEST(Lasso, ScheduledBlocksHoldNoCorrelatedPair) {
     }
   };
   EXPECT_EQ(FitOnRanks(2, g.data, o)[0].status, FitStatus::kConverged);
-  EXPECT_GT(blocks, 10u);
-  EXPECT_GT(pairs, blocks * 10);  // the blocks were not trivially small
+  EXPECT_GT(blocks.load(), 10u);
+  EXPECT_GT(pairs.load(), blocks.load() * 10);  // the blocks were not trivially small
 }
 
 // Strongly correlated columns: updating 32 random coordinates at once from one residual
