@@ -66,6 +66,7 @@ if [ -s "$ribo" ]; then
   for r in $(seq 1 "$repeat"); do
     run_parasol riboflavin priority-U1 "$r" 1 "$ribo" 0.05 --schedule-size 1
     run_sklearn riboflavin "$r" "$ribo" 0.05
+    run_parasol riboflavin priority-U32-R0.1 "$r" 1 "$ribo" 0.05 --schedule-size 32 --dependency-threshold 0.1
     run_parasol riboflavin priority-U8-R0.5 "$r" 1 "$ribo" 0.05 --schedule-size 8 --dependency-threshold 0.5
   done
   # scikit-learn's objective against time: fits stopped after 1, 2, 4, ... epochs.

@@ -71,10 +71,9 @@ class LassoCommand : public Command {
   void Validate() override {
     o_.engine.schedule.order = modelpar::ParseOrder(order_);
     o_.intercept = !no_intercept_;
-    if (o_.lambda == 0 && o_.path_length == 0)
-      throw InvalidArgumentError("lasso: give --lambda or --lambda-path");
+    if (o_.lambda == 0 && o_.path_length == 0) throw InvalidArgumentError("give --lambda or --lambda-path");
     if (o_.lambda > 0 && o_.path_length > 0)
-      throw InvalidArgumentError("lasso: give --lambda or --lambda-path, not both");
+      throw InvalidArgumentError("give --lambda or --lambda-path, not both");
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!model_.empty()) CheckOutputFile("--model", model_);
   }
@@ -126,9 +125,8 @@ int LassoCommand::Run(comm::MpiRuntime* mpi) {
   const apps::lasso::LassoFit& last = fits.back();
   if (last.status == apps::lasso::FitStatus::kDiverged) {
     throw InvalidArgumentError(
-        fmt::format("lasso: diverged at lambda {:.6g}, round {} (objective {:.6g}): coordinates updated "
-                    "together were too "
-                    "correlated; lower --schedule-size or --dependency-threshold",
+        fmt::format("diverged at lambda {:.6g}, round {} (objective {:.6g}): coordinates updated "
+                    "together were too correlated; lower --schedule-size or --dependency-threshold",
                     last.lambda, last.last.rounds, last.last.objective));
   }
   for (const auto& f : fits) {

@@ -44,6 +44,7 @@ class LassoProgram final : public modelpar::Program {
   uint32_t coordinates() const { return static_cast<uint32_t>(ids_.size()); }
   uint32_t feature(uint32_t j) const { return ids_[j]; }
   double null_objective() const { return null_objective_; }
+  bool finite() const { return finite_; }  // false once a weight became inf or NaN
 
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
@@ -63,6 +64,7 @@ class LassoProgram final : public modelpar::Program {
   std::vector<double> col_sum_, mean_, q_;  // per coordinate: sum, mean, ||centred column||^2 / n
   std::vector<double> w_;
   double offset_ = 0;  // added to every stored residual
+  bool finite_ = true;
   double l1_ = 0, l2_ = 0;
   std::vector<Shard> shards_;
   data::ColumnMatrix all_;  // every row: dependencies are computed without a message
@@ -147,6 +149,7 @@ void LassoProgram::Aggregate(std::span<const uint32_t> block, std::span<const do
     const double updated = NewWeight(j, sums[k] + offset_ * col_sum_[j]);
     deltas[k] = updated - w_[j];
     w_[j] = updated;
+    finite_ = finite_ && std::isfinite(updated);
   }
   for (size_t k = 0; k < block.size(); ++k) offset_ += deltas[k] * mean_[block[k]];
 }
@@ -227,13 +230,11 @@ LassoFit LassoProgram::Result(double lambda) const {
 }
 
 void CheckOptions(const data::Dataset& d, const LassoOptions& o) {
-  if (d.rows() == 0 || d.nonzeros() == 0)
-    throw InvalidArgumentError("lasso: the data set has no nonzero feature");
+  if (d.rows() == 0 || d.nonzeros() == 0) throw InvalidArgumentError("the data set has no nonzero feature");
   if (!(o.l1_ratio > 0 && o.l1_ratio <= 1)) throw InvalidArgumentError("--l1-ratio must be in (0, 1]");
   if (!(o.lambda >= 0) || !std::isfinite(o.lambda))
     throw InvalidArgumentError("--lambda must be a finite number >= 0");
-  if (o.lambda == 0 && o.path_length == 0)
-    throw InvalidArgumentError("lasso: give --lambda or --lambda-path");
+  if (o.lambda == 0 && o.path_length == 0) throw InvalidArgumentError("give --lambda or --lambda-path");
   if (!(o.path_min_ratio > 0 && o.path_min_ratio < 1))
     throw InvalidArgumentError("--lambda-min-ratio must be in (0, 1)");
   if (!(o.tolerance > 0)) throw InvalidArgumentError("--tolerance must be positive");
@@ -285,9 +286,12 @@ std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const
     const uint64_t first_round = engine.rounds();
     FitStatus status = FitStatus::kRoundLimit;
     LassoCheck check;
-    for (uint64_t since_round = engine.rounds(), since_update = engine.updates(), first = 1;;) {
-      if (first || due(engine.rounds() - since_round, engine.updates() - since_update)) {
-        first = 0;
+    // A check also comes at once when a weight stopped being finite or no coordinate could be
+    // drawn (priorities of NaN): both mean the updates diverged.
+    bool now = true;
+    for (uint64_t since_round = engine.rounds(), since_update = engine.updates();;) {
+      if (now || due(engine.rounds() - since_round, engine.updates() - since_update)) {
+        now = false;
         since_round = engine.rounds();
         since_update = engine.updates();
         check = program.Check(engine);
@@ -307,6 +311,7 @@ std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const
       }
       if (engine.rounds() - first_round >= o.max_rounds) break;
       std::span<const uint32_t> block = engine.Round();
+      now = block.empty() || !program.finite();
       if (o.on_round) {
         features.clear();
         for (uint32_t j : block) features.push_back(program.feature(j));

@@ -221,6 +221,22 @@ TEST(Lasso, DependencyCheckRescuesParallelUpdatesOfCorrelatedColumns) {
   ExpectKkt(g.data, safe, 1.0, 1e-2);
 }
 
+// Riboflavin's columns are highly correlated: 8 of them updated together with a loose check blow
+// up to NaN within a few hundred rounds. The fit must stop and say so at once, even when no gap
+// check is due (on the full data set none is: the weights reach NaN first), not run on to the
+// round limit drawing from priorities that are NaN.
+TEST(Lasso, DivergenceIsReportedAtOnce) {
+  const data::Dataset d = Riboflavin();
+  LassoOptions o = Options(0.05);
+  o.tolerance = 1e-6;
+  o.check_every = 200000;
+  o.max_rounds = 150000;
+  o.engine.schedule = {.order = modelpar::Order::kPriority, .schedule_size = 8, .dependency_threshold = 0.5};
+  const LassoFit fit = FitOnRanks(1, d, o)[0];
+  EXPECT_EQ(fit.status, FitStatus::kDiverged);
+  EXPECT_LT(fit.last.rounds, 10000u);
+}
+
 TEST(Lasso, RejectsBadOptions) {
   const data::Dataset d = Riboflavin();
   LassoOptions o = Options(0.1);
