@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeClusterSim(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
   commands.push_back(parasol::tools::MakeLassoCommand(app));
+  commands.push_back(parasol::tools::MakeLogregCommand(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));
   commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));

@@ -1,12 +1,14 @@
-// `parasol lasso`: Lasso and elastic net by model-parallel coordinate descent (the STRADS
-// scheduler in modelpar/). Prints a line per duality-gap check; --metrics writes them as CSV,
-// --model the fitted weights.
+// `parasol lasso` (Lasso and elastic net) and `parasol logreg` (sparse logistic regression): L1-
+// penalised linear models by model-parallel coordinate descent (the STRADS scheduler in
+// modelpar/). Prints a line per duality-gap check; --metrics writes them as CSV, --model the
+// fitted weights.
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 
-#include "parasol/apps/lasso/lasso_solver.h"
+#include "parasol/apps/sparse_linear/lasso_solver.h"
+#include "parasol/apps/sparse_linear/logistic_solver.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
@@ -17,11 +19,18 @@
 namespace parasol::tools {
 namespace {
 
-class LassoCommand : public Command {
+enum class Loss { kSquared, kLogistic };
+
+class SparseLinearCommand : public Command {
  public:
-  explicit LassoCommand(CLI::App& parent) {
+  SparseLinearCommand(CLI::App& parent, Loss loss) : loss_(loss) {
     app_ =
-        parent.add_subcommand("lasso", "Lasso / elastic net by scheduled model-parallel coordinate descent");
+        loss == Loss::kSquared
+            ? parent.add_subcommand("lasso",
+                                    "Lasso / elastic net by scheduled model-parallel coordinate descent")
+            : parent.add_subcommand("logreg",
+                                    "Sparse (L1) logistic regression by scheduled model-parallel coordinate "
+                                    "descent (labels: two values)");
     app_->add_option("--data", data_, "LIBSVM file, or NAME.csv with a header and a label column")
         ->required();
     app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
@@ -32,10 +41,10 @@ class LassoCommand : public Command {
     app_->add_option("--lambda-min-ratio", o_.path_min_ratio, "The path's last lambda / lambda_max")
         ->check(Between(1e-12, 0.999999))
         ->capture_default_str();
-    app_->add_option("--l1-ratio", o_.l1_ratio, "1: Lasso; below 1: elastic net")
+    app_->add_option("--l1-ratio", o_.l1_ratio, "1: L1 only; below 1: elastic net")
         ->check(Between(1e-9, 1))
         ->capture_default_str();
-    app_->add_flag("--no-intercept", no_intercept_, "Fit no intercept (the data are centred already)");
+    app_->add_flag("--no-intercept", no_intercept_, "Fit no intercept");
     app_->add_option("--scheduler", order_, "priority, random or cyclic")->capture_default_str();
     app_->add_option("--schedule-size", o_.engine.schedule.schedule_size,
                      "Coordinates updated together per round")
@@ -81,16 +90,26 @@ class LassoCommand : public Command {
   int Run(comm::MpiRuntime* mpi) override;
 
  private:
-  apps::lasso::LassoOptions o_;
+  Loss loss_;
+  apps::sparse_linear::PathOptions o_;
   std::string data_, label_column_ = "y", order_ = "priority", metrics_, model_;
   bool no_intercept_ = false;
   int64_t timeout_ms_ = 60000;
 };
 
-int LassoCommand::Run(comm::MpiRuntime* mpi) {
+int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
   comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
   const bool root = ctx.rank() == 0;
   const data::Dataset d = data::ReadDataset(data_, label_column_);
+  const bool logistic = loss_ == Loss::kLogistic;
+  const char* name = logistic ? "logreg" : "lasso";
+  if (logistic) {
+    try {
+      apps::sparse_linear::BinaryLabels(d);
+    } catch (const InvalidArgumentError& e) {
+      throw ParseError(data_, 0, e.what());
+    }
+  }
   std::unique_ptr<CsvWriter> csv;
   if (root && !metrics_.empty()) {
     csv = std::make_unique<CsvWriter>(
@@ -99,16 +118,16 @@ int LassoCommand::Run(comm::MpiRuntime* mpi) {
   }
   if (root) {
     const auto& s = o_.engine.schedule;
-    std::cout
-        << fmt::format(
-               "# parasol lasso: {} samples, {} features, {} nonzeros; l1 ratio {}, {} scheduler, U {}, "
-               "dependency threshold {}; {} process(es) x {} thread(s); lambda_max {:.6g}\n",
-               d.rows(), d.cols, d.nonzeros(), o_.l1_ratio, modelpar::OrderName(s.order), s.schedule_size,
-               s.dependency_threshold, ctx.size(), o_.engine.workers,
-               apps::lasso::LambdaMax(d, o_.l1_ratio, o_.intercept))
-        << fmt::format("{:>12} {:>9} {:>11} {:>9} {:>14} {:>8} {:>10}\n", "lambda", "round", "updates",
-                       "seconds", "objective", "nonzeros", "rel_gap");
-    o_.on_check = [&](const apps::lasso::LassoCheck& c) {
+    std::cout << fmt::format(
+                     "# parasol {}: {} samples, {} features, {} nonzeros; l1 ratio {}, {} scheduler, U {}, "
+                     "dependency threshold {}; {} process(es) x {} thread(s); lambda_max {:.6g}\n",
+                     name, d.rows(), d.cols, d.nonzeros(), o_.l1_ratio, modelpar::OrderName(s.order),
+                     s.schedule_size, s.dependency_threshold, ctx.size(), o_.engine.workers,
+                     logistic ? apps::sparse_linear::LogisticLambdaMax(d, o_.l1_ratio, o_.intercept)
+                              : apps::sparse_linear::LassoLambdaMax(d, o_.l1_ratio, o_.intercept))
+              << fmt::format("{:>12} {:>9} {:>11} {:>9} {:>14} {:>8} {:>10}\n", "lambda", "round", "updates",
+                             "seconds", "objective", "nonzeros", "rel_gap");
+    o_.on_check = [&](const apps::sparse_linear::FitCheck& c) {
       std::cout << fmt::format("{:>12.6g} {:>9} {:>11} {:>9.3f} {:>14.9g} {:>8} {:>10.3g}\n", c.lambda,
                                c.rounds, c.updates, c.seconds, c.objective, c.nonzeros, c.relative_gap);
       if (csv) {
@@ -119,18 +138,19 @@ int LassoCommand::Run(comm::MpiRuntime* mpi) {
       }
     };
   }
-  std::vector<apps::lasso::LassoFit> fits = apps::lasso::FitLasso(ctx, d, o_);
+  std::vector<apps::sparse_linear::LinearFit> fits =
+      logistic ? apps::sparse_linear::FitLogistic(ctx, d, o_) : apps::sparse_linear::FitLasso(ctx, d, o_);
   if (!root) return 0;
   if (csv) csv->Commit();
-  const apps::lasso::LassoFit& last = fits.back();
-  if (last.status == apps::lasso::FitStatus::kDiverged) {
+  const apps::sparse_linear::LinearFit& last = fits.back();
+  if (last.status == apps::sparse_linear::FitStatus::kDiverged) {
     throw InvalidArgumentError(
         fmt::format("diverged at lambda {:.6g}, round {} (objective {:.6g}): coordinates updated "
                     "together were too correlated; lower --schedule-size or --dependency-threshold",
                     last.lambda, last.last.rounds, last.last.objective));
   }
   for (const auto& f : fits) {
-    if (f.status == apps::lasso::FitStatus::kRoundLimit) {
+    if (f.status == apps::sparse_linear::FitStatus::kRoundLimit) {
       std::cerr << fmt::format(
           "warning: lambda {:.6g} stopped at --max-rounds with relative gap {:.3g} (tolerance {})\n",
           f.lambda, f.last.relative_gap, o_.tolerance);
@@ -139,12 +159,18 @@ int LassoCommand::Run(comm::MpiRuntime* mpi) {
   std::cout << fmt::format(
       "final: lambda {:.6g}, objective {:.12g}, {} nonzeros, relative gap {:.3g}, {:.3f} s\n", last.lambda,
       last.last.objective, last.weights.size(), last.last.relative_gap, last.last.seconds);
-  if (!model_.empty()) apps::lasso::WriteLassoModel(model_, fits);
+  if (!model_.empty()) apps::sparse_linear::WriteLinearModel(model_, name, fits);
   return 0;
 }
 
 }  // namespace
 
-std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent) { return std::make_unique<LassoCommand>(parent); }
+std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent) {
+  return std::make_unique<SparseLinearCommand>(parent, Loss::kSquared);
+}
+
+std::unique_ptr<Command> MakeLogregCommand(CLI::App& parent) {
+  return std::make_unique<SparseLinearCommand>(parent, Loss::kLogistic);
+}
 
 }  // namespace parasol::tools

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `parasol lasso` as users meet it: bad input is one line naming file and line (exit 2); one
-# process and two under mpirun reach the same objective; the model and metrics files are
-# complete. Usage: lasso_cli_test.sh PARASOL MPIRUN DATA_DIR
+# `parasol lasso` and `parasol logreg` as users meet them: bad input is one line naming file and
+# line (exit 2); one process and two under mpirun reach the same objective; the model and metrics
+# files are complete. Usage: sparse_linear_cli_test.sh PARASOL MPIRUN DATA_DIR
 set -u
 parasol=$1
 mpirun=$2
@@ -28,6 +28,9 @@ expect 2 "--model $tmp/no/dir/m.txt: no folder" -- \
 expect 2 "diverged" -- "$parasol" lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.02 \
   --scheduler random --schedule-size 64 --dependency-threshold 1
 
+expect 2 "$data/libsvm/housing_scale: logistic regression needs labels of two values; the data set has 229" -- \
+  "$parasol" logreg --data "$data/libsvm/housing_scale" --lambda 0.01
+
 final() { grep '^final:' "$1" | sed 's/.*objective \([^,]*\),.*/\1/'; }
 run=(lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.05 --tolerance 1e-9 --schedule-size 8)
 "$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2>"$tmp/err" \
@@ -48,6 +51,20 @@ if [ "$(head -1 "$tmp/one.csv")" = "lambda,round,updates,seconds,objective,nonze
   echo "ok: metrics and model files ($nonzeros nonzeros)"
 else
   echo "FAIL: metrics or model file"; head -3 "$tmp/one.csv" "$tmp/one.model"; failures=$((failures + 1))
+fi
+
+run=(logreg --data "$data/libsvm/a9a-2000" --lambda 0.003 --tolerance 1e-9)
+"$parasol" "${run[@]}" --model "$tmp/lr1.model" > "$tmp/lr1.txt" 2>"$tmp/err" \
+  || { echo "FAIL: logreg"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${run[@]}" --threads 2 > "$tmp/lr2.txt" 2>"$tmp/err" \
+  || { echo "FAIL: logreg under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+one=$(final "$tmp/lr1.txt")
+two=$(final "$tmp/lr2.txt")
+if [ -n "$one" ] && awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; exit !(d < 1e-8 * a && -d < 1e-8 * a) }' &&
+   head -1 "$tmp/lr1.model" | grep -q '^# parasol logreg model'; then
+  echo "ok: logreg on 1 process and 2 x 2 threads reach the same objective ($one, $two)"
+else
+  echo "FAIL: logreg 1 process $one, 2 processes $two"; failures=$((failures + 1))
 fi
 
 echo "$failures failure(s)"

@@ -1,4 +1,4 @@
-#include "parasol/apps/lasso/lasso_solver.h"
+#include "parasol/apps/sparse_linear/lasso_solver.h"
 
 #include <fmt/format.h>
 
@@ -7,19 +7,11 @@
 #include <cmath>
 
 #include "parasol/collective/collectives.h"
-#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 
-namespace parasol::apps::lasso {
+namespace parasol::apps::sparse_linear {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// Updates between gap checks, in sweeps of the working set.
-constexpr uint64_t kSweepsPerCheck = 10;
-
-double SoftThreshold(double z, double t) { return z > t ? z - t : (z < -t ? z + t : 0.0); }
 
 // A worker's slice of the samples: its columns and its residuals r_i - c (c is shared).
 struct Shard {
@@ -30,21 +22,23 @@ struct Shard {
 
 // Coordinate j is feature ids[j]. Replicated on every rank: the weights, the column statistics
 // and the residual offset; sharded: the residuals.
-class LassoProgram final : public modelpar::Program {
+class LassoProgram final : public PathProgram {
  public:
   LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, int rank, int ranks, uint32_t workers,
                bool intercept);
 
-  void SetLambda(double lambda, double l1_ratio) { l1_ = lambda * l1_ratio, l2_ = lambda * (1 - l1_ratio); }
+  void SetLambda(double lambda, double l1_ratio) override {
+    l1_ = lambda * l1_ratio, l2_ = lambda * (1 - l1_ratio);
+  }
   // A duality-gap check (collective): objective and gap; the scheduler's working set becomes the
   // nonzero weights and the coordinates that violate their optimality condition, each with the
   // change coordinate descent would make to it now as its priority.
-  LassoCheck Check(modelpar::RoundEngine& engine);
-  LassoFit Result(double lambda) const;
-  uint32_t coordinates() const { return static_cast<uint32_t>(ids_.size()); }
-  uint32_t feature(uint32_t j) const { return ids_[j]; }
-  double null_objective() const { return null_objective_; }
-  bool finite() const { return finite_; }  // false once a weight became inf or NaN
+  FitCheck Check(modelpar::RoundEngine& engine) override;
+  LinearFit Result(double lambda) const override;
+  uint32_t coordinates() const override { return static_cast<uint32_t>(ids_.size()); }
+  uint32_t feature(uint32_t j) const override { return ids_[j]; }
+  double null_objective() const override { return null_objective_; }
+  bool finite() const override { return finite_; }
 
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
@@ -164,7 +158,7 @@ void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::s
   }
 }
 
-LassoCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
+FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
   const size_t p = ids_.size();
   std::vector<std::vector<double>> parts(shards_.size());
   engine.ForEachWorker([&](size_t k) {
@@ -203,7 +197,7 @@ LassoCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
   }
   engine.scheduler().Restrict(working, moves);
   const double scale = dual_norm > l1_ ? l1_ / dual_norm : 1.0;
-  LassoCheck check;
+  FitCheck check;
   check.objective = rr / (2 * n_) + l1_ * l1_norm + l2_ / 2 * l2_norm;
   const double dual = scale * ry / n_ - scale * scale * (rr + n_ * l2_ * l2_norm) / (2 * n_);
   check.gap = check.objective - dual;
@@ -217,8 +211,8 @@ LassoCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
   return check;
 }
 
-LassoFit LassoProgram::Result(double lambda) const {
-  LassoFit fit;
+LinearFit LassoProgram::Result(double lambda) const {
+  LinearFit fit;
   fit.lambda = lambda;
   fit.intercept = mean_y_;
   for (size_t j = 0; j < ids_.size(); ++j) {
@@ -229,21 +223,9 @@ LassoFit LassoProgram::Result(double lambda) const {
   return fit;
 }
 
-void CheckOptions(const data::Dataset& d, const LassoOptions& o) {
-  if (d.rows() == 0 || d.nonzeros() == 0) throw InvalidArgumentError("the data set has no nonzero feature");
-  if (!(o.l1_ratio > 0 && o.l1_ratio <= 1)) throw InvalidArgumentError("--l1-ratio must be in (0, 1]");
-  if (!(o.lambda >= 0) || !std::isfinite(o.lambda))
-    throw InvalidArgumentError("--lambda must be a finite number >= 0");
-  if (o.lambda == 0 && o.path_length == 0) throw InvalidArgumentError("give --lambda or --lambda-path");
-  if (!(o.path_min_ratio > 0 && o.path_min_ratio < 1))
-    throw InvalidArgumentError("--lambda-min-ratio must be in (0, 1)");
-  if (!(o.tolerance > 0)) throw InvalidArgumentError("--tolerance must be positive");
-  if (o.max_rounds == 0) throw InvalidArgumentError("--max-rounds must be at least 1");
-}
-
 }  // namespace
 
-double LambdaMax(const data::Dataset& d, double l1_ratio, bool intercept) {
+double LassoLambdaMax(const data::Dataset& d, double l1_ratio, bool intercept) {
   const data::ColumnMatrix x = data::ToColumns(d, 0, d.rows(), data::UsedFeatures(d));
   double mean_y = 0;
   for (double y : d.labels) mean_y += y;
@@ -258,84 +240,13 @@ double LambdaMax(const data::Dataset& d, double l1_ratio, bool intercept) {
   return most / (static_cast<double>(d.rows()) * l1_ratio);
 }
 
-std::vector<LassoFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const LassoOptions& o) {
-  CheckOptions(d, o);
-  const auto start = Clock::now();
-  std::vector<double> lambdas{o.lambda};
-  if (o.lambda == 0) {
-    const double top = LambdaMax(d, o.l1_ratio, o.intercept);
-    lambdas.clear();
-    for (uint32_t k = 0; k < o.path_length; ++k) {
-      const double t = o.path_length > 1 ? static_cast<double>(k) / (o.path_length - 1) : 0.0;
-      lambdas.push_back(top * std::pow(o.path_min_ratio, t));
-    }
-  }
+std::vector<LinearFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const PathOptions& o) {
+  CheckPathOptions(d, o);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> lambdas =
+      PathLambdas(o.lambda > 0 ? 0.0 : LassoLambdaMax(d, o.l1_ratio, o.intercept), o);
   LassoProgram program(d, data::UsedFeatures(d), ctx.rank(), ctx.size(), o.engine.workers, o.intercept);
-  modelpar::RoundEngine engine(ctx, program, program.coordinates(), o.engine);
-  // Between checks (each a pass over the data): o.check_every rounds, or enough updates to pay
-  // for the pass and to sweep the working set several times.
-  auto due = [&](uint64_t rounds, uint64_t updates) {
-    if (o.check_every > 0) return rounds >= o.check_every;
-    const uint64_t working = engine.scheduler().working_set_size();
-    return updates >= std::max<uint64_t>(kSweepsPerCheck * working, program.coordinates() / 10);
-  };
-  std::vector<LassoFit> fits;
-  std::vector<uint32_t> features;
-  for (double lambda : lambdas) {
-    program.SetLambda(lambda, o.l1_ratio);
-    const uint64_t first_round = engine.rounds();
-    FitStatus status = FitStatus::kRoundLimit;
-    LassoCheck check;
-    // A check also comes at once when a weight stopped being finite or no coordinate could be
-    // drawn (priorities of NaN): both mean the updates diverged.
-    bool now = true;
-    for (uint64_t since_round = engine.rounds(), since_update = engine.updates();;) {
-      if (now || due(engine.rounds() - since_round, engine.updates() - since_update)) {
-        now = false;
-        since_round = engine.rounds();
-        since_update = engine.updates();
-        check = program.Check(engine);
-        check.lambda = lambda;
-        check.rounds = engine.rounds();
-        check.updates = engine.updates();
-        check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        if (o.on_check) o.on_check(check);
-        if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
-          status = FitStatus::kDiverged;
-          break;
-        }
-        if (check.relative_gap <= o.tolerance) {
-          status = FitStatus::kConverged;
-          break;
-        }
-      }
-      if (engine.rounds() - first_round >= o.max_rounds) break;
-      std::span<const uint32_t> block = engine.Round();
-      now = block.empty() || !program.finite();
-      if (o.on_round) {
-        features.clear();
-        for (uint32_t j : block) features.push_back(program.feature(j));
-        o.on_round(features);
-      }
-    }
-    fits.push_back(program.Result(lambda));
-    fits.back().last = check;
-    fits.back().status = status;
-    if (status == FitStatus::kDiverged) break;
-  }
-  return fits;
+  return FitPath(ctx, program, lambdas, o, start);
 }
 
-void WriteLassoModel(const std::string& path, const std::vector<LassoFit>& fits) {
-  WriteFileAtomically(path, [&](std::ostream& out) {
-    out.precision(17);
-    out << "# parasol lasso model: per lambda, its line and then 'feature weight' (features from 1)\n";
-    for (const LassoFit& f : fits) {
-      out << "lambda " << f.lambda << " intercept " << f.intercept << " nonzeros " << f.weights.size()
-          << "\n";
-      for (const auto& [id, w] : f.weights) out << id + 1 << " " << w << "\n";
-    }
-  });
-}
-
-}  // namespace parasol::apps::lasso
+}  // namespace parasol::apps::sparse_linear

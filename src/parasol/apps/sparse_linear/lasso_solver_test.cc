@@ -1,4 +1,4 @@
-#include "parasol/apps/lasso/lasso_solver.h"
+#include "parasol/apps/sparse_linear/lasso_solver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,12 +13,12 @@
 #include "parasol/data/dataset.h"
 #include "parasol/data/design_generator.h"
 
-namespace parasol::apps::lasso {
+namespace parasol::apps::sparse_linear {
 namespace {
 
-std::vector<LassoFit> FitOnRanks(int ranks, const data::Dataset& d, const LassoOptions& o) {
+std::vector<LinearFit> FitOnRanks(int ranks, const data::Dataset& d, const PathOptions& o) {
   comm::InProcessWorld world(ranks);
-  std::vector<std::vector<LassoFit>> fits(static_cast<size_t>(ranks));
+  std::vector<std::vector<LinearFit>> fits(static_cast<size_t>(ranks));
   auto errors = comm::testing::RunRanks(
       world, [&](comm::Context& ctx) { fits[static_cast<size_t>(ctx.rank())] = FitLasso(ctx, d, o); });
   comm::testing::ExpectNoErrors(errors);
@@ -35,7 +35,7 @@ std::vector<std::vector<double>> Columns(const data::Dataset& d) {
 }
 
 // y - b - Xw of a fit, computed here.
-std::vector<double> Residual(const data::Dataset& d, const LassoFit& f) {
+std::vector<double> Residual(const data::Dataset& d, const LinearFit& f) {
   std::map<uint32_t, double> w(f.weights.begin(), f.weights.end());
   std::vector<double> r(d.rows());
   for (size_t i = 0; i < d.rows(); ++i) {
@@ -57,7 +57,7 @@ double Dot(const std::vector<double>& a, const std::vector<double>& b) {
 
 // The optimality conditions of (1/2n)||y - Xw - b||^2 + l1 ||w||_1 + l2/2 ||w||^2, checked on the
 // returned model: sum r = 0, and per feature x_j.r/n - l2 w_j = l1 sign(w_j), or |.| <= l1 at 0.
-void ExpectKkt(const data::Dataset& d, const LassoFit& f, double l1_ratio, double tol) {
+void ExpectKkt(const data::Dataset& d, const LinearFit& f, double l1_ratio, double tol) {
   const auto x = Columns(d);
   const std::vector<double> r = Residual(d, f);
   const double n = static_cast<double>(d.rows());
@@ -77,8 +77,8 @@ void ExpectKkt(const data::Dataset& d, const LassoFit& f, double l1_ratio, doubl
   }
 }
 
-LassoOptions Options(double lambda) {
-  LassoOptions o;
+PathOptions Options(double lambda) {
+  PathOptions o;
   o.lambda = lambda;
   o.tolerance = 1e-10;
   o.engine.schedule = {.order = modelpar::Order::kPriority, .schedule_size = 8, .dependency_threshold = 0.3};
@@ -97,7 +97,7 @@ TEST(Lasso, OrthogonalDesignIsSoftThresholding) {
     d.AddRow(y[i], ids, std::vector<double>(h[i], h[i] + 3));
   }
   const double lambda = 0.4;
-  std::vector<LassoFit> fits = FitOnRanks(1, d, Options(lambda));
+  std::vector<LinearFit> fits = FitOnRanks(1, d, Options(lambda));
   ASSERT_EQ(fits.size(), 1u);
   EXPECT_EQ(fits[0].status, FitStatus::kConverged);
   std::map<uint32_t, double> w(fits[0].weights.begin(), fits[0].weights.end());
@@ -118,8 +118,8 @@ data::Dataset Riboflavin() {
 
 TEST(Lasso, KktHoldsOnRealData) {
   const data::Dataset d = Riboflavin();
-  const double top = LambdaMax(d, 1.0, true);
-  std::vector<LassoFit> fits = FitOnRanks(1, d, Options(0.05 * top));
+  const double top = LassoLambdaMax(d, 1.0, true);
+  std::vector<LinearFit> fits = FitOnRanks(1, d, Options(0.05 * top));
   EXPECT_EQ(fits[0].status, FitStatus::kConverged);
   EXPECT_GT(fits[0].weights.size(), 5u);
   EXPECT_LE(fits[0].last.relative_gap, 1e-10);
@@ -131,11 +131,11 @@ TEST(Lasso, KktHoldsOnRealData) {
 
 TEST(Lasso, ElasticNetKktAndAWarmStartedPath) {
   const data::Dataset d = Riboflavin();
-  LassoOptions o = Options(0);
+  PathOptions o = Options(0);
   o.l1_ratio = 0.5;
   o.path_length = 5;
   o.path_min_ratio = 0.05;
-  std::vector<LassoFit> fits = FitOnRanks(1, d, o);
+  std::vector<LinearFit> fits = FitOnRanks(1, d, o);
   ASSERT_EQ(fits.size(), 5u);
   EXPECT_TRUE(fits[0].weights.empty());  // the path starts at lambda_max
   for (size_t k = 1; k < fits.size(); ++k) {
@@ -160,18 +160,18 @@ data::Design Correlated(double correlation, uint32_t block_size) {
 // Several ranks and several threads per rank find the same optimum as one.
 TEST(Lasso, RanksAndThreadsReachTheSameObjective) {
   const data::Dataset d = Correlated(0.3, 8).data;
-  LassoOptions o = Options(0.05 * LambdaMax(d, 1.0, true));
+  PathOptions o = Options(0.05 * LassoLambdaMax(d, 1.0, true));
   o.engine.schedule.schedule_size = 16;
   o.tolerance = 1e-9;
   const double one = FitOnRanks(1, d, o)[0].last.objective;
   for (int ranks : {2, 4}) {
-    LassoFit f = FitOnRanks(ranks, d, o)[0];
+    LinearFit f = FitOnRanks(ranks, d, o)[0];
     std::cout << ranks << " ranks: " << f.last.rounds << " rounds\n";
     EXPECT_EQ(f.status, FitStatus::kConverged);
     EXPECT_NEAR(f.last.objective, one, 1e-8 * one) << ranks << " ranks";
   }
   o.engine.workers = 3;
-  LassoFit threads = FitOnRanks(2, d, o)[0];
+  LinearFit threads = FitOnRanks(2, d, o)[0];
   EXPECT_NEAR(threads.last.objective, one, 1e-8 * one);
 }
 
@@ -187,7 +187,7 @@ TEST(Lasso, ScheduledBlocksHoldNoCorrelatedPair) {
     const double cov = Dot(x[a], x[b]) - sa * sb / n;
     return std::abs(cov) / std::sqrt((Dot(x[a], x[a]) - sa * sa / n) * (Dot(x[b], x[b]) - sb * sb / n));
   };
-  LassoOptions o = Options(0.02 * LambdaMax(g.data, 1.0, true));
+  PathOptions o = Options(0.02 * LassoLambdaMax(g.data, 1.0, true));
   o.engine.schedule.schedule_size = 16;
   std::atomic<size_t> blocks = 0, pairs = 0;  // both ranks call on_round
   o.on_round = [&](std::span<const uint32_t> block) {
@@ -205,16 +205,16 @@ TEST(Lasso, ScheduledBlocksHoldNoCorrelatedPair) {
 // overshoots (Shotgun's limit) and does not converge; the dependency check makes it safe.
 TEST(Lasso, DependencyCheckRescuesParallelUpdatesOfCorrelatedColumns) {
   const data::Design g = Correlated(0.9, 24);
-  LassoOptions o = Options(0.01 * LambdaMax(g.data, 1.0, true));
+  PathOptions o = Options(0.01 * LassoLambdaMax(g.data, 1.0, true));
   o.tolerance = 1e-6;
   o.max_rounds = 3000;
   o.engine.schedule = {.order = modelpar::Order::kRandom, .schedule_size = 32, .dependency_threshold = 1};
-  LassoFit shotgun = FitOnRanks(1, g.data, o)[0];
+  LinearFit shotgun = FitOnRanks(1, g.data, o)[0];
   std::cout << "random, no check: " << shotgun.last.rounds << " rounds, relative gap "
             << shotgun.last.relative_gap << "\n";
   EXPECT_NE(shotgun.status, FitStatus::kConverged);
   o.engine.schedule = {.order = modelpar::Order::kPriority, .schedule_size = 32, .dependency_threshold = 0.2};
-  LassoFit safe = FitOnRanks(1, g.data, o)[0];
+  LinearFit safe = FitOnRanks(1, g.data, o)[0];
   std::cout << "priority with the check: " << safe.last.rounds << " rounds, relative gap "
             << safe.last.relative_gap << "\n";
   EXPECT_EQ(safe.status, FitStatus::kConverged);
@@ -227,19 +227,19 @@ TEST(Lasso, DependencyCheckRescuesParallelUpdatesOfCorrelatedColumns) {
 // round limit drawing from priorities that are NaN.
 TEST(Lasso, DivergenceIsReportedAtOnce) {
   const data::Dataset d = Riboflavin();
-  LassoOptions o = Options(0.05);
+  PathOptions o = Options(0.05);
   o.tolerance = 1e-6;
   o.check_every = 200000;
   o.max_rounds = 150000;
   o.engine.schedule = {.order = modelpar::Order::kPriority, .schedule_size = 8, .dependency_threshold = 0.5};
-  const LassoFit fit = FitOnRanks(1, d, o)[0];
+  const LinearFit fit = FitOnRanks(1, d, o)[0];
   EXPECT_EQ(fit.status, FitStatus::kDiverged);
   EXPECT_LT(fit.last.rounds, 10000u);
 }
 
 TEST(Lasso, RejectsBadOptions) {
   const data::Dataset d = Riboflavin();
-  LassoOptions o = Options(0.1);
+  PathOptions o = Options(0.1);
   o.l1_ratio = 0;
   comm::InProcessWorld world(1);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { FitLasso(ctx, d, o); });
@@ -247,4 +247,4 @@ TEST(Lasso, RejectsBadOptions) {
 }
 
 }  // namespace
-}  // namespace parasol::apps::lasso
+}  // namespace parasol::apps::sparse_linear

@@ -1,0 +1,122 @@
+#include "parasol/apps/sparse_linear/fit_path.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/error.h"
+
+namespace parasol::apps::sparse_linear {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Updates between gap checks, in sweeps of the working set.
+constexpr uint64_t kSweepsPerCheck = 10;
+
+// Runs rounds at one lambda until the gap is small enough, the round limit, or divergence.
+LinearFit FitOne(PathProgram& program, modelpar::RoundEngine& engine, double lambda, const PathOptions& o,
+                 Clock::time_point start) {
+  // Between checks (each a pass over the data): o.check_every rounds, or enough updates to pay
+  // for the pass and to sweep the working set several times.
+  auto due = [&](uint64_t rounds, uint64_t updates) {
+    if (o.check_every > 0) return rounds >= o.check_every;
+    const uint64_t working = engine.scheduler().working_set_size();
+    return updates >= std::max<uint64_t>(kSweepsPerCheck * working, program.coordinates() / 10);
+  };
+  const uint64_t first_round = engine.rounds();
+  FitStatus status = FitStatus::kRoundLimit;
+  FitCheck check;
+  std::vector<uint32_t> features;
+  // A check also comes at once when a value stopped being finite or no coordinate could be
+  // drawn (priorities of NaN): both mean the updates diverged.
+  bool now = true;
+  for (uint64_t since_round = engine.rounds(), since_update = engine.updates();;) {
+    if (now || due(engine.rounds() - since_round, engine.updates() - since_update)) {
+      now = false;
+      since_round = engine.rounds();
+      since_update = engine.updates();
+      check = program.Check(engine);
+      check.lambda = lambda;
+      check.rounds = engine.rounds();
+      check.updates = engine.updates();
+      check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (o.on_check) o.on_check(check);
+      if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
+        status = FitStatus::kDiverged;
+        break;
+      }
+      if (check.relative_gap <= o.tolerance) {
+        status = FitStatus::kConverged;
+        break;
+      }
+    }
+    if (engine.rounds() - first_round >= o.max_rounds) break;
+    std::span<const uint32_t> block = engine.Round();
+    now = block.empty() || !program.finite();
+    if (o.on_round) {
+      features.clear();
+      for (uint32_t j : block) {
+        if (program.feature(j) != PathProgram::kNoFeature) features.push_back(program.feature(j));
+      }
+      o.on_round(features);
+    }
+  }
+  LinearFit fit = program.Result(lambda);
+  fit.last = check;
+  fit.status = status;
+  return fit;
+}
+
+}  // namespace
+
+void CheckPathOptions(const data::Dataset& d, const PathOptions& o) {
+  if (d.rows() == 0 || d.nonzeros() == 0) throw InvalidArgumentError("the data set has no nonzero feature");
+  if (!(o.l1_ratio > 0 && o.l1_ratio <= 1)) throw InvalidArgumentError("--l1-ratio must be in (0, 1]");
+  if (!(o.lambda >= 0) || !std::isfinite(o.lambda))
+    throw InvalidArgumentError("--lambda must be a finite number >= 0");
+  if (o.lambda == 0 && o.path_length == 0) throw InvalidArgumentError("give --lambda or --lambda-path");
+  if (!(o.path_min_ratio > 0 && o.path_min_ratio < 1))
+    throw InvalidArgumentError("--lambda-min-ratio must be in (0, 1)");
+  if (!(o.tolerance > 0)) throw InvalidArgumentError("--tolerance must be positive");
+  if (o.max_rounds == 0) throw InvalidArgumentError("--max-rounds must be at least 1");
+}
+
+std::vector<double> PathLambdas(double lambda_max, const PathOptions& o) {
+  if (o.lambda > 0) return {o.lambda};
+  std::vector<double> lambdas;
+  for (uint32_t k = 0; k < o.path_length; ++k) {
+    const double t = o.path_length > 1 ? static_cast<double>(k) / (o.path_length - 1) : 0.0;
+    lambdas.push_back(lambda_max * std::pow(o.path_min_ratio, t));
+  }
+  return lambdas;
+}
+
+std::vector<LinearFit> FitPath(comm::Context& ctx, PathProgram& program, const std::vector<double>& lambdas,
+                               const PathOptions& o, Clock::time_point start) {
+  modelpar::RoundEngine engine(ctx, program, program.coordinates(), o.engine);
+  std::vector<LinearFit> fits;
+  for (double lambda : lambdas) {
+    program.SetLambda(lambda, o.l1_ratio);
+    fits.push_back(FitOne(program, engine, lambda, o, start));
+    if (fits.back().status == FitStatus::kDiverged) break;
+  }
+  return fits;
+}
+
+void WriteLinearModel(const std::string& path, const std::string& model, const std::vector<LinearFit>& fits) {
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    out.precision(17);
+    out << "# parasol " << model
+        << " model: per lambda, its line and then 'feature weight' (features from 1)\n";
+    for (const LinearFit& f : fits) {
+      out << "lambda " << f.lambda << " intercept " << f.intercept << " nonzeros " << f.weights.size()
+          << "\n";
+      for (const auto& [id, w] : f.weights) out << id + 1 << " " << w << "\n";
+    }
+  });
+}
+
+}  // namespace parasol::apps::sparse_linear
