@@ -7,6 +7,9 @@
 #   correlated   1,000 x 1,000 dense, blocks of 20 features with correlation 0.9: updates to the
 #                tolerance for priority + dependency check, cyclic, sequential, and random
 #                parallel updates without the check (deterministic: one run each)
+#   a9a-logreg   `parasol logreg` on a9a (32,561 x 123, ../shared/data/libsvm), lambda 1e-3, against
+#                LogisticRegression(penalty='l1') with liblinear and saga (which stop on their own
+#                criteria, not a gap: see logreg_sklearn.py)
 # Times are the solvers' own (data loading excluded on both sides): parasol's from the start of
 # the fit (column views built, gap checks included), scikit-learn's around fit(). Runs alternate
 # (parasol, scikit-learn) within each repetition.
@@ -31,13 +34,15 @@ echo "case,system,config,run,seconds,objective,relative_gap,updates,status" > "$
 echo "# $(date -u) $(uptime)" > "$out/lasso_machine.txt"
 nproc >> "$out/lasso_machine.txt"
 
-# parasol CASE CONFIG RUN NP DATA LAMBDA ARGS...: one fit; its metrics CSV kept for the plots.
+# parasol CASE CONFIG RUN NP DATA LAMBDA ARGS...: one fit of $model (lasso or logreg); its
+# metrics CSV kept for the plots.
+model=lasso
 run_parasol() {
   local case=$1 config=$2 run=$3 np=$4 file=$5 lambda=$6
   shift 6
   local log="$data/$case.$config.$run" launch=()
   [ "$np" -gt 1 ] && launch=("$mpirun" -np "$np")
-  if "${launch[@]}" "$parasol" lasso --data "$file" --lambda "$lambda" --tolerance "$tol" --max-rounds 100000000 \
+  if "${launch[@]}" "$parasol" "$model" --data "$file" --lambda "$lambda" --tolerance "$tol" --max-rounds 100000000 \
        --metrics "$log.csv" "$@" > "$log.txt" 2>&1; then
     local status=converged
     grep -q '^warning' "$log.txt" && status=round_limit
@@ -92,5 +97,18 @@ run_parasol correlated cyclic-U32-R0.1 1 1 "$corr" 0.01 --scheduler cyclic --sch
 run_parasol correlated cyclic-U1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 1
 run_parasol correlated random-U32-nocheck 1 1 "$corr" 0.01 --scheduler random --schedule-size 32 --dependency-threshold 1
 run_sklearn correlated 1 "$corr" 0.01
+
+a9a="$root/../shared/data/libsvm/a9a"
+if [ -s "$a9a" ]; then
+  model=logreg
+  for r in $(seq 1 "$repeat"); do
+    run_parasol a9a-logreg priority-U1 "$r" 1 "$a9a" 1e-3 --schedule-size 1
+    run_parasol a9a-logreg cyclic-U1 "$r" 1 "$a9a" 1e-3 --scheduler cyclic --schedule-size 1
+    "$py" "$here/logreg_sklearn.py" "$a9a" 1e-3 liblinear:1e-4 liblinear:1e-6 saga:1e-6 |
+      tail -n +2 | awk -F, -v r="$r" '{ print "a9a-logreg,sklearn," $1 "-" $2 "," r "," $3 "," $4 ",," $6 ",converged" }' >> "$runs"
+  done
+else
+  echo "lasso_bench: $a9a is missing: the logistic case is skipped" >&2
+fi
 
 "$py" "$here/summarize_lasso.py" "$out"

@@ -23,9 +23,20 @@ int64_t ColumnMatrix::ColumnOf(uint32_t id) const {
 }
 
 std::vector<uint32_t> UsedFeatures(const Dataset& d) {
-  std::vector<uint32_t> ids(d.indices);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (d.indices.empty()) return {};
+  const uint32_t top = *std::max_element(d.indices.begin(), d.indices.end());
+  if (top > 4 * d.indices.size() + 1024) {  // ids much sparser than the entries: sort them
+    std::vector<uint32_t> ids(d.indices);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+  }
+  std::vector<uint8_t> seen(size_t{top} + 1, 0);  // bounded by the entries read
+  for (uint32_t id : d.indices) seen[id] = 1;
+  std::vector<uint32_t> ids;
+  for (size_t id = 0; id < seen.size(); ++id) {
+    if (seen[id]) ids.push_back(static_cast<uint32_t>(id));
+  }
   return ids;
 }
 
@@ -61,6 +72,33 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
     }
   }
   return m;
+}
+
+ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end) {
+  ColumnMatrix out;
+  out.rows = row_end - row_begin;
+  out.ids = m.ids;
+  out.col_offsets.assign(m.cols() + 1, 0);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges(m.cols());
+  for (size_t c = 0; c < m.cols(); ++c) {
+    const auto first = m.row_ids.begin() + static_cast<ptrdiff_t>(m.col_offsets[c]);
+    const auto last = m.row_ids.begin() + static_cast<ptrdiff_t>(m.col_offsets[c + 1]);
+    const auto lo = std::lower_bound(first, last, static_cast<uint32_t>(row_begin));
+    const auto hi = std::lower_bound(lo, last, static_cast<uint32_t>(row_end));
+    ranges[c] = {static_cast<uint64_t>(lo - m.row_ids.begin()),
+                 static_cast<uint64_t>(hi - m.row_ids.begin())};
+    out.col_offsets[c + 1] = out.col_offsets[c] + (ranges[c].second - ranges[c].first);
+  }
+  out.row_ids.resize(out.col_offsets.back());
+  out.values.resize(out.col_offsets.back());
+  for (size_t c = 0; c < m.cols(); ++c) {
+    uint64_t at = out.col_offsets[c];
+    for (uint64_t e = ranges[c].first; e < ranges[c].second; ++e, ++at) {
+      out.row_ids[at] = static_cast<uint32_t>(m.row_ids[e] - row_begin);
+      out.values[at] = m.values[e];
+    }
+  }
+  return out;
 }
 
 Dataset ReadDataset(const std::string& path, const std::string& label_column) {

@@ -52,6 +52,10 @@ std::vector<uint32_t> UsedFeatures(const Dataset& d);
 // REQUIRES: `ids` ascending and holding every feature of the rows (UsedFeatures(d) does).
 ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids);
 
+// Rows [row_begin, row_end) of `m`, with the same columns: cheaper than ToColumns again (each
+// column's rows ascend, so its slice is found by binary search and copied).
+ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end);
+
 // Reads a data set by its file name: "NAME.csv" as a CSV with a header and a label column named
 // `label_column`, anything else as LIBSVM. Errors as the readers'.
 Dataset ReadDataset(const std::string& path, const std::string& label_column = "y");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "parasol/core/error.h"
@@ -80,6 +81,25 @@ TEST_F(DataFiles, HugeFeatureIdsAllocateNothing) {
   EXPECT_EQ(m.col_offsets, (std::vector<uint64_t>{0, 2, 3}));
   EXPECT_EQ(m.row_ids, (std::vector<uint32_t>{0, 1, 0}));
   EXPECT_EQ(m.values, (std::vector<double>{1, 4, 2}));
+}
+
+// A row range sliced from the whole column view equals the view built for that range; the used
+// features are the set of indices that occur.
+TEST_F(DataFiles, SlicedRowsMatchColumnsBuiltForThem) {
+  Design g = GenerateDesign({.rows = 200, .cols = 300, .block_size = 5, .blocks_per_row = 6, .seed = 4});
+  const std::vector<uint32_t> ids = UsedFeatures(g.data);
+  const std::set<uint32_t> occurring(g.data.indices.begin(), g.data.indices.end());
+  EXPECT_EQ(ids, std::vector<uint32_t>(occurring.begin(), occurring.end()));
+  const ColumnMatrix all = ToColumns(g.data, 0, 200, ids);
+  for (auto [b, e] : {std::pair<size_t, size_t>{0, 200}, {0, 67}, {67, 133}, {133, 200}, {50, 50}}) {
+    const ColumnMatrix direct = ToColumns(g.data, b, e, ids);
+    const ColumnMatrix sliced = SliceRows(all, b, e);
+    EXPECT_EQ(sliced.rows, direct.rows);
+    EXPECT_EQ(sliced.ids, direct.ids);
+    EXPECT_EQ(sliced.col_offsets, direct.col_offsets) << b << "-" << e;
+    EXPECT_EQ(sliced.row_ids, direct.row_ids) << b << "-" << e;
+    EXPECT_EQ(sliced.values, direct.values) << b << "-" << e;
+  }
 }
 
 // What WriteLibsvm writes reads back as the same doubles (fmt's shortest round-trip form).

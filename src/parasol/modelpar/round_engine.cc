@@ -33,6 +33,8 @@ void RoundEngine::SumOverRanks(std::span<double> values) {
 std::vector<uint32_t> RoundEngine::Schedule() {
   std::vector<uint32_t> candidates = scheduler_.Candidates();
   return scheduler_.Select(candidates, [&](size_t a, size_t b) {
+    if (program_.DependencyCost(candidates[a], candidates[b]) < options_.dependency_cache_cost)
+      return program_.Dependency(candidates[a], candidates[b]);
     const uint64_t key = PairKey(candidates[a], candidates[b]);
     auto it = dependency_.find(key);
     if (it != dependency_.end()) return static_cast<double>(it->second);

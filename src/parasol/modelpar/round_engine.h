@@ -43,6 +43,9 @@ class Program {
   // How strongly two coordinates depend on each other, in [0, 1] (e.g. Lasso: the |correlation|
   // of their columns). The same on every rank.
   virtual double Dependency(uint32_t a, uint32_t b) const = 0;
+  // About how many operations Dependency(a, b) costs. The engine caches the dependencies that
+  // cost more than a lookup in its cache would (a pair of very sparse columns costs less).
+  virtual size_t DependencyCost(uint32_t /*a*/, uint32_t /*b*/) const { return SIZE_MAX; }
   // aggregate(): from the summed results, commits the block's new values and returns each
   // coordinate's change in `deltas`. Must be deterministic: every rank runs it on the same sums.
   virtual void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
@@ -55,8 +58,10 @@ struct EngineOptions {
   SchedulerOptions schedule;
   uint32_t workers = 1;  // worker threads in this process, each with its own data shard
   // Dependencies already computed are kept (priority scheduling keeps drawing the same
-  // coordinates); the cache is emptied when it holds this many pairs.
+  // coordinates) when they cost at least dependency_cache_cost; the cache is emptied when it
+  // holds dependency_cache_pairs.
   size_t dependency_cache_pairs = size_t{1} << 22;
+  size_t dependency_cache_cost = 64;
 };
 
 class RoundEngine {

@@ -42,6 +42,9 @@ class LassoProgram final : public PathProgram {
 
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
+  size_t DependencyCost(uint32_t a, uint32_t b) const override {  // a merge of the two columns
+    return all_.col_offsets[a + 1] - all_.col_offsets[a] + all_.col_offsets[b + 1] - all_.col_offsets[b];
+  }
   void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
                  std::span<double> deltas) override;
   void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) override;
@@ -93,7 +96,7 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
   for (uint32_t k = 0; k < workers; ++k) {
     const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
     Shard s;
-    s.x = data::ToColumns(d, r0 + b, r0 + e, ids_);
+    s.x = data::SliceRows(all_, r0 + b, r0 + e);
     for (size_t i = r0 + b; i < r0 + e; ++i) s.yc.push_back(d.labels[i] - mean_y_);
     s.r = s.yc;  // w = 0
     shards_.push_back(std::move(s));

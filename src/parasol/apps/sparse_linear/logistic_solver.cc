@@ -52,6 +52,10 @@ class LogisticProgram final : public PathProgram {
   size_t partials_per_coordinate() const override { return 2; }
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
+  size_t DependencyCost(uint32_t a, uint32_t b) const override {  // a merge of the two columns
+    if (a == p_ || b == p_) return 1;                             // from the column sums
+    return all_.col_offsets[a + 1] - all_.col_offsets[a] + all_.col_offsets[b + 1] - all_.col_offsets[b];
+  }
   void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
                  std::span<double> deltas) override;
   void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) override;
@@ -106,7 +110,7 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
   for (uint32_t k = 0; k < workers; ++k) {
     const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
     Shard s;
-    s.x = data::ToColumns(d, r0 + b, r0 + e, ids_);
+    s.x = data::SliceRows(all_, r0 + b, r0 + e);
     s.y.assign(y.begin() + static_cast<ptrdiff_t>(r0 + b), y.begin() + static_cast<ptrdiff_t>(r0 + e));
     RecomputeMargins(s);
     shards_.push_back(std::move(s));

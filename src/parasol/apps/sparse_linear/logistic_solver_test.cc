@@ -174,7 +174,8 @@ TEST(Logistic, LabelsMustBeTwoClasses) {
   data::Dataset d = Adult();
   d.labels[7] = 3;
   comm::InProcessWorld world(1);
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { FitLogistic(ctx, d, Options(0.01)); });
+  auto errors =
+      comm::testing::RunRanks(world, [&](comm::Context& ctx) { FitLogistic(ctx, d, Options(0.01)); });
   EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("two values; the data set has 3"));
 }
 
