@@ -92,10 +92,14 @@ done
 corr="$data/correlated.svm"
 [ -s "$corr" ] || "$parasol" make-design --rows 1000 --cols 1000 --block-size 20 --blocks-per-row 50 \
   --correlation 0.9 --true-nonzeros 30 --noise 0.5 --seed 2 --output "$corr" > /dev/null
-run_parasol correlated priority-U32-R0.1 1 1 "$corr" 0.01 --schedule-size 32 --dependency-threshold 0.1
-run_parasol correlated cyclic-U32-R0.1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 32 --dependency-threshold 0.1
-run_parasol correlated cyclic-U1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 1
-run_parasol correlated random-U32-nocheck 1 1 "$corr" 0.01 --scheduler random --schedule-size 32 --dependency-threshold 1
+# At most 200,000 rounds each: random updates without the check may neither converge nor diverge.
+lim=(--max-rounds 200000)
+run_parasol correlated priority-U32-R0.1 1 1 "$corr" 0.01 --schedule-size 32 --dependency-threshold 0.1 "${lim[@]}"
+run_parasol correlated cyclic-U32-R0.1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 32 \
+  --dependency-threshold 0.1 "${lim[@]}"
+run_parasol correlated cyclic-U1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 1 "${lim[@]}"
+run_parasol correlated random-U32-nocheck 1 1 "$corr" 0.01 --scheduler random --schedule-size 32 \
+  --dependency-threshold 1 "${lim[@]}"
 run_sklearn correlated 1 "$corr" 0.01
 
 a9a="$root/../shared/data/libsvm/a9a"

@@ -1,10 +1,12 @@
 // `parasol mf`: matrix factorisation by SGD through the parameter server, with checkpoints and
-// --resume. Prints the objective after every clock; --metrics writes it as CSV.
+// --resume, or by CCD++ (--algorithm ccd: model-parallel rank-one coordinate descent). Prints the
+// objective after every clock (CCD++: every outer iteration); --metrics writes it as CSV.
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "parasol/apps/mf/ccd_trainer.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
@@ -19,8 +21,14 @@ namespace {
 class MfCommand : public Command {
  public:
   explicit MfCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("mf", "Matrix factorisation (SGD) on the parameter server");
+    app_ = parent.add_subcommand("mf", "Matrix factorisation: SGD on the parameter server, or CCD++");
     flags_.Register(app_);
+    app_->add_option("--algorithm", algorithm_,
+                     "sgd (parameter server) or ccd (CCD++: --clocks outer iterations, --workers threads)")
+        ->capture_default_str();
+    app_->add_option("--inner", inner_, "CCD++: alternations of w_k and h_k per factor")
+        ->check(Between(1, 1000))
+        ->capture_default_str();
     app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")->capture_default_str();
     app_->add_option("--checkpoint", flags_.options.checkpoint_dir, "Write checkpoints to this directory");
     app_->add_option("--checkpoint-every", flags_.options.checkpoint_every, "Clocks between checkpoints (with --checkpoint)")
@@ -32,6 +40,15 @@ class MfCommand : public Command {
   bool NeedsMpi() const override { return true; }
 
   void Validate() override {
+    if (algorithm_ != "sgd" && algorithm_ != "ccd")
+      throw InvalidArgumentError(fmt::format("--algorithm {}: expected sgd or ccd", algorithm_));
+    if (algorithm_ == "ccd") {
+      for (const char* name : {"--consistency", "--checkpoint", "--checkpoint-every", "--resume", "--lr",
+                               "--straggler"}) {
+        if (app_->count(name) > 0)
+          throw InvalidArgumentError(fmt::format("{} is an option of --algorithm sgd, not ccd", name));
+      }
+    }
     ps::ParseConsistencySpec(consistency_);
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!flags_.options.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", flags_.options.checkpoint_dir);
@@ -50,6 +67,7 @@ class MfCommand : public Command {
     RatingsSource source = LoadRatings(flags_.data, flags_.options.seed);
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !metrics_.empty()) csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"clock", "seconds", "objective"});
+    if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     const auto& o = flags_.options;
     if (ctx.rank() == 0) {
       std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} process(es) x {} worker(s), {}{}\n",
@@ -69,8 +87,37 @@ class MfCommand : public Command {
   }
 
  private:
+  int RunCcd(comm::Context& ctx, const RatingsSource& source, CsvWriter* csv) {
+    const auto& f = flags_.options;
+    const apps::mf::CcdOptions o{.rank = f.rank,
+                                 .lambda = f.lambda,
+                                 .init_scale = f.init_scale,
+                                 .iterations = static_cast<uint32_t>(f.clocks),
+                                 .inner = inner_,
+                                 .seed = f.seed,
+                                 .threads = static_cast<uint32_t>(f.workers_per_process)};
+    const bool root = ctx.rank() == 0;
+    if (root) {
+      std::cout << fmt::format("# parasol mf: {}\n# CCD++ rank {}, lambda {}, {} inner, {} process(es) x {} thread(s)\n",
+                               source.note, o.rank, o.lambda, o.inner, ctx.size(), o.threads)
+                << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
+    }
+    apps::mf::CcdResult r = apps::mf::TrainCcd(ctx, source.data, o, [&](const apps::mf::CcdIteration& it) {
+      if (!root) return;
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", it.iteration, it.seconds, it.objective) << std::flush;
+      if (csv) csv->Row({std::to_string(it.iteration), fmt::format("{:.6f}", it.seconds), fmt::format("{:.9g}", it.objective)});
+    });
+    if (!root) return 0;
+    std::cout << fmt::format("final objective {:.9g}; {:.3f} s\n", r.iterations.back().objective,
+                             r.iterations.back().seconds);
+    if (csv) csv->Commit();
+    return 0;
+  }
+
   MfFlags flags_;
   std::string consistency_ = "ssp:3";
+  std::string algorithm_ = "sgd";
+  uint32_t inner_ = 3;
   std::string metrics_;
 };
 

@@ -165,6 +165,7 @@ std::vector<uint32_t> CoordinateScheduler::Select(std::span<const uint32_t> cand
   std::vector<uint32_t> taken;
   std::vector<size_t> positions;
   size_t last = 0;
+  size_t first_dropped = candidates.size();
   for (size_t a = 0; a < candidates.size() && taken.size() < options_.schedule_size; ++a) {
     bool free = true;
     if (checks_dependencies()) {
@@ -175,13 +176,19 @@ std::vector<uint32_t> CoordinateScheduler::Select(std::span<const uint32_t> cand
         }
       }
     }
-    if (!free) continue;
+    if (!free) {
+      first_dropped = std::min(first_dropped, a);
+      continue;
+    }
     taken.push_back(candidates[a]);
     positions.push_back(a);
     last = a;
   }
+  // Cyclic order resumes at the first coordinate it had to leave out, so that one leads the next
+  // round and is taken: every coordinate is updated once per sweep, whatever depends on what.
   if (options_.order == Order::kCyclic && !taken.empty()) {
-    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + last + 1) % n_);
+    const size_t resume = std::min(first_dropped, last + 1);
+    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + resume) % n_);
   }
   return taken;
 }
