@@ -42,7 +42,7 @@ run_parasol() {
   shift 6
   local log="$data/$case.$config.$run" launch=()
   [ "$np" -gt 1 ] && launch=("$mpirun" -np "$np")
-  if "${launch[@]}" "$parasol" "$model" --data "$file" --lambda "$lambda" --tolerance "$tol" --max-rounds 100000000 \
+  if "${launch[@]}" "$parasol" "$model" --data "$file" --lambda "$lambda" --tolerance "$tol" --max-rounds "${max_rounds:-100000000}" \
        --metrics "$log.csv" "$@" > "$log.txt" 2>&1; then
     local status=converged
     grep -q '^warning' "$log.txt" && status=round_limit
@@ -93,13 +93,13 @@ corr="$data/correlated.svm"
 [ -s "$corr" ] || "$parasol" make-design --rows 1000 --cols 1000 --block-size 20 --blocks-per-row 50 \
   --correlation 0.9 --true-nonzeros 30 --noise 0.5 --seed 2 --output "$corr" > /dev/null
 # At most 200,000 rounds each: random updates without the check may neither converge nor diverge.
-lim=(--max-rounds 200000)
-run_parasol correlated priority-U32-R0.1 1 1 "$corr" 0.01 --schedule-size 32 --dependency-threshold 0.1 "${lim[@]}"
+max_rounds=200000
+run_parasol correlated priority-U32-R0.1 1 1 "$corr" 0.01 --schedule-size 32 --dependency-threshold 0.1
 run_parasol correlated cyclic-U32-R0.1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 32 \
-  --dependency-threshold 0.1 "${lim[@]}"
-run_parasol correlated cyclic-U1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 1 "${lim[@]}"
+  --dependency-threshold 0.1
+run_parasol correlated cyclic-U1 1 1 "$corr" 0.01 --scheduler cyclic --schedule-size 1
 run_parasol correlated random-U32-nocheck 1 1 "$corr" 0.01 --scheduler random --schedule-size 32 \
-  --dependency-threshold 1 "${lim[@]}"
+  --dependency-threshold 1
 run_sklearn correlated 1 "$corr" 0.01
 
 a9a="$root/../shared/data/libsvm/a9a"
