@@ -32,7 +32,7 @@ mkdir -p "$data"
 runs="$out/lasso_runs.csv"
 echo "case,system,config,run,seconds,objective,relative_gap,updates,status" > "$runs"
 echo "# $(date -u) $(uptime)" > "$out/lasso_machine.txt"
-nproc >> "$out/lasso_machine.txt"
+nproc --all >> "$out/lasso_machine.txt"
 
 # parasol CASE CONFIG RUN NP DATA LAMBDA ARGS...: one fit of $model (lasso or logreg); its
 # metrics CSV kept for the plots.
