@@ -127,8 +127,9 @@ CcdResult TrainCcd(comm::Context& ctx, const RatingSet& data, const CcdOptions& 
   for (uint32_t k = 0; k < o.rank; ++k) {
     for (size_t j = 0; j < data.num_items; ++j) items.columns[k][j] = uniform(rng);
   }
-  const auto [ub, ue] = users.Owned(ctx.rank());
-  const auto [ib, ie] = items.Owned(ctx.rank());
+  // Plain variables, not structured bindings: the record lambda captures them (clang 15 refuses).
+  const std::pair<size_t, size_t> own_users = users.Owned(ctx.rank()), own_items = items.Owned(ctx.rank());
+  const size_t ub = own_users.first, ue = own_users.second, ib = own_items.first, ie = own_items.second;
   Lines by_user = Gather(data, true, ub, ue, result.mean);  // user factors start at 0: r - mean
   Lines by_item = Gather(data, false, ib, ie, result.mean);
   std::unique_ptr<ThreadPool> pool;
