@@ -74,6 +74,26 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
   return m;
 }
 
+double ColumnMatrix::ColumnDot(size_t a, size_t b) const {
+  uint64_t i = col_offsets[a], ie = col_offsets[a + 1];
+  uint64_t j = col_offsets[b], je = col_offsets[b + 1];
+  double dot = 0;
+  if (ie - i == rows && je - j == rows) {  // both dense: rows in the same order
+    for (; i < ie; ++i, ++j) dot += values[i] * values[j];
+    return dot;
+  }
+  while (i < ie && j < je) {
+    if (row_ids[i] < row_ids[j]) {
+      ++i;
+    } else if (row_ids[j] < row_ids[i]) {
+      ++j;
+    } else {
+      dot += values[i++] * values[j++];
+    }
+  }
+  return dot;
+}
+
 ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end) {
   ColumnMatrix out;
   out.rows = row_end - row_begin;

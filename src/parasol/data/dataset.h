@@ -44,6 +44,9 @@ struct ColumnMatrix {
   size_t cols() const { return ids.size(); }
   // The column holding feature `id`, or -1 if no row here has it.
   int64_t ColumnOf(uint32_t id) const;
+  // The dot product of columns a and b (a merge of their ascending rows; a plain loop when both
+  // are dense).
+  double ColumnDot(size_t a, size_t b) const;
 };
 
 // The features that occur in the data set, ascending (sized by the entries, not by `cols`).

@@ -115,23 +115,7 @@ void LassoProgram::Update(size_t worker, std::span<const uint32_t> block, std::s
 }
 
 double LassoProgram::Dependency(uint32_t a, uint32_t b) const {
-  const data::ColumnMatrix& x = all_;
-  uint64_t i = x.col_offsets[a], ie = x.col_offsets[a + 1];
-  uint64_t j = x.col_offsets[b], je = x.col_offsets[b + 1];
-  double dot = 0;
-  if (ie - i == x.rows && je - j == x.rows) {  // both dense: rows in the same order
-    for (; i < ie; ++i, ++j) dot += x.values[i] * x.values[j];
-  } else {
-    while (i < ie && j < je) {  // both columns' rows ascend: a merge
-      if (x.row_ids[i] < x.row_ids[j]) {
-        ++i;
-      } else if (x.row_ids[j] < x.row_ids[i]) {
-        ++j;
-      } else {
-        dot += x.values[i++] * x.values[j++];
-      }
-    }
-  }
+  const double dot = all_.ColumnDot(a, b);
   const double covariance = dot - n_ * mean_[a] * mean_[b];  // of the centred columns
   const double scale = n_ * std::sqrt(q_[a] * q_[b]);
   return scale > 0 ? std::abs(covariance) / scale : 0.0;

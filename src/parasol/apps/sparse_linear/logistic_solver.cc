@@ -152,19 +152,7 @@ double LogisticProgram::Dependency(uint32_t a, uint32_t b) const {
     const uint32_t j = a == p_ ? b : a;
     return j == p_ || sq_[j] == 0 ? 0.0 : std::abs(col_sum_[j]) / std::sqrt(n_ * sq_[j]);
   }
-  const data::ColumnMatrix& x = all_;
-  uint64_t i = x.col_offsets[a], ie = x.col_offsets[a + 1];
-  uint64_t j = x.col_offsets[b], je = x.col_offsets[b + 1];
-  double dot = 0;
-  while (i < ie && j < je) {  // both columns' rows ascend: a merge
-    if (x.row_ids[i] < x.row_ids[j]) {
-      ++i;
-    } else if (x.row_ids[j] < x.row_ids[i]) {
-      ++j;
-    } else {
-      dot += x.values[i++] * x.values[j++];
-    }
-  }
+  const double dot = all_.ColumnDot(a, b);
   const double scale = std::sqrt(sq_[a] * sq_[b]);
   return scale > 0 ? std::abs(dot) / scale : 0.0;
 }
