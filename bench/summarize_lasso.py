@@ -83,7 +83,7 @@ def plot(out):
             continue
         u, v = series(path, "updates", "objective")
         axes[1].semilogy(u, v, marker=".", label=config_of(path, "correlated"))
-    axes[1].set(title="correlated blocks (0.9), lambda 0.01", xlabel="coordinate updates", ylabel="objective")
+    axes[1].set(title="correlated blocks of 50 (0.95), lambda 0.01", xlabel="coordinate updates", ylabel="objective")
     axes[1].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "lasso_curves.png"), dpi=110)
