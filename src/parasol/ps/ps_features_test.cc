@@ -1,5 +1,7 @@
 // What each model adds beyond its bound: ESSP pushes, VAP's early flushes, SSP(0) reading exactly
 // what BSP reads; asynchronous gets; how rows spread over shards.
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -56,6 +58,7 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
     world.AddFault({.action = comm::MessageFault::Action::kDelay, .src = 2, .tag_mask = ~0u, .tag_value = kPsTag,
                     .count = 30, .delay_ms = 2ms});
     std::atomic<int> ahead{0};
+    std::array<std::atomic<int32_t>, 3> finished{};  // clocks each rank has finished
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
       ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
       ps.CreateTable({.id = 3, .dtype = DType::kInt32, .width = 3, .num_rows = 4, .consistency = model});
@@ -63,7 +66,11 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
       auto t = w->GetTable<int32_t>(3);
       const auto me = static_cast<uint64_t>(ctx.rank());
       for (int32_t c = 0; c < 8; ++c) {
-        if (me == 0) std::this_thread::sleep_for(1ms);  // the others run ahead as far as allowed
+        if (me == 0 && c > 0) {
+          // The others run ahead as far as allowed: they finish clock c before rank 0 reads in it
+          // (waiting on them, not on a sleep, so that a loaded machine cannot reorder it).
+          comm::testing::WaitUntil([&] { return finished[1] > c && finished[2] > c; }, "ranks 1 and 2 to finish clock c");
+        }
         for (uint64_t row = 0; row < 4; ++row) {
           auto v = t.Get(row);
           for (uint64_t col = 0; col < 3; ++col) {
@@ -75,6 +82,7 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
           t.Inc(row, me, 1);
         }
         w->Clock();
+        finished[me] = c + 1;
       }
       w->GlobalBarrier();
       for (uint64_t row = 0; row < 4; ++row) {
