@@ -17,6 +17,7 @@ packages=(
   python3                           # benchmark summaries (bench/)
   libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
   python3-torch                     # bench/: PyTorch DDP side by side with parasol train
+  libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
 )
 
 missing=()

@@ -40,6 +40,8 @@ std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMakeDesignCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakePsBench(CLI::App& parent);
+std::unique_ptr<Command> MakeSvmCommand(CLI::App& parent);
+std::unique_ptr<Command> MakeSvmPredictCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeTrainCommand(CLI::App& parent);
 
 }  // namespace parasol::tools

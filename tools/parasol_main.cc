@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeMakeDesignCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
+  commands.push_back(parasol::tools::MakeSvmCommand(app));
+  commands.push_back(parasol::tools::MakeSvmPredictCommand(app));
   commands.push_back(parasol::tools::MakeTrainCommand(app));
   try {
     app.parse(argc, argv);

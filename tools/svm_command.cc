@@ -1,0 +1,176 @@
+// `parasol svm` (two-class C-SVC by SMO with sample elimination, over MPI ranks) and
+// `parasol svm-predict` (LIBSVM's svm-predict: TEST MODEL OUTPUT). Models are LIBSVM's files.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "parasol/apps/svm/smo_solver.h"
+#include "parasol/apps/svm/svm_model.h"
+#include "parasol/comm/context.h"
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "parasol/data/dataset.h"
+#include "tools/command.h"
+#include "tools/option_checks.h"
+
+namespace parasol::tools {
+namespace {
+
+// Prints "Accuracy = P% (right/total) (classification)" as svm-predict does; returns P.
+double ReportAccuracy(const apps::svm::SvmModel& m, const data::Dataset& test, std::vector<double>* predicted) {
+  const std::vector<double> dec = apps::svm::DecisionValues(m, test);
+  size_t right = 0;
+  predicted->clear();
+  for (size_t r = 0; r < test.rows(); ++r) {
+    predicted->push_back(dec[r] > 0 ? m.labels[0] : m.labels[1]);
+    right += predicted->back() == test.labels[r];
+  }
+  const double percent = 100.0 * static_cast<double>(right) / static_cast<double>(test.rows());
+  std::cout << fmt::format("Accuracy = {:.4g}% ({}/{}) (classification)\n", percent, right, test.rows());
+  return percent;
+}
+
+class SvmCommand : public Command {
+ public:
+  explicit SvmCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("svm", "Kernel SVM (two classes) by parallel SMO with sample elimination");
+    app_->add_option("--data", data_, "Training set: LIBSVM file, or NAME.csv with a label column")->required();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")->capture_default_str();
+    app_->add_option("--test", test_, "Test set: accuracy printed after training");
+    app_->add_option("--kernel", kernel_, "linear, poly, rbf or sigmoid")->capture_default_str();
+    app_->add_option("--c", o_.c, "The cost of a margin violation (LIBSVM's -c)")->check(Positive())->capture_default_str();
+    app_->add_option("--gamma", gamma_, "Kernel gamma (default 1 / number of features)")->check(Positive());
+    app_->add_option("--degree", kp_.degree, "Polynomial degree")->check(Between(1, 100))->capture_default_str();
+    app_->add_option("--coef0", kp_.coef0, "Polynomial and sigmoid offset")->check(Between(-1e300, 1e300))->capture_default_str();
+    app_->add_option("--tolerance", o_.tolerance, "Stop when the maximal KKT violation is below this (-e)")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--cache-mb", cache_mb_, "Kernel column cache per process, MB (-m)")->check(Positive())->capture_default_str();
+    app_->add_option("--elimination", elimination_, "none, earliest, standard or lazy")->capture_default_str();
+    app_->add_option("--max-iterations", o_.max_iterations, "At most this many SMO steps (0: max(1e7, 100 n))")
+        ->capture_default_str();
+    app_->add_option("--progress-every", o_.progress_every, "Iterations between progress lines")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,violation,active,support_vectors");
+    app_->add_option("--model", model_, "Write the model here (LIBSVM's format)");
+  }
+
+  bool NeedsMpi() const override { return true; }
+
+  void Validate() override {
+    kp_.type = apps::svm::ParseKernelType(kernel_);
+    o_.elimination = apps::svm::ParseElimination(elimination_);
+    o_.cache_bytes = cache_mb_ << 20;
+    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    if (!model_.empty()) CheckOutputFile("--model", model_);
+  }
+
+  int Run(comm::MpiRuntime* mpi) override;
+
+ private:
+  apps::svm::SmoOptions o_;
+  apps::svm::KernelParams kp_;
+  std::string data_, label_column_ = "y", test_, kernel_ = "rbf", elimination_ = "standard", metrics_, model_;
+  double gamma_ = 0;
+  uint64_t cache_mb_ = 100;
+  int64_t timeout_ms_ = 60000;
+};
+
+int SvmCommand::Run(comm::MpiRuntime* mpi) {
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  const bool root = ctx.rank() == 0;
+  const data::Dataset d = data::ReadDataset(data_, label_column_);
+  const data::Dataset test = test_.empty() ? data::Dataset{} : data::ReadDataset(test_, label_column_);
+  std::vector<int8_t> y;
+  std::array<double, 2> labels;
+  try {
+    labels = apps::svm::TwoClasses(d, &y);
+  } catch (const InvalidArgumentError& e) {
+    throw ParseError(data_, 0, e.what());
+  }
+  kp_.gamma = gamma_ > 0 ? gamma_ : 1.0 / static_cast<double>(std::max<uint64_t>(d.cols, 1));
+  const apps::svm::KernelMatrix kernel(d, kp_);
+  std::unique_ptr<CsvWriter> csv;
+  if (root) {
+    std::cout << fmt::format(
+        "# parasol svm: {} samples, {} features, {} nonzeros; classes {} (+1) and {} (-1); {} kernel, gamma "
+        "{:.6g}, C {}; elimination {}; {} process(es)\n",
+        d.rows(), d.cols, d.nonzeros(), labels[0], labels[1], apps::svm::KernelName(kp_.type), kp_.gamma, o_.c,
+        apps::svm::EliminationName(o_.elimination), ctx.size());
+    std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation", "active", "SVs");
+    if (!metrics_.empty()) {
+      csv = std::make_unique<CsvWriter>(
+          metrics_, std::vector<std::string>{"iteration", "seconds", "violation", "active", "support_vectors"});
+    }
+    o_.on_progress = [&](const apps::svm::SmoProgress& p) {
+      std::cout << fmt::format("{:>11} {:>9.3f} {:>11.4g} {:>9} {:>9}\n", p.iteration, p.seconds, p.violation,
+                               p.active, p.support_vectors);
+      if (csv) {
+        csv->Row({std::to_string(p.iteration), fmt::format("{:.6f}", p.seconds), fmt::format("{:.6g}", p.violation),
+                  std::to_string(p.active), std::to_string(p.support_vectors)});
+      }
+    };
+  }
+  const apps::svm::SmoResult r = apps::svm::SolveSmo(ctx, kernel, y, o_);
+  if (!root) return 0;
+  if (csv) csv->Commit();
+  size_t sv = 0, bounded = 0;
+  for (double a : r.alpha) {
+    sv += a > 0;
+    bounded += a >= o_.c;
+  }
+  if (r.iteration_limit)
+    std::cerr << fmt::format("warning: stopped at --max-iterations ({}) before the tolerance\n", r.iterations);
+  std::cout << fmt::format(
+      "optimization finished: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, {:.3f} s "
+      "(eliminated {}, rebuilt {} times, {} of them too early; cache hits {}, misses {})\n",
+      r.iterations, r.objective, r.rho, sv, bounded, r.seconds, r.eliminations, r.reconstructions,
+      r.wrongly_eliminated, r.cache_hits, r.cache_misses);
+  const apps::svm::SvmModel m = apps::svm::MakeModel(d, labels, y, r.alpha, r.rho, kp_);
+  if (!model_.empty()) apps::svm::WriteSvmModel(model_, m);
+  if (!test_.empty()) {
+    std::vector<double> predicted;
+    ReportAccuracy(m, test, &predicted);
+  }
+  return 0;
+}
+
+class SvmPredictCommand : public Command {
+ public:
+  explicit SvmPredictCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("svm-predict", "Predict with an SVM model (LIBSVM's svm-predict): TEST MODEL OUTPUT");
+    app_->add_option("test", test_, "LIBSVM file (its labels give the accuracy)")->required();
+    app_->add_option("model", model_, "Model file (parasol svm --model, or LIBSVM's svm-train)")->required();
+    app_->add_option("output", output_, "One predicted label per line")->required();
+  }
+  bool NeedsMpi() const override { return false; }
+  void Validate() override { CheckOutputFile("output", output_); }
+  int Run(comm::MpiRuntime*) override {
+    const apps::svm::SvmModel m = apps::svm::ReadSvmModel(model_);
+    const data::Dataset test = data::ReadDataset(test_);
+    std::vector<double> predicted;
+    ReportAccuracy(m, test, &predicted);
+    WriteFileAtomically(output_, [&](std::ostream& out) {
+      for (double p : predicted) out << fmt::format("{}\n", p);
+    });
+    return 0;
+  }
+
+ private:
+  std::string test_, model_, output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeSvmCommand(CLI::App& parent) { return std::make_unique<SvmCommand>(parent); }
+std::unique_ptr<Command> MakeSvmPredictCommand(CLI::App& parent) {
+  return std::make_unique<SvmPredictCommand>(parent);
+}
+
+}  // namespace parasol::tools

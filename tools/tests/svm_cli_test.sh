@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `parasol svm` and `parasol svm-predict` beside LIBSVM's svm-train and svm-predict (Debian
+# libsvm-tools): the same dual objective, support vectors and predictions for each kernel; each
+# reads the other's model files; one process and two under mpirun give the same model; bad input
+# is one line naming file and line (exit 2).
+# Usage: svm_cli_test.sh PARASOL MPIRUN DATA_DIR
+set -u
+parasol=$1
+mpirun=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+train="$data/libsvm/a9a-2000"
+
+source "$(dirname "$0")/expect.sh"
+
+command -v svm-train > /dev/null || { echo "FAIL: svm-train (Debian libsvm-tools) is not installed"; exit 1; }
+
+# The value of KEY in "KEY = VALUE" on a line of FILE (svm-train's "obj = -716.86, rho = 0.57").
+field() { grep -o "$2 = [^ ,]*" "$1" | head -1 | awk '{print $3}'; }
+close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
+                                                       exit !(a != "" && d <= tol * (m > 1 ? m : 1)) }'; }
+check() {
+  if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
+}
+
+# Kernel by kernel, the same problem on both sides (LIBSVM's -t 0 linear, 1 polynomial, 2 rbf).
+cases=("rbf|--kernel rbf --gamma 0.05 --c 1|-t 2 -g 0.05 -c 1"
+       "linear|--kernel linear --c 0.5|-t 0 -c 0.5"
+       "poly|--kernel poly --degree 2 --gamma 0.1 --coef0 1 --c 2|-t 1 -d 2 -g 0.1 -r 1 -c 2"
+       "rbf-lazy|--kernel rbf --gamma 0.2 --c 4 --elimination lazy|-t 2 -g 0.2 -c 4")
+for c in "${cases[@]}"; do
+  IFS='|' read -r name ours theirs <<< "$c"
+  # shellcheck disable=SC2086
+  svm-train $theirs "$train" "$tmp/$name.libsvm.model" > "$tmp/$name.libsvm.txt"
+  # shellcheck disable=SC2086
+  "$parasol" svm --data "$train" $ours --model "$tmp/$name.model" > "$tmp/$name.txt" 2> "$tmp/err" ||
+    { echo "FAIL: parasol svm $ours"; cat "$tmp/err"; failures=$((failures + 1)); continue; }
+  obj_l=$(field "$tmp/$name.libsvm.txt" obj); obj_p=$(field "$tmp/$name.txt" obj)
+  sv_l=$(field "$tmp/$name.libsvm.txt" nSV); sv_p=$(field "$tmp/$name.txt" nSV)
+  label="$name: dual objective $obj_p, svm-train $obj_l (1e-5 relative)"; check close "$obj_p" "$obj_l" 1e-5
+  label="$name: $sv_p support vectors, svm-train $sv_l (within 1%)"; check close "$sv_p" "$sv_l" 0.01
+  # Each side predicts with the other's model: the same labels as with its own.
+  svm-predict "$train" "$tmp/$name.model" "$tmp/$name.pred.libsvm" > /dev/null
+  "$parasol" svm-predict "$train" "$tmp/$name.libsvm.model" "$tmp/$name.pred.parasol" > /dev/null 2>&1
+  svm-predict "$train" "$tmp/$name.libsvm.model" "$tmp/$name.pred.ref" > /dev/null
+  differ=$(paste "$tmp/$name.pred.libsvm" "$tmp/$name.pred.ref" | awk '$1 != $2' | wc -l)
+  label="$name: svm-predict with parasol's model differs from svm-train's on $differ of 2000 (at most 5)"
+  check [ "$differ" -le 5 ]
+  label="$name: parasol svm-predict with svm-train's model gives svm-predict's labels"
+  check cmp -s "$tmp/$name.pred.parasol" "$tmp/$name.pred.ref"
+done
+
+run=(svm --data "$train" --gamma 0.05 --c 1 --elimination earliest --progress-every 100)
+"$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
+  { echo "FAIL: svm"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model" > "$tmp/two.txt" 2> "$tmp/err" ||
+  { echo "FAIL: svm under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="1 and 2 processes write the same model (SV coefficients bit for bit, rho to 1e-12)"
+check cmp -s <(grep -v '^rho' "$tmp/one.model") <(grep -v '^rho' "$tmp/two.model") &&
+  close "$(grep '^rho' "$tmp/one.model" | cut -d' ' -f2)" "$(grep '^rho' "$tmp/two.model" | cut -d' ' -f2)" 1e-12
+label="metrics: a header and a row per 100 iterations, ending at the last"
+check [ "$(head -1 "$tmp/one.csv")" = "iteration,seconds,violation,active,support_vectors" ] &&
+  [ "$(tail -1 "$tmp/one.csv" | cut -d, -f1)" = "$(grep -o 'finished: [0-9]*' "$tmp/one.txt" | awk '{print $2}')" ]
+
+printf '1 1:1\n2 2:1\n3 1:1 2:1\n' > "$tmp/three.svm"
+expect 2 "$tmp/three.svm: labels 1, 2, 3, ...: only two classes are supported" -- "$parasol" svm --data "$tmp/three.svm"
+printf '1 2:1 1:1\n' > "$tmp/bad.svm"
+expect 2 "$tmp/bad.svm:1:" -- "$parasol" svm --data "$tmp/bad.svm"
+expect 2 "unknown kernel 'gauss'" -- "$parasol" svm --data "$train" --kernel gauss
+expect 2 "unknown elimination 'soon'" -- "$parasol" svm --data "$train" --elimination soon
+expect 2 "--c: 'nan' is not a finite number" -- "$parasol" svm --data "$train" --c nan
+expect 2 "--model $tmp/no/dir/m: no folder" -- "$parasol" svm --data "$train" --model "$tmp/no/dir/m"
+sed 's/^total_sv .*/total_sv 5/' "$tmp/one.model" > "$tmp/short.model"
+expect 2 "$tmp/short.model:" -- "$parasol" svm-predict "$train" "$tmp/short.model" "$tmp/out.txt"
+label="a failed svm-predict leaves no output file"; check [ ! -e "$tmp/out.txt" ]
+
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
