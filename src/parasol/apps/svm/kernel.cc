@@ -43,11 +43,13 @@ KernelMatrix::KernelMatrix(const data::Dataset& d, KernelParams params)
       auto it = std::lower_bound(feature_ids_.begin(), feature_ids_.end(), ids[k]);
       dense_ids_.push_back(static_cast<uint32_t>(it - feature_ids_.begin()));
       values_.push_back(vals[k]);
+      all_ones_ = all_ones_ && vals[k] == 1.0;
       norm += vals[k] * vals[k];
     }
     offsets_.push_back(dense_ids_.size());
     norms_.push_back(norm);
   }
+  if (feature_ids_.size() <= 65536) short_ids_.assign(dense_ids_.begin(), dense_ids_.end());
 }
 
 double KernelMatrix::FromDot(double dot, double norm_a, double norm_b) const {
@@ -60,24 +62,35 @@ double KernelMatrix::FromDot(double dot, double norm_a, double norm_b) const {
   return 0;
 }
 
-void KernelMatrix::Dots(std::span<const uint32_t> rows, Scratch& scratch) const {
+template <typename Id, bool kOnes>
+void KernelMatrix::DotsOf(const Id* ids, std::span<const uint32_t> rows, Scratch& scratch) const {
   scratch.dots.resize(rows.size());
   const double* dense = scratch.dense.data();
-  const uint32_t* ids = dense_ids_.data();
   const double* vals = values_.data();
+  auto term = [&](uint64_t e) { return kOnes ? dense[ids[e]] : dense[ids[e]] * vals[e]; };
   for (size_t k = 0; k < rows.size(); ++k) {
     uint64_t e = offsets_[rows[k]];
     const uint64_t end = offsets_[rows[k] + 1];
     // Four partial sums: one chain of dependent additions per row was the column's critical path.
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (; e + 4 <= end; e += 4) {
-      s0 += dense[ids[e]] * vals[e];
-      s1 += dense[ids[e + 1]] * vals[e + 1];
-      s2 += dense[ids[e + 2]] * vals[e + 2];
-      s3 += dense[ids[e + 3]] * vals[e + 3];
+      s0 += term(e);
+      s1 += term(e + 1);
+      s2 += term(e + 2);
+      s3 += term(e + 3);
     }
-    for (; e < end; ++e) s0 += dense[ids[e]] * vals[e];
+    for (; e < end; ++e) s0 += term(e);
     scratch.dots[k] = (s0 + s1) + (s2 + s3);
+  }
+}
+
+void KernelMatrix::Dots(std::span<const uint32_t> rows, Scratch& scratch) const {
+  if (!short_ids_.empty()) {
+    if (all_ones_) DotsOf<uint16_t, true>(short_ids_.data(), rows, scratch);
+    else DotsOf<uint16_t, false>(short_ids_.data(), rows, scratch);
+  } else {
+    if (all_ones_) DotsOf<uint32_t, true>(dense_ids_.data(), rows, scratch);
+    else DotsOf<uint32_t, false>(dense_ids_.data(), rows, scratch);
   }
 }
 

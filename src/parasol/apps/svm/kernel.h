@@ -60,14 +60,21 @@ class KernelMatrix {
  private:
   // Fills scratch.dots[k] with x_rows[k] . (the row in scratch.dense).
   void Dots(std::span<const uint32_t> rows, Scratch& scratch) const;
+  template <typename Id, bool kOnes>
+  void DotsOf(const Id* ids, std::span<const uint32_t> rows, Scratch& scratch) const;
   template <typename Out>
   void Finish(double norm, std::span<const uint32_t> rows, const Scratch& scratch, Out* out) const;
 
   KernelParams params_;
   std::vector<uint32_t> feature_ids_;  // dense id -> the data set's feature id, ascending
+  // A column streams through every row's entries, so they are kept small: 16-bit ids when the
+  // features allow, and no values when every value is 1 (binary features, common in LIBSVM's
+  // sets), which makes a9a's rows 28 bytes instead of 168.
   std::vector<uint64_t> offsets_;
   std::vector<uint32_t> dense_ids_;
+  std::vector<uint16_t> short_ids_;  // dense_ids_ narrowed, when there are at most 65,536 features
   std::vector<double> values_;
+  bool all_ones_ = true;
   std::vector<double> norms_;  // |x_i|^2
 };
 

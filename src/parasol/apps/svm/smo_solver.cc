@@ -77,6 +77,10 @@ class SmoSolver {
   bool InUp(size_t t) const { return y_[begin_ + t] > 0 ? bound_[t] != kUpper : bound_[t] != kLower; }
   bool InLow(size_t t) const { return y_[begin_ + t] > 0 ? bound_[t] != kLower : bound_[t] != kUpper; }
   int8_t LocalY(size_t t) const { return y_[begin_ + t]; }
+  void SetPenalties(size_t t) {
+    up_penalty_[t] = InUp(t) ? 0.0 : -kInf;
+    low_penalty_[t] = InLow(t) ? 0.0 : -kInf;
+  }
   bool Owns(int64_t id) const { return id >= static_cast<int64_t>(begin_) && id < static_cast<int64_t>(end_); }
 
   Step Select();
@@ -104,6 +108,9 @@ class SmoSolver {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   size_t begin_ = 0, end_ = 0, m_ = 0;
   std::vector<double> alpha_, grad_, grad_bar_, diag_;
+  // Per sample: y as a double, and 0 or -inf by whether it is in I_up / I_low (the selections'
+  // loops add them instead of branching).
+  std::vector<double> sign_, up_penalty_, low_penalty_;
   std::vector<uint8_t> bound_, strikes_;
   std::vector<uint32_t> active_;       // local ids, ascending
   std::vector<uint32_t> active_rows_;  // the same as global row ids
@@ -134,7 +141,12 @@ SmoSolver::SmoSolver(comm::Context& ctx, const KernelMatrix& kernel, std::span<c
   grad_bar_.assign(m_, 0.0);
   bound_.assign(m_, kLower);
   strikes_.assign(m_, 0);
+  sign_.resize(m_);
+  up_penalty_.resize(m_);
+  low_penalty_.resize(m_);
   for (size_t t = 0; t < m_; ++t) {
+    sign_[t] = LocalY(t);
+    SetPenalties(t);
     diag_.push_back(kernel.Diagonal(begin_ + t));
     active_.push_back(static_cast<uint32_t>(t));
     all_rows_.push_back(static_cast<uint32_t>(begin_ + t));
@@ -143,12 +155,18 @@ SmoSolver::SmoSolver(comm::Context& ctx, const KernelMatrix& kernel, std::span<c
 }
 
 Pick SmoSolver::SelectI() {
-  Pick mine;
+  // Branch-free over the samples: -inf penalties keep those outside I_up from being chosen.
+  double top = -kInf;
+  int64_t arg = -1;
   for (uint32_t t : active_) {
-    if (!InUp(t)) continue;
-    const double v = -LocalY(t) * grad_[t];
-    if (v > mine.value) mine = {v, static_cast<int64_t>(begin_ + t), alpha_[t], grad_[t]};
+    const double v = up_penalty_[t] - sign_[t] * grad_[t];
+    if (v > top) {
+      top = v;
+      arg = t;
+    }
   }
+  Pick mine;
+  if (arg >= 0) mine = {top, static_cast<int64_t>(begin_) + arg, alpha_[static_cast<size_t>(arg)], grad_[static_cast<size_t>(arg)]};
   const double payload[4] = {mine.value, static_cast<double>(mine.id), mine.alpha, mine.grad};
   const std::vector<double> all = GatherEach(ctx_, payload);
   Pick best;
@@ -165,19 +183,23 @@ Pick SmoSolver::SelectJ(const Pick& i, const float* ki, double* low_max, double*
   Pick mine;
   mine.value = kInf;  // the smallest (most negative) change of the objective
   float mine_kij = 0;
+  int64_t arg = -1;
   for (uint32_t t : active_) {
-    if (!InLow(t)) continue;
-    const double yg = LocalY(t) * grad_[t];
+    const double yg = low_penalty_[t] + sign_[t] * grad_[t];  // -inf outside I_low
     mine_low = std::max(mine_low, yg);
     const double b = i.value + yg;
-    if (b <= 0) continue;
     double eta = di + diag_[t] - 2.0 * ki[t];
-    if (eta <= 0) eta = kTau;
-    const double decrease = -b * b / eta;
+    eta = eta > 0 ? eta : kTau;
+    const double decrease = b > 0 ? -b * b / eta : kInf;
     if (decrease < mine.value) {
-      mine = {decrease, static_cast<int64_t>(begin_ + t), alpha_[t], grad_[t]};
-      mine_kij = ki[t];
+      mine.value = decrease;
+      arg = t;
     }
+  }
+  if (arg >= 0) {
+    const auto t = static_cast<size_t>(arg);
+    mine = {mine.value, static_cast<int64_t>(begin_ + t), alpha_[t], grad_[t]};
+    mine_kij = ki[t];
   }
   const double payload[6] = {mine_low, mine.value, static_cast<double>(mine.id), mine.alpha, mine.grad, mine_kij};
   const std::vector<double> all = GatherEach(ctx_, payload);
@@ -258,7 +280,7 @@ void SmoSolver::Update(const Pick& i, const Pick& j, double kij, const float* ki
   }
   const double ci = yi * (ai - i.alpha), cj = yj * (aj - j.alpha);
   const float* kj = ColumnOf(j.id, false);
-  for (uint32_t t : active_) grad_[t] += LocalY(t) * (ci * ki[t] + cj * kj[t]);
+  for (uint32_t t : active_) grad_[t] += sign_[t] * (ci * ki[t] + cj * kj[t]);
   SetAlpha(i.id, i.alpha, ai);
   SetAlpha(j.id, j.alpha, aj);
 }
@@ -277,6 +299,7 @@ void SmoSolver::SetAlpha(int64_t id, double old_alpha, double alpha) {
     const size_t t = static_cast<size_t>(id) - begin_;
     alpha_[t] = alpha;
     bound_[t] = is_upper ? kUpper : (alpha <= 0 ? kLower : kFree);
+    SetPenalties(t);
   }
 }
 
