@@ -5,8 +5,9 @@
 # Per repetition, alternating: svm-train; parasol on 1 process with standard elimination and with
 # none; parasol on 2 processes. Once: svm-train without shrinking, parasol's earliest and lazy
 # policies; and C = 10 (a longer tail of small steps, where elimination pays): svm-train, parasol
-# with standard elimination and with none. Times are wall clock for both (reading the file included); parasol's own solver time
-# is kept too. Test accuracy on a9a.t from each side's model with its own predictor.
+# with standard elimination and with none. Times are wall clock for both (reading the file and
+# writing the model included); parasol's own solver time is kept too. Test accuracy on a9a.t from
+# each side's model with its own predictor, outside the timed runs.
 #
 # Usage: svm_bench.sh BUILD_DIR OUT_DIR        Environment: REPEAT (3)
 source "$(dirname "$0")/common.sh" "$@"
@@ -42,12 +43,12 @@ ours() {  # CONFIG RUN NP C ARGS...
   local config=$1 run=$2 np=$3 c=$4 log="$data/parasol.$1.$2" launch=()
   shift 4
   [ "$np" -gt 1 ] && launch=("$mpirun" -np "$np")
-  local extra=()
-  [ "$run" -eq 1 ] && extra=(--test "$test")
   /usr/bin/time -f "wall %e" -o "$log.time" "${launch[@]}" "$parasol" svm --data "$train" --c "$c" --gamma 0.05 \
-    --progress-every 250 --metrics "$log.csv" "${extra[@]}" "$@" > "$log.txt"
-  local accuracy solver
-  accuracy=$(grep -o 'Accuracy = [0-9.]*' "$log.txt" | awk '{print $3}')
+    --progress-every 250 --metrics "$log.csv" --model "$log.model" "$@" > "$log.txt"
+  local accuracy="" solver
+  if [ "$run" -eq 1 ]; then
+    accuracy=$("$parasol" svm-predict "$test" "$log.model" "$log.pred" | grep -o '[0-9.]*%' | tr -d %)
+  fi
   solver=$(grep -o 'nBSV = [0-9]*, [0-9.]* s' "$log.txt" | awk '{print $4}')
   echo "parasol,$config,$run,$(wall "$log.time"),$solver,$(field "$log.txt" obj),$(field "$log.txt" nSV),$(grep -o 'finished: [0-9]*' "$log.txt" | awk '{print $2}'),$accuracy" >> "$runs"
 }

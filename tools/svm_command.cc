@@ -1,11 +1,12 @@
-// `parasol svm` (two-class C-SVC by SMO with sample elimination, over MPI ranks) and
+// `parasol svm` (C-SVC by SMO with sample elimination over MPI ranks; several classes one against
+// one) and
 // `parasol svm-predict` (LIBSVM's svm-predict: TEST MODEL OUTPUT). Models are LIBSVM's files.
 #include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 
-#include "parasol/apps/svm/smo_solver.h"
+#include "parasol/apps/svm/one_vs_one.h"
 #include "parasol/apps/svm/svm_model.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/atomic_file.h"
@@ -18,24 +19,18 @@
 namespace parasol::tools {
 namespace {
 
-// Prints "Accuracy = P% (right/total) (classification)" as svm-predict does; returns P.
-double ReportAccuracy(const apps::svm::SvmModel& m, const data::Dataset& test, std::vector<double>* predicted) {
-  const std::vector<double> dec = apps::svm::DecisionValues(m, test);
+// Prints "Accuracy = P% (right/total) (classification)" as svm-predict does.
+void ReportAccuracy(const data::Dataset& test, const std::vector<double>& predicted) {
   size_t right = 0;
-  predicted->clear();
-  for (size_t r = 0; r < test.rows(); ++r) {
-    predicted->push_back(dec[r] > 0 ? m.labels[0] : m.labels[1]);
-    right += predicted->back() == test.labels[r];
-  }
+  for (size_t r = 0; r < test.rows(); ++r) right += predicted[r] == test.labels[r];
   const double percent = 100.0 * static_cast<double>(right) / static_cast<double>(test.rows());
-  std::cout << fmt::format("Accuracy = {:.4g}% ({}/{}) (classification)\n", percent, right, test.rows());
-  return percent;
+  std::cout << fmt::format("Accuracy = {:g}% ({}/{}) (classification)\n", percent, right, test.rows());
 }
 
 class SvmCommand : public Command {
  public:
   explicit SvmCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("svm", "Kernel SVM (two classes) by parallel SMO with sample elimination");
+    app_ = parent.add_subcommand("svm", "Kernel SVM (C-SVC; several classes one against one) by parallel SMO with sample elimination");
     app_->add_option("--data", data_, "Training set: LIBSVM file, or NAME.csv with a label column")->required();
     app_->add_option("--label-column", label_column_, "The label's column in a CSV file")->capture_default_str();
     app_->add_option("--test", test_, "Test set: accuracy printed after training");
@@ -57,7 +52,7 @@ class SvmCommand : public Command {
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
         ->check(Positive())
         ->capture_default_str();
-    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,violation,active,support_vectors");
+    app_->add_option("--metrics", metrics_, "CSV: pair,iteration,seconds,violation,active,support_vectors");
     app_->add_option("--model", model_, "Write the model here (LIBSVM's format)");
   }
 
@@ -74,6 +69,8 @@ class SvmCommand : public Command {
   int Run(comm::MpiRuntime* mpi) override;
 
  private:
+  void PrintPair(const apps::svm::PairReport& p, bool several) const;
+
   apps::svm::SmoOptions o_;
   apps::svm::KernelParams kp_;
   std::string data_, label_column_ = "y", test_, kernel_ = "rbf", elimination_ = "standard", metrics_, model_;
@@ -87,58 +84,56 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
   const bool root = ctx.rank() == 0;
   const data::Dataset d = data::ReadDataset(data_, label_column_);
   const data::Dataset test = test_.empty() ? data::Dataset{} : data::ReadDataset(test_, label_column_);
-  std::vector<int8_t> y;
-  std::array<double, 2> labels;
+  std::vector<double> labels;
   try {
-    labels = apps::svm::TwoClasses(d, &y);
+    labels = apps::svm::ClassOrder(d);
   } catch (const InvalidArgumentError& e) {
     throw ParseError(data_, 0, e.what());
   }
   kp_.gamma = gamma_ > 0 ? gamma_ : 1.0 / static_cast<double>(std::max<uint64_t>(d.cols, 1));
-  const apps::svm::KernelMatrix kernel(d, kp_);
   std::unique_ptr<CsvWriter> csv;
+  apps::svm::SvmCallbacks callbacks;
   if (root) {
     std::cout << fmt::format(
-        "# parasol svm: {} samples, {} features, {} nonzeros; classes {} (+1) and {} (-1); {} kernel, gamma "
-        "{:.6g}, C {}; elimination {}; {} process(es)\n",
-        d.rows(), d.cols, d.nonzeros(), labels[0], labels[1], apps::svm::KernelName(kp_.type), kp_.gamma, o_.c,
-        apps::svm::EliminationName(o_.elimination), ctx.size());
+        "# parasol svm: {} samples, {} features, {} nonzeros; {} classes ({}); {} kernel, gamma {:.6g}, C {}; "
+        "elimination {}; {} process(es)\n",
+        d.rows(), d.cols, d.nonzeros(), labels.size(), fmt::join(labels, " "), apps::svm::KernelName(kp_.type),
+        kp_.gamma, o_.c, apps::svm::EliminationName(o_.elimination), ctx.size());
     std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation", "active", "SVs");
     if (!metrics_.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_, std::vector<std::string>{"iteration", "seconds", "violation", "active", "support_vectors"});
+          metrics_, std::vector<std::string>{"pair", "iteration", "seconds", "violation", "active", "support_vectors"});
     }
-    o_.on_progress = [&](const apps::svm::SmoProgress& p) {
+    callbacks.on_progress = [&](size_t pair, const apps::svm::SmoProgress& p) {
       std::cout << fmt::format("{:>11} {:>9.3f} {:>11.4g} {:>9} {:>9}\n", p.iteration, p.seconds, p.violation,
                                p.active, p.support_vectors);
       if (csv) {
-        csv->Row({std::to_string(p.iteration), fmt::format("{:.6f}", p.seconds), fmt::format("{:.6g}", p.violation),
-                  std::to_string(p.active), std::to_string(p.support_vectors)});
+        csv->Row({std::to_string(pair), std::to_string(p.iteration), fmt::format("{:.6f}", p.seconds),
+                  fmt::format("{:.6g}", p.violation), std::to_string(p.active), std::to_string(p.support_vectors)});
       }
     };
+    callbacks.on_pair = [&](const apps::svm::PairReport& p) { PrintPair(p, labels.size() > 2); };
   }
-  const apps::svm::SmoResult r = apps::svm::SolveSmo(ctx, kernel, y, o_);
+  const apps::svm::SvmModel m = apps::svm::TrainOneVsOne(ctx, d, kp_, o_, callbacks);
   if (!root) return 0;
   if (csv) csv->Commit();
-  size_t sv = 0, bounded = 0;
-  for (double a : r.alpha) {
-    sv += a > 0;
-    bounded += a >= o_.c;
-  }
+  std::cout << fmt::format("Total nSV = {}\n", m.support_vectors.rows());
+  if (!model_.empty()) apps::svm::WriteSvmModel(model_, m);
+  if (!test_.empty()) ReportAccuracy(test, apps::svm::Predict(m, test));
+  return 0;
+}
+
+// LIBSVM's summary of one two-class machine, with parasol's counters.
+void SvmCommand::PrintPair(const apps::svm::PairReport& p, bool several) const {
+  const apps::svm::SmoResult& r = p.result;
   if (r.iteration_limit)
     std::cerr << fmt::format("warning: stopped at --max-iterations ({}) before the tolerance\n", r.iterations);
+  const std::string which = several ? fmt::format("classes {} and {} ({} samples): ", p.first, p.second, p.samples) : "";
   std::cout << fmt::format(
-      "optimization finished: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, {:.3f} s "
+      "{}optimization finished: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, {:.3f} s "
       "(eliminated {}, rebuilt {} times, {} of them too early; cache hits {}, misses {})\n",
-      r.iterations, r.objective, r.rho, sv, bounded, r.seconds, r.eliminations, r.reconstructions,
-      r.wrongly_eliminated, r.cache_hits, r.cache_misses);
-  const apps::svm::SvmModel m = apps::svm::MakeModel(d, labels, y, r.alpha, r.rho, kp_);
-  if (!model_.empty()) apps::svm::WriteSvmModel(model_, m);
-  if (!test_.empty()) {
-    std::vector<double> predicted;
-    ReportAccuracy(m, test, &predicted);
-  }
-  return 0;
+      which, r.iterations, r.objective, r.rho, p.support_vectors, p.bounded, r.seconds, r.eliminations,
+      r.reconstructions, r.wrongly_eliminated, r.cache_hits, r.cache_misses);
 }
 
 class SvmPredictCommand : public Command {
@@ -154,8 +149,8 @@ class SvmPredictCommand : public Command {
   int Run(comm::MpiRuntime*) override {
     const apps::svm::SvmModel m = apps::svm::ReadSvmModel(model_);
     const data::Dataset test = data::ReadDataset(test_);
-    std::vector<double> predicted;
-    ReportAccuracy(m, test, &predicted);
+    const std::vector<double> predicted = apps::svm::Predict(m, test);
+    ReportAccuracy(test, predicted);
     WriteFileAtomically(output_, [&](std::ostream& out) {
       for (double p : predicted) out << fmt::format("{}\n", p);
     });

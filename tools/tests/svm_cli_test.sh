@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `parasol svm` and `parasol svm-predict` beside LIBSVM's svm-train and svm-predict (Debian
-# libsvm-tools): the same dual objective, support vectors and predictions for each kernel; each
+# libsvm-tools): the same dual objective, support vectors and predictions for each kernel and for
+# 26 classes (one against one); each
 # reads the other's model files; one process and two under mpirun give the same model; bad input
 # is one line naming file and line (exit 2).
 # Usage: svm_cli_test.sh PARASOL MPIRUN DATA_DIR
@@ -52,6 +53,24 @@ for c in "${cases[@]}"; do
   check cmp -s "$tmp/$name.pred.parasol" "$tmp/$name.pred.ref"
 done
 
+# 26 classes, one machine per pair (325), as LIBSVM: the same support vectors and votes.
+letter="$data/libsvm/letter-1000"
+svm-train -c 4 -g 0.5 "$letter" "$tmp/letter.libsvm.model" > "$tmp/letter.libsvm.txt"
+"$parasol" svm --data "$letter" --c 4 --gamma 0.5 --model "$tmp/letter.model" > "$tmp/letter.txt" 2> "$tmp/err" ||
+  { echo "FAIL: parasol svm on letter"; cat "$tmp/err"; failures=$((failures + 1)); }
+sv_l=$(grep -o 'Total nSV = [0-9]*' "$tmp/letter.libsvm.txt" | awk '{print $4}')
+sv_p=$(grep -o 'Total nSV = [0-9]*' "$tmp/letter.txt" | awk '{print $4}')
+label="letter, 26 classes: $sv_p support vectors, svm-train $sv_l (within 1%)"; check close "$sv_p" "$sv_l" 0.01
+label="letter: 325 pairs, one line each"; check [ "$(grep -c 'optimization finished' "$tmp/letter.txt")" -eq 325 ]
+svm-predict "$letter" "$tmp/letter.model" "$tmp/letter.pred.libsvm" > /dev/null
+svm-predict "$letter" "$tmp/letter.libsvm.model" "$tmp/letter.pred.ref" > /dev/null
+"$parasol" svm-predict "$letter" "$tmp/letter.libsvm.model" "$tmp/letter.pred.parasol" > /dev/null 2>&1
+differ=$(paste "$tmp/letter.pred.libsvm" "$tmp/letter.pred.ref" | awk '$1 != $2' | wc -l)
+label="letter: svm-predict with parasol's model differs from svm-train's on $differ of 1000 (at most 3)"
+check [ "$differ" -le 3 ]
+label="letter: parasol svm-predict with svm-train's model gives svm-predict's labels"
+check cmp -s "$tmp/letter.pred.parasol" "$tmp/letter.pred.ref"
+
 run=(svm --data "$train" --gamma 0.05 --c 1 --elimination earliest --progress-every 100)
 "$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
   { echo "FAIL: svm"; cat "$tmp/err"; failures=$((failures + 1)); }
@@ -61,11 +80,12 @@ label="1 and 2 processes write the same model (SV coefficients bit for bit, rho 
 check cmp -s <(grep -v '^rho' "$tmp/one.model") <(grep -v '^rho' "$tmp/two.model") &&
   close "$(grep '^rho' "$tmp/one.model" | cut -d' ' -f2)" "$(grep '^rho' "$tmp/two.model" | cut -d' ' -f2)" 1e-12
 label="metrics: a header and a row per 100 iterations, ending at the last"
-check [ "$(head -1 "$tmp/one.csv")" = "iteration,seconds,violation,active,support_vectors" ] &&
-  [ "$(tail -1 "$tmp/one.csv" | cut -d, -f1)" = "$(grep -o 'finished: [0-9]*' "$tmp/one.txt" | awk '{print $2}')" ]
+check [ "$(head -1 "$tmp/one.csv")" = "pair,iteration,seconds,violation,active,support_vectors" ] &&
+  [ "$(tail -1 "$tmp/one.csv" | cut -d, -f2)" = "$(grep -o 'finished: [0-9]*' "$tmp/one.txt" | awk '{print $2}')" ]
 
-printf '1 1:1\n2 2:1\n3 1:1 2:1\n' > "$tmp/three.svm"
-expect 2 "$tmp/three.svm: labels 1, 2, 3, ...: only two classes are supported" -- "$parasol" svm --data "$tmp/three.svm"
+printf '1 1:1\n1 2:1\n' > "$tmp/one-class.svm"
+expect 2 "$tmp/one-class.svm: every label is 1: two classes at least are needed" -- \
+  "$parasol" svm --data "$tmp/one-class.svm"
 printf '1 2:1 1:1\n' > "$tmp/bad.svm"
 expect 2 "$tmp/bad.svm:1:" -- "$parasol" svm --data "$tmp/bad.svm"
 expect 2 "unknown kernel 'gauss'" -- "$parasol" svm --data "$train" --kernel gauss

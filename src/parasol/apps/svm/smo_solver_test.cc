@@ -21,7 +21,8 @@ struct Problem {
 
 Problem Adult() {
   Problem p{data::ReadLibsvm(std::string(PARASOL_DATA_DIR) + "/libsvm/a9a-2000"), {}};
-  TwoClasses(p.d, &p.y);
+  const std::vector<double> labels = ClassOrder(p.d);
+  for (double l : p.d.labels) p.y.push_back(l == labels[0] ? 1 : -1);
   return p;
 }
 
@@ -179,10 +180,9 @@ TEST(SmoSolverTest, BadInputsAreRejected) {
     EXPECT_THROW(SolveSmo(ctx, k, one_class, {}), InvalidArgumentError);
   });
   comm::testing::ExpectNoErrors(errors);
-  data::Dataset three = p.d;
-  three.labels[5] = 7;
-  std::vector<int8_t> y;
-  EXPECT_THROW(TwoClasses(three, &y), InvalidArgumentError);
+  data::Dataset one = p.d;
+  std::fill(one.labels.begin(), one.labels.end(), 1.0);
+  EXPECT_THROW(ClassOrder(one), InvalidArgumentError);
 }
 
 }  // namespace

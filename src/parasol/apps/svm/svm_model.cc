@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 
@@ -11,44 +12,61 @@
 
 namespace parasol::apps::svm {
 
-size_t SvmModel::class_count(int c) const {
-  size_t n = 0;
-  for (double l : support_vectors.labels) n += l == labels[static_cast<size_t>(c)];
-  return n;
-}
-
-std::array<double, 2> TwoClasses(const data::Dataset& d, std::vector<int8_t>* y) {
-  std::vector<double> seen;
+std::vector<double> ClassOrder(const data::Dataset& d) {
+  std::vector<double> labels;
+  std::map<double, bool> seen;
   for (double l : d.labels) {
-    if (std::find(seen.begin(), seen.end(), l) != seen.end()) continue;
-    seen.push_back(l);
-    if (seen.size() > 2) {
-      throw InvalidArgumentError(
-          fmt::format("labels {}, {}, {}, ...: only two classes are supported", seen[0], seen[1], seen[2]));
-    }
+    if (seen.emplace(l, true).second) labels.push_back(l);
   }
-  if (seen.size() < 2) throw InvalidArgumentError(fmt::format("every label is {}: two classes are needed", seen[0]));
-  std::array<double, 2> labels{seen[0], seen[1]};
-  // As LIBSVM: classes in order of first appearance, except that -1/+1 data keeps +1 positive.
-  if (labels[0] == -1 && labels[1] == 1) std::swap(labels[0], labels[1]);
-  y->clear();
-  for (double l : d.labels) y->push_back(l == labels[0] ? 1 : -1);
+  if (labels.size() < 2) {
+    throw InvalidArgumentError(
+        fmt::format("every label is {}: two classes at least are needed", labels.empty() ? 0.0 : labels[0]));
+  }
+  if (labels.size() == 2 && labels[0] == -1 && labels[1] == 1) std::swap(labels[0], labels[1]);
   return labels;
 }
 
-SvmModel MakeModel(const data::Dataset& d, const std::array<double, 2>& labels, std::span<const int8_t> y,
-                   std::span<const double> alpha, double rho, const KernelParams& kernel) {
-  SvmModel m{.kernel = kernel, .labels = labels, .rho = rho};
+SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels, std::span<const PairSolution> pairs,
+                       const KernelParams& kernel) {
+  const size_t k = labels.size();
+  std::map<double, size_t> class_of;
+  for (size_t c = 0; c < k; ++c) class_of[labels[c]] = c;
+  std::vector<uint8_t> support(d.rows(), 0);
+  for (const PairSolution& p : pairs)
+    for (size_t t = 0; t < p.rows.size(); ++t) support[p.rows[t]] |= p.alpha[t] > 0;
+  SvmModel m{.kernel = kernel, .labels = std::move(labels)};
   m.support_vectors.cols = d.cols;
-  for (int8_t cls : {1, -1}) {
-    for (size_t t = 0; t < d.rows(); ++t) {
-      if (y[t] != cls || alpha[t] <= 0) continue;
-      m.support_vectors.AddRow(d.labels[t], d.row_indices(t), d.row_values(t));
-      m.coefficients.push_back(cls * alpha[t]);
+  m.per_class.assign(k, 0);
+  std::vector<int64_t> index(d.rows(), -1);  // row -> its place among the support vectors
+  for (size_t c = 0; c < k; ++c) {
+    for (size_t r = 0; r < d.rows(); ++r) {
+      if (!support[r] || class_of.at(d.labels[r]) != c) continue;
+      index[r] = static_cast<int64_t>(m.support_vectors.rows());
+      m.support_vectors.AddRow(d.labels[r], d.row_indices(r), d.row_values(r));
+      ++m.per_class[c];
+    }
+  }
+  m.coefficients.assign(k - 1, std::vector<double>(m.support_vectors.rows(), 0.0));
+  for (const PairSolution& p : pairs) {
+    m.rho.push_back(p.rho);
+    for (size_t t = 0; t < p.rows.size(); ++t) {
+      if (p.alpha[t] <= 0) continue;
+      const auto s = static_cast<size_t>(index[p.rows[t]]);
+      if (class_of.at(d.labels[p.rows[t]]) == p.first) m.coefficients[p.second - 1][s] = p.alpha[t];
+      else m.coefficients[p.first][s] = -p.alpha[t];
     }
   }
   return m;
 }
+
+namespace {
+
+template <typename T>
+std::string Joined(const std::vector<T>& v) {
+  return fmt::format("{}", fmt::join(v, " "));
+}
+
+}  // namespace
 
 void WriteSvmModel(const std::string& path, const SvmModel& m) {
   WriteFileAtomically(path, [&](std::ostream& out) {
@@ -58,14 +76,13 @@ void WriteSvmModel(const std::string& path, const SvmModel& m) {
     if (type != KernelType::kLinear) out << fmt::format("gamma {:.17g}\n", m.kernel.gamma);
     if (type == KernelType::kPolynomial || type == KernelType::kSigmoid)
       out << fmt::format("coef0 {:.17g}\n", m.kernel.coef0);
-    out << fmt::format("nr_class 2\ntotal_sv {}\nrho {:.17g}\nlabel {} {}\nnr_sv {} {}\nSV\n",
-                       m.coefficients.size(), m.rho, m.labels[0], m.labels[1], m.class_count(0),
-                       m.class_count(1));
+    out << fmt::format("nr_class {}\ntotal_sv {}\nrho {:.17g}\nlabel {}\nnr_sv {}\nSV\n", m.labels.size(),
+                       m.support_vectors.rows(), fmt::join(m.rho, " "), Joined(m.labels), Joined(m.per_class));
     const data::Dataset& sv = m.support_vectors;
-    for (size_t t = 0; t < sv.rows(); ++t) {
-      out << fmt::format("{:.17g}", m.coefficients[t]);
-      for (size_t k = 0; k < sv.row_indices(t).size(); ++k)
-        out << fmt::format(" {}:{:.17g}", sv.row_indices(t)[k] + uint64_t{1}, sv.row_values(t)[k]);
+    for (size_t s = 0; s < sv.rows(); ++s) {
+      for (const auto& row : m.coefficients) out << fmt::format("{:.17g} ", row[s]);
+      for (size_t e = 0; e < sv.row_indices(s).size(); ++e)
+        out << fmt::format("{}:{:.17g} ", sv.row_indices(s)[e] + uint64_t{1}, sv.row_values(s)[e]);
       out << "\n";
     }
   });
@@ -73,13 +90,56 @@ void WriteSvmModel(const std::string& path, const SvmModel& m) {
 
 namespace {
 
-// Reads the header up to "SV": the kernel, labels, rho and the counts the lines must match.
+// The numbers of a header line after its key; each list must have the length the model implies.
+template <typename T>
+std::vector<T> Numbers(LineReader& in, std::string_view line, size_t pos, std::string_view what) {
+  std::vector<T> v;
+  for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) v.push_back(in.Number<T>(f, what));
+  return v;
+}
+
 struct Header {
   SvmModel model;
   uint64_t total_sv = 0;
-  std::array<uint64_t, 2> per_class{};
+  int64_t classes = 0;
 };
 
+void ReadKey(LineReader& in, const std::string& key, std::string_view line, size_t pos, Header* h) {
+  const size_t after_key = pos;
+  const std::string_view a = NextField(line, pos);
+  SvmModel& m = h->model;
+  if (key == "svm_type") {
+    if (a != "c_svc") in.Fail(fmt::format("svm_type '{}': only c_svc models are supported", a));
+  } else if (key == "kernel_type") {
+    try {
+      m.kernel.type = ParseKernelType(a);
+    } catch (const InvalidArgumentError& e) {
+      in.Fail(e.what());
+    }
+  } else if (key == "degree") {
+    m.kernel.degree = in.NumberIn<int>(a, "degree", 0, 1000);
+  } else if (key == "gamma") {
+    m.kernel.gamma = in.Number<double>(a, "gamma");
+  } else if (key == "coef0") {
+    m.kernel.coef0 = in.Number<double>(a, "coef0");
+  } else if (key == "nr_class") {
+    h->classes = in.NumberIn<int64_t>(a, "nr_class", 2, 1 << 16);
+  } else if (key == "total_sv") {
+    h->total_sv = in.Number<uint64_t>(a, "total_sv");
+  } else if (key == "rho") {
+    m.rho = Numbers<double>(in, line, after_key, "rho");
+  } else if (key == "label") {
+    m.labels = Numbers<double>(in, line, after_key, "label");
+  } else if (key == "nr_sv") {
+    m.per_class = Numbers<uint64_t>(in, line, after_key, "nr_sv");
+  } else if (key != "probA" && key != "probB") {
+    in.Fail(fmt::format("unknown key '{}'", key));
+  }
+  const bool list = key == "rho" || key == "label" || key == "nr_sv" || key == "probA" || key == "probB";
+  if (!list && !NextField(line, pos).empty()) in.Fail("too many fields");
+}
+
+// Reads the header up to "SV" and checks that its lists agree with nr_class and total_sv.
 Header ReadHeader(LineReader& in) {
   Header h;
   std::map<std::string, bool> seen;
@@ -88,42 +148,22 @@ Header ReadHeader(LineReader& in) {
     size_t pos = 0;
     const std::string key(NextField(line, pos));
     if (key.empty()) continue;
-    if (key == "SV") {
-      for (const char* needed : {"svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"})
-        if (!seen.contains(needed)) in.Fail(fmt::format("no '{}' line before 'SV'", needed));
-      return h;
+    if (key != "SV") {
+      if (seen[key]) in.Fail(fmt::format("'{}' given twice", key));
+      seen[key] = true;
+      ReadKey(in, key, line, pos, &h);
+      continue;
     }
-    if (seen[key]) in.Fail(fmt::format("'{}' given twice", key));
-    seen[key] = true;
-    const std::string_view a = NextField(line, pos), b = NextField(line, pos);
-    if (key == "svm_type") {
-      if (a != "c_svc") in.Fail(fmt::format("svm_type '{}': only c_svc models are supported", a));
-    } else if (key == "kernel_type") {
-      try {
-        h.model.kernel.type = ParseKernelType(a);
-      } catch (const InvalidArgumentError& e) {
-        in.Fail(e.what());
-      }
-    } else if (key == "degree") {
-      h.model.kernel.degree = in.NumberIn<int>(a, "degree", 0, 1000);
-    } else if (key == "gamma") {
-      h.model.kernel.gamma = in.Number<double>(a, "gamma");
-    } else if (key == "coef0") {
-      h.model.kernel.coef0 = in.Number<double>(a, "coef0");
-    } else if (key == "nr_class") {
-      if (in.Number<int>(a, "nr_class") != 2) in.Fail("only two-class models are supported");
-    } else if (key == "total_sv") {
-      h.total_sv = in.Number<uint64_t>(a, "total_sv");
-    } else if (key == "rho") {
-      h.model.rho = in.Number<double>(a, "rho");
-    } else if (key == "label") {
-      h.model.labels = {in.Number<double>(a, "label"), in.Number<double>(b, "label")};
-    } else if (key == "nr_sv") {
-      h.per_class = {in.Number<uint64_t>(a, "nr_sv"), in.Number<uint64_t>(b, "nr_sv")};
-    } else if (key != "probA" && key != "probB") {
-      in.Fail(fmt::format("unknown key '{}'", key));
-    }
-    if (key != "svm_type" && key != "kernel_type" && !NextField(line, pos).empty()) in.Fail("too many fields");
+    for (const char* needed : {"svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"})
+      if (!seen.contains(needed)) in.Fail(fmt::format("no '{}' line before 'SV'", needed));
+    const auto k = static_cast<size_t>(h.classes);
+    if (h.model.labels.size() != k) in.Fail(fmt::format("'label' lists {} classes, nr_class is {}", h.model.labels.size(), k));
+    if (h.model.rho.size() != k * (k - 1) / 2) in.Fail(fmt::format("'rho' needs {} values", k * (k - 1) / 2));
+    if (h.model.per_class.size() != k) in.Fail(fmt::format("'nr_sv' needs {} values", k));
+    uint64_t sum = 0;
+    for (uint64_t n : h.model.per_class) sum += n;
+    if (sum != h.total_sv) in.Fail("nr_sv does not add up to total_sv");
+    return h;
   }
   in.Fail("the file ends before 'SV'");
 }
@@ -133,18 +173,19 @@ Header ReadHeader(LineReader& in) {
 SvmModel ReadSvmModel(const std::string& path) {
   LineReader in(path);
   Header h = ReadHeader(in);
-  if (h.per_class[0] + h.per_class[1] != h.total_sv) in.Fail("nr_sv does not add up to total_sv");
   SvmModel& m = h.model;
-  m.support_vectors.cols = 0;
+  const size_t k = m.labels.size();
+  m.coefficients.assign(k - 1, {});
   std::vector<uint32_t> ids;
   std::vector<double> values;
+  size_t cls = 0, in_class = 0;
   std::string_view line;
   while (in.Next(&line)) {
     size_t pos = 0;
-    const std::string_view coef = NextField(line, pos);
-    if (coef.empty()) continue;
-    if (m.coefficients.size() == h.total_sv) in.Fail(fmt::format("more than total_sv = {} vectors", h.total_sv));
-    m.coefficients.push_back(in.Number<double>(coef, "coefficient"));
+    if (NextField(line, pos).empty()) continue;
+    pos = 0;
+    if (m.support_vectors.rows() == h.total_sv) in.Fail(fmt::format("more than total_sv = {} vectors", h.total_sv));
+    for (auto& row : m.coefficients) row.push_back(in.Number<double>(NextField(line, pos), "coefficient"));
     ids.clear();
     values.clear();
     for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
@@ -156,28 +197,55 @@ SvmModel ReadSvmModel(const std::string& path) {
       values.push_back(in.Number<double>(f.substr(colon + 1), "value"));
     }
     if (!ids.empty()) m.support_vectors.cols = std::max<uint64_t>(m.support_vectors.cols, ids.back() + uint64_t{1});
-    const bool first = m.coefficients.size() <= h.per_class[0];
-    m.support_vectors.AddRow(m.labels[first ? 0 : 1], ids, values);
+    while (in_class == m.per_class[cls]) ++cls, in_class = 0;
+    ++in_class;
+    m.support_vectors.AddRow(m.labels[cls], ids, values);
   }
-  if (m.coefficients.size() != h.total_sv)
-    throw ParseError(path, in.line_number(), fmt::format("{} vectors, but total_sv says {}", m.coefficients.size(), h.total_sv));
+  if (m.support_vectors.rows() != h.total_sv) {
+    throw ParseError(path, in.line_number(),
+                     fmt::format("{} vectors, but total_sv says {}", m.support_vectors.rows(), h.total_sv));
+  }
   return m;
 }
 
 std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d) {
-  const KernelMatrix k(m.support_vectors, m.kernel);
-  std::vector<uint32_t> rows(k.rows());
-  for (size_t t = 0; t < rows.size(); ++t) rows[t] = static_cast<uint32_t>(t);
+  const KernelMatrix kernel(m.support_vectors, m.kernel);
+  const size_t k = m.labels.size();
+  std::vector<uint32_t> rows(kernel.rows());
+  for (size_t s = 0; s < rows.size(); ++s) rows[s] = static_cast<uint32_t>(s);
+  std::vector<uint64_t> start(k + 1, 0);  // class c's support vectors are [start[c], start[c + 1])
+  for (size_t c = 0; c < k; ++c) start[c + 1] = start[c] + m.per_class[c];
   KernelMatrix::Scratch scratch;
   std::vector<double> column(rows.size()), out;
-  out.reserve(d.rows());
+  out.reserve(d.rows() * m.rho.size());
   for (size_t r = 0; r < d.rows(); ++r) {
-    k.Column(d.row_indices(r), d.row_values(r), rows, column.data(), scratch);
-    double sum = 0;
-    for (size_t t = 0; t < rows.size(); ++t) sum += m.coefficients[t] * column[t];
-    out.push_back(sum - m.rho);
+    kernel.Column(d.row_indices(r), d.row_values(r), rows, column.data(), scratch);
+    size_t p = 0;
+    for (size_t a = 0; a < k; ++a) {
+      for (size_t b = a + 1; b < k; ++b, ++p) {
+        double sum = 0;
+        for (uint64_t s = start[a]; s < start[a + 1]; ++s) sum += m.coefficients[b - 1][s] * column[s];
+        for (uint64_t s = start[b]; s < start[b + 1]; ++s) sum += m.coefficients[a][s] * column[s];
+        out.push_back(sum - m.rho[p]);
+      }
+    }
   }
   return out;
+}
+
+std::vector<double> Predict(const SvmModel& m, const data::Dataset& d) {
+  const std::vector<double> dec = DecisionValues(m, d);
+  const size_t k = m.labels.size(), pairs = m.rho.size();
+  std::vector<double> predicted;
+  std::vector<uint32_t> votes(k);
+  for (size_t r = 0; r < d.rows(); ++r) {
+    std::fill(votes.begin(), votes.end(), 0);
+    size_t p = 0;
+    for (size_t a = 0; a < k; ++a)
+      for (size_t b = a + 1; b < k; ++b, ++p) ++votes[dec[r * pairs + p] > 0 ? a : b];
+    predicted.push_back(m.labels[static_cast<size_t>(std::max_element(votes.begin(), votes.end()) - votes.begin())]);
+  }
+  return predicted;
 }
 
 }  // namespace parasol::apps::svm

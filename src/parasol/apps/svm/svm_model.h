@@ -1,9 +1,10 @@
-// A trained two-class SVM: support vectors, their coefficients, rho and the kernel, read and
-// written in LIBSVM's model format, so that LIBSVM's svm-predict reads parasol's models and
-// `parasol svm-predict` reads LIBSVM's.
+// A trained C-SVC: support vectors, their coefficients, one rho per pair of classes and the
+// kernel, read and written in LIBSVM's model format, so that LIBSVM's svm-predict reads parasol's
+// models and `parasol svm-predict` reads LIBSVM's. Several classes are one-against-one, as LIBSVM:
+// a two-class machine per pair of classes, and a vote.
 #pragma once
 
-#include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,31 +16,44 @@ namespace parasol::apps::svm {
 
 struct SvmModel {
   KernelParams kernel;
-  // labels[0] is the class of positive decision values (y = +1 in training: the class of the
-  // first sample, as LIBSVM orders classes).
-  std::array<double, 2> labels{};
-  double rho = 0;
-  // The support vectors, grouped by class in label order; their coefficients y_t a_t.
+  std::vector<double> labels;  // k >= 2 classes
+  // One per pair of classes (a, b), a < b, in the order (0,1), (0,2), ..., (0,k-1), (1,2), ...;
+  // the pair's decision value sum_s coef_s K(sv_s, x) - rho is positive for class a.
+  std::vector<double> rho;
+  // The support vectors, grouped by class in label order (their labels are their classes).
   data::Dataset support_vectors;
-  std::vector<double> coefficients;
-  size_t class_count(int c) const;
+  std::vector<uint64_t> per_class;
+  // coefficients[c][s] (c < k - 1): y a of support vector s (of class q) in the pair of q and
+  // class c (c < q) or c + 1 (c >= q); 0 where it is not a support vector of that pair.
+  std::vector<std::vector<double>> coefficients;
 };
 
-// The two classes of a data set's labels, in order of first appearance, and y = +1 for the first
-// class, -1 for the second. InvalidArgumentError when there are not exactly two.
-std::array<double, 2> TwoClasses(const data::Dataset& d, std::vector<int8_t>* y);
+// The classes of a data set in LIBSVM's order: first appearance, except that -1/+1 data puts
+// +1 first. InvalidArgumentError when there are fewer than two.
+std::vector<double> ClassOrder(const data::Dataset& d);
 
-// The model of multipliers `alpha` (one per sample of d) found with labels y.
-SvmModel MakeModel(const data::Dataset& d, const std::array<double, 2>& labels, std::span<const int8_t> y,
-                   std::span<const double> alpha, double rho, const KernelParams& kernel);
+// A two-class solution for the pair of classes (first, second), first < second: the data set's
+// rows of either class, in data order, and their multipliers (y = +1 for `first`).
+struct PairSolution {
+  size_t first = 0, second = 1;
+  std::vector<uint32_t> rows;
+  std::vector<double> alpha;
+  double rho = 0;
+};
+
+// The model of the pairs' solutions (every pair of `labels`, in the order of SvmModel::rho).
+SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels, std::span<const PairSolution> pairs,
+                       const KernelParams& kernel);
 
 // Atomically; IoError when the file cannot be written.
 void WriteSvmModel(const std::string& path, const SvmModel& m);
-// ParseError "path:line: what is wrong" for anything but a two-class C-SVC model of a known
-// kernel whose counts agree with its lines.
+// ParseError "path:line: what is wrong" for anything but a C-SVC model of a known kernel whose
+// counts agree with its lines.
 SvmModel ReadSvmModel(const std::string& path);
 
-// sum_t coef_t K(sv_t, x) - rho for each row x of `d`.
+// Each pair's decision value for each row of `d`: row r's at r * pairs + p.
 std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d);
+// Each row's class by the pairs' votes (ties go to the class listed first).
+std::vector<double> Predict(const SvmModel& m, const data::Dataset& d);
 
 }  // namespace parasol::apps::svm

@@ -25,7 +25,8 @@ class SvmModelTest : public testing::Test {
                                ("svm_model_test_" + std::to_string(::getpid()));
 };
 
-// Samples (1,0) +1, (0,1) -1, (2,2) -1 with multipliers 0.5, 0.25, 0 (not a support vector).
+// Samples (1,0) of class 3, (0,1) and (2,2) of class 5 with multipliers 0.5, 0.25, 0 (the last
+// is not a support vector).
 SvmModel Small(KernelParams kernel) {
   data::Dataset d;
   d.cols = 2;
@@ -34,16 +35,16 @@ SvmModel Small(KernelParams kernel) {
   d.AddRow(3, first, one);
   d.AddRow(5, second, one);
   d.AddRow(5, both, two);
-  std::vector<int8_t> y;
-  const auto labels = TwoClasses(d, &y);
+  const std::vector<double> labels = ClassOrder(d);
   EXPECT_THAT(labels, testing::ElementsAre(3, 5));
-  const double alpha[] = {0.5, 0.25, 0};
-  return MakeModel(d, labels, y, alpha, 0.125, kernel);
+  const PairSolution pair{.first = 0, .second = 1, .rows = {0, 1, 2}, .alpha = {0.5, 0.25, 0}, .rho = 0.125};
+  return AssembleModel(d, labels, std::span(&pair, 1), kernel);
 }
 
 TEST_F(SvmModelTest, DecisionValuesAreTheKernelExpansion) {
   const SvmModel m = Small({.type = KernelType::kPolynomial, .gamma = 2, .coef0 = 1, .degree = 2});
-  ASSERT_EQ(m.coefficients.size(), 2u);
+  ASSERT_EQ(m.coefficients.size(), 1u);
+  ASSERT_THAT(m.coefficients[0], testing::ElementsAre(0.5, -0.25));
   data::Dataset x;
   x.cols = 3;
   const uint32_t ids[] = {0, 2};
@@ -79,11 +80,45 @@ TEST_F(SvmModelTest, ReadsLibsvmsOwnLayout) {
   const SvmModel m = ReadSvmModel(path);
   EXPECT_EQ(m.kernel.type, KernelType::kRbf);
   EXPECT_EQ(m.kernel.gamma, 0.5);
-  EXPECT_EQ(m.rho, -0.25);
+  EXPECT_THAT(m.rho, testing::ElementsAre(-0.25));
   EXPECT_THAT(m.labels, testing::ElementsAre(1, -1));
-  EXPECT_THAT(m.coefficients, testing::ElementsAre(1, -0.5, -0.5));
+  EXPECT_THAT(m.coefficients, testing::ElementsAre(testing::ElementsAre(1, -0.5, -0.5)));
   EXPECT_THAT(m.support_vectors.labels, testing::ElementsAre(1, -1, -1));
   EXPECT_THAT(m.support_vectors.indices, testing::ElementsAre(0, 2, 1));
+}
+
+// Three classes, one support vector each, linear kernel: A = 1 at x = (1, 0), B = 2 at (-1, 0),
+// C = 3 at (0, 1); every coefficient +-1 and rho 0, so each pair's decision value is a difference
+// of two dot products the test can do by hand.
+TEST_F(SvmModelTest, SeveralClassesVoteOneAgainstOne) {
+  const std::string path = Write("three", "svm_type c_svc\nkernel_type linear\nnr_class 3\ntotal_sv 3\n"
+                                          "rho 0 0 0\nlabel 1 2 3\nnr_sv 1 1 1\nSV\n1 1 1:1\n-1 1 1:-1\n-1 -1 2:1\n");
+  const SvmModel m = ReadSvmModel(path);
+  data::Dataset x;
+  x.cols = 2;
+  const uint32_t first[] = {0}, second[] = {1};
+  const double two[] = {2}, minus_two[] = {-2}, three[] = {3};
+  x.AddRow(1, first, two);        // (A,B): 2 + 2 > 0 A; (A,C): 2 > 0 A; (B,C): -2 C -> A
+  x.AddRow(3, second, three);     // (A,B): 0 B; (A,C): -3 C; (B,C): -3 C -> C
+  x.AddRow(2, first, minus_two);  // (A,B): -4 B; (A,C): -2 C; (B,C): 2 B -> B
+  EXPECT_THAT(DecisionValues(m, x), testing::ElementsAre(4, 2, -2, 0, -3, -3, -4, -2, 2));
+  EXPECT_THAT(Predict(m, x), testing::ElementsAre(1, 3, 2));
+
+  // The same model assembled from the three pairs' solutions, as training makes it.
+  data::Dataset d;
+  d.cols = 2;
+  const double one[] = {1}, minus_one[] = {-1};
+  d.AddRow(1, first, one);
+  d.AddRow(2, first, minus_one);
+  d.AddRow(3, second, one);
+  const PairSolution pairs[] = {{.first = 0, .second = 1, .rows = {0, 1}, .alpha = {1, 1}},
+                                {.first = 0, .second = 2, .rows = {0, 2}, .alpha = {1, 1}},
+                                {.first = 1, .second = 2, .rows = {1, 2}, .alpha = {1, 1}}};
+  const SvmModel built = AssembleModel(d, ClassOrder(d), pairs, {.type = KernelType::kLinear});
+  EXPECT_EQ(built.coefficients, m.coefficients);
+  EXPECT_EQ(built.per_class, m.per_class);
+  WriteSvmModel(Path("built"), built);
+  EXPECT_THAT(Predict(ReadSvmModel(Path("built")), x), testing::ElementsAre(1, 3, 2));
 }
 
 TEST_F(SvmModelTest, MalformedModelsNameFileAndLine) {
@@ -97,7 +132,10 @@ TEST_F(SvmModelTest, MalformedModelsNameFileAndLine) {
       {head + "total_sv 1\nrho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n1 2:1 1:1\n", ":9: indices must ascend"},
       {head + "total_sv 1\nrho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n1 0:1\n", ":9: index 0 is not in"},
       {"svm_type nu_svc\n", ":1: svm_type 'nu_svc': only c_svc"},
-      {"svm_type c_svc\nkernel_type linear\nnr_class 3\n", ":3: only two-class models"},
+      {"svm_type c_svc\nkernel_type linear\nnr_class 1\n", ":3: nr_class 1 is not in [2, 65536]"},
+      {"svm_type c_svc\nkernel_type linear\nnr_class 3\ntotal_sv 0\nrho 0\nlabel 1 2 3\nnr_sv 0 0 0\nSV\n",
+       ":8: 'rho' needs 3 values"},
+      {head + "total_sv 1\nrho 0\nlabel 1 -1 3\nnr_sv 1 0\nSV\n", ":8: 'label' lists 3 classes, nr_class is 2"},
       {head + "rho 0\nSV\n", "no 'total_sv' line before 'SV'"},
       {head + "rho 0\nrho 1\n", ":5: 'rho' given twice"},
   };

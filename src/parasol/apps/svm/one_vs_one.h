@@ -1,0 +1,32 @@
+// Training a C-SVC of any number of classes as LIBSVM does: one two-class machine per pair of
+// classes (one in all for two classes), each solved by SMO over the ranks of a Context.
+#pragma once
+
+#include <functional>
+
+#include "parasol/apps/svm/smo_solver.h"
+#include "parasol/apps/svm/svm_model.h"
+#include "parasol/comm/context.h"
+#include "parasol/data/dataset.h"
+
+namespace parasol::apps::svm {
+
+struct PairReport {
+  size_t pair = 0;              // its place among the pairs (SvmModel::rho's order)
+  double first = 0, second = 0;  // the two classes' labels (first is y = +1)
+  size_t samples = 0;
+  uint64_t support_vectors = 0, bounded = 0;  // a > 0, a = C
+  SmoResult result;
+};
+
+struct SvmCallbacks {
+  std::function<void(size_t pair, const SmoProgress&)> on_progress;  // every rank, alike
+  std::function<void(const PairReport&)> on_pair;                    // every rank, alike
+};
+
+// Collective: every rank passes the same data set and options, and gets the same model.
+// InvalidArgumentError when the data set has fewer than two classes.
+SvmModel TrainOneVsOne(comm::Context& ctx, const data::Dataset& d, const KernelParams& kernel,
+                       const SmoOptions& o, const SvmCallbacks& callbacks = {});
+
+}  // namespace parasol::apps::svm
