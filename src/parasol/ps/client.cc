@@ -91,7 +91,7 @@ void Client::Ask(TableState& t, uint64_t row, uint64_t need) {
 }
 
 void Client::AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows) {
-  if (need <= t.refreshed) return;
+  if (!t.config.refresh_cached_rows || need <= t.refreshed) return;
   t.refreshed = need;
   t.cache.ForEach([&](uint64_t row, CacheEntry& e) {
     if (!e.row || e.stamp >= need || e.asked > need) return;  // refresh ahead only: a reader asks itself

@@ -49,6 +49,30 @@ TEST(Essp, PushesSubscribedRowsAndSavesRequests) {
   EXPECT_LT(essp_waits, ssp_waits);
 }
 
+// A read that needs a fresher row also asks again for every other stale row the process holds
+// (MF and LDA read them all every clock), unless the table says its rows change from clock to
+// clock: then it asks for that row alone.
+TEST(RefreshCachedRows, OffAsksOnlyForTheRowRead) {
+  for (bool refresh : {true, false}) {
+    comm::InProcessWorld world(1);
+    uint64_t gets = 0;
+    auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+      ps.CreateTable({.id = 5, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
+                      .consistency = Consistency::kBsp, .refresh_cached_rows = refresh});
+      auto w = ps.CreateWorker(0);
+      auto t = w->GetTable<double>(5);
+      for (uint64_t row = 0; row < 10; ++row) t.Get(row);
+      w->Clock();
+      EXPECT_EQ(t.Get(3)[0], 0.0);
+      gets = ps.stats().gets_sent;
+      ps.Shutdown();
+    });
+    comm::testing::ExpectNoErrors(errors);
+    EXPECT_EQ(gets, refresh ? 20u : 11u) << "refresh_cached_rows " << refresh;
+  }
+}
+
 // SSP with s = 0 gives exactly BSP's guarantee: a read at clock c holds every update of clocks
 // < c, and (peers being unable to finish clock c + 1 before this reader finishes c) nothing past
 // clock c; its own updates always. Both models are held to that window on every read.

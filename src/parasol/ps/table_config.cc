@@ -97,6 +97,8 @@ uint64_t TableConfig::Fingerprint() const {
                      static_cast<uint64_t>(vap_threshold * 1e9), static_cast<uint64_t>(partitioning)}) {
     h = MixKey(h ^ v);
   }
+  // Only when off, so that the checkpoints of tables made before the option still match.
+  if (!refresh_cached_rows) h = MixKey(h ^ 0x72656672657368);
   return h;
 }
 

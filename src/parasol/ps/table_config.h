@@ -48,6 +48,10 @@ struct TableConfig {
   uint32_t staleness = 0;        // s for SSP, ESSP and VAP
   double vap_threshold = 0;      // VAP: magnitude (L1) of a row's unsent updates
   Partitioning partitioning = Partitioning::kHash;
+  // When a read needs a fresher row than the process holds, also ask again for every other cached
+  // row that is as stale: right for apps that read the same rows every clock (MF, LDA), wasted
+  // for apps whose rows change from clock to clock (MLR's minibatches touch other features).
+  bool refresh_cached_rows = true;
 
   // Staleness reads are held to: 0 for BSP, none for ASP.
   uint64_t ReadStaleness() const;

@@ -1,0 +1,349 @@
+#include "parasol/apps/mlr/mlr_trainer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/error.h"
+#include "parasol/ps/parameter_server.h"
+#include "parasol/ps/worker.h"
+
+namespace parasol::apps::mlr {
+
+Comm ParseComm(std::string_view name) {
+  if (name == "ps") return Comm::kPs;
+  if (name == "sfb") return Comm::kSfb;
+  throw InvalidArgumentError(fmt::format("unknown --comm '{}' (expected ps, sfb or auto)", name));
+}
+
+std::string_view CommName(Comm c) { return c == Comm::kPs ? "ps" : "sfb"; }
+
+CommCost EstimateCommCost(uint64_t classes, double nonzeros_per_sample, double rows_per_step, uint64_t batch,
+                          int ranks) {
+  const double k = static_cast<double>(classes), b = static_cast<double>(batch);
+  CommCost c;
+  c.sfb_bytes = 8.0 * (1 + b * (k + 1 + 2 * nonzeros_per_sample)) * (ranks - 1);
+  // Of the rows a step touches, a fraction (P - 1)/P lives on other ranks' shards: an update goes
+  // out and a row comes back for each, with about 16 bytes of header each way.
+  c.ps_bytes = 2.0 * rows_per_step * (8 * k + 16) * (ranks - 1) / ranks;
+  return c;
+}
+
+std::vector<double> MlrModel::Predict(const data::Dataset& d) const {
+  const size_t k = classes.size();
+  std::vector<double> out, scores(k);
+  for (size_t r = 0; r < d.rows(); ++r) {
+    scores = biases;
+    auto ids = d.row_indices(r);
+    auto vals = d.row_values(r);
+    for (size_t e = 0; e < ids.size(); ++e) {
+      auto it = std::lower_bound(features.begin(), features.end(), ids[e]);
+      if (it == features.end() || *it != ids[e]) continue;
+      const double* w = weights.data() + static_cast<size_t>(it - features.begin()) * k;
+      for (size_t c = 0; c < k; ++c) scores[c] += w[c] * vals[e];
+    }
+    out.push_back(classes[static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin())]);
+  }
+  return out;
+}
+
+namespace {
+
+// The training set with features renumbered densely and labels as class indices.
+struct Problem {
+  std::vector<double> classes;
+  std::vector<uint32_t> features;
+  std::vector<uint32_t> label;  // per row
+  std::vector<uint64_t> offsets{0};
+  std::vector<uint32_t> ids;
+  std::vector<double> values;
+  size_t k() const { return classes.size(); }
+  size_t d() const { return features.size(); }
+};
+
+Problem MakeProblem(const data::Dataset& train) {
+  Problem p;
+  p.classes = train.labels;
+  std::sort(p.classes.begin(), p.classes.end());
+  p.classes.erase(std::unique(p.classes.begin(), p.classes.end()), p.classes.end());
+  if (p.classes.size() < 2) throw InvalidArgumentError("multiclass logistic regression needs two classes at least");
+  p.features = data::UsedFeatures(train);
+  for (size_t r = 0; r < train.rows(); ++r) {
+    p.label.push_back(static_cast<uint32_t>(std::lower_bound(p.classes.begin(), p.classes.end(), train.labels[r]) -
+                                            p.classes.begin()));
+    for (size_t e = 0; e < train.row_indices(r).size(); ++e) {
+      const uint32_t id = train.row_indices(r)[e];
+      p.ids.push_back(static_cast<uint32_t>(std::lower_bound(p.features.begin(), p.features.end(), id) -
+                                            p.features.begin()));
+      p.values.push_back(train.row_values(r)[e]);
+    }
+    p.offsets.push_back(p.ids.size());
+  }
+  return p;
+}
+
+// Softmax of `scores` (K values) minus the one-hot of `label`, into u; returns -log p[label].
+double Factor(std::vector<double>& scores, uint32_t label, double* u) {
+  const double top = *std::max_element(scores.begin(), scores.end());
+  double sum = 0;
+  for (double& s : scores) sum += (s = std::exp(s - top));
+  for (size_t c = 0; c < scores.size(); ++c) u[c] = scores[c] / sum - (c == label ? 1.0 : 0.0);
+  return -std::log(std::max(scores[label] / sum, 1e-300));
+}
+
+// One synchronisation scheme: a step over this rank's batch, and the model as rank 0 sees it.
+class Scheme {
+ public:
+  virtual ~Scheme() = default;
+  // Updates the weights with the step's samples (local rows); returns their summed loss.
+  // step_size: the learning rate over the global batch; scale: s at this step; next_scale: after.
+  virtual double Step(std::span<const uint32_t> batch, double step_size, double scale, double next_scale) = 0;
+  // Collective: the current weights (V times scale, and biases) on rank 0.
+  virtual void Snapshot(double scale, MlrModel* m) = 0;
+  virtual uint64_t BytesSent() const = 0;
+  virtual void Finish() {}
+};
+
+// Scores of row r given a row lookup (V's row of a compact feature id) and the biases.
+template <typename RowOf>
+void Scores(const Problem& p, size_t r, double scale, const double* biases, RowOf row_of, std::vector<double>& s) {
+  s.assign(biases, biases + p.k());
+  for (uint64_t e = p.offsets[r]; e < p.offsets[r + 1]; ++e) {
+    const double* v = row_of(p.ids[e]);
+    const double x = scale * p.values[e];
+    for (size_t c = 0; c < p.k(); ++c) s[c] += v[c] * x;
+  }
+}
+
+class SfbScheme : public Scheme {
+ public:
+  SfbScheme(comm::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), v_(p.d() * p.k(), 0.0), b_(p.k(), 0.0) {}
+
+  double Step(std::span<const uint32_t> batch, double step_size, double scale, double next_scale) override {
+    const size_t k = p_.k();
+    std::vector<double> mine{static_cast<double>(batch.size())}, scores, u(k);
+    double loss = 0;
+    for (uint32_t r : batch) {
+      Scores(p_, r, scale, b_.data(), [&](uint32_t j) { return v_.data() + size_t{j} * k; }, scores);
+      loss += Factor(scores, p_.label[r], u.data());
+      mine.insert(mine.end(), u.begin(), u.end());
+      mine.push_back(static_cast<double>(p_.offsets[r + 1] - p_.offsets[r]));
+      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e) mine.insert(mine.end(), {double(p_.ids[e]), p_.values[e]});
+    }
+    const std::vector<double> all = Gather(mine);
+    const size_t stride = all.size() / static_cast<size_t>(ctx_.size());
+    const double coef = step_size / next_scale;
+    for (int rank = 0; rank < ctx_.size(); ++rank) {
+      const double* m = all.data() + static_cast<size_t>(rank) * stride;
+      const auto samples = static_cast<size_t>(m[0]);
+      size_t at = 1;
+      for (size_t i = 0; i < samples; ++i) {
+        const double* ui = m + at;
+        const auto nnz = static_cast<size_t>(m[at + k]);
+        for (size_t e = 0; e < nnz; ++e) {
+          double* v = v_.data() + static_cast<size_t>(m[at + k + 1 + 2 * e]) * k;
+          const double x = coef * m[at + k + 2 + 2 * e];
+          for (size_t c = 0; c < k; ++c) v[c] -= ui[c] * x;
+        }
+        for (size_t c = 0; c < k; ++c) b_[c] -= step_size * ui[c];
+        at += k + 1 + 2 * nnz;
+      }
+    }
+    return loss;
+  }
+
+  void Snapshot(double scale, MlrModel* m) override {
+    if (ctx_.rank() != 0) return;
+    m->weights = v_;
+    for (double& w : m->weights) w *= scale;
+    m->biases = b_;
+  }
+  uint64_t BytesSent() const override { return bytes_; }
+
+ private:
+  // Every rank's factors, each block padded to the longest (all-gather moves equal blocks).
+  std::vector<double> Gather(std::vector<double>& mine) {
+    if (ctx_.size() == 1) return mine;
+    const double len = static_cast<double>(mine.size());
+    std::vector<double> lens(static_cast<size_t>(ctx_.size()));
+    collective::Allgather<double>(ctx_, std::span<const double>(&len, 1), lens);
+    const auto longest = static_cast<size_t>(*std::max_element(lens.begin(), lens.end()));
+    mine.resize(longest, 0.0);
+    std::vector<double> all(longest * static_cast<size_t>(ctx_.size()));
+    collective::Allgather<double>(ctx_, mine, all);
+    bytes_ += (longest + 1) * sizeof(double) * static_cast<uint64_t>(ctx_.size() - 1);
+    return all;
+  }
+
+  comm::Context& ctx_;
+  const Problem& p_;
+  std::vector<double> v_, b_;
+  uint64_t bytes_ = 0;
+};
+
+constexpr uint32_t kWeightTable = 1;
+
+// The matrix on the parameter server: rows 0..D-1 the features' V, row D the biases.
+class PsScheme : public Scheme {
+ public:
+  PsScheme(comm::Context& ctx, const Problem& p, const MlrOptions& o)
+      : ctx_(ctx), p_(p), ps_(ctx, {.workers_per_process = 1, .timeout_ms = o.timeout_ms}) {
+    ps_.CreateTable({.id = kWeightTable, .kind = ps::RowKind::kDense, .dtype = DType::kFloat64, .width = p.k(),
+                     .num_rows = p.d() + 1, .consistency = o.consistency.model,
+                     .staleness = o.consistency.staleness, .vap_threshold = o.consistency.vap_threshold,
+                     .refresh_cached_rows = false});
+    worker_ = ps_.CreateWorker(0);
+    exact_ = o.consistency.model == ps::Consistency::kBsp && ctx.size() > 1;
+  }
+
+  double Step(std::span<const uint32_t> batch, double step_size, double scale, double next_scale) override {
+    const size_t k = p_.k();
+    rows_.clear();
+    for (uint32_t r : batch)
+      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e) rows_.push_back(p_.ids[e]);
+    std::sort(rows_.begin(), rows_.end());
+    rows_.erase(std::unique(rows_.begin(), rows_.end()), rows_.end());
+    rows_.push_back(static_cast<uint32_t>(p_.d()));  // the biases
+    auto table = worker_->GetTable<double>(kWeightTable);
+    std::vector<uint64_t> wanted(rows_.begin(), rows_.end());
+    table.Prefetch(wanted);
+    local_.assign(rows_.size() * k, 0.0);
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      auto view = table.Get(rows_[i]);
+      for (size_t c = 0; c < k; ++c) local_[i * k + c] = view[c];
+    }
+    // The parameter server's BSP lets a read at clock c see a faster rank's updates of clock c;
+    // synchronous SGD reads exactly the weights after step c - 1, so nobody updates before all
+    // have read.
+    if (exact_) collective::Barrier(ctx_);
+    auto slot = [&](uint32_t j) { return static_cast<size_t>(std::lower_bound(rows_.begin(), rows_.end(), j) - rows_.begin()); };
+    const double* biases = local_.data() + (rows_.size() - 1) * k;
+    std::vector<double> grad(rows_.size() * k, 0.0), scores, u(k);
+    double loss = 0;
+    for (uint32_t r : batch) {
+      Scores(p_, r, scale, biases, [&](uint32_t j) { return local_.data() + slot(j) * k; }, scores);
+      loss += Factor(scores, p_.label[r], u.data());
+      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e) {
+        double* g = grad.data() + slot(p_.ids[e]) * k;
+        for (size_t c = 0; c < k; ++c) g[c] += u[c] * p_.values[e];
+      }
+      double* gb = grad.data() + (rows_.size() - 1) * k;
+      for (size_t c = 0; c < k; ++c) gb[c] += u[c];
+    }
+    std::vector<double> delta(k);
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      const double coef = i + 1 == rows_.size() ? step_size : step_size / next_scale;
+      for (size_t c = 0; c < k; ++c) delta[c] = -coef * grad[i * k + c];
+      table.IncRow(rows_[i], delta);
+    }
+    worker_->Clock();
+    return loss;
+  }
+
+  void Snapshot(double scale, MlrModel* m) override {
+    worker_->GlobalBarrier();  // every update is at its shard; reads see them all
+    if (ctx_.rank() == 0) Read(scale, m);
+    // Nobody updates before rank 0 has read: else its cache would hold rows fresher than its
+    // clock asks, and its next step would differ from the one sufficient factors take.
+    worker_->GlobalBarrier();
+  }
+  uint64_t BytesSent() const override { return ps_.stats().bytes_out; }
+  void Finish() override { ps_.Shutdown(); }
+
+ private:
+  void Read(double scale, MlrModel* m) {
+    const size_t k = p_.k();
+    auto table = worker_->GetTable<double>(kWeightTable);
+    std::vector<uint64_t> all(p_.d() + 1);
+    for (uint64_t row = 0; row <= p_.d(); ++row) all[row] = row;
+    table.Prefetch(all);  // one request per shard, not one round trip per row
+    m->weights.assign(p_.d() * k, 0.0);
+    m->biases.assign(k, 0.0);
+    for (uint64_t row = 0; row <= p_.d(); ++row) {
+      auto view = table.Get(row);
+      for (size_t c = 0; c < k; ++c) {
+        if (row < p_.d()) m->weights[row * k + c] = view[c] * scale;
+        else m->biases[c] = view[c];
+      }
+    }
+  }
+
+  comm::Context& ctx_;
+  const Problem& p_;
+  ps::ParameterServer ps_;
+  std::unique_ptr<ps::Worker> worker_;
+  std::vector<uint32_t> rows_;
+  std::vector<double> local_;
+  bool exact_ = false;  // BSP: every step reads exactly the previous step's weights
+};
+
+double Accuracy(const MlrModel& m, const data::Dataset& test) {
+  const std::vector<double> predicted = m.Predict(test);
+  size_t right = 0;
+  for (size_t r = 0; r < test.rows(); ++r) right += predicted[r] == test.labels[r];
+  return test.rows() ? static_cast<double>(right) / static_cast<double>(test.rows()) : 0.0;
+}
+
+}  // namespace
+
+MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test, const MlrOptions& o,
+                   const std::function<void(const MlrEpoch&)>& on_epoch) {
+  if (!(o.learning_rate > 0) || !(o.lambda >= 0) || !(o.lr_decay >= 0) || o.batch == 0 || o.epochs == 0)
+    throw InvalidArgumentError("mlr: learning rate and batch must be positive, lambda and decay not negative, epochs > 0");
+  if (!(o.learning_rate * o.lambda < 1))
+    throw InvalidArgumentError("mlr: learning rate x lambda must be below 1 (each step shrinks the weights by it)");
+  const auto start = std::chrono::steady_clock::now();
+  const Problem p = MakeProblem(train);
+  const auto [begin, end] = collective::BlockRange(train.rows(), ctx.size(), ctx.rank());
+  const auto [b0, e0] = collective::BlockRange(train.rows(), ctx.size(), 0);
+  const uint64_t steps_per_epoch = (e0 - b0 + o.batch - 1) / o.batch;  // block 0 is the largest
+  std::unique_ptr<Scheme> scheme;
+  if (o.comm == Comm::kSfb) scheme = std::make_unique<SfbScheme>(ctx, p);
+  else scheme = std::make_unique<PsScheme>(ctx, p, o);
+  std::vector<uint32_t> order;
+  for (size_t r = begin; r < end; ++r) order.push_back(static_cast<uint32_t>(r));
+  std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(ctx.rank()));
+  MlrResult result;
+  result.model.classes = p.classes;
+  result.model.features = p.features;
+  double scale = 1;
+  for (uint64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+    const double lr = o.learning_rate / (1 + o.lr_decay * static_cast<double>(epoch - 1));
+    const double step_size = lr / static_cast<double>(o.batch * static_cast<uint64_t>(ctx.size()));
+    const double decay = 1 - lr * o.lambda;
+    std::shuffle(order.begin(), order.end(), rng);
+    double loss = 0;
+    for (uint64_t s = 0; s < steps_per_epoch && (o.max_steps == 0 || result.steps < o.max_steps); ++s) {
+      const size_t from = std::min<size_t>(order.size(), s * o.batch);
+      const size_t to = std::min<size_t>(order.size(), from + o.batch);
+      loss += scheme->Step(std::span(order).subspan(from, to - from), step_size, scale, scale * decay);
+      scale *= decay;
+      ++result.steps;
+    }
+    double total_loss = loss;
+    if (ctx.size() > 1) collective::Allreduce<double>(ctx, std::span<double>(&total_loss, 1));
+    scheme->Snapshot(scale, &result.model);
+    MlrEpoch e{.epoch = epoch, .steps = result.steps, .train_loss = total_loss / static_cast<double>(train.rows())};
+    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    e.bytes_sent = scheme->BytesSent();
+    if (ctx.rank() == 0) {
+      if (test != nullptr) e.test_accuracy = Accuracy(result.model, *test);
+      if (on_epoch) on_epoch(e);
+    }
+    result.epochs.push_back(e);
+    if (o.max_steps != 0 && result.steps >= o.max_steps) break;
+  }
+  result.bytes_sent = scheme->BytesSent();
+  scheme->Finish();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ctx.rank() != 0) result.model = {};
+  return result;
+}
+
+}  // namespace parasol::apps::mlr

@@ -1,0 +1,161 @@
+#include "parasol/apps/mlr/mlr_trainer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/comm/inprocess_transport.h"
+#include "parasol/comm/testing.h"
+#include "parasol/core/error.h"
+#include "parasol/data/libsvm_reader.h"
+
+namespace parasol::apps::mlr {
+namespace {
+
+std::vector<MlrResult> TrainOnRanks(int ranks, const data::Dataset& d, const MlrOptions& o) {
+  comm::InProcessWorld world(ranks);
+  std::vector<MlrResult> results(static_cast<size_t>(ranks));
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    results[static_cast<size_t>(ctx.rank())] = TrainMlr(ctx, d, nullptr, o);
+  });
+  comm::testing::ExpectNoErrors(errors);
+  return results;
+}
+
+data::Dataset Letter() { return data::ReadLibsvm(std::string(PARASOL_DATA_DIR) + "/libsvm/letter-1000"); }
+
+// The test's own accuracy of a model on d: argmax of W x + b.
+double AccuracyOf(const MlrModel& m, const data::Dataset& d) {
+  const size_t k = m.classes.size();
+  size_t right = 0;
+  for (size_t r = 0; r < d.rows(); ++r) {
+    std::vector<double> s = m.biases;
+    for (size_t e = 0; e < d.row_indices(r).size(); ++e) {
+      const auto f = static_cast<size_t>(std::find(m.features.begin(), m.features.end(), d.row_indices(r)[e]) -
+                                         m.features.begin());
+      for (size_t c = 0; c < k; ++c) s[c] += m.weights[f * k + c] * d.row_values(r)[e];
+    }
+    right += m.classes[static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin())] == d.labels[r];
+  }
+  return static_cast<double>(right) / static_cast<double>(d.rows());
+}
+
+TEST(MlrTest, OneStepFromZeroIsTheMeanOfTheFactors) {
+  // Two samples, classes 1 and 2: at W = 0 the softmax is (1/2, 1/2), so u = (-1/2, 1/2) for
+  // class 1 and (1/2, -1/2) for class 2; one step of lr 1 over the batch of 2 moves W by
+  // -(1/2) sum u x' and b by -(1/2) sum u.
+  data::Dataset d;
+  d.cols = 3;
+  const uint32_t a[] = {0, 2}, b[] = {1};
+  const double va[] = {2, 1}, vb[] = {4};
+  d.AddRow(1, a, va);
+  d.AddRow(2, b, vb);
+  const MlrResult r = TrainOnRanks(1, d, {.learning_rate = 1, .lambda = 0, .batch = 2, .epochs = 1})[0];
+  ASSERT_THAT(r.model.features, testing::ElementsAre(0, 1, 2));
+  // Row per feature, column per class (1, 2).
+  EXPECT_THAT(r.model.weights, testing::ElementsAre(0.5, -0.5, -1, 1, 0.25, -0.25));
+  EXPECT_THAT(r.model.biases, testing::ElementsAre(0, 0));
+  EXPECT_NEAR(r.epochs[0].train_loss, std::log(2.0), 1e-12);
+}
+
+TEST(MlrTest, WeightDecayShrinksEveryWeightEachStep) {
+  // After the first step, steps on a sample whose gradient is zero in feature 0 still shrink
+  // feature 0's weights by (1 - lr lambda) each.
+  data::Dataset d;
+  d.cols = 2;
+  const uint32_t a[] = {0}, b[] = {1};
+  const double one[] = {1};
+  d.AddRow(1, a, one);
+  d.AddRow(2, b, one);
+  const double lr = 0.5, lambda = 0.1;
+  const MlrResult one_step = TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 1})[0];
+  const MlrResult two = TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 2})[0];
+  // Which sample came first depends on the shuffle; the feature it did not touch decays.
+  const size_t touched = one_step.model.weights[0] != 0 ? 0 : 1;
+  EXPECT_NEAR(two.model.weights[touched * 2], one_step.model.weights[touched * 2] * (1 - lr * lambda), 1e-15);
+}
+
+TEST(MlrTest, ParameterServerUnderBspAndSufficientFactorsTakeTheSameSteps) {
+  const data::Dataset d = Letter();
+  for (int ranks : {1, 2, 3}) {
+    MlrOptions o{.learning_rate = 0.5, .lambda = 1e-3, .batch = 16, .epochs = 2};
+    o.comm = Comm::kSfb;
+    const MlrResult sfb = TrainOnRanks(ranks, d, o)[0];
+    o.comm = Comm::kPs;
+    const MlrResult ps = TrainOnRanks(ranks, d, o)[0];
+    ASSERT_EQ(sfb.model.weights.size(), ps.model.weights.size());
+    ASSERT_EQ(sfb.steps, ps.steps);
+    for (size_t i = 0; i < sfb.model.weights.size(); ++i)
+      ASSERT_NEAR(sfb.model.weights[i], ps.model.weights[i], 1e-9) << ranks << " ranks, weight " << i;
+    for (size_t c = 0; c < sfb.model.biases.size(); ++c) EXPECT_NEAR(sfb.model.biases[c], ps.model.biases[c], 1e-9);
+    EXPECT_NEAR(sfb.epochs.back().train_loss, ps.epochs.back().train_loss, 1e-9);
+  }
+}
+
+TEST(MlrTest, SufficientFactorBytesMatchTheirFormula) {
+  // Every sample has exactly 3 nonzeros, so a rank's block of factors for b samples is
+  // 1 + b (K + 1 + 2 x 3) doubles; the all-gather moves the longest block (and its length) to
+  // each of the P - 1 others.
+  data::Dataset d;
+  d.cols = 50;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 103; ++i) {
+    const uint32_t ids[] = {static_cast<uint32_t>(rng() % 10), static_cast<uint32_t>(10 + rng() % 20), 40};
+    const double vals[] = {1, 0.5, -1};
+    d.AddRow(i % 4, ids, vals);
+  }
+  const int ranks = 3;
+  const uint64_t batch = 8, k = 4;
+  const MlrOptions o{.comm = Comm::kSfb, .batch = batch, .epochs = 2};
+  const std::vector<MlrResult> results = TrainOnRanks(ranks, d, o);
+  // Blocks of 35, 34, 34 samples: 5 steps per epoch, the last with 3 samples on rank 0, 2 elsewhere.
+  uint64_t expected = 0;
+  for (uint64_t step = 0; step < 5; ++step) {
+    const uint64_t longest = std::min<uint64_t>(batch, 35 - step * batch);
+    expected += (1 + longest * (k + 1 + 2 * 3) + 1) * 8 * (ranks - 1);
+  }
+  expected *= 2;  // epochs
+  for (const MlrResult& r : results) EXPECT_EQ(r.bytes_sent, expected);
+  const CommCost estimate = EstimateCommCost(k, 3, 20, batch, ranks);
+  EXPECT_NEAR(estimate.sfb_bytes, 8.0 * (1 + batch * (k + 1 + 6)) * (ranks - 1), 1e-9);
+}
+
+TEST(MlrTest, LearnsLetters) {
+  const data::Dataset d = Letter();
+  const MlrOptions o{.comm = Comm::kSfb, .learning_rate = 1, .lambda = 1e-4, .batch = 10, .epochs = 30};
+  const MlrResult r = TrainOnRanks(2, d, o)[0];
+  EXPECT_LT(r.epochs.back().train_loss, 0.7 * r.epochs.front().train_loss);
+  // Softmax regression on these 16 features: about 75% on the whole set (LIBLINEAR's figure).
+  EXPECT_GT(AccuracyOf(r.model, d), 0.7);
+  EXPECT_EQ(r.model.classes.size(), 26u);
+}
+
+TEST(MlrTest, StaleReadsStillLearn) {
+  const data::Dataset d = Letter();
+  MlrOptions o{.comm = Comm::kPs, .learning_rate = 1, .lambda = 1e-4, .batch = 10, .epochs = 10};
+  o.consistency = {.model = ps::Consistency::kSsp, .staleness = 3};
+  const MlrResult r = TrainOnRanks(2, d, o)[0];
+  EXPECT_GT(AccuracyOf(r.model, d), 0.6);
+}
+
+TEST(MlrTest, BadInputsAreRejected) {
+  data::Dataset one;
+  one.cols = 1;
+  const uint32_t id[] = {0};
+  const double v[] = {1};
+  one.AddRow(3, id, v);
+  one.AddRow(3, id, v);
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    EXPECT_THROW(TrainMlr(ctx, one, nullptr, {}), InvalidArgumentError);
+    EXPECT_THROW(TrainMlr(ctx, Letter(), nullptr, {.batch = 0}), InvalidArgumentError);
+  });
+  comm::testing::ExpectNoErrors(errors);
+  EXPECT_THROW(ParseComm("mpi"), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace parasol::apps::mlr
