@@ -53,6 +53,10 @@ class MlrCommand : public Command {
         ->check(Positive())
         ->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: epoch,steps,seconds,train_loss,test_accuracy,bytes_sent");
+    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write a checkpoint to this folder (see --checkpoint-every)");
+    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Epochs between checkpoints (default: the last only)")
+        ->check(Positive());
+    app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -70,6 +74,12 @@ class MlrCommand : public Command {
     if (comm_ == "sfb" && consistency_ != "bsp")
       throw InvalidArgumentError("--consistency is for --comm ps; sufficient factors are exchanged every step");
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    if (!o_.checkpoint_dir.empty()) {
+      CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+      if (o_.checkpoint_every == 0) o_.checkpoint_every = o_.epochs;
+    } else if (o_.checkpoint_every != 0) {
+      throw InvalidArgumentError("--checkpoint-every needs --checkpoint");
+    }
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -151,9 +161,14 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
                 std::to_string(e.bytes_sent)});
     }
   };
+  if (root && !o_.resume_dir.empty()) std::cout << fmt::format("# resuming from {}\n", o_.resume_dir);
   const apps::mlr::MlrResult r = apps::mlr::TrainMlr(ctx, d, test.get(), o_, on_epoch);
   if (!root) return 0;
   if (csv) csv->Commit();
+  if (r.epochs.empty()) {
+    std::cout << fmt::format("final: the checkpoint is at epoch {} already ({} steps)\n", r.first_epoch - 1, r.steps);
+    return 0;
+  }
   std::cout << fmt::format("final: {} steps, {:.3f} s, train loss {:.6f}{}, {:.3f} MB sent by this process\n", r.steps,
                            r.seconds, r.epochs.back().train_loss,
                            test ? fmt::format(", test accuracy {:.4f}", r.epochs.back().test_accuracy) : "",

@@ -17,9 +17,9 @@ check() {
 loss() { grep '^final:' "$1" | sed 's/.*train loss \([^,]*\),.*/\1/'; }
 
 letter="$data/libsvm/letter-1000"
-run=(mlr --data "$letter" --test "$letter" --epochs 3 --batch 16 --lr 1)
+run=(mlr --data "$letter" --test "$letter" --batch 16 --lr 1)
 for c in sfb ps; do
-  "$mpirun" -np 2 "$parasol" "${run[@]}" --comm "$c" --metrics "$tmp/$c.csv" > "$tmp/$c.txt" 2> "$tmp/err" ||
+  "$mpirun" -np 2 "$parasol" "${run[@]}" --epochs 3 --comm "$c" --metrics "$tmp/$c.csv" > "$tmp/$c.txt" 2> "$tmp/err" ||
     { echo "FAIL: mlr --comm $c under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
 done
 a=$(loss "$tmp/sfb.txt"); b=$(loss "$tmp/ps.txt")
@@ -28,6 +28,15 @@ check awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-6 && 
 label="metrics: a header and one row per epoch"
 check [ "$(head -1 "$tmp/sfb.csv")" = "epoch,steps,seconds,train_loss,test_accuracy,bytes_sent" ] &&
   [ "$(wc -l < "$tmp/sfb.csv")" -eq 4 ]
+"$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 1 --checkpoint "$tmp/ckpt" > /dev/null 2> "$tmp/err" ||
+  { echo "FAIL: --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 3 --resume "$tmp/ckpt" > "$tmp/resumed.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+c=$(loss "$tmp/resumed.txt")
+label="a run resumed from epoch 1's checkpoint ends at the uninterrupted run's loss ($c, $b)"
+check awk -v a="$c" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-6 && -d < 1e-6) }'
+expect 2 "a checkpoint of --comm ps; this run has --comm sfb" -- \
+  "$parasol" "${run[@]}" --epochs 3 --comm sfb --resume "$tmp/ckpt"
 "$mpirun" -np 2 "$parasol" mlr --data "$letter" --epochs 1 > "$tmp/auto.txt" 2>&1
 label="--comm auto picks the parameter server for 26 classes of 16 dense features"
 check grep -q -- "--comm ps" "$tmp/auto.txt"

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
 
+#include "parasol/apps/mlr/mlr_checkpoint.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/ps/parameter_server.h"
@@ -107,6 +109,9 @@ class Scheme {
   // Collective: the current weights (V times scale, and biases) on rank 0.
   virtual void Snapshot(double scale, MlrModel* m) = 0;
   virtual uint64_t BytesSent() const = 0;
+  // Collective: writes the weights' files of a checkpoint / reads them back.
+  virtual void Save(const std::string& dir) = 0;
+  virtual void Load(const std::string& dir) = 0;
   virtual void Finish() {}
 };
 
@@ -165,6 +170,10 @@ class SfbScheme : public Scheme {
     m->biases = b_;
   }
   uint64_t BytesSent() const override { return bytes_; }
+  void Save(const std::string& dir) override {
+    if (ctx_.rank() == 0) WriteMlrWeights(dir, v_, b_);
+  }
+  void Load(const std::string& dir) override { ReadMlrWeights(dir, p_.d(), p_.k(), &v_, &b_); }
 
  private:
   // Every rank's factors, each block padded to the longest (all-gather moves equal blocks).
@@ -254,6 +263,8 @@ class PsScheme : public Scheme {
     worker_->GlobalBarrier();
   }
   uint64_t BytesSent() const override { return ps_.stats().bytes_out; }
+  void Save(const std::string& dir) override { worker_->Checkpoint(dir); }
+  void Load(const std::string& dir) override { worker_->Restore(dir); }
   void Finish() override { ps_.Shutdown(); }
 
  private:
@@ -290,6 +301,36 @@ double Accuracy(const MlrModel& m, const data::Dataset& test) {
   return test.rows() ? static_cast<double>(right) / static_cast<double>(test.rows()) : 0.0;
 }
 
+// Collective: the scheme's files, then (rank 0, once they are complete) mlr.txt.
+void Checkpoint(comm::Context& ctx, const Problem& p, const MlrOptions& o, Scheme& scheme, uint64_t epoch,
+                uint64_t steps, double scale) {
+  std::error_code ec;
+  std::filesystem::create_directories(o.checkpoint_dir, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create: {}", o.checkpoint_dir, ec.message()));
+  scheme.Save(o.checkpoint_dir);
+  if (ctx.size() > 1) collective::Barrier(ctx);
+  if (ctx.rank() == 0) {
+    WriteMlrMeta(o.checkpoint_dir, {.comm = std::string(CommName(o.comm)), .epoch = epoch, .steps = steps,
+                                    .scale = scale, .classes = p.k(), .features = p.d()});
+  }
+}
+
+void Resume(const Problem& p, const MlrOptions& o, Scheme& scheme, MlrResult* r, double* scale) {
+  const MlrCheckpointMeta m = ReadMlrMeta(o.resume_dir);
+  if (m.comm != CommName(o.comm)) {
+    throw InvalidArgumentError(fmt::format("{}: a checkpoint of --comm {}; this run has --comm {}", o.resume_dir,
+                                           m.comm, CommName(o.comm)));
+  }
+  if (m.classes != p.k() || m.features != p.d()) {
+    throw InvalidArgumentError(fmt::format("{}: a checkpoint of {} classes x {} features; the data has {} x {}",
+                                           o.resume_dir, m.classes, m.features, p.k(), p.d()));
+  }
+  scheme.Load(o.resume_dir);
+  r->first_epoch = m.epoch + 1;
+  r->steps = m.steps;
+  *scale = m.scale;
+}
+
 }  // namespace
 
 MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test, const MlrOptions& o,
@@ -306,17 +347,20 @@ MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::D
   std::unique_ptr<Scheme> scheme;
   if (o.comm == Comm::kSfb) scheme = std::make_unique<SfbScheme>(ctx, p);
   else scheme = std::make_unique<PsScheme>(ctx, p, o);
-  std::vector<uint32_t> order;
-  for (size_t r = begin; r < end; ++r) order.push_back(static_cast<uint32_t>(r));
-  std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(ctx.rank()));
   MlrResult result;
   result.model.classes = p.classes;
   result.model.features = p.features;
   double scale = 1;
-  for (uint64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+  if (!o.resume_dir.empty()) Resume(p, o, *scheme, &result, &scale);
+  std::vector<uint32_t> order;
+  for (uint64_t epoch = result.first_epoch; epoch <= o.epochs; ++epoch) {
+    if (o.max_steps != 0 && result.steps >= o.max_steps) break;
     const double lr = o.learning_rate / (1 + o.lr_decay * static_cast<double>(epoch - 1));
     const double step_size = lr / static_cast<double>(o.batch * static_cast<uint64_t>(ctx.size()));
     const double decay = 1 - lr * o.lambda;
+    order.clear();
+    for (size_t r = begin; r < end; ++r) order.push_back(static_cast<uint32_t>(r));
+    std::mt19937_64 rng((o.seed * 1000003 + static_cast<uint64_t>(ctx.rank())) * 1000033 + epoch);
     std::shuffle(order.begin(), order.end(), rng);
     double loss = 0;
     for (uint64_t s = 0; s < steps_per_epoch && (o.max_steps == 0 || result.steps < o.max_steps); ++s) {
@@ -337,8 +381,11 @@ MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::D
       if (on_epoch) on_epoch(e);
     }
     result.epochs.push_back(e);
-    if (o.max_steps != 0 && result.steps >= o.max_steps) break;
+    if (!o.checkpoint_dir.empty() && o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0) {
+      Checkpoint(ctx, p, o, *scheme, epoch, result.steps, scale);
+    }
   }
+  if (result.epochs.empty()) scheme->Snapshot(scale, &result.model);  // resumed with nothing left to do
   result.bytes_sent = scheme->BytesSent();
   scheme->Finish();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -51,6 +51,9 @@ struct MlrOptions {
   uint64_t epochs = 10;
   uint64_t seed = 1;
   uint64_t max_steps = 0;  // stop after this many steps (0: the epochs)
+  std::string checkpoint_dir;     // write a checkpoint here every checkpoint_every epochs
+  uint64_t checkpoint_every = 0;
+  std::string resume_dir;         // start from this checkpoint (its epoch + 1 up to `epochs`)
   std::chrono::milliseconds timeout_ms{60000};
 };
 
@@ -73,6 +76,7 @@ struct MlrModel {
 
 struct MlrResult {
   MlrModel model;  // rank 0's; on other ranks, empty
+  uint64_t first_epoch = 1;  // 1, or the checkpoint's epoch + 1
   std::vector<MlrEpoch> epochs;
   uint64_t steps = 0;
   uint64_t bytes_sent = 0;  // this rank's: SFB's all-gathers, or every parameter-server message
@@ -81,7 +85,9 @@ struct MlrResult {
 
 // Collective: every rank passes the same data sets (each trains on its block of `train`) and
 // options. on_epoch runs on rank 0 after each epoch. InvalidArgumentError for fewer than two
-// classes or a bad option.
+// classes, a bad option, or a checkpoint of another scheme or shape; ParseError for a corrupt one.
+// A run resumed from epoch E's checkpoint takes the steps the uninterrupted run took after E
+// (each epoch's sample order depends on the seed, the rank and the epoch only).
 MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test, const MlrOptions& o,
                    const std::function<void(const MlrEpoch&)>& on_epoch = {});
 

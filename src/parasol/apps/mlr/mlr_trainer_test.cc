@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <random>
 
 #include "parasol/collective/collectives.h"
@@ -139,6 +142,62 @@ TEST(MlrTest, StaleReadsStillLearn) {
   o.consistency = {.model = ps::Consistency::kSsp, .staleness = 3};
   const MlrResult r = TrainOnRanks(2, d, o)[0];
   EXPECT_GT(AccuracyOf(r.model, d), 0.6);
+}
+
+TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
+  const data::Dataset d = Letter();
+  const std::string dir = ::testing::TempDir() + "mlr_checkpoint_" + std::to_string(::getpid());
+  for (Comm comm : {Comm::kSfb, Comm::kPs}) {
+    std::filesystem::remove_all(dir);
+    MlrOptions o{.comm = comm, .learning_rate = 0.5, .lr_decay = 0.3, .lambda = 1e-3, .batch = 16, .epochs = 4};
+    const MlrResult straight = TrainOnRanks(2, d, o)[0];
+    MlrOptions first = o;
+    first.epochs = 2;
+    first.checkpoint_dir = dir;
+    first.checkpoint_every = 2;
+    TrainOnRanks(2, d, first);
+    MlrOptions second = o;
+    second.resume_dir = dir;
+    const MlrResult resumed = TrainOnRanks(2, d, second)[0];
+    EXPECT_EQ(resumed.first_epoch, 3u);
+    EXPECT_EQ(resumed.steps, straight.steps);
+    ASSERT_EQ(resumed.model.weights.size(), straight.model.weights.size());
+    for (size_t i = 0; i < straight.model.weights.size(); ++i)
+      ASSERT_NEAR(resumed.model.weights[i], straight.model.weights[i], 1e-12) << CommName(comm) << " weight " << i;
+    EXPECT_NEAR(resumed.epochs.back().train_loss, straight.epochs.back().train_loss, 1e-12);
+    // A checkpoint of the other scheme is refused, by name.
+    MlrOptions other = second;
+    other.comm = comm == Comm::kSfb ? Comm::kPs : Comm::kSfb;
+    comm::InProcessWorld world(1);
+    auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      try {
+        TrainMlr(ctx, d, nullptr, other);
+        ADD_FAILURE() << "resumed from a checkpoint of the other scheme";
+      } catch (const InvalidArgumentError& e) {
+        EXPECT_THAT(e.what(), testing::HasSubstr("a checkpoint of --comm"));
+      }
+    });
+    comm::testing::ExpectNoErrors(errors);
+  }
+  // A torn weights file is found by its size or checksum, and named.
+  std::filesystem::remove_all(dir);
+  MlrOptions o{.comm = Comm::kSfb, .batch = 16, .epochs = 1, .checkpoint_dir = dir, .checkpoint_every = 1};
+  TrainOnRanks(1, d, o);
+  std::filesystem::resize_file(dir + "/weights.bin", std::filesystem::file_size(dir + "/weights.bin") - 3);
+  o.resume_dir = dir;
+  o.checkpoint_dir.clear();
+  o.epochs = 2;
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    try {
+      TrainMlr(ctx, d, nullptr, o);
+      ADD_FAILURE() << "resumed from a torn file";
+    } catch (const ParseError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr("weights.bin"));
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MlrTest, BadInputsAreRejected) {
