@@ -5,9 +5,9 @@
 # and scikit-learn's LogisticRegression (multinomial, lbfgs, C = 1 / (n lambda): the same
 # objective) on the same features, in one run. The global batch is 32 samples on any process
 # count (32 / P per process), so every configuration takes the same steps per epoch. Each parasol configuration runs REPEAT times,
-# alternating; scikit-learn once per repetition.
+# alternating, repetition r with seed r (the samples' order); scikit-learn once per repetition.
 #
-# Usage: mlr_bench.sh BUILD_DIR OUT_DIR     Environment: REPEAT (3), EPOCHS (10), TARGET (0.78:
+# Usage: mlr_bench.sh BUILD_DIR OUT_DIR     Environment: REPEAT (3), EPOCHS (20), TARGET (0.78:
 # the test accuracy time-to-accuracy is measured at)
 source "$(dirname "$0")/common.sh" "$@"
 ensure_debian_packages python3-sklearn python3-matplotlib
@@ -17,7 +17,7 @@ news="$root/../shared/data/20newsgroups"
 [ -s "$news/20news-bydate-train.tar.gz" ] || { echo "mlr_bench: $news is missing" >&2; exit 1; }
 data="$out/mlr_data"
 mkdir -p "$data"
-epochs=${EPOCHS:-10}
+epochs=${EPOCHS:-20}
 lambda=8.84e-6  # scikit-learn's C = 1 / (11,314 x 8.84e-6) = 10
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 echo "# $(date -u) $(uptime)" > "$out/mlr_machine.txt"
@@ -33,7 +33,8 @@ for r in $(seq 1 "$repeat"); do
     for comm in sfb ps; do
       log="$data/parasol.$comm.$np.$r"
       "$mpirun" -np "$np" "$parasol" mlr --data "$data/train.svm" --test "$data/test.svm" --comm "$comm" \
-        --epochs "$epochs" --batch $((32 / np)) --lr 20 --lr-decay 0.2 --lambda "$lambda" --metrics "$log.csv" > "$log.txt"
+        --epochs "$epochs" --batch $((32 / np)) --lr 20 --lr-decay 0.5 --lambda "$lambda" --seed "$r" \
+        --metrics "$log.csv" > "$log.txt"
       tail -1 "$log.csv" | awk -F, -v c="$comm" -v np="$np" -v r="$r" -v m="$log.csv" \
         '{ print "parasol," c "," np "," r "," $3 "," $5 "," $6 "," m }' >> "$runs"
     done
