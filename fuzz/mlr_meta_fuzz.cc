@@ -1,7 +1,6 @@
 // The mlr.txt of an MLR checkpoint.
-#include "parasol/apps/mlr/mlr_checkpoint.h"
-
 #include "fuzz/fuzz_input.h"
+#include "parasol/apps/mlr/mlr_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parasol::fuzz::WriteFile("mlr.txt", {reinterpret_cast<const char*>(data), size});

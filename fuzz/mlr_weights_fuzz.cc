@@ -1,7 +1,6 @@
 // The weights.bin of an MLR checkpoint, read for 3 features x 2 classes.
-#include "parasol/apps/mlr/mlr_checkpoint.h"
-
 #include "fuzz/fuzz_input.h"
+#include "parasol/apps/mlr/mlr_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parasol::fuzz::WriteFile("weights.bin", {reinterpret_cast<const char*>(data), size});

@@ -1,7 +1,6 @@
 // An SVM model file (LIBSVM's format), then a prediction with it.
-#include "parasol/apps/svm/svm_model.h"
-
 #include "fuzz/fuzz_input.h"
+#include "parasol/apps/svm/svm_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = parasol::fuzz::WriteFile("svm.model", {reinterpret_cast<const char*>(data), size});

@@ -23,7 +23,8 @@ namespace {
 class MlrCommand : public Command {
  public:
   explicit MlrCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("mlr", "Multiclass logistic regression: parameter server or sufficient factors");
+    app_ = parent.add_subcommand("mlr",
+                                 "Multiclass logistic regression: parameter server or sufficient factors");
     app_->add_option("--data", data_, "Training set: LIBSVM file (multiclass labels), or NAME.csv");
     app_->add_option("--corpus", corpus_,
                      "Training set as text: a folder or .tar.gz of CLASS/FILE documents, as tf-idf features");
@@ -33,7 +34,8 @@ class MlrCommand : public Command {
         ->capture_default_str();
     app_->add_option("--save-features", save_features_,
                      "With --corpus: write the tf-idf rows to DIR/train.svm and DIR/test.svm (LIBSVM)");
-    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")->capture_default_str();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
+        ->capture_default_str();
     app_->add_option("--test", test_, "Test set: accuracy after each epoch");
     app_->add_option("--comm", comm_, "ps, sfb or auto")->capture_default_str();
     app_->add_option("--consistency", consistency_, "With --comm ps: bsp, ssp:S, essp:S, vap:S:V or asp")
@@ -45,16 +47,21 @@ class MlrCommand : public Command {
     app_->add_option("--lambda", o_.lambda, "L2 weight (scikit-learn's C = 1 / (n lambda))")
         ->check(NonNegative())
         ->capture_default_str();
-    app_->add_option("--batch", o_.batch, "Samples per process per step")->check(Positive())->capture_default_str();
+    app_->add_option("--batch", o_.batch, "Samples per process per step")
+        ->check(Positive())
+        ->capture_default_str();
     app_->add_option("--epochs", o_.epochs, "Passes over the data")->check(Positive())->capture_default_str();
-    app_->add_option("--max-steps", o_.max_steps, "Stop after this many steps (0: the epochs)")->capture_default_str();
+    app_->add_option("--max-steps", o_.max_steps, "Stop after this many steps (0: the epochs)")
+        ->capture_default_str();
     app_->add_option("--seed", o_.seed, "Seed of the sample order")->capture_default_str();
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
         ->check(Positive())
         ->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: epoch,steps,seconds,train_loss,test_accuracy,bytes_sent");
-    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write a checkpoint to this folder (see --checkpoint-every)");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Epochs between checkpoints (default: the last only)")
+    app_->add_option("--checkpoint", o_.checkpoint_dir,
+                     "Write a checkpoint to this folder (see --checkpoint-every)");
+    app_->add_option("--checkpoint-every", o_.checkpoint_every,
+                     "Epochs between checkpoints (default: the last only)")
         ->check(Positive());
     app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
   }
@@ -63,8 +70,10 @@ class MlrCommand : public Command {
 
   void Validate() override {
     if (data_.empty() == corpus_.empty()) throw InvalidArgumentError("give --data or --corpus (one of them)");
-    if (!test_.empty() && !corpus_.empty()) throw InvalidArgumentError("with --corpus, the test set is --test-corpus");
-    if (!test_corpus_.empty() && corpus_.empty()) throw InvalidArgumentError("--test-corpus goes with --corpus");
+    if (!test_.empty() && !corpus_.empty())
+      throw InvalidArgumentError("with --corpus, the test set is --test-corpus");
+    if (!test_corpus_.empty() && corpus_.empty())
+      throw InvalidArgumentError("--test-corpus goes with --corpus");
     if (!save_features_.empty()) {
       if (corpus_.empty()) throw InvalidArgumentError("--save-features goes with --corpus");
       CheckOutputFolder("--save-features", save_features_);
@@ -72,7 +81,8 @@ class MlrCommand : public Command {
     if (comm_ != "auto") o_.comm = apps::mlr::ParseComm(comm_);
     o_.consistency = ps::ParseConsistencySpec(consistency_);
     if (comm_ == "sfb" && consistency_ != "bsp")
-      throw InvalidArgumentError("--consistency is for --comm ps; sufficient factors are exchanged every step");
+      throw InvalidArgumentError(
+          "--consistency is for --comm ps; sufficient factors are exchanged every step");
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!o_.checkpoint_dir.empty()) {
       CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
@@ -103,7 +113,8 @@ apps::mlr::Comm MlrCommand::Choose(const data::Dataset& d, int ranks) const {
   uint64_t batches = 0;
   for (size_t from = 0; from + o_.batch <= d.rows() && batches < 20; from += o_.batch, ++batches) {
     std::set<uint32_t> touched;
-    for (size_t r = from; r < from + o_.batch; ++r) touched.insert(d.row_indices(r).begin(), d.row_indices(r).end());
+    for (size_t r = from; r < from + o_.batch; ++r)
+      touched.insert(d.row_indices(r).begin(), d.row_indices(r).end());
     rows += static_cast<double>(touched.size() + 1);
   }
   rows = batches ? rows / static_cast<double>(batches) : 1;
@@ -120,8 +131,8 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   if (!corpus_.empty()) {
     apps::mlr::TextFeatures f = apps::mlr::ReadTextFeatures(corpus_, test_corpus_, min_count_);
     if (root) {
-      std::cout << fmt::format("# {}: {} documents, {} classes, {} words (tf-idf){}\n", corpus_, f.train.rows(),
-                               f.classes.size(), f.vocab.size(),
+      std::cout << fmt::format("# {}: {} documents, {} classes, {} words (tf-idf){}\n", corpus_,
+                               f.train.rows(), f.classes.size(), f.vocab.size(),
                                test_corpus_.empty() ? "" : fmt::format("; test {} documents", f.test.rows()));
       if (!save_features_.empty()) {
         data::WriteLibsvm(save_features_ + "/train.svm", f.train);
@@ -136,19 +147,22 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   }
   if (comm_ == "auto") o_.comm = Choose(d, ctx.size());
   if (std::set<double>(d.labels.begin(), d.labels.end()).size() < 2)
-    throw ParseError(data_.empty() ? corpus_ : data_, 0, "multiclass logistic regression needs two classes at least");
+    throw ParseError(data_.empty() ? corpus_ : data_, 0,
+                     "multiclass logistic regression needs two classes at least");
   std::unique_ptr<CsvWriter> csv;
   if (root) {
-    std::cout << fmt::format("# parasol mlr: {} samples, {} features, {} nonzeros; --comm {}{}; {} process(es), "
-                             "batch {} each\n",
-                             d.rows(), d.cols, d.nonzeros(), apps::mlr::CommName(o_.comm),
-                             o_.comm == apps::mlr::Comm::kPs ? " " + o_.consistency.ToString() : "", ctx.size(),
-                             o_.batch)
-              << fmt::format("{:>6} {:>8} {:>9} {:>11} {:>9} {:>11}\n", "epoch", "steps", "seconds", "train_loss",
-                             "test_acc", "MB_sent");
+    std::cout << fmt::format(
+                     "# parasol mlr: {} samples, {} features, {} nonzeros; --comm {}{}; {} process(es), "
+                     "batch {} each\n",
+                     d.rows(), d.cols, d.nonzeros(), apps::mlr::CommName(o_.comm),
+                     o_.comm == apps::mlr::Comm::kPs ? " " + o_.consistency.ToString() : "", ctx.size(),
+                     o_.batch)
+              << fmt::format("{:>6} {:>8} {:>9} {:>11} {:>9} {:>11}\n", "epoch", "steps", "seconds",
+                             "train_loss", "test_acc", "MB_sent");
     if (!metrics_.empty()) {
-      csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"epoch", "steps", "seconds", "train_loss",
-                                                                          "test_accuracy", "bytes_sent"});
+      csv = std::make_unique<CsvWriter>(
+          metrics_,
+          std::vector<std::string>{"epoch", "steps", "seconds", "train_loss", "test_accuracy", "bytes_sent"});
     }
   }
   auto on_epoch = [&](const apps::mlr::MlrEpoch& e) {
@@ -157,7 +171,8 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
                              e.train_loss, acc, static_cast<double>(e.bytes_sent) / 1e6);
     if (csv) {
       csv->Row({std::to_string(e.epoch), std::to_string(e.steps), fmt::format("{:.6f}", e.seconds),
-                fmt::format("{:.9g}", e.train_loss), e.test_accuracy < 0 ? "" : fmt::format("{:.6f}", e.test_accuracy),
+                fmt::format("{:.9g}", e.train_loss),
+                e.test_accuracy < 0 ? "" : fmt::format("{:.6f}", e.test_accuracy),
                 std::to_string(e.bytes_sent)});
     }
   };
@@ -166,11 +181,12 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   if (!root) return 0;
   if (csv) csv->Commit();
   if (r.epochs.empty()) {
-    std::cout << fmt::format("final: the checkpoint is at epoch {} already ({} steps)\n", r.first_epoch - 1, r.steps);
+    std::cout << fmt::format("final: the checkpoint is at epoch {} already ({} steps)\n", r.first_epoch - 1,
+                             r.steps);
     return 0;
   }
-  std::cout << fmt::format("final: {} steps, {:.3f} s, train loss {:.6f}{}, {:.3f} MB sent by this process\n", r.steps,
-                           r.seconds, r.epochs.back().train_loss,
+  std::cout << fmt::format("final: {} steps, {:.3f} s, train loss {:.6f}{}, {:.3f} MB sent by this process\n",
+                           r.steps, r.seconds, r.epochs.back().train_loss,
                            test ? fmt::format(", test accuracy {:.4f}", r.epochs.back().test_accuracy) : "",
                            static_cast<double>(r.bytes_sent) / 1e6);
   return 0;

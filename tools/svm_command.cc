@@ -30,21 +30,34 @@ void ReportAccuracy(const data::Dataset& test, const std::vector<double>& predic
 class SvmCommand : public Command {
  public:
   explicit SvmCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("svm", "Kernel SVM (C-SVC; several classes one against one) by parallel SMO with sample elimination");
-    app_->add_option("--data", data_, "Training set: LIBSVM file, or NAME.csv with a label column")->required();
-    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")->capture_default_str();
+    app_ = parent.add_subcommand(
+        "svm", "Kernel SVM (C-SVC; several classes one against one) by parallel SMO with sample elimination");
+    app_->add_option("--data", data_, "Training set: LIBSVM file, or NAME.csv with a label column")
+        ->required();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
+        ->capture_default_str();
     app_->add_option("--test", test_, "Test set: accuracy printed after training");
     app_->add_option("--kernel", kernel_, "linear, poly, rbf or sigmoid")->capture_default_str();
-    app_->add_option("--c", o_.c, "The cost of a margin violation (LIBSVM's -c)")->check(Positive())->capture_default_str();
+    app_->add_option("--c", o_.c, "The cost of a margin violation (LIBSVM's -c)")
+        ->check(Positive())
+        ->capture_default_str();
     app_->add_option("--gamma", gamma_, "Kernel gamma (default 1 / number of features)")->check(Positive());
-    app_->add_option("--degree", kp_.degree, "Polynomial degree")->check(Between(1, 100))->capture_default_str();
-    app_->add_option("--coef0", kp_.coef0, "Polynomial and sigmoid offset")->check(Between(-1e300, 1e300))->capture_default_str();
+    app_->add_option("--degree", kp_.degree, "Polynomial degree")
+        ->check(Between(1, 100))
+        ->capture_default_str();
+    app_->add_option("--coef0", kp_.coef0, "Polynomial and sigmoid offset")
+        ->check(Between(-1e300, 1e300))
+        ->capture_default_str();
     app_->add_option("--tolerance", o_.tolerance, "Stop when the maximal KKT violation is below this (-e)")
         ->check(Positive())
         ->capture_default_str();
-    app_->add_option("--cache-mb", cache_mb_, "Kernel column cache per process, MB (-m)")->check(Positive())->capture_default_str();
-    app_->add_option("--elimination", elimination_, "none, earliest, standard or lazy")->capture_default_str();
-    app_->add_option("--max-iterations", o_.max_iterations, "At most this many SMO steps (0: max(1e7, 100 n))")
+    app_->add_option("--cache-mb", cache_mb_, "Kernel column cache per process, MB (-m)")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--elimination", elimination_, "none, earliest, standard or lazy")
+        ->capture_default_str();
+    app_->add_option("--max-iterations", o_.max_iterations,
+                     "At most this many SMO steps (0: max(1e7, 100 n))")
         ->capture_default_str();
     app_->add_option("--progress-every", o_.progress_every, "Iterations between progress lines")
         ->check(Positive())
@@ -95,21 +108,26 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
   apps::svm::SvmCallbacks callbacks;
   if (root) {
     std::cout << fmt::format(
-        "# parasol svm: {} samples, {} features, {} nonzeros; {} classes ({}); {} kernel, gamma {:.6g}, C {}; "
+        "# parasol svm: {} samples, {} features, {} nonzeros; {} classes ({}); {} kernel, gamma {:.6g}, C "
+        "{}; "
         "elimination {}; {} process(es)\n",
-        d.rows(), d.cols, d.nonzeros(), labels.size(), fmt::join(labels, " "), apps::svm::KernelName(kp_.type),
-        kp_.gamma, o_.c, apps::svm::EliminationName(o_.elimination), ctx.size());
-    std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation", "active", "SVs");
+        d.rows(), d.cols, d.nonzeros(), labels.size(), fmt::join(labels, " "),
+        apps::svm::KernelName(kp_.type), kp_.gamma, o_.c, apps::svm::EliminationName(o_.elimination),
+        ctx.size());
+    std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation",
+                             "active", "SVs");
     if (!metrics_.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_, std::vector<std::string>{"pair", "iteration", "seconds", "violation", "active", "support_vectors"});
+          metrics_,
+          std::vector<std::string>{"pair", "iteration", "seconds", "violation", "active", "support_vectors"});
     }
     callbacks.on_progress = [&](size_t pair, const apps::svm::SmoProgress& p) {
       std::cout << fmt::format("{:>11} {:>9.3f} {:>11.4g} {:>9} {:>9}\n", p.iteration, p.seconds, p.violation,
                                p.active, p.support_vectors);
       if (csv) {
         csv->Row({std::to_string(pair), std::to_string(p.iteration), fmt::format("{:.6f}", p.seconds),
-                  fmt::format("{:.6g}", p.violation), std::to_string(p.active), std::to_string(p.support_vectors)});
+                  fmt::format("{:.6g}", p.violation), std::to_string(p.active),
+                  std::to_string(p.support_vectors)});
       }
     };
     callbacks.on_pair = [&](const apps::svm::PairReport& p) { PrintPair(p, labels.size() > 2); };
@@ -127,8 +145,10 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
 void SvmCommand::PrintPair(const apps::svm::PairReport& p, bool several) const {
   const apps::svm::SmoResult& r = p.result;
   if (r.iteration_limit)
-    std::cerr << fmt::format("warning: stopped at --max-iterations ({}) before the tolerance\n", r.iterations);
-  const std::string which = several ? fmt::format("classes {} and {} ({} samples): ", p.first, p.second, p.samples) : "";
+    std::cerr << fmt::format("warning: stopped at --max-iterations ({}) before the tolerance\n",
+                             r.iterations);
+  const std::string which =
+      several ? fmt::format("classes {} and {} ({} samples): ", p.first, p.second, p.samples) : "";
   std::cout << fmt::format(
       "{}optimization finished: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, {:.3f} s "
       "(eliminated {}, rebuilt {} times, {} of them too early; cache hits {}, misses {})\n",
@@ -139,7 +159,8 @@ void SvmCommand::PrintPair(const apps::svm::PairReport& p, bool several) const {
 class SvmPredictCommand : public Command {
  public:
   explicit SvmPredictCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("svm-predict", "Predict with an SVM model (LIBSVM's svm-predict): TEST MODEL OUTPUT");
+    app_ = parent.add_subcommand("svm-predict",
+                                 "Predict with an SVM model (LIBSVM's svm-predict): TEST MODEL OUTPUT");
     app_->add_option("test", test_, "LIBSVM file (its labels give the accuracy)")->required();
     app_->add_option("model", model_, "Model file (parasol svm --model, or LIBSVM's svm-train)")->required();
     app_->add_option("output", output_, "One predicted label per line")->required();

@@ -29,8 +29,9 @@ struct WeightsHeader {
 
 void WriteMlrMeta(const std::string& dir, const MlrCheckpointMeta& m) {
   WriteFileAtomically((fs::path(dir) / "mlr.txt").string(), [&](std::ostream& out) {
-    out << fmt::format("parasol-mlr-checkpoint 1\ncomm {}\nepoch {}\nsteps {}\nscale {:.17g}\nclasses {}\nfeatures {}\n",
-                       m.comm, m.epoch, m.steps, m.scale, m.classes, m.features);
+    out << fmt::format(
+        "parasol-mlr-checkpoint 1\ncomm {}\nepoch {}\nsteps {}\nscale {:.17g}\nclasses {}\nfeatures {}\n",
+        m.comm, m.epoch, m.steps, m.scale, m.classes, m.features);
   });
 }
 
@@ -43,7 +44,8 @@ MlrCheckpointMeta ReadMlrMeta(const std::string& dir) {
     size_t pos = 0;
     const std::string_view key = NextField(line, pos), value = NextField(line, pos);
     if (in.line_number() == 1) {
-      if (key != "parasol-mlr-checkpoint" || value != "1") in.Fail("not a parasol MLR checkpoint (version 1)");
+      if (key != "parasol-mlr-checkpoint" || value != "1")
+        in.Fail("not a parasol MLR checkpoint (version 1)");
       continue;
     }
     if (!NextField(line, pos).empty()) in.Fail(fmt::format("'{}' takes one value", key));
@@ -83,8 +85,9 @@ void WriteMlrWeights(const std::string& dir, const std::vector<double>& v, const
   std::memcpy(at += v.size() * sizeof(double), b.data(), b.size() * sizeof(double));
   const uint64_t sum = Fnv1a64(bytes.data(), bytes.size() - sizeof(sum));
   std::memcpy(bytes.data() + bytes.size() - sizeof(sum), &sum, sizeof(sum));
-  WriteFileAtomically((fs::path(dir) / "weights.bin").string(),
-                      [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+  WriteFileAtomically((fs::path(dir) / "weights.bin").string(), [&](std::ostream& out) {
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  });
 }
 
 void ReadMlrWeights(const std::string& dir, uint64_t features, uint64_t classes, std::vector<double>* v,
@@ -96,8 +99,9 @@ void ReadMlrWeights(const std::string& dir, uint64_t features, uint64_t classes,
   const uint64_t want = sizeof(WeightsHeader) + (features + 1) * classes * sizeof(double) + sizeof(uint64_t);
   std::error_code ec;
   if (fs::file_size(path, ec) != want || ec) {
-    throw ParseError(path, 0, fmt::format("{} bytes; {} features x {} classes need {}", fs::file_size(path, ec),
-                                          features, classes, want));
+    throw ParseError(path, 0,
+                     fmt::format("{} bytes; {} features x {} classes need {}", fs::file_size(path, ec),
+                                 features, classes, want));
   }
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   WeightsHeader h{};
@@ -105,8 +109,9 @@ void ReadMlrWeights(const std::string& dir, uint64_t features, uint64_t classes,
   if (bytes.size() < sizeof(h) || std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
     throw ParseError(path, 0, "not a parasol MLR weights file");
   if (h.features != features || h.classes != classes) {
-    throw ParseError(path, 0, fmt::format("weights of {} features x {} classes; the data has {} x {}", h.features,
-                                          h.classes, features, classes));
+    throw ParseError(path, 0,
+                     fmt::format("weights of {} features x {} classes; the data has {} x {}", h.features,
+                                 h.classes, features, classes));
   }
   uint64_t sum = 0;
   if (bytes.size() == want) std::memcpy(&sum, bytes.data() + bytes.size() - sizeof(sum), sizeof(sum));

@@ -50,7 +50,8 @@ std::vector<double> MlrModel::Predict(const data::Dataset& d) const {
       const double* w = weights.data() + static_cast<size_t>(it - features.begin()) * k;
       for (size_t c = 0; c < k; ++c) scores[c] += w[c] * vals[e];
     }
-    out.push_back(classes[static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin())]);
+    out.push_back(
+        classes[static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin())]);
   }
   return out;
 }
@@ -74,11 +75,12 @@ Problem MakeProblem(const data::Dataset& train) {
   p.classes = train.labels;
   std::sort(p.classes.begin(), p.classes.end());
   p.classes.erase(std::unique(p.classes.begin(), p.classes.end()), p.classes.end());
-  if (p.classes.size() < 2) throw InvalidArgumentError("multiclass logistic regression needs two classes at least");
+  if (p.classes.size() < 2)
+    throw InvalidArgumentError("multiclass logistic regression needs two classes at least");
   p.features = data::UsedFeatures(train);
   for (size_t r = 0; r < train.rows(); ++r) {
-    p.label.push_back(static_cast<uint32_t>(std::lower_bound(p.classes.begin(), p.classes.end(), train.labels[r]) -
-                                            p.classes.begin()));
+    p.label.push_back(static_cast<uint32_t>(
+        std::lower_bound(p.classes.begin(), p.classes.end(), train.labels[r]) - p.classes.begin()));
     for (size_t e = 0; e < train.row_indices(r).size(); ++e) {
       const uint32_t id = train.row_indices(r)[e];
       p.ids.push_back(static_cast<uint32_t>(std::lower_bound(p.features.begin(), p.features.end(), id) -
@@ -117,7 +119,8 @@ class Scheme {
 
 // Scores of row r given a row lookup (V's row of a compact feature id) and the biases.
 template <typename RowOf>
-void Scores(const Problem& p, size_t r, double scale, const double* biases, RowOf row_of, std::vector<double>& s) {
+void Scores(const Problem& p, size_t r, double scale, const double* biases, RowOf row_of,
+            std::vector<double>& s) {
   s.assign(biases, biases + p.k());
   for (uint64_t e = p.offsets[r]; e < p.offsets[r + 1]; ++e) {
     const double* v = row_of(p.ids[e]);
@@ -128,18 +131,21 @@ void Scores(const Problem& p, size_t r, double scale, const double* biases, RowO
 
 class SfbScheme : public Scheme {
  public:
-  SfbScheme(comm::Context& ctx, const Problem& p) : ctx_(ctx), p_(p), v_(p.d() * p.k(), 0.0), b_(p.k(), 0.0) {}
+  SfbScheme(comm::Context& ctx, const Problem& p)
+      : ctx_(ctx), p_(p), v_(p.d() * p.k(), 0.0), b_(p.k(), 0.0) {}
 
   double Step(std::span<const uint32_t> batch, double step_size, double scale, double next_scale) override {
     const size_t k = p_.k();
     std::vector<double> mine{static_cast<double>(batch.size())}, scores, u(k);
     double loss = 0;
     for (uint32_t r : batch) {
-      Scores(p_, r, scale, b_.data(), [&](uint32_t j) { return v_.data() + size_t{j} * k; }, scores);
+      Scores(
+          p_, r, scale, b_.data(), [&](uint32_t j) { return v_.data() + size_t{j} * k; }, scores);
       loss += Factor(scores, p_.label[r], u.data());
       mine.insert(mine.end(), u.begin(), u.end());
       mine.push_back(static_cast<double>(p_.offsets[r + 1] - p_.offsets[r]));
-      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e) mine.insert(mine.end(), {double(p_.ids[e]), p_.values[e]});
+      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e)
+        mine.insert(mine.end(), {double(p_.ids[e]), p_.values[e]});
     }
     const std::vector<double> all = Gather(mine);
     const size_t stride = all.size() / static_cast<size_t>(ctx_.size());
@@ -203,9 +209,14 @@ class PsScheme : public Scheme {
  public:
   PsScheme(comm::Context& ctx, const Problem& p, const MlrOptions& o)
       : ctx_(ctx), p_(p), ps_(ctx, {.workers_per_process = 1, .timeout_ms = o.timeout_ms}) {
-    ps_.CreateTable({.id = kWeightTable, .kind = ps::RowKind::kDense, .dtype = DType::kFloat64, .width = p.k(),
-                     .num_rows = p.d() + 1, .consistency = o.consistency.model,
-                     .staleness = o.consistency.staleness, .vap_threshold = o.consistency.vap_threshold,
+    ps_.CreateTable({.id = kWeightTable,
+                     .kind = ps::RowKind::kDense,
+                     .dtype = DType::kFloat64,
+                     .width = p.k(),
+                     .num_rows = p.d() + 1,
+                     .consistency = o.consistency.model,
+                     .staleness = o.consistency.staleness,
+                     .vap_threshold = o.consistency.vap_threshold,
                      .refresh_cached_rows = false});
     worker_ = ps_.CreateWorker(0);
     exact_ = o.consistency.model == ps::Consistency::kBsp && ctx.size() > 1;
@@ -231,12 +242,15 @@ class PsScheme : public Scheme {
     // synchronous SGD reads exactly the weights after step c - 1, so nobody updates before all
     // have read.
     if (exact_) collective::Barrier(ctx_);
-    auto slot = [&](uint32_t j) { return static_cast<size_t>(std::lower_bound(rows_.begin(), rows_.end(), j) - rows_.begin()); };
+    auto slot = [&](uint32_t j) {
+      return static_cast<size_t>(std::lower_bound(rows_.begin(), rows_.end(), j) - rows_.begin());
+    };
     const double* biases = local_.data() + (rows_.size() - 1) * k;
     std::vector<double> grad(rows_.size() * k, 0.0), scores, u(k);
     double loss = 0;
     for (uint32_t r : batch) {
-      Scores(p_, r, scale, biases, [&](uint32_t j) { return local_.data() + slot(j) * k; }, scores);
+      Scores(
+          p_, r, scale, biases, [&](uint32_t j) { return local_.data() + slot(j) * k; }, scores);
       loss += Factor(scores, p_.label[r], u.data());
       for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e) {
         double* g = grad.data() + slot(p_.ids[e]) * k;
@@ -279,8 +293,10 @@ class PsScheme : public Scheme {
     for (uint64_t row = 0; row <= p_.d(); ++row) {
       auto view = table.Get(row);
       for (size_t c = 0; c < k; ++c) {
-        if (row < p_.d()) m->weights[row * k + c] = view[c] * scale;
-        else m->biases[c] = view[c];
+        if (row < p_.d())
+          m->weights[row * k + c] = view[c] * scale;
+        else
+          m->biases[c] = view[c];
       }
     }
   }
@@ -310,20 +326,25 @@ void Checkpoint(comm::Context& ctx, const Problem& p, const MlrOptions& o, Schem
   scheme.Save(o.checkpoint_dir);
   if (ctx.size() > 1) collective::Barrier(ctx);
   if (ctx.rank() == 0) {
-    WriteMlrMeta(o.checkpoint_dir, {.comm = std::string(CommName(o.comm)), .epoch = epoch, .steps = steps,
-                                    .scale = scale, .classes = p.k(), .features = p.d()});
+    WriteMlrMeta(o.checkpoint_dir, {.comm = std::string(CommName(o.comm)),
+                                    .epoch = epoch,
+                                    .steps = steps,
+                                    .scale = scale,
+                                    .classes = p.k(),
+                                    .features = p.d()});
   }
 }
 
 void Resume(const Problem& p, const MlrOptions& o, Scheme& scheme, MlrResult* r, double* scale) {
   const MlrCheckpointMeta m = ReadMlrMeta(o.resume_dir);
   if (m.comm != CommName(o.comm)) {
-    throw InvalidArgumentError(fmt::format("{}: a checkpoint of --comm {}; this run has --comm {}", o.resume_dir,
-                                           m.comm, CommName(o.comm)));
+    throw InvalidArgumentError(fmt::format("{}: a checkpoint of --comm {}; this run has --comm {}",
+                                           o.resume_dir, m.comm, CommName(o.comm)));
   }
   if (m.classes != p.k() || m.features != p.d()) {
-    throw InvalidArgumentError(fmt::format("{}: a checkpoint of {} classes x {} features; the data has {} x {}",
-                                           o.resume_dir, m.classes, m.features, p.k(), p.d()));
+    throw InvalidArgumentError(
+        fmt::format("{}: a checkpoint of {} classes x {} features; the data has {} x {}", o.resume_dir,
+                    m.classes, m.features, p.k(), p.d()));
   }
   scheme.Load(o.resume_dir);
   r->first_epoch = m.epoch + 1;
@@ -333,20 +354,24 @@ void Resume(const Problem& p, const MlrOptions& o, Scheme& scheme, MlrResult* r,
 
 }  // namespace
 
-MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test, const MlrOptions& o,
-                   const std::function<void(const MlrEpoch&)>& on_epoch) {
+MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test,
+                   const MlrOptions& o, const std::function<void(const MlrEpoch&)>& on_epoch) {
   if (!(o.learning_rate > 0) || !(o.lambda >= 0) || !(o.lr_decay >= 0) || o.batch == 0 || o.epochs == 0)
-    throw InvalidArgumentError("mlr: learning rate and batch must be positive, lambda and decay not negative, epochs > 0");
+    throw InvalidArgumentError(
+        "mlr: learning rate and batch must be positive, lambda and decay not negative, epochs > 0");
   if (!(o.learning_rate * o.lambda < 1))
-    throw InvalidArgumentError("mlr: learning rate x lambda must be below 1 (each step shrinks the weights by it)");
+    throw InvalidArgumentError(
+        "mlr: learning rate x lambda must be below 1 (each step shrinks the weights by it)");
   const auto start = std::chrono::steady_clock::now();
   const Problem p = MakeProblem(train);
   const auto [begin, end] = collective::BlockRange(train.rows(), ctx.size(), ctx.rank());
   const auto [b0, e0] = collective::BlockRange(train.rows(), ctx.size(), 0);
   const uint64_t steps_per_epoch = (e0 - b0 + o.batch - 1) / o.batch;  // block 0 is the largest
   std::unique_ptr<Scheme> scheme;
-  if (o.comm == Comm::kSfb) scheme = std::make_unique<SfbScheme>(ctx, p);
-  else scheme = std::make_unique<PsScheme>(ctx, p, o);
+  if (o.comm == Comm::kSfb)
+    scheme = std::make_unique<SfbScheme>(ctx, p);
+  else
+    scheme = std::make_unique<PsScheme>(ctx, p, o);
   MlrResult result;
   result.model.classes = p.classes;
   result.model.features = p.features;
@@ -373,7 +398,8 @@ MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::D
     double total_loss = loss;
     if (ctx.size() > 1) collective::Allreduce<double>(ctx, std::span<double>(&total_loss, 1));
     scheme->Snapshot(scale, &result.model);
-    MlrEpoch e{.epoch = epoch, .steps = result.steps, .train_loss = total_loss / static_cast<double>(train.rows())};
+    MlrEpoch e{
+        .epoch = epoch, .steps = result.steps, .train_loss = total_loss / static_cast<double>(train.rows())};
     e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     e.bytes_sent = scheme->BytesSent();
     if (ctx.rank() == 0) {

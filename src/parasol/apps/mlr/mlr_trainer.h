@@ -50,10 +50,10 @@ struct MlrOptions {
   uint64_t batch = 64;  // samples per rank per step
   uint64_t epochs = 10;
   uint64_t seed = 1;
-  uint64_t max_steps = 0;  // stop after this many steps (0: the epochs)
-  std::string checkpoint_dir;     // write a checkpoint here every checkpoint_every epochs
+  uint64_t max_steps = 0;      // stop after this many steps (0: the epochs)
+  std::string checkpoint_dir;  // write a checkpoint here every checkpoint_every epochs
   uint64_t checkpoint_every = 0;
-  std::string resume_dir;         // start from this checkpoint (its epoch + 1 up to `epochs`)
+  std::string resume_dir;  // start from this checkpoint (its epoch + 1 up to `epochs`)
   std::chrono::milliseconds timeout_ms{60000};
 };
 
@@ -66,16 +66,16 @@ struct MlrEpoch {
 };
 
 struct MlrModel {
-  std::vector<double> classes;      // the label of each class, ascending
-  std::vector<uint32_t> features;   // the data set's feature id of each weight row, ascending
-  std::vector<double> weights;      // features.size() x classes.size(), row-major
-  std::vector<double> biases;       // classes.size()
+  std::vector<double> classes;     // the label of each class, ascending
+  std::vector<uint32_t> features;  // the data set's feature id of each weight row, ascending
+  std::vector<double> weights;     // features.size() x classes.size(), row-major
+  std::vector<double> biases;      // classes.size()
   // The class with the largest score for each row of d (features the model lacks count 0).
   std::vector<double> Predict(const data::Dataset& d) const;
 };
 
 struct MlrResult {
-  MlrModel model;  // rank 0's; on other ranks, empty
+  MlrModel model;            // rank 0's; on other ranks, empty
   uint64_t first_epoch = 1;  // 1, or the checkpoint's epoch + 1
   std::vector<MlrEpoch> epochs;
   uint64_t steps = 0;
@@ -88,7 +88,7 @@ struct MlrResult {
 // classes, a bad option, or a checkpoint of another scheme or shape; ParseError for a corrupt one.
 // A run resumed from epoch E's checkpoint takes the steps the uninterrupted run took after E
 // (each epoch's sample order depends on the seed, the rank and the epoch only).
-MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test, const MlrOptions& o,
-                   const std::function<void(const MlrEpoch&)>& on_epoch = {});
+MlrResult TrainMlr(comm::Context& ctx, const data::Dataset& train, const data::Dataset* test,
+                   const MlrOptions& o, const std::function<void(const MlrEpoch&)>& on_epoch = {});
 
 }  // namespace parasol::apps::mlr

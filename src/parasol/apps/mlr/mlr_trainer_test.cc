@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -37,8 +36,8 @@ double AccuracyOf(const MlrModel& m, const data::Dataset& d) {
   for (size_t r = 0; r < d.rows(); ++r) {
     std::vector<double> s = m.biases;
     for (size_t e = 0; e < d.row_indices(r).size(); ++e) {
-      const auto f = static_cast<size_t>(std::find(m.features.begin(), m.features.end(), d.row_indices(r)[e]) -
-                                         m.features.begin());
+      const auto f = static_cast<size_t>(
+          std::find(m.features.begin(), m.features.end(), d.row_indices(r)[e]) - m.features.begin());
       for (size_t c = 0; c < k; ++c) s[c] += m.weights[f * k + c] * d.row_values(r)[e];
     }
     right += m.classes[static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin())] == d.labels[r];
@@ -74,8 +73,10 @@ TEST(MlrTest, WeightDecayShrinksEveryWeightEachStep) {
   d.AddRow(1, a, one);
   d.AddRow(2, b, one);
   const double lr = 0.5, lambda = 0.1;
-  const MlrResult one_step = TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 1})[0];
-  const MlrResult two = TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 2})[0];
+  const MlrResult one_step =
+      TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 1})[0];
+  const MlrResult two =
+      TrainOnRanks(1, d, {.learning_rate = lr, .lambda = lambda, .batch = 1, .epochs = 1, .max_steps = 2})[0];
   // Which sample came first depends on the shuffle; the feature it did not touch decays.
   const size_t touched = one_step.model.weights[0] != 0 ? 0 : 1;
   EXPECT_NEAR(two.model.weights[touched * 2], one_step.model.weights[touched * 2] * (1 - lr * lambda), 1e-15);
@@ -93,7 +94,8 @@ TEST(MlrTest, ParameterServerUnderBspAndSufficientFactorsTakeTheSameSteps) {
     ASSERT_EQ(sfb.steps, ps.steps);
     for (size_t i = 0; i < sfb.model.weights.size(); ++i)
       ASSERT_NEAR(sfb.model.weights[i], ps.model.weights[i], 1e-9) << ranks << " ranks, weight " << i;
-    for (size_t c = 0; c < sfb.model.biases.size(); ++c) EXPECT_NEAR(sfb.model.biases[c], ps.model.biases[c], 1e-9);
+    for (size_t c = 0; c < sfb.model.biases.size(); ++c)
+      EXPECT_NEAR(sfb.model.biases[c], ps.model.biases[c], 1e-9);
     EXPECT_NEAR(sfb.epochs.back().train_loss, ps.epochs.back().train_loss, 1e-9);
   }
 }
@@ -149,7 +151,8 @@ TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
   const std::string dir = ::testing::TempDir() + "mlr_checkpoint_" + std::to_string(::getpid());
   for (Comm comm : {Comm::kSfb, Comm::kPs}) {
     std::filesystem::remove_all(dir);
-    MlrOptions o{.comm = comm, .learning_rate = 0.5, .lr_decay = 0.3, .lambda = 1e-3, .batch = 16, .epochs = 4};
+    MlrOptions o{
+        .comm = comm, .learning_rate = 0.5, .lr_decay = 0.3, .lambda = 1e-3, .batch = 16, .epochs = 4};
     const MlrResult straight = TrainOnRanks(2, d, o)[0];
     MlrOptions first = o;
     first.epochs = 2;
@@ -163,7 +166,8 @@ TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
     EXPECT_EQ(resumed.steps, straight.steps);
     ASSERT_EQ(resumed.model.weights.size(), straight.model.weights.size());
     for (size_t i = 0; i < straight.model.weights.size(); ++i)
-      ASSERT_NEAR(resumed.model.weights[i], straight.model.weights[i], 1e-12) << CommName(comm) << " weight " << i;
+      ASSERT_NEAR(resumed.model.weights[i], straight.model.weights[i], 1e-12)
+          << CommName(comm) << " weight " << i;
     EXPECT_NEAR(resumed.epochs.back().train_loss, straight.epochs.back().train_loss, 1e-12);
     // A checkpoint of the other scheme is refused, by name.
     MlrOptions other = second;

@@ -20,7 +20,8 @@ std::string ClassOf(const std::string& path, const std::string& name) {
     throw ParseError(path, 0, fmt::format("'{}' is not in a folder naming its class", name));
   }
   const size_t before = name.rfind('/', last - 1);
-  return name.substr(before == std::string::npos ? 0 : before + 1, last - (before == std::string::npos ? 0 : before + 1));
+  return name.substr(before == std::string::npos ? 0 : before + 1,
+                     last - (before == std::string::npos ? 0 : before + 1));
 }
 
 // Rows of tf-idf for every document, with the class index of each.
@@ -34,7 +35,8 @@ data::Dataset ToRows(const std::string& path, const lda::Corpus& c, const std::v
   for (size_t doc = 0; doc < c.num_docs(); ++doc) {
     const std::string cls = ClassOf(path, c.doc_names[doc]);
     auto it = class_index.find(cls);
-    if (it == class_index.end()) throw ParseError(path, 0, fmt::format("class '{}' is not in the training set", cls));
+    if (it == class_index.end())
+      throw ParseError(path, 0, fmt::format("class '{}' is not in the training set", cls));
     counts.clear();
     for (uint32_t w : c.doc(doc)) counts[w] += 1;
     ids.clear();
@@ -53,7 +55,8 @@ data::Dataset ToRows(const std::string& path, const lda::Corpus& c, const std::v
 
 }  // namespace
 
-TextFeatures ReadTextFeatures(const std::string& train_path, const std::string& test_path, uint32_t min_count) {
+TextFeatures ReadTextFeatures(const std::string& train_path, const std::string& test_path,
+                              uint32_t min_count) {
   lda::TextOptions options;
   options.min_count = min_count;
   const lda::Corpus train = lda::ReadText(train_path, options);

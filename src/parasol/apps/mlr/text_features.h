@@ -20,6 +20,7 @@ struct TextFeatures {
 // The training corpus builds the vocabulary (words seen at least min_count times, stop words and
 // words under three letters dropped) and the idf; the test corpus (may be "") is read with both
 // fixed. ParseError for a file outside any class folder, or a test class the training set lacks.
-TextFeatures ReadTextFeatures(const std::string& train_path, const std::string& test_path, uint32_t min_count);
+TextFeatures ReadTextFeatures(const std::string& train_path, const std::string& test_path,
+                              uint32_t min_count);
 
 }  // namespace parasol::apps::mlr

@@ -20,10 +20,14 @@ KernelType ParseKernelType(std::string_view name) {
 
 std::string_view KernelName(KernelType type) {
   switch (type) {
-    case KernelType::kLinear: return "linear";
-    case KernelType::kPolynomial: return "polynomial";
-    case KernelType::kRbf: return "rbf";
-    case KernelType::kSigmoid: return "sigmoid";
+    case KernelType::kLinear:
+      return "linear";
+    case KernelType::kPolynomial:
+      return "polynomial";
+    case KernelType::kRbf:
+      return "rbf";
+    case KernelType::kSigmoid:
+      return "sigmoid";
   }
   return "?";
 }
@@ -54,10 +58,14 @@ KernelMatrix::KernelMatrix(const data::Dataset& d, KernelParams params)
 
 double KernelMatrix::FromDot(double dot, double norm_a, double norm_b) const {
   switch (params_.type) {
-    case KernelType::kLinear: return dot;
-    case KernelType::kPolynomial: return std::pow(params_.gamma * dot + params_.coef0, params_.degree);
-    case KernelType::kRbf: return std::exp(-params_.gamma * (norm_a + norm_b - 2 * dot));
-    case KernelType::kSigmoid: return std::tanh(params_.gamma * dot + params_.coef0);
+    case KernelType::kLinear:
+      return dot;
+    case KernelType::kPolynomial:
+      return std::pow(params_.gamma * dot + params_.coef0, params_.degree);
+    case KernelType::kRbf:
+      return std::exp(-params_.gamma * (norm_a + norm_b - 2 * dot));
+    case KernelType::kSigmoid:
+      return std::tanh(params_.gamma * dot + params_.coef0);
   }
   return 0;
 }
@@ -86,16 +94,21 @@ void KernelMatrix::DotsOf(const Id* ids, std::span<const uint32_t> rows, Scratch
 
 void KernelMatrix::Dots(std::span<const uint32_t> rows, Scratch& scratch) const {
   if (!short_ids_.empty()) {
-    if (all_ones_) DotsOf<uint16_t, true>(short_ids_.data(), rows, scratch);
-    else DotsOf<uint16_t, false>(short_ids_.data(), rows, scratch);
+    if (all_ones_)
+      DotsOf<uint16_t, true>(short_ids_.data(), rows, scratch);
+    else
+      DotsOf<uint16_t, false>(short_ids_.data(), rows, scratch);
   } else {
-    if (all_ones_) DotsOf<uint32_t, true>(dense_ids_.data(), rows, scratch);
-    else DotsOf<uint32_t, false>(dense_ids_.data(), rows, scratch);
+    if (all_ones_)
+      DotsOf<uint32_t, true>(dense_ids_.data(), rows, scratch);
+    else
+      DotsOf<uint32_t, false>(dense_ids_.data(), rows, scratch);
   }
 }
 
 template <typename Out>
-void KernelMatrix::Finish(double norm, std::span<const uint32_t> rows, const Scratch& scratch, Out* out) const {
+void KernelMatrix::Finish(double norm, std::span<const uint32_t> rows, const Scratch& scratch,
+                          Out* out) const {
   const double* dots = scratch.dots.data();
   const double g = params_.gamma;
   switch (params_.type) {
@@ -108,7 +121,8 @@ void KernelMatrix::Finish(double norm, std::span<const uint32_t> rows, const Scr
       for (size_t k = 0; k < rows.size(); ++k) out[k] = static_cast<Out>(dots[k]);
       break;
     default:
-      for (size_t k = 0; k < rows.size(); ++k) out[k] = static_cast<Out>(FromDot(dots[k], norm, norms_[rows[k]]));
+      for (size_t k = 0; k < rows.size(); ++k)
+        out[k] = static_cast<Out>(FromDot(dots[k], norm, norms_[rows[k]]));
   }
 }
 

@@ -12,10 +12,14 @@ KernelCache::KernelCache(size_t keys, size_t length, uint64_t budget_bytes)
 
 void KernelCache::Unlink(int32_t s) {
   Slot& slot = slots_[static_cast<size_t>(s)];
-  if (slot.prev >= 0) slots_[static_cast<size_t>(slot.prev)].next = slot.next;
-  else head_ = slot.next;
-  if (slot.next >= 0) slots_[static_cast<size_t>(slot.next)].prev = slot.prev;
-  else tail_ = slot.prev;
+  if (slot.prev >= 0)
+    slots_[static_cast<size_t>(slot.prev)].next = slot.next;
+  else
+    head_ = slot.next;
+  if (slot.next >= 0)
+    slots_[static_cast<size_t>(slot.next)].prev = slot.prev;
+  else
+    tail_ = slot.prev;
   slot.prev = slot.next = -1;
 }
 

@@ -25,7 +25,8 @@ SvmModel TrainOneVsOne(comm::Context& ctx, const data::Dataset& d, const KernelP
       }
       const size_t index = pairs.size();
       SmoOptions po = o;
-      if (callbacks.on_progress) po.on_progress = [&](const SmoProgress& pr) { callbacks.on_progress(index, pr); };
+      if (callbacks.on_progress)
+        po.on_progress = [&](const SmoProgress& pr) { callbacks.on_progress(index, pr); };
       const KernelMatrix k(sub, kernel);
       SmoResult r = SolveSmo(ctx, k, y, po);
       PairReport report{.pair = index, .first = labels[a], .second = labels[b], .samples = sub.rows()};

@@ -12,7 +12,7 @@
 namespace parasol::apps::svm {
 
 struct PairReport {
-  size_t pair = 0;              // its place among the pairs (SvmModel::rho's order)
+  size_t pair = 0;               // its place among the pairs (SvmModel::rho's order)
   double first = 0, second = 0;  // the two classes' labels (first is y = +1)
   size_t samples = 0;
   uint64_t support_vectors = 0, bounded = 0;  // a > 0, a = C

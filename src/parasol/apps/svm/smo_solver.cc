@@ -24,10 +24,14 @@ Elimination ParseElimination(std::string_view name) {
 
 std::string_view EliminationName(Elimination e) {
   switch (e) {
-    case Elimination::kNone: return "none";
-    case Elimination::kEarliest: return "earliest";
-    case Elimination::kStandard: return "standard";
-    case Elimination::kLazy: return "lazy";
+    case Elimination::kNone:
+      return "none";
+    case Elimination::kEarliest:
+      return "earliest";
+    case Elimination::kStandard:
+      return "standard";
+    case Elimination::kLazy:
+      return "lazy";
   }
   return "?";
 }
@@ -81,7 +85,9 @@ class SmoSolver {
     up_penalty_[t] = InUp(t) ? 0.0 : -kInf;
     low_penalty_[t] = InLow(t) ? 0.0 : -kInf;
   }
-  bool Owns(int64_t id) const { return id >= static_cast<int64_t>(begin_) && id < static_cast<int64_t>(end_); }
+  bool Owns(int64_t id) const {
+    return id >= static_cast<int64_t>(begin_) && id < static_cast<int64_t>(end_);
+  }
 
   Step Select();
   Pick SelectI();
@@ -112,8 +118,8 @@ class SmoSolver {
   // loops add them instead of branching).
   std::vector<double> sign_, up_penalty_, low_penalty_;
   std::vector<uint8_t> bound_, strikes_;
-  std::vector<uint32_t> active_;       // local ids, ascending
-  std::vector<uint32_t> active_rows_;  // the same as global row ids
+  std::vector<uint32_t> active_;         // local ids, ascending
+  std::vector<uint32_t> active_rows_;    // the same as global row ids
   std::vector<uint32_t> inactive_rows_;  // the others, as global row ids
   std::vector<uint32_t> all_rows_;
   bool all_active_ = true;  // on every rank
@@ -166,13 +172,16 @@ Pick SmoSolver::SelectI() {
     }
   }
   Pick mine;
-  if (arg >= 0) mine = {top, static_cast<int64_t>(begin_) + arg, alpha_[static_cast<size_t>(arg)], grad_[static_cast<size_t>(arg)]};
+  if (arg >= 0)
+    mine = {top, static_cast<int64_t>(begin_) + arg, alpha_[static_cast<size_t>(arg)],
+            grad_[static_cast<size_t>(arg)]};
   const double payload[4] = {mine.value, static_cast<double>(mine.id), mine.alpha, mine.grad};
   const std::vector<double> all = GatherEach(ctx_, payload);
   Pick best;
   for (size_t r = 0; r < all.size(); r += 4) {
     // Ranks hold ascending ids, so the first of equal values is the lowest id.
-    if (all[r + 1] >= 0 && all[r] > best.value) best = {all[r], static_cast<int64_t>(all[r + 1]), all[r + 2], all[r + 3]};
+    if (all[r + 1] >= 0 && all[r] > best.value)
+      best = {all[r], static_cast<int64_t>(all[r + 1]), all[r + 2], all[r + 3]};
   }
   return best;
 }
@@ -201,7 +210,8 @@ Pick SmoSolver::SelectJ(const Pick& i, const float* ki, double* low_max, double*
     mine = {mine.value, static_cast<int64_t>(begin_ + t), alpha_[t], grad_[t]};
     mine_kij = ki[t];
   }
-  const double payload[6] = {mine_low, mine.value, static_cast<double>(mine.id), mine.alpha, mine.grad, mine_kij};
+  const double payload[6] = {mine_low,   mine.value, static_cast<double>(mine.id),
+                             mine.alpha, mine.grad,  mine_kij};
   const std::vector<double> all = GatherEach(ctx_, payload);
   Pick best;
   best.value = kInf;
@@ -261,7 +271,8 @@ const float* SmoSolver::ColumnOf(int64_t id, bool full) {
 void SmoSolver::Update(const Pick& i, const Pick& j, double kij, const float* ki) {
   const int8_t yi = y_[static_cast<size_t>(i.id)], yj = y_[static_cast<size_t>(j.id)];
   const double c = o_.c;
-  double eta = kernel_.Diagonal(static_cast<size_t>(i.id)) + kernel_.Diagonal(static_cast<size_t>(j.id)) - 2 * kij;
+  double eta =
+      kernel_.Diagonal(static_cast<size_t>(i.id)) + kernel_.Diagonal(static_cast<size_t>(j.id)) - 2 * kij;
   if (eta <= 0) eta = kTau;
   // d/ds of the objective at s = 0 is y_i G_i - y_j G_j.
   const double s_free = -(yi * i.grad - yj * j.grad) / eta;
@@ -329,11 +340,13 @@ void SmoSolver::Eliminate() {
   std::vector<uint32_t> keep;
   keep.reserve(active_.size());
   for (uint32_t t : active_) {
-    const bool leave = bound_[t] != kFree && (InUp(t) ? -LocalY(t) * grad_[t] + low < 0
-                                                      : up + LocalY(t) * grad_[t] < 0);
+    const bool leave =
+        bound_[t] != kFree && (InUp(t) ? -LocalY(t) * grad_[t] + low < 0 : up + LocalY(t) * grad_[t] < 0);
     strikes_[t] = leave ? static_cast<uint8_t>(std::min(strikes_[t] + 1, 255)) : 0;
-    if (strikes_[t] < needed) keep.push_back(t);
-    else ++eliminations_;
+    if (strikes_[t] < needed)
+      keep.push_back(t);
+    else
+      ++eliminations_;
   }
   active_ = std::move(keep);
   active_rows_.clear();
@@ -410,8 +423,7 @@ SmoResult SmoSolver::Run() {
   const uint64_t n = kernel_.rows();
   const uint64_t max_iterations =
       o_.max_iterations > 0 ? o_.max_iterations : std::max<uint64_t>(10'000'000, 100 * n);
-  const uint64_t interval =
-      o_.elimination == Elimination::kEarliest ? 100 : std::min<uint64_t>(n, 1000);
+  const uint64_t interval = o_.elimination == Elimination::kEarliest ? 100 : std::min<uint64_t>(n, 1000);
   uint64_t countdown = interval;
   uint64_t reported = 0;
   SmoResult r;
@@ -499,7 +511,8 @@ void SmoSolver::Finish(SmoResult* r) {
 
 SmoResult SolveSmo(comm::Context& ctx, const KernelMatrix& kernel, std::span<const int8_t> y,
                    const SmoOptions& o) {
-  if (!(o.c > 0) || !std::isfinite(o.c)) throw InvalidArgumentError(fmt::format("C must be positive, not {}", o.c));
+  if (!(o.c > 0) || !std::isfinite(o.c))
+    throw InvalidArgumentError(fmt::format("C must be positive, not {}", o.c));
   if (!(o.tolerance > 0)) throw InvalidArgumentError("the tolerance must be positive");
   if (y.size() != kernel.rows()) throw InvalidArgumentError("one label per sample");
   bool pos = false, neg = false;

@@ -46,10 +46,10 @@ struct SmoProgress {
 
 struct SmoOptions {
   double c = 1;
-  double tolerance = 1e-3;  // stop when the maximal violation is below it (LIBSVM's -e)
+  double tolerance = 1e-3;                     // stop when the maximal violation is below it (LIBSVM's -e)
   uint64_t cache_bytes = uint64_t{100} << 20;  // per rank
   Elimination elimination = Elimination::kStandard;
-  uint64_t max_iterations = 0;  // 0: max(10^7, 100 n), as LIBSVM
+  uint64_t max_iterations = 0;     // 0: max(10^7, 100 n), as LIBSVM
   uint64_t progress_every = 1000;  // iterations between progress reports (collective)
   // Called on every rank with the same values.
   std::function<void(const SmoProgress&)> on_progress;
@@ -61,9 +61,9 @@ struct SmoResult {
   double objective = 0;       // 1/2 a'Qa - e'a
   uint64_t iterations = 0;
   bool iteration_limit = false;
-  uint64_t eliminations = 0;         // samples removed from the active set (on this rank)
-  uint64_t reconstructions = 0;      // gradient rebuilds after elimination
-  uint64_t wrongly_eliminated = 0;   // rebuilds after which the optimisation had to go on
+  uint64_t eliminations = 0;                  // samples removed from the active set (on this rank)
+  uint64_t reconstructions = 0;               // gradient rebuilds after elimination
+  uint64_t wrongly_eliminated = 0;            // rebuilds after which the optimisation had to go on
   uint64_t cache_hits = 0, cache_misses = 0;  // this rank's
   double seconds = 0;
 };

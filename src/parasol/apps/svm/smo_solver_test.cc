@@ -87,7 +87,8 @@ TEST(SmoSolverTest, TwoPointsHaveTheTextbookSolution) {
   p.y = {1, -1};
   const KernelParams linear{.type = KernelType::kLinear};
   SmoResult wide = SolveOnRanks(1, p, linear, {.c = 10, .tolerance = 1e-9});
-  EXPECT_THAT(wide.alpha, testing::ElementsAre(testing::DoubleNear(0.5, 1e-12), testing::DoubleNear(0.5, 1e-12)));
+  EXPECT_THAT(wide.alpha,
+              testing::ElementsAre(testing::DoubleNear(0.5, 1e-12), testing::DoubleNear(0.5, 1e-12)));
   EXPECT_NEAR(wide.objective, -0.5, 1e-12);
   EXPECT_NEAR(wide.rho, 0, 1e-12);
   SmoResult narrow = SolveOnRanks(2, p, linear, {.c = 0.1, .tolerance = 1e-9});
@@ -118,11 +119,13 @@ TEST(SmoSolverTest, TheSolutionSatisfiesTheOptimalityConditions) {
 TEST(SmoSolverTest, EliminationPoliciesReachTheSameObjective) {
   const Problem p = Adult();
   const KernelParams kp{.type = KernelType::kRbf, .gamma = 0.05};
-  const SmoResult none = SolveOnRanks(1, p, kp, {.c = 1, .tolerance = 1e-5, .elimination = Elimination::kNone});
+  const SmoResult none =
+      SolveOnRanks(1, p, kp, {.c = 1, .tolerance = 1e-5, .elimination = Elimination::kNone});
   EXPECT_EQ(none.eliminations, 0u);
   // Samples leave under the earliest policy (the others test less often than this set needs).
-  EXPECT_GT(SolveOnRanks(1, p, kp, {.c = 1, .tolerance = 1e-5, .elimination = Elimination::kEarliest}).eliminations,
-            0u);
+  EXPECT_GT(
+      SolveOnRanks(1, p, kp, {.c = 1, .tolerance = 1e-5, .elimination = Elimination::kEarliest}).eliminations,
+      0u);
   for (Elimination e : {Elimination::kEarliest, Elimination::kStandard, Elimination::kLazy}) {
     const SmoResult r = SolveOnRanks(1, p, kp, {.c = 1, .tolerance = 1e-5, .elimination = e});
     EXPECT_NEAR(r.objective, none.objective, 1e-6 * std::abs(none.objective)) << EliminationName(e);

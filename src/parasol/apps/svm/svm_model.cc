@@ -26,8 +26,8 @@ std::vector<double> ClassOrder(const data::Dataset& d) {
   return labels;
 }
 
-SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels, std::span<const PairSolution> pairs,
-                       const KernelParams& kernel) {
+SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels,
+                       std::span<const PairSolution> pairs, const KernelParams& kernel) {
   const size_t k = labels.size();
   std::map<double, size_t> class_of;
   for (size_t c = 0; c < k; ++c) class_of[labels[c]] = c;
@@ -52,8 +52,10 @@ SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels, std::
     for (size_t t = 0; t < p.rows.size(); ++t) {
       if (p.alpha[t] <= 0) continue;
       const auto s = static_cast<size_t>(index[p.rows[t]]);
-      if (class_of.at(d.labels[p.rows[t]]) == p.first) m.coefficients[p.second - 1][s] = p.alpha[t];
-      else m.coefficients[p.first][s] = -p.alpha[t];
+      if (class_of.at(d.labels[p.rows[t]]) == p.first)
+        m.coefficients[p.second - 1][s] = p.alpha[t];
+      else
+        m.coefficients[p.first][s] = -p.alpha[t];
     }
   }
   return m;
@@ -77,7 +79,8 @@ void WriteSvmModel(const std::string& path, const SvmModel& m) {
     if (type == KernelType::kPolynomial || type == KernelType::kSigmoid)
       out << fmt::format("coef0 {:.17g}\n", m.kernel.coef0);
     out << fmt::format("nr_class {}\ntotal_sv {}\nrho {:.17g}\nlabel {}\nnr_sv {}\nSV\n", m.labels.size(),
-                       m.support_vectors.rows(), fmt::join(m.rho, " "), Joined(m.labels), Joined(m.per_class));
+                       m.support_vectors.rows(), fmt::join(m.rho, " "), Joined(m.labels),
+                       Joined(m.per_class));
     const data::Dataset& sv = m.support_vectors;
     for (size_t s = 0; s < sv.rows(); ++s) {
       for (const auto& row : m.coefficients) out << fmt::format("{:.17g} ", row[s]);
@@ -94,7 +97,8 @@ namespace {
 template <typename T>
 std::vector<T> Numbers(LineReader& in, std::string_view line, size_t pos, std::string_view what) {
   std::vector<T> v;
-  for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) v.push_back(in.Number<T>(f, what));
+  for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos))
+    v.push_back(in.Number<T>(f, what));
   return v;
 }
 
@@ -157,7 +161,8 @@ Header ReadHeader(LineReader& in) {
     for (const char* needed : {"svm_type", "kernel_type", "nr_class", "total_sv", "rho", "label", "nr_sv"})
       if (!seen.contains(needed)) in.Fail(fmt::format("no '{}' line before 'SV'", needed));
     const auto k = static_cast<size_t>(h.classes);
-    if (h.model.labels.size() != k) in.Fail(fmt::format("'label' lists {} classes, nr_class is {}", h.model.labels.size(), k));
+    if (h.model.labels.size() != k)
+      in.Fail(fmt::format("'label' lists {} classes, nr_class is {}", h.model.labels.size(), k));
     if (h.model.rho.size() != k * (k - 1) / 2) in.Fail(fmt::format("'rho' needs {} values", k * (k - 1) / 2));
     if (h.model.per_class.size() != k) in.Fail(fmt::format("'nr_sv' needs {} values", k));
     uint64_t sum = 0;
@@ -184,7 +189,8 @@ SvmModel ReadSvmModel(const std::string& path) {
     size_t pos = 0;
     if (NextField(line, pos).empty()) continue;
     pos = 0;
-    if (m.support_vectors.rows() == h.total_sv) in.Fail(fmt::format("more than total_sv = {} vectors", h.total_sv));
+    if (m.support_vectors.rows() == h.total_sv)
+      in.Fail(fmt::format("more than total_sv = {} vectors", h.total_sv));
     for (auto& row : m.coefficients) row.push_back(in.Number<double>(NextField(line, pos), "coefficient"));
     ids.clear();
     values.clear();
@@ -196,7 +202,8 @@ SvmModel ReadSvmModel(const std::string& path) {
       ids.push_back(id);
       values.push_back(in.Number<double>(f.substr(colon + 1), "value"));
     }
-    if (!ids.empty()) m.support_vectors.cols = std::max<uint64_t>(m.support_vectors.cols, ids.back() + uint64_t{1});
+    if (!ids.empty())
+      m.support_vectors.cols = std::max<uint64_t>(m.support_vectors.cols, ids.back() + uint64_t{1});
     while (in_class == m.per_class[cls]) ++cls, in_class = 0;
     ++in_class;
     m.support_vectors.AddRow(m.labels[cls], ids, values);
@@ -243,7 +250,8 @@ std::vector<double> Predict(const SvmModel& m, const data::Dataset& d) {
     size_t p = 0;
     for (size_t a = 0; a < k; ++a)
       for (size_t b = a + 1; b < k; ++b, ++p) ++votes[dec[r * pairs + p] > 0 ? a : b];
-    predicted.push_back(m.labels[static_cast<size_t>(std::max_element(votes.begin(), votes.end()) - votes.begin())]);
+    predicted.push_back(
+        m.labels[static_cast<size_t>(std::max_element(votes.begin(), votes.end()) - votes.begin())]);
   }
   return predicted;
 }

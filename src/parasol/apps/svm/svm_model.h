@@ -42,8 +42,8 @@ struct PairSolution {
 };
 
 // The model of the pairs' solutions (every pair of `labels`, in the order of SvmModel::rho).
-SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels, std::span<const PairSolution> pairs,
-                       const KernelParams& kernel);
+SvmModel AssembleModel(const data::Dataset& d, std::vector<double> labels,
+                       std::span<const PairSolution> pairs, const KernelParams& kernel);
 
 // Atomically; IoError when the file cannot be written.
 void WriteSvmModel(const std::string& path, const SvmModel& m);

@@ -21,8 +21,8 @@ class SvmModelTest : public testing::Test {
   }
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("svm_model_test_" + std::to_string(::getpid()));
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("svm_model_test_" + std::to_string(::getpid()));
 };
 
 // Samples (1,0) of class 3, (0,1) and (2,2) of class 5 with multipliers 0.5, 0.25, 0 (the last
@@ -55,7 +55,8 @@ TEST_F(SvmModelTest, DecisionValuesAreTheKernelExpansion) {
 }
 
 TEST_F(SvmModelTest, WrittenModelsReadBackTheSame) {
-  for (KernelType type : {KernelType::kLinear, KernelType::kPolynomial, KernelType::kRbf, KernelType::kSigmoid}) {
+  for (KernelType type :
+       {KernelType::kLinear, KernelType::kPolynomial, KernelType::kRbf, KernelType::kSigmoid}) {
     const SvmModel m = Small({.type = type, .gamma = 0.1 / 3, .coef0 = -0.5, .degree = 4});
     WriteSvmModel(Path("m"), m);
     const SvmModel back = ReadSvmModel(Path("m"));
@@ -74,9 +75,10 @@ TEST_F(SvmModelTest, WrittenModelsReadBackTheSame) {
 
 TEST_F(SvmModelTest, ReadsLibsvmsOwnLayout) {
   // As svm-train writes it: trailing blanks, 8-digit values, probability lines.
-  const std::string path = Write("libsvm", "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\n"
-                                           "total_sv 3\nrho -0.25\nlabel 1 -1\nprobA -3.1\nprobB 0.2\n"
-                                           "nr_sv 1 2\nSV\n1 1:0.5 3:1 \n-0.5 2:1 \n-0.5 \n");
+  const std::string path = Write("libsvm",
+                                 "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\n"
+                                 "total_sv 3\nrho -0.25\nlabel 1 -1\nprobA -3.1\nprobB 0.2\n"
+                                 "nr_sv 1 2\nSV\n1 1:0.5 3:1 \n-0.5 2:1 \n-0.5 \n");
   const SvmModel m = ReadSvmModel(path);
   EXPECT_EQ(m.kernel.type, KernelType::kRbf);
   EXPECT_EQ(m.kernel.gamma, 0.5);
@@ -91,8 +93,9 @@ TEST_F(SvmModelTest, ReadsLibsvmsOwnLayout) {
 // C = 3 at (0, 1); every coefficient +-1 and rho 0, so each pair's decision value is a difference
 // of two dot products the test can do by hand.
 TEST_F(SvmModelTest, SeveralClassesVoteOneAgainstOne) {
-  const std::string path = Write("three", "svm_type c_svc\nkernel_type linear\nnr_class 3\ntotal_sv 3\n"
-                                          "rho 0 0 0\nlabel 1 2 3\nnr_sv 1 1 1\nSV\n1 1 1:1\n-1 1 1:-1\n-1 -1 2:1\n");
+  const std::string path = Write("three",
+                                 "svm_type c_svc\nkernel_type linear\nnr_class 3\ntotal_sv 3\n"
+                                 "rho 0 0 0\nlabel 1 2 3\nnr_sv 1 1 1\nSV\n1 1 1:1\n-1 1 1:-1\n-1 -1 2:1\n");
   const SvmModel m = ReadSvmModel(path);
   data::Dataset x;
   x.cols = 2;
@@ -135,7 +138,8 @@ TEST_F(SvmModelTest, MalformedModelsNameFileAndLine) {
       {"svm_type c_svc\nkernel_type linear\nnr_class 1\n", ":3: nr_class 1 is not in [2, 65536]"},
       {"svm_type c_svc\nkernel_type linear\nnr_class 3\ntotal_sv 0\nrho 0\nlabel 1 2 3\nnr_sv 0 0 0\nSV\n",
        ":8: 'rho' needs 3 values"},
-      {head + "total_sv 1\nrho 0\nlabel 1 -1 3\nnr_sv 1 0\nSV\n", ":8: 'label' lists 3 classes, nr_class is 2"},
+      {head + "total_sv 1\nrho 0\nlabel 1 -1 3\nnr_sv 1 0\nSV\n",
+       ":8: 'label' lists 3 classes, nr_class is 2"},
       {head + "rho 0\nSV\n", "no 'total_sv' line before 'SV'"},
       {head + "rho 0\nrho 1\n", ":5: 'rho' given twice"},
   };
