@@ -91,9 +91,18 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
       const auto me = static_cast<uint64_t>(ctx.rank());
       for (int32_t c = 0; c < 8; ++c) {
         if (me == 0 && c > 0) {
-          // The others run ahead as far as allowed: they finish clock c before rank 0 reads in it
-          // (waiting on them, not on a sleep, so that a loaded machine cannot reorder it).
+          // The others run ahead as far as allowed: they finish clock c, and their updates of it
+          // reach the shards, before rank 0 reads in it (waiting on the shards' values, not on a
+          // sleep, so that a loaded or instrumented machine cannot reorder it).
           comm::testing::WaitUntil([&] { return finished[1] > c && finished[2] > c; }, "ranks 1 and 2 to finish clock c");
+          const std::vector<uint64_t> all_rows = {0, 1, 2, 3};
+          comm::testing::WaitUntil(
+              [&] {
+                for (const Row& r : ps.ReadLatest(3, all_rows))
+                  if (r.Get<int32_t>(1) <= c || r.Get<int32_t>(2) <= c) return false;
+                return true;
+              },
+              "ranks 1 and 2's updates of clock c at the shards");
         }
         for (uint64_t row = 0; row < 4; ++row) {
           auto v = t.Get(row);
