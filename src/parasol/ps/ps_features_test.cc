@@ -85,7 +85,11 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
     std::array<std::atomic<int32_t>, 3> finished{};  // clocks each rank has finished
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
       ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-      ps.CreateTable({.id = 3, .dtype = DType::kInt32, .width = 3, .num_rows = 4, .consistency = model});
+      // No refresh-ahead: a row asked for ahead of time in clock c - 1 could come back stamped c
+      // before the others' updates of clock c, and serve rank 0's read at c; every read of rank 0
+      // then fetches after those updates are at the shards (below), and reaches the upper edge.
+      ps.CreateTable({.id = 3, .dtype = DType::kInt32, .width = 3, .num_rows = 4, .consistency = model,
+                      .refresh_cached_rows = false});
       auto w = ps.CreateWorker(0);
       auto t = w->GetTable<int32_t>(3);
       const auto me = static_cast<uint64_t>(ctx.rank());
