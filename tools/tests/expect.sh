@@ -14,3 +14,9 @@ expect() {
     echo "ok: $*"
   fi
 }
+
+# `label="what holds"; check command...`: runs the command and reports ok or FAIL with the label
+# (adding to $failures).
+check() {
+  if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
+}

@@ -11,9 +11,6 @@ trap 'rm -rf "$tmp"' EXIT
 failures=0
 
 source "$(dirname "$0")/expect.sh"
-check() {
-  if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
-}
 loss() { grep '^final:' "$1" | sed 's/.*train loss \([^,]*\),.*/\1/'; }
 
 letter="$data/libsvm/letter-1000"

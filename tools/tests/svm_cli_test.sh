@@ -22,9 +22,6 @@ command -v svm-train > /dev/null || { echo "FAIL: svm-train (Debian libsvm-tools
 field() { grep -o "$2 = [^ ,]*" "$1" | head -1 | awk '{print $3}'; }
 close() { awk -v a="$1" -v b="$2" -v tol="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a;
                                                        exit !(a != "" && d <= tol * (m > 1 ? m : 1)) }'; }
-check() {
-  if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
-}
 
 # Kernel by kernel, the same problem on both sides (LIBSVM's -t 0 linear, 1 polynomial, 2 rbf).
 cases=("rbf|--kernel rbf --gamma 0.05 --c 1|-t 2 -g 0.05 -c 1"
