@@ -18,6 +18,7 @@ packages=(
   libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
   python3-torch                     # bench/: PyTorch DDP side by side with parasol train
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
+  liblapack-dev                     # parasol mtrl: symmetric eigen decomposition (dsyevd)
 )
 
 missing=()

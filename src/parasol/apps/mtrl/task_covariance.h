@@ -1,0 +1,53 @@
+// The task-relationship half of MTRL: the task covariance Omega that is best for given task
+// weights, and the matrices the weight half needs from it. Matrices are dense, row-major; m x m
+// ones are symmetric. Weights are held task-major: row i (d values) is task i's weights.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace parasol::apps::mtrl {
+
+// A = U diag(values) U' for a symmetric n x n matrix a (LAPACK's dsyevd): values ascending,
+// vectors column j for values[j] (stored column-major, i.e. vectors[j * n + i] = U[i][j]).
+// InternalError if LAPACK reports a failure.
+struct SymmetricEigen {
+  std::vector<double> values, vectors;
+};
+SymmetricEigen EigenDecompose(std::span<const double> a, size_t n);
+
+// Omega = U diag(s) U', s > 0 summing to 1.
+class TaskCovariance {
+ public:
+  // Omega = I / m: no relationship known yet.
+  static TaskCovariance Identity(size_t m);
+  // The minimiser over Omega (trace 1) of tr(W Omega^-1 W') + epsilon tr(Omega^-1) for m tasks'
+  // weights (m x d): (W'W + epsilon I)^1/2 over its trace (Zhang and Yeung). REQUIRES epsilon > 0
+  // or W'W of full rank.
+  static TaskCovariance Fit(std::span<const double> weights, size_t m, size_t d, double epsilon);
+
+  // From a stored Omega (symmetric, m x m). InvalidArgumentError unless it is positive definite.
+  static TaskCovariance FromMatrix(std::span<const double> omega, size_t m);
+
+  size_t tasks() const { return values_.size(); }
+  std::vector<double> Omega() const;
+  // Sigma = (lambda1 I + lambda2 Omega^-1)^-1 = U diag(s / (lambda1 s + lambda2)) U'.
+  std::vector<double> Sigma(double lambda1, double lambda2) const;
+  double TraceInverse() const;
+  // Fit only: tr((W'W + epsilon I)^1/2); the penalty lambda2/2 (tr(W Omega^-1 W') + epsilon
+  // tr(Omega^-1)) at the fitted Omega is lambda2/2 times its square.
+  double trace_root() const { return trace_root_; }
+
+ private:
+  template <typename F>
+  std::vector<double> Compose(F f) const;
+
+  std::vector<double> values_, vectors_;  // as SymmetricEigen
+  double trace_root_ = 0;
+};
+
+// The correlations of an m x m covariance: c_ik / sqrt(c_ii c_kk).
+std::vector<double> Correlation(std::span<const double> cov, size_t m);
+
+}  // namespace parasol::apps::mtrl

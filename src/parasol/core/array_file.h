@@ -1,0 +1,22 @@
+// An array of doubles in a file of its own, written whole or not at all, with a checksum: the
+// binary part of a checkpoint. Layout: an 8-byte magic naming the kind of array, the count (uint64),
+// the values, then FNV-1a 64 of everything before it (machine byte order).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace parasol {
+
+// REQUIRES: magic.size() == 8. Atomic (atomic_file.h); throws IoError.
+void WriteArrayFile(const std::string& path, std::string_view magic, std::span<const double> values);
+
+// Reads an array of kind `magic` that must hold `count` values: the caller knows the shape from
+// its own data, so nothing is sized by the file. IoError when it cannot be opened; ParseError
+// "path: ..." when it is of another kind or size, truncated or corrupt.
+std::vector<double> ReadArrayFile(const std::string& path, std::string_view magic, uint64_t count);
+
+}  // namespace parasol
