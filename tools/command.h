@@ -40,6 +40,7 @@ std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMakeDesignCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMlrCommand(CLI::App& parent);
+std::unique_ptr<Command> MakeMtrlCommand(CLI::App& parent);
 std::unique_ptr<Command> MakePsBench(CLI::App& parent);
 std::unique_ptr<Command> MakeSvmCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeSvmPredictCommand(CLI::App& parent);

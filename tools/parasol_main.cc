@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeMakeDesignCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakeMlrCommand(app));
+  commands.push_back(parasol::tools::MakeMtrlCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
   commands.push_back(parasol::tools::MakeSvmCommand(app));
   commands.push_back(parasol::tools::MakeSvmPredictCommand(app));
