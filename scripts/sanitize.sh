@@ -23,7 +23,7 @@ case "$kind" in
       ctest --test-dir build-asan --output-on-failure -j "$jobs" -E '^multihost_test$'
     ;;
   tsan)
-    tests=(core_test comm_test collective_test collective_sim_test ps_test sched_test lda_test mf_test lasso_test logistic_test svm_test mlr_test)
+    tests=(core_test comm_test collective_test collective_sim_test ps_test sched_test lda_test mf_test lasso_test logistic_test svm_test mlr_test mtrl_test)
     cmake --build build-tsan -j "$jobs" --target "${tests[@]}"
     regex="^($(IFS='|'; echo "${tests[*]}"))\$"
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
