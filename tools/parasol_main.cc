@@ -2,10 +2,12 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
+#include <thread>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -56,13 +58,18 @@ bool ReportsUsageErrors() {
   return true;
 }
 
-// A usage error: one line (and where to look for the options), exit code 2.
+// A usage error: one line (and where to look for the options), exit code 2. The ranks that stay
+// silent wait before they exit: mpirun ends the whole job when the first rank fails, and a silent
+// rank that failed first would kill the reporting one before it had written its line (seen under
+// ASan, whose start-up is slow). mpirun ends the waiting ranks as soon as the reporting one exits.
 int UsageError(const CLI::App& app, std::string_view message) {
-  if (ReportsUsageErrors()) {
-    const CLI::App* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
-    std::cerr << "parasol" << (sub ? " " + sub->get_name() : "") << ": " << message << " (see 'parasol"
-              << (sub ? " " + sub->get_name() : "") << " --help')" << std::endl;
+  if (!ReportsUsageErrors()) {
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    return 2;
   }
+  const CLI::App* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+  std::cerr << "parasol" << (sub ? " " + sub->get_name() : "") << ": " << message << " (see 'parasol"
+            << (sub ? " " + sub->get_name() : "") << " --help')" << std::endl;
   return 2;
 }
 
