@@ -1,16 +1,16 @@
 #include "parasol/apps/lda/lda_checkpoint.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
 
-#include <fmt/format.h>
-
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
-#include "parasol/core/line_reader.h"
+#include "parasol/core/key_value_file.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -35,7 +35,8 @@ struct PartHeader {
 };
 
 void WriteAtomically(const std::string& path, const std::string& bytes) {
-  WriteFileAtomically(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
+  WriteFileAtomically(
+      path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
 }
 
 }  // namespace
@@ -64,39 +65,27 @@ void WriteTopicsPart(const std::string& dir, int rank, const CheckpointMeta& met
 }
 
 void WriteMeta(const std::string& dir, const CheckpointMeta& m) {
-  WriteAtomically((fs::path(dir) / "meta.txt").string(),
-                  fmt::format("parasol-lda-checkpoint 1\niteration {}\ntopics {}\nvocab {}\ndocs {}\ntokens {}\n"
-                              "processes {}\nalpha {:.17g}\nbeta {:.17g}\nseed {}\n",
-                              m.iteration, m.topics, m.vocab, m.docs, m.tokens, m.processes, m.alpha, m.beta, m.seed));
+  WriteAtomically(
+      (fs::path(dir) / "meta.txt").string(),
+      fmt::format("parasol-lda-checkpoint 1\niteration {}\ntopics {}\nvocab {}\ndocs {}\ntokens {}\n"
+                  "processes {}\nalpha {:.17g}\nbeta {:.17g}\nseed {}\n",
+                  m.iteration, m.topics, m.vocab, m.docs, m.tokens, m.processes, m.alpha, m.beta, m.seed));
 }
 
 CheckpointMeta ReadMeta(const std::string& dir) {
-  LineReader in((fs::path(dir) / "meta.txt").string());
+  const KeyValueFile f = KeyValueFile::Read(
+      (fs::path(dir) / "meta.txt").string(), "parasol-lda-checkpoint", 1,
+      {"iteration", "topics", "vocab", "docs", "tokens", "processes", "alpha", "beta", "seed"});
   CheckpointMeta m;
-  std::string_view line;
-  int seen = 0;
-  while (in.Next(&line)) {
-    size_t pos = 0;
-    std::string_view key = NextField(line, pos), value = NextField(line, pos);
-    if (in.line_number() == 1) {
-      if (key != "parasol-lda-checkpoint" || value != "1") in.Fail("not a parasol LDA checkpoint (version 1)");
-      continue;
-    }
-    if (!NextField(line, pos).empty()) in.Fail(fmt::format("'{}' takes one value", key));
-    if (key == "iteration") m.iteration = in.Number<uint32_t>(value, key);
-    else if (key == "topics") m.topics = in.Number<uint32_t>(value, key);
-    else if (key == "vocab") m.vocab = in.Number<uint64_t>(value, key);
-    else if (key == "docs") m.docs = in.Number<uint64_t>(value, key);
-    else if (key == "tokens") m.tokens = in.Number<uint64_t>(value, key);
-    else if (key == "processes") m.processes = in.NumberIn<uint32_t>(value, key, 1, kMaxProcesses);
-    else if (key == "alpha") m.alpha = in.Number<double>(value, key);
-    else if (key == "beta") m.beta = in.Number<double>(value, key);
-    else if (key == "seed") m.seed = in.Number<uint64_t>(value, key);
-    else in.Fail(fmt::format("unknown key '{}'", key));
-    ++seen;
-  }
-  if (in.line_number() == 0) throw ParseError(in.path(), 0, "empty file");
-  if (seen != 9) throw ParseError(in.path(), in.line_number(), fmt::format("{} of the 9 keys", seen));
+  m.iteration = f.Number<uint32_t>("iteration");
+  m.topics = f.Number<uint32_t>("topics");
+  m.vocab = f.Number<uint64_t>("vocab");
+  m.docs = f.Number<uint64_t>("docs");
+  m.tokens = f.Number<uint64_t>("tokens");
+  m.processes = f.NumberIn<uint32_t>("processes", 1, kMaxProcesses);
+  m.alpha = f.Number<double>("alpha");
+  m.beta = f.Number<double>("beta");
+  m.seed = f.Number<uint64_t>("seed");
   return m;
 }
 
@@ -111,7 +100,8 @@ std::vector<uint32_t> ReadAllTopics(const std::string& dir, const CheckpointMeta
     PartHeader h{};
     if (bytes.size() < sizeof(h) + sizeof(uint64_t)) throw ParseError(path, 0, "truncated");
     std::memcpy(&h, bytes.data(), sizeof(h));
-    if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) throw ParseError(path, 0, "not a parasol LDA topics file");
+    if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
+      throw ParseError(path, 0, "not a parasol LDA topics file");
     uint64_t sum;
     std::memcpy(&sum, bytes.data() + bytes.size() - sizeof(sum), sizeof(sum));
     // Bounded before it is multiplied: a crafted count must not wrap the size check below.
@@ -120,23 +110,26 @@ std::vector<uint32_t> ReadAllTopics(const std::string& dir, const CheckpointMeta
         Fnv1a64(bytes.data(), bytes.size() - sizeof(sum)) != sum) {
       throw ParseError(path, 0, "checksum mismatch: the file is corrupt or truncated");
     }
-    if (h.iteration != meta.iteration || h.topics != meta.topics || h.vocab != meta.vocab || h.docs != meta.docs ||
-        h.tokens != meta.tokens) {
-      throw ParseError(path, 0, fmt::format("belongs to another checkpoint (iteration {}, meta.txt says {})",
-                                            h.iteration, meta.iteration));
+    if (h.iteration != meta.iteration || h.topics != meta.topics || h.vocab != meta.vocab ||
+        h.docs != meta.docs || h.tokens != meta.tokens) {
+      throw ParseError(path, 0,
+                       fmt::format("belongs to another checkpoint (iteration {}, meta.txt says {})",
+                                   h.iteration, meta.iteration));
     }
     if (h.doc_begin != expected_begin || filled + h.part_tokens > meta.tokens) {
       throw ParseError(path, 0, "documents do not follow the previous part");
     }
     const auto* z = reinterpret_cast<const uint32_t*>(bytes.data() + sizeof(h));
     for (uint64_t i = 0; i < h.part_tokens; ++i) {
-      if (z[i] >= meta.topics) throw ParseError(path, 0, fmt::format("token {} has topic {} of {}", i, z[i], meta.topics));
+      if (z[i] >= meta.topics)
+        throw ParseError(path, 0, fmt::format("token {} has topic {} of {}", i, z[i], meta.topics));
     }
     std::memcpy(all.data() + filled, z, h.part_tokens * sizeof(uint32_t));
     filled += h.part_tokens;
     expected_begin = h.doc_end;
   }
-  if (filled != meta.tokens || expected_begin != meta.docs) throw ParseError(dir, 0, "the parts do not cover the corpus");
+  if (filled != meta.tokens || expected_begin != meta.docs)
+    throw ParseError(dir, 0, "the parts do not cover the corpus");
   return all;
 }
 

@@ -10,7 +10,7 @@
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
-#include "parasol/core/line_reader.h"
+#include "parasol/core/key_value_file.h"
 
 namespace parasol::apps::mlr {
 
@@ -36,40 +36,18 @@ void WriteMlrMeta(const std::string& dir, const MlrCheckpointMeta& m) {
 }
 
 MlrCheckpointMeta ReadMlrMeta(const std::string& dir) {
-  LineReader in((fs::path(dir) / "mlr.txt").string());
+  const KeyValueFile f = KeyValueFile::Read((fs::path(dir) / "mlr.txt").string(), "parasol-mlr-checkpoint", 1,
+                                            {"comm", "epoch", "steps", "scale", "classes", "features"});
   MlrCheckpointMeta m;
-  std::string_view line;
-  int seen = 0;
-  while (in.Next(&line)) {
-    size_t pos = 0;
-    const std::string_view key = NextField(line, pos), value = NextField(line, pos);
-    if (in.line_number() == 1) {
-      if (key != "parasol-mlr-checkpoint" || value != "1")
-        in.Fail("not a parasol MLR checkpoint (version 1)");
-      continue;
-    }
-    if (!NextField(line, pos).empty()) in.Fail(fmt::format("'{}' takes one value", key));
-    if (key == "comm") {
-      if (value != "ps" && value != "sfb") in.Fail(fmt::format("comm '{}' is neither ps nor sfb", value));
-      m.comm = value;
-    } else if (key == "epoch") {
-      m.epoch = in.Number<uint64_t>(value, key);
-    } else if (key == "steps") {
-      m.steps = in.Number<uint64_t>(value, key);
-    } else if (key == "scale") {
-      m.scale = in.Number<double>(value, key);
-      if (!(m.scale > 0 && m.scale <= 1)) in.Fail("scale must be in (0, 1]");
-    } else if (key == "classes") {
-      m.classes = in.Number<uint64_t>(value, key);
-    } else if (key == "features") {
-      m.features = in.Number<uint64_t>(value, key);
-    } else {
-      in.Fail(fmt::format("unknown key '{}'", key));
-    }
-    ++seen;
-  }
-  if (in.line_number() == 0) throw ParseError(in.path(), 0, "empty file");
-  if (seen != 6) throw ParseError(in.path(), in.line_number(), fmt::format("{} of the 6 keys", seen));
+  m.comm = f.Text("comm");
+  if (m.comm != "ps" && m.comm != "sfb")
+    f.Fail("comm", fmt::format("comm '{}' is neither ps nor sfb", m.comm));
+  m.epoch = f.Number<uint64_t>("epoch");
+  m.steps = f.Number<uint64_t>("steps");
+  m.scale = f.Number<double>("scale");
+  if (!(m.scale > 0 && m.scale <= 1)) f.Fail("scale", "scale must be in (0, 1]");
+  m.classes = f.Number<uint64_t>("classes");
+  m.features = f.Number<uint64_t>("features");
   return m;
 }
 

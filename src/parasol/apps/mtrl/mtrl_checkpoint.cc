@@ -7,7 +7,7 @@
 #include "parasol/core/array_file.h"
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
-#include "parasol/core/line_reader.h"
+#include "parasol/core/key_value_file.h"
 
 namespace parasol::apps::mtrl {
 
@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr char kHeader[] = "parasol-mtrl-checkpoint";
-constexpr int kKeys = 6;
 std::string PathIn(const std::string& dir, const char* name) { return (fs::path(dir) / name).string(); }
 }  // namespace
 
@@ -32,37 +31,15 @@ void WriteMtrlCheckpoint(const std::string& dir, const MtrlCheckpoint& c) {
 namespace {
 
 MtrlCheckpoint ReadMeta(const std::string& path) {
-  LineReader in(path);
+  const KeyValueFile f = KeyValueFile::Read(
+      path, kHeader, 1, {"iteration", "rounds", "tasks", "features", "samples", "objective"});
   MtrlCheckpoint c;
-  std::string_view line;
-  int seen = 0;
-  while (in.Next(&line)) {
-    size_t pos = 0;
-    const std::string_view key = NextField(line, pos), value = NextField(line, pos);
-    if (in.line_number() == 1) {
-      if (key != kHeader || value != "1") in.Fail("not a parasol MTRL checkpoint (version 1)");
-      continue;
-    }
-    if (!NextField(line, pos).empty()) in.Fail(fmt::format("'{}' takes one value", key));
-    if (key == "iteration") {
-      c.iteration = in.Number<uint64_t>(value, key);
-    } else if (key == "rounds") {
-      c.rounds = in.Number<uint64_t>(value, key);
-    } else if (key == "tasks") {
-      c.tasks = in.Number<uint64_t>(value, key);
-    } else if (key == "features") {
-      c.features = in.Number<uint64_t>(value, key);
-    } else if (key == "samples") {
-      c.samples = in.Number<uint64_t>(value, key);
-    } else if (key == "objective") {
-      c.objective = in.Number<double>(value, key);
-    } else {
-      in.Fail(fmt::format("unknown key '{}'", key));
-    }
-    ++seen;
-  }
-  if (in.line_number() == 0) throw ParseError(path, 0, "empty file");
-  if (seen != kKeys) throw ParseError(path, in.line_number(), fmt::format("{} of the {} keys", seen, kKeys));
+  c.iteration = f.Number<uint64_t>("iteration");
+  c.rounds = f.Number<uint64_t>("rounds");
+  c.tasks = f.Number<uint64_t>("tasks");
+  c.features = f.Number<uint64_t>("features");
+  c.samples = f.Number<uint64_t>("samples");
+  c.objective = f.Number<double>("objective");
   return c;
 }
 

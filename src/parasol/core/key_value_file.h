@@ -1,0 +1,53 @@
+// "key value" text files: the meta files of checkpoints (LDA, MLR, MTRL, SVM) and a job's status
+// file. An optional first line "HEADER VERSION" says what the file is; then one key per line,
+// each key once. Errors name the file and the line of the key.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parasol/core/text_fields.h"
+
+namespace parasol {
+
+class KeyValueFile {
+ public:
+  // Reads `path`. With a non-empty `header` the first line must be "HEADER VERSION" (ParseError
+  // "not a HEADER file (version V)" otherwise). Every other line is "key value" with a key of
+  // `keys`, given once. IoError when the file cannot be opened; ParseError otherwise.
+  static KeyValueFile Read(const std::string& path, std::string_view header, int version,
+                           const std::vector<std::string_view>& keys);
+
+  const std::string& path() const { return path_; }
+  bool Has(std::string_view key) const { return entries_.find(key) != entries_.end(); }
+
+  // A key's value; ParseError "path: no 'key' line" when it is missing.
+  std::string_view Text(std::string_view key) const { return Find(key).value; }
+  // A key's value as a number; ParseError "path:line: key 'x' is not ..." when it is not one.
+  template <typename T>
+  T Number(std::string_view key) const {
+    const Entry& e = Find(key);
+    return ParseField<T>(e.value, path_, e.line, key);
+  }
+  template <typename T>
+  T NumberIn(std::string_view key, T lo, T hi) const {
+    const Entry& e = Find(key);
+    return ParseFieldIn<T>(e.value, path_, e.line, key, lo, hi);
+  }
+  // ParseError at the key's line, for a value that parses but is not acceptable.
+  [[noreturn]] void Fail(std::string_view key, std::string_view what) const;
+
+ private:
+  struct Entry {
+    std::string value;
+    long line = 0;
+  };
+  const Entry& Find(std::string_view key) const;
+
+  std::string path_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+}  // namespace parasol
