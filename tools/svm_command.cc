@@ -1,5 +1,5 @@
 // `parasol svm` (C-SVC by SMO with sample elimination over MPI ranks; several classes one against
-// one) and
+// one; checkpoints) and
 // `parasol svm-predict` (LIBSVM's svm-predict: TEST MODEL OUTPUT). Models are LIBSVM's files.
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 
 #include "parasol/apps/svm/one_vs_one.h"
 #include "parasol/apps/svm/svm_model.h"
+#include "parasol/collective/collectives.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
@@ -67,6 +68,14 @@ class SvmCommand : public Command {
         ->capture_default_str();
     app_->add_option("--metrics", metrics_, "CSV: pair,iteration,seconds,violation,active,support_vectors");
     app_->add_option("--model", model_, "Write the model here (LIBSVM's format)");
+    app_->add_option(
+        "--checkpoint", checkpointing_.dir,
+        "Write a checkpoint to this folder after each two-class machine (see --checkpoint-every)");
+    app_->add_option("--checkpoint-every", checkpointing_.every_iterations,
+                     "Also every this many SMO iterations within a machine (0: not)")
+        ->capture_default_str();
+    app_->add_option("--resume", checkpointing_.resume_dir,
+                     "Go on from this checkpoint (the same data, kernel and C)");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -77,6 +86,11 @@ class SvmCommand : public Command {
     o_.cache_bytes = cache_mb_ << 20;
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!model_.empty()) CheckOutputFile("--model", model_);
+    if (!checkpointing_.dir.empty()) {
+      CheckOutputFolder("--checkpoint", checkpointing_.dir);
+    } else if (checkpointing_.every_iterations != 0) {
+      throw InvalidArgumentError("--checkpoint-every needs --checkpoint");
+    }
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -86,6 +100,7 @@ class SvmCommand : public Command {
 
   apps::svm::SmoOptions o_;
   apps::svm::KernelParams kp_;
+  apps::svm::SvmCheckpointing checkpointing_;
   std::string data_, label_column_ = "y", test_, kernel_ = "rbf", elimination_ = "standard", metrics_, model_;
   double gamma_ = 0;
   uint64_t cache_mb_ = 100;
@@ -132,23 +147,37 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
     };
     callbacks.on_pair = [&](const apps::svm::PairReport& p) { PrintPair(p, labels.size() > 2); };
   }
-  const apps::svm::SvmModel m = apps::svm::TrainOneVsOne(ctx, d, kp_, o_, callbacks);
-  if (!root) return 0;
-  if (csv) csv->Commit();
-  std::cout << fmt::format("Total nSV = {}\n", m.support_vectors.rows());
-  if (!model_.empty()) apps::svm::WriteSvmModel(model_, m);
-  if (!test_.empty()) ReportAccuracy(test, apps::svm::Predict(m, test));
+  if (root && !checkpointing_.resume_dir.empty())
+    std::cout << fmt::format("# resuming from {}\n", checkpointing_.resume_dir);
+  const apps::svm::SvmModel m = apps::svm::TrainOneVsOne(ctx, d, kp_, o_, callbacks, checkpointing_);
+  if (root) {
+    if (csv) csv->Commit();
+    std::cout << fmt::format("Total nSV = {}\n", m.support_vectors.rows());
+    if (!model_.empty()) apps::svm::WriteSvmModel(model_, m);
+  }
+  if (test_.empty()) return 0;
+  // Every process predicts a block of the test rows.
+  const auto [begin, end] = collective::BlockRange(test.rows(), ctx.size(), ctx.rank());
+  const std::vector<double> mine = apps::svm::Predict(m, test, begin, end);
+  const std::vector<double> predicted = collective::AllgatherBlocks<double>(ctx, mine, test.rows());
+  if (root) ReportAccuracy(test, predicted);
   return 0;
 }
 
 // LIBSVM's summary of one two-class machine, with parasol's counters.
 void SvmCommand::PrintPair(const apps::svm::PairReport& p, bool several) const {
   const apps::svm::SmoResult& r = p.result;
+  const std::string which =
+      several ? fmt::format("classes {} and {} ({} samples): ", p.first, p.second, p.samples) : "";
+  if (p.restored) {
+    std::cout << fmt::format(
+        "{}from the checkpoint: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}\n", which,
+        r.iterations, r.objective, r.rho, p.support_vectors, p.bounded);
+    return;
+  }
   if (r.iteration_limit)
     std::cerr << fmt::format("warning: stopped at --max-iterations ({}) before the tolerance\n",
                              r.iterations);
-  const std::string which =
-      several ? fmt::format("classes {} and {} ({} samples): ", p.first, p.second, p.samples) : "";
   std::cout << fmt::format(
       "{}optimization finished: {} iterations, obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, {:.3f} s "
       "(eliminated {}, rebuilt {} times, {} of them too early; cache hits {}, misses {})\n",

@@ -2,7 +2,8 @@
 # `parasol svm` and `parasol svm-predict` beside LIBSVM's svm-train and svm-predict (Debian
 # libsvm-tools): the same dual objective, support vectors and predictions for each kernel and for
 # 26 classes (one against one); each
-# reads the other's model files; one process and two under mpirun give the same model; bad input
+# reads the other's model files; one process and two under mpirun give the same model and
+# accuracy; a killed run resumed from its checkpoint gives the uninterrupted run's model; bad input
 # is one line naming file and line (exit 2).
 # Usage: svm_cli_test.sh PARASOL MPIRUN DATA_DIR
 set -u
@@ -79,6 +80,33 @@ check cmp -s <(grep -v '^rho' "$tmp/one.model") <(grep -v '^rho' "$tmp/two.model
 label="metrics: a header and a row per 100 iterations, ending at the last"
 check [ "$(head -1 "$tmp/one.csv")" = "pair,iteration,seconds,violation,active,support_vectors" ] &&
   [ "$(tail -1 "$tmp/one.csv" | cut -d, -f2)" = "$(grep -o 'finished: [0-9]*' "$tmp/one.txt" | awk '{print $2}')" ]
+
+# --test under mpirun: each process predicts a block of the rows; the accuracy is one process's.
+"$parasol" svm --data "$train" --gamma 0.05 --test "$train" > "$tmp/acc1.txt" 2>&1
+"$mpirun" -np 2 "$parasol" svm --data "$train" --gamma 0.05 --test "$train" > "$tmp/acc2.txt" 2>&1
+label="--test on 2 processes prints one process's accuracy: $(grep Accuracy "$tmp/acc2.txt")"
+check [ "$(grep -c '^Accuracy' "$tmp/acc2.txt")" -eq 1 ] &&
+  [ "$(grep '^Accuracy' "$tmp/acc1.txt")" = "$(grep '^Accuracy' "$tmp/acc2.txt")" ]
+
+# Checkpoints: a 26-class run killed after some machines and resumed (on 2 processes) writes the
+# model of the uninterrupted run, bit for bit (the machines not done are solved from the start).
+"$parasol" svm --data "$letter" --c 4 --gamma 0.5 --checkpoint "$tmp/ck" > "$tmp/ck.txt" 2>&1 &
+pid=$!
+for _ in $(seq 1500); do
+  done_pairs=$(awk '$1 == "pairs_done" { print $2 }' "$tmp/ck/svm.txt" 2>/dev/null)
+  [ "${done_pairs:-0}" -ge 40 ] && break; sleep 0.02
+done
+kill -9 "$pid"; wait "$pid" 2>/dev/null
+done_pairs=$(awk '$1 == "pairs_done" { print $2 }' "$tmp/ck/svm.txt")
+"$mpirun" -np 2 "$parasol" svm --data "$letter" --c 4 --gamma 0.5 --resume "$tmp/ck" --model "$tmp/resumed.model" \
+  > "$tmp/resumed.txt" 2> "$tmp/err" || { echo "FAIL: svm --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="killed after $done_pairs of 325 machines, resumed: the same model as without a stop"
+check [ "$done_pairs" -lt 325 ] && [ "$(grep -c 'from the checkpoint' "$tmp/resumed.txt")" -eq "$done_pairs" ] &&
+  cmp -s "$tmp/resumed.model" "$tmp/letter.model"
+expect 2 "a checkpoint of another problem: it was trained with C 4; this run has 1" -- \
+  "$parasol" svm --data "$letter" --gamma 0.5 --resume "$tmp/ck"
+expect 2 "svm.txt: cannot open" -- "$parasol" svm --data "$letter" --resume "$tmp/no-such"
+expect 2 "--checkpoint-every needs --checkpoint" -- "$parasol" svm --data "$letter" --checkpoint-every 10
 
 printf '1 1:1\n1 2:1\n' > "$tmp/one-class.svm"
 expect 2 "$tmp/one-class.svm: every label is 1: two classes at least are needed" -- \

@@ -17,6 +17,7 @@
 #include <span>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "parasol/collective/algorithm.h"
 #include "parasol/comm/context.h"
@@ -31,11 +32,11 @@ class Topology;
 struct AllreduceOptions {
   ReduceOp op = ReduceOp::kSum;
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto;
-  std::chrono::milliseconds timeout_ms{0};  // 0: the context's default
-  uint64_t segment_bytes = 0;               // pipelining granularity; 0: the algorithm's default
-  int torus_rows = 0;                       // torus2d: rows (0: from the topology or most square)
-  int rings = 2;                            // multiring
-  std::shared_ptr<const Topology> topology; // treepack, ft-mesh, auto (see AllreduceParams)
+  std::chrono::milliseconds timeout_ms{0};   // 0: the context's default
+  uint64_t segment_bytes = 0;                // pipelining granularity; 0: the algorithm's default
+  int torus_rows = 0;                        // torus2d: rows (0: from the topology or most square)
+  int rings = 2;                             // multiring
+  std::shared_ptr<const Topology> topology;  // treepack, ft-mesh, auto (see AllreduceParams)
 };
 
 struct BroadcastOptions {
@@ -70,7 +71,8 @@ struct AlltoallOptions {
 void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
                const AllreduceOptions& options = {});
 // buf[0, count) of the root on every rank.
-void Broadcast(comm::Context& ctx, void* buf, size_t count, DType dtype, const BroadcastOptions& options = {});
+void Broadcast(comm::Context& ctx, void* buf, size_t count, DType dtype,
+               const BroadcastOptions& options = {});
 // On the root, out[i] = op over ranks of in[i]; `out` is ignored elsewhere (may be null).
 // in == out on the root: in place.
 void Reduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
@@ -114,6 +116,29 @@ void Allgather(comm::Context& ctx, std::span<const T> in, std::span<T> out, cons
     throw InvalidArgumentError("allgather: output must hold size x input elements");
   }
   Allgather(ctx, in.data(), out.data(), in.size(), DTypeOf<T>, o);
+}
+
+// A vector of `count` elements spread over the ranks by BlockRange: each rank passes its block
+// (BlockRange(count, size, rank)'s length), every rank gets the whole vector in order.
+template <typename T>
+std::vector<T> AllgatherBlocks(comm::Context& ctx, std::span<const T> mine, size_t count,
+                               const AllgatherOptions& o = {}) {
+  const auto [b, e] = BlockRange(count, ctx.size(), ctx.rank());
+  if (mine.size() != e - b) throw InvalidArgumentError("allgather-blocks: a rank's block has the wrong size");
+  if (ctx.size() == 1) return std::vector<T>(mine.begin(), mine.end());
+  const size_t longest = BlockRange(count, ctx.size(), 0).second;  // block 0 is a largest one
+  std::vector<T> padded(mine.begin(), mine.end());
+  padded.resize(longest, T{});
+  std::vector<T> all(longest * static_cast<size_t>(ctx.size()));
+  Allgather<T>(ctx, padded, all, o);
+  std::vector<T> whole;
+  whole.reserve(count);
+  for (int r = 0; r < ctx.size(); ++r) {
+    const auto [rb, re] = BlockRange(count, ctx.size(), r);
+    whole.insert(whole.end(), all.begin() + static_cast<ptrdiff_t>(longest * static_cast<size_t>(r)),
+                 all.begin() + static_cast<ptrdiff_t>(longest * static_cast<size_t>(r) + (re - rb)));
+  }
+  return whole;
 }
 
 }  // namespace parasol::collective

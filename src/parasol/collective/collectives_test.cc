@@ -1,10 +1,11 @@
 // Broadcast, reduce, reduce-scatter, allgather, alltoall and barrier for rank counts 1-8 and sizes
 // that exercise both the small-message (tree) and the large-message (pipelined) schedules.
-#include <vector>
+#include "parasol/collective/collectives.h"
 
 #include <gtest/gtest.h>
 
-#include "parasol/collective/collectives.h"
+#include <vector>
+
 #include "parasol/collective/test_util.h"
 #include "parasol/comm/testing.h"
 
@@ -54,8 +55,10 @@ TEST_P(RankCount, ReduceToEveryRootWithEveryOp) {
           o.op = op;
           bool in_place = count % 2 == 1 && ctx.rank() == root;
           Reduce(ctx, in.data(), in_place ? in.data() : out.data(), count, DType::kInt64, o);
-          if (ctx.rank() == root) ASSERT_EQ(in_place ? in : out, Reference(DType::kInt64, op, inputs));
-          else ASSERT_EQ(in, inputs[static_cast<size_t>(ctx.rank())]) << "non-root input modified";
+          if (ctx.rank() == root)
+            ASSERT_EQ(in_place ? in : out, Reference(DType::kInt64, op, inputs));
+          else
+            ASSERT_EQ(in, inputs[static_cast<size_t>(ctx.rank())]) << "non-root input modified";
         }
       }
     }
@@ -73,15 +76,19 @@ TEST_P(RankCount, ReduceScatterLeavesEachRankItsBlock) {
         for (int r = 0; r < n; ++r) inputs.push_back(ExactInput(DType::kFloat32, op, r, count, 9));
         auto want = Reference(DType::kFloat32, op, inputs);
         auto [begin, end] = BlockRange(count, n, ctx.rank());
-        std::vector<std::byte> expect(want.begin() + static_cast<long>(begin * 4), want.begin() + static_cast<long>(end * 4));
+        std::vector<std::byte> expect(want.begin() + static_cast<long>(begin * 4),
+                                      want.begin() + static_cast<long>(end * 4));
         ReduceScatterOptions o;
         o.op = op;
         std::vector<std::byte> out((end - begin) * 4);
-        ReduceScatter(ctx, inputs[static_cast<size_t>(ctx.rank())].data(), out.data(), count, DType::kFloat32, o);
+        ReduceScatter(ctx, inputs[static_cast<size_t>(ctx.rank())].data(), out.data(), count, DType::kFloat32,
+                      o);
         ASSERT_EQ(out, expect) << "count " << count;
         auto buf = inputs[static_cast<size_t>(ctx.rank())];
         ReduceScatter(ctx, buf.data(), buf.data(), count, DType::kFloat32, o);  // in place
-        ASSERT_EQ(std::vector<std::byte>(buf.begin() + static_cast<long>(begin * 4), buf.begin() + static_cast<long>(end * 4)), expect);
+        ASSERT_EQ(std::vector<std::byte>(buf.begin() + static_cast<long>(begin * 4),
+                                         buf.begin() + static_cast<long>(end * 4)),
+                  expect);
       }
     }
   });
@@ -103,10 +110,31 @@ TEST_P(RankCount, AllgatherCollectsEveryContribution) {
       Allgather(ctx, mine.data(), out.data(), count, DType::kInt32);
       ASSERT_EQ(out, want) << "count " << count;
       std::vector<std::byte> inplace(want.size());
-      std::copy(mine.begin(), mine.end(), inplace.begin() + static_cast<long>(static_cast<size_t>(ctx.rank()) * mine.size()));
+      std::copy(mine.begin(), mine.end(),
+                inplace.begin() + static_cast<long>(static_cast<size_t>(ctx.rank()) * mine.size()));
       Allgather(ctx, inplace.data(), inplace.data(), count, DType::kInt32);
       ASSERT_EQ(inplace, want);
     }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// Uneven blocks (count not a multiple of the ranks, and fewer elements than ranks) come back whole
+// and in order; a block of the wrong size is refused on every rank before any exchange.
+TEST_P(RankCount, AllgatherBlocksReassemblesAVector) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{1001}}) {
+      const auto [b, e] = BlockRange(count, n, ctx.rank());
+      std::vector<double> mine;
+      for (size_t i = b; i < e; ++i) mine.push_back(0.5 * static_cast<double>(i) - 7);
+      const std::vector<double> whole = AllgatherBlocks<double>(ctx, mine, count);
+      ASSERT_EQ(whole.size(), count);
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(whole[i], 0.5 * static_cast<double>(i) - 7) << i;
+    }
+    std::vector<double> wrong(BlockRange(10, n, ctx.rank()).second - BlockRange(10, n, ctx.rank()).first + 1);
+    EXPECT_THROW(AllgatherBlocks<double>(ctx, wrong, 10), InvalidArgumentError);
   });
   comm::testing::ExpectNoErrors(errors);
 }
@@ -117,11 +145,15 @@ TEST_P(RankCount, AlltoallTransposesBlocks) {
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{3001}}) {
       // Element j of block d sent by rank s is s * 1e6 + d * 1e4 + j.
-      auto value = [&](int s, int d, size_t j) { return static_cast<int64_t>(s) * 1000000 + d * 10000 + static_cast<int64_t>(j); };
+      auto value = [&](int s, int d, size_t j) {
+        return static_cast<int64_t>(s) * 1000000 + d * 10000 + static_cast<int64_t>(j);
+      };
       std::vector<int64_t> in(static_cast<size_t>(n) * count), out(in.size());
-      for (int d = 0; d < n; ++d) for (size_t j = 0; j < count; ++j) in[static_cast<size_t>(d) * count + j] = value(ctx.rank(), d, j);
+      for (int d = 0; d < n; ++d)
+        for (size_t j = 0; j < count; ++j) in[static_cast<size_t>(d) * count + j] = value(ctx.rank(), d, j);
       std::vector<int64_t> want(in.size());
-      for (int s = 0; s < n; ++s) for (size_t j = 0; j < count; ++j) want[static_cast<size_t>(s) * count + j] = value(s, ctx.rank(), j);
+      for (int s = 0; s < n; ++s)
+        for (size_t j = 0; j < count; ++j) want[static_cast<size_t>(s) * count + j] = value(s, ctx.rank(), j);
       Alltoall(ctx, in.data(), out.data(), count, DType::kInt64);
       ASSERT_EQ(out, want);
       Alltoall(ctx, in.data(), in.data(), count, DType::kInt64);

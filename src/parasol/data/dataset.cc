@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "parasol/core/checksum.h"
 #include "parasol/data/csv_design.h"
 #include "parasol/data/libsvm_reader.h"
 
@@ -20,6 +21,14 @@ void Dataset::AddRow(double label, std::span<const uint32_t> ids, std::span<cons
 int64_t ColumnMatrix::ColumnOf(uint32_t id) const {
   auto it = std::lower_bound(ids.begin(), ids.end(), id);
   return it != ids.end() && *it == id ? it - ids.begin() : -1;
+}
+
+uint64_t Fingerprint(const Dataset& d) {
+  uint64_t h = Fnv1a64(&d.cols, sizeof(d.cols));
+  h = Fnv1a64(d.row_offsets.data(), d.row_offsets.size() * sizeof(uint64_t), h);
+  h = Fnv1a64(d.indices.data(), d.indices.size() * sizeof(uint32_t), h);
+  h = Fnv1a64(d.values.data(), d.values.size() * sizeof(double), h);
+  return Fnv1a64(d.labels.data(), d.labels.size() * sizeof(double), h);
 }
 
 std::vector<uint32_t> UsedFeatures(const Dataset& d) {

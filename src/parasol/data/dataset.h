@@ -59,6 +59,10 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
 // column's rows ascend, so its slice is found by binary search and copied).
 ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end);
 
+// A checksum of the rows (labels, features, values): a checkpoint records it, so that a resume on
+// other data is refused.
+uint64_t Fingerprint(const Dataset& d);
+
 // Reads a data set by its file name: "NAME.csv" as a CSV with a header and a label column named
 // `label_column`, anything else as LIBSVM. Errors as the readers'.
 Dataset ReadDataset(const std::string& path, const std::string& label_column = "y");

@@ -100,6 +100,8 @@ class SmoSolver {
   void Eliminate();
   void Reconstruct();
   void ActivateAll();
+  void WarmStart(std::span<const double> alpha);
+  std::vector<double> GatherAlpha();
   uint64_t GlobalCount(uint64_t mine);
   void ReportProgress(uint64_t iteration, double violation);
   void Finish(SmoResult* r);
@@ -158,6 +160,27 @@ SmoSolver::SmoSolver(comm::Context& ctx, const KernelMatrix& kernel, std::span<c
     all_rows_.push_back(static_cast<uint32_t>(begin_ + t));
   }
   active_rows_ = all_rows_;
+  if (!o.start_alpha.empty()) WarmStart(o.start_alpha);
+}
+
+// Multipliers from a checkpoint: this rank's share, its bounds, and the gradient G = Qa - e and
+// G_bar of its samples from every sample with a > 0 (every rank holds every multiplier).
+void SmoSolver::WarmStart(std::span<const double> alpha) {
+  for (size_t t = 0; t < m_; ++t) {
+    alpha_[t] = alpha[begin_ + t];
+    bound_[t] = alpha_[t] >= o_.c ? kUpper : (alpha_[t] <= 0 ? kLower : kFree);
+    SetPenalties(t);
+  }
+  column_tmp_.resize(m_);
+  for (size_t s = 0; s < alpha.size(); ++s) {
+    if (alpha[s] <= 0) continue;
+    kernel_.Column(s, all_rows_, column_tmp_.data(), scratch_);
+    const double coef = y_[s] * alpha[s];
+    for (size_t t = 0; t < m_; ++t) {
+      grad_[t] += LocalY(t) * coef * column_tmp_[t];
+      if (alpha[s] >= o_.c) grad_bar_[t] += LocalY(t) * y_[s] * o_.c * column_tmp_[t];
+    }
+  }
 }
 
 Pick SmoSolver::SelectI() {
@@ -398,6 +421,11 @@ void SmoSolver::ActivateAll() {
   all_active_ = true;
 }
 
+// Every sample's multiplier, on every rank. Collective.
+std::vector<double> SmoSolver::GatherAlpha() {
+  return collective::AllgatherBlocks<double>(ctx_, alpha_, kernel_.rows());
+}
+
 uint64_t SmoSolver::GlobalCount(uint64_t mine) {
   const double n = static_cast<double>(mine);
   const std::vector<double> all = GatherEach(ctx_, std::span<const double>(&n, 1));
@@ -425,10 +453,15 @@ SmoResult SmoSolver::Run() {
       o_.max_iterations > 0 ? o_.max_iterations : std::max<uint64_t>(10'000'000, 100 * n);
   const uint64_t interval = o_.elimination == Elimination::kEarliest ? 100 : std::min<uint64_t>(n, 1000);
   uint64_t countdown = interval;
-  uint64_t reported = 0;
   SmoResult r;
+  r.iterations = o_.start_iteration;
+  uint64_t reported = r.iterations;
   Step step;
   while (r.iterations < max_iterations) {
+    if (o_.checkpoint_every > 0 && r.iterations % o_.checkpoint_every == 0 &&
+        r.iterations > o_.start_iteration && o_.on_checkpoint) {
+      o_.on_checkpoint(r.iterations, GatherAlpha());
+    }
     if (o_.elimination != Elimination::kNone && --countdown == 0) {
       countdown = interval;
       Eliminate();
@@ -489,16 +522,7 @@ void SmoSolver::Finish(SmoResult* r) {
   }
   r->rho = free > 0 ? sum_free / free : (upper_bound + lower_bound) / 2;
   r->objective = objective;
-  const auto [b0, e0] = collective::BlockRange(kernel_.rows(), ctx_.size(), 0);
-  std::vector<double> padded(alpha_);
-  padded.resize(e0 - b0, 0.0);
-  const std::vector<double> all_alpha = GatherEach(ctx_, padded);
-  r->alpha.clear();
-  for (int rank = 0; rank < ctx_.size(); ++rank) {
-    const auto [b, e] = collective::BlockRange(kernel_.rows(), ctx_.size(), rank);
-    const double* block = all_alpha.data() + static_cast<size_t>(rank) * (e0 - b0);
-    r->alpha.insert(r->alpha.end(), block, block + (e - b));
-  }
+  r->alpha = GatherAlpha();
   r->eliminations = eliminations_;
   r->reconstructions = reconstructions_;
   r->wrongly_eliminated = wrongly_eliminated_;
@@ -521,6 +545,20 @@ SmoResult SolveSmo(comm::Context& ctx, const KernelMatrix& kernel, std::span<con
     (v > 0 ? pos : neg) = true;
   }
   if (!pos || !neg) throw InvalidArgumentError("training needs samples of both classes");
+  if (!o.start_alpha.empty()) {
+    if (o.start_alpha.size() != y.size())
+      throw InvalidArgumentError("a warm start needs one multiplier per sample");
+    double balance = 0;
+    for (size_t t = 0; t < y.size(); ++t) {
+      const double a = o.start_alpha[t];
+      if (!(a >= 0 && a <= o.c))
+        throw InvalidArgumentError(
+            fmt::format("warm start: multiplier {} is {}, outside [0, C = {}]", t, a, o.c));
+      balance += y[t] * a;
+    }
+    if (std::abs(balance) > 1e-9 * o.c * static_cast<double>(y.size()))
+      throw InvalidArgumentError(fmt::format("warm start: y'a is {:g}, not 0", balance));
+  }
   SmoSolver solver(ctx, kernel, y, o);
   return solver.Run();
 }

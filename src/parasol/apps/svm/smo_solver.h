@@ -53,6 +53,14 @@ struct SmoOptions {
   uint64_t progress_every = 1000;  // iterations between progress reports (collective)
   // Called on every rank with the same values.
   std::function<void(const SmoProgress&)> on_progress;
+
+  // A warm start (a resumed checkpoint): every sample's multiplier, feasible (0 <= a <= C,
+  // y'a = 0), and the iterations they took, which count towards max_iterations.
+  std::span<const double> start_alpha;
+  uint64_t start_iteration = 0;
+  // Every checkpoint_every iterations (0: never), on every rank: every sample's multiplier.
+  uint64_t checkpoint_every = 0;
+  std::function<void(uint64_t iteration, const std::vector<double>& alpha)> on_checkpoint;
 };
 
 struct SmoResult {
@@ -69,7 +77,8 @@ struct SmoResult {
 };
 
 // y[t] is +1 or -1 for each row of `kernel`; the same on every rank, as `kernel` and `o`.
-// Collective. InvalidArgumentError when C <= 0 or the labels are not +-1 of both signs.
+// Collective. InvalidArgumentError when C <= 0, the labels are not +-1 of both signs, or a warm
+// start is not feasible.
 SmoResult SolveSmo(comm::Context& ctx, const KernelMatrix& kernel, std::span<const int8_t> y,
                    const SmoOptions& o);
 

@@ -215,7 +215,7 @@ SvmModel ReadSvmModel(const std::string& path) {
   return m;
 }
 
-std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d) {
+std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d, size_t begin, size_t end) {
   const KernelMatrix kernel(m.support_vectors, m.kernel);
   const size_t k = m.labels.size();
   std::vector<uint32_t> rows(kernel.rows());
@@ -224,8 +224,10 @@ std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d) {
   for (size_t c = 0; c < k; ++c) start[c + 1] = start[c] + m.per_class[c];
   KernelMatrix::Scratch scratch;
   std::vector<double> column(rows.size()), out;
-  out.reserve(d.rows() * m.rho.size());
-  for (size_t r = 0; r < d.rows(); ++r) {
+  end = std::min(end, d.rows());
+  begin = std::min(begin, end);
+  out.reserve((end - begin) * m.rho.size());
+  for (size_t r = begin; r < end; ++r) {
     kernel.Column(d.row_indices(r), d.row_values(r), rows, column.data(), scratch);
     size_t p = 0;
     for (size_t a = 0; a < k; ++a) {
@@ -240,12 +242,12 @@ std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d) {
   return out;
 }
 
-std::vector<double> Predict(const SvmModel& m, const data::Dataset& d) {
-  const std::vector<double> dec = DecisionValues(m, d);
+std::vector<double> Predict(const SvmModel& m, const data::Dataset& d, size_t begin, size_t end) {
+  const std::vector<double> dec = DecisionValues(m, d, begin, end);
   const size_t k = m.labels.size(), pairs = m.rho.size();
   std::vector<double> predicted;
   std::vector<uint32_t> votes(k);
-  for (size_t r = 0; r < d.rows(); ++r) {
+  for (size_t r = 0; r < dec.size() / pairs; ++r) {
     std::fill(votes.begin(), votes.end(), 0);
     size_t p = 0;
     for (size_t a = 0; a < k; ++a)

@@ -51,9 +51,12 @@ void WriteSvmModel(const std::string& path, const SvmModel& m);
 // counts agree with its lines.
 SvmModel ReadSvmModel(const std::string& path);
 
-// Each pair's decision value for each row of `d`: row r's at r * pairs + p.
-std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d);
-// Each row's class by the pairs' votes (ties go to the class listed first).
-std::vector<double> Predict(const SvmModel& m, const data::Dataset& d);
+// Each pair's decision value for rows [begin, end) of `d` (all by default): row begin + r's at
+// r * pairs + p.
+std::vector<double> DecisionValues(const SvmModel& m, const data::Dataset& d, size_t begin = 0,
+                                   size_t end = SIZE_MAX);
+// Each of those rows' class by the pairs' votes (ties go to the class listed first).
+std::vector<double> Predict(const SvmModel& m, const data::Dataset& d, size_t begin = 0,
+                            size_t end = SIZE_MAX);
 
 }  // namespace parasol::apps::svm
