@@ -56,7 +56,7 @@ std::pair<size_t, size_t> TasksOf(const TaskSet& s, int ranks, int rank) {
 
 // Sums over a rank's tasks at weights W.
 struct Sums {
-  double loss = 0, dual = 0, squared_error = 0;
+  double loss = 0, dual = 0, squared_error = 0, quad = 0, norm = 0;
 };
 
 // One rank's half of the weight step: its tasks' samples and dual variables, the whole V (read
@@ -88,14 +88,16 @@ class WeightStep {
     v_.assign(m_ * d_, 0.0);
   }
 
-  void SetSigma(std::vector<double> sigma) { sigma_ = std::move(sigma); }
+  size_t first_task() const { return first_; }
+  size_t last_task() const { return last_; }
+  // Sigma's rows of this rank's tasks ((last - first) x m): all that its half of the step uses.
+  void SetSigmaRows(std::vector<double> rows) { sigma_ = std::move(rows); }
 
   // Local passes over this rank's samples, then V's change to the parameter server and V back.
   void Round(uint64_t seed) {
     const size_t own = last_ - first_;
     w_own_.assign(own * d_, 0.0);
-    for (size_t i = first_; i < last_; ++i)
-      for (size_t k = 0; k < m_; ++k) Axpy(sigma_[i * m_ + k], &v_[k * d_], &w_own_[(i - first_) * d_], d_);
+    w_own_ = OwnWeights();
     dv_.assign(own * d_, 0.0);
     for (uint64_t pass = 0; pass < o_.local_passes; ++pass) LocalPass(seed * 1000003 + pass);
     auto table = worker_->GetTable<double>(kVTable);
@@ -115,21 +117,34 @@ class WeightStep {
     worker_->GlobalBarrier();  // nobody changes V before all have read it
   }
 
-  // W = V Sigma, every task.
-  std::vector<double> Weights() const {
-    std::vector<double> w(m_ * d_, 0.0);
-    for (size_t i = 0; i < m_; ++i)
-      for (size_t k = 0; k < m_; ++k) Axpy(sigma_[i * m_ + k], &v_[k * d_], &w[i * d_], d_);
+  // W = Sigma V for this rank's tasks ((last - first) x d).
+  std::vector<double> OwnWeights() const {
+    std::vector<double> w((last_ - first_) * d_, 0.0);
+    for (size_t i = first_; i < last_; ++i)
+      for (size_t k = 0; k < m_; ++k)
+        Axpy(sigma_[(i - first_) * m_ + k], &v_[k * d_], &w[(i - first_) * d_], d_);
     return w;
   }
 
-  // Loss, dual objective's per-sample part and squared error of this rank's tasks at W.
-  Sums Evaluate(const std::vector<double>& w) const {
+  // Every task's weights (m x d) from each rank's own. Collective.
+  std::vector<double> GatherWeights(const std::vector<double>& own) {
+    std::vector<double> w(m_ * d_, 0.0);
+    std::copy(own.begin(), own.end(), w.begin() + static_cast<int64_t>(first_ * d_));
+    if (ctx_.size() > 1) collective::Allreduce<double>(ctx_, std::span<double>(w));
+    return w;
+  }
+
+  // Loss, dual objective's per-sample part and squared error of this rank's tasks at their
+  // weights, and their parts of tr(V' W) and |W|^2.
+  Sums Evaluate(const std::vector<double>& own) const {
     Sums sums;
     for (size_t i = first_; i < last_; ++i) {
+      const double* wi = &own[(i - first_) * d_];
+      sums.quad += Dot(&v_[i * d_], wi, d_);
+      sums.norm += Dot(wi, wi, d_);
       const auto n = static_cast<double>(s_.task_size(i));
       for (uint64_t j = s_.offsets[i]; j < s_.offsets[i + 1]; ++j) {
-        const double r = s_.y[j] - Dot(&w[i * d_], s_.row(j), d_);
+        const double r = s_.y[j] - Dot(wi, s_.row(j), d_);
         const double a = alpha_[j - s_.offsets[first_]];
         sums.squared_error += r * r;
         sums.loss += r * r / (2 * n);
@@ -184,10 +199,10 @@ class WeightStep {
     std::vector<uint64_t> order;
     for (size_t i : tasks) {
       std::copy_n(&w_own_[(i - first_) * d_], d_, w.begin());
-      for (size_t k = first_; k < last_; ++k)
-        Axpy(sp * sigma_[i * m_ + k], &dv_[(k - first_) * d_], w.data(), d_);
+      const double* sigma_i = &sigma_[(i - first_) * m_];
+      for (size_t k = first_; k < last_; ++k) Axpy(sp * sigma_i[k], &dv_[(k - first_) * d_], w.data(), d_);
       const auto n = static_cast<double>(s_.task_size(i));
-      const double sii = sp * sigma_[i * m_ + i];
+      const double sii = sp * sigma_i[i];
       double* dvi = &dv_[(i - first_) * d_];
       order.resize(s_.task_size(i));
       std::iota(order.begin(), order.end(), s_.offsets[i]);
@@ -213,7 +228,7 @@ class WeightStep {
   std::unique_ptr<ps::Worker> worker_;
   bool exact_ = false;
   std::vector<double> alpha_, sq_norm_;  // this rank's samples
-  std::vector<double> v_, sigma_;        // m x d, m x m
+  std::vector<double> v_, sigma_;        // m x d; this rank's rows of Sigma, (last - first) x m
   std::vector<double> w_own_, dv_;       // this rank's tasks x d
 };
 
@@ -262,23 +277,27 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
     rounds = c.rounds;
     previous = c.objective;
   }
-  step.SetSigma(cov.Sigma(o.lambda1, o.lambda2));
+  const auto set_sigma = [&] {
+    step.SetSigmaRows(cov.SigmaRows(o.lambda1, o.lambda2, step.first_task(), step.last_task()));
+  };
+  set_sigma();
   for (uint64_t it = result.first_iteration; it <= o.iterations; ++it) {
     for (uint64_t r = 0; r < o.rounds; ++r) step.Round((o.seed * 1000003 + it) * 1000033 + r);
     rounds += o.rounds;
     step.SyncAll();
-    const std::vector<double> w = step.Weights();
-    Sums sums = step.Evaluate(w);
-    if (ctx.size() > 1) collective::Allreduce<double>(ctx, std::span<double>(&sums.loss, 3));
-    const double quad = Dot(step.v().data(), w.data(), m * d);  // tr(W Sigma^-1 W') = tr(V Sigma V')
+    const std::vector<double> own = step.OwnWeights();
+    Sums sums = step.Evaluate(own);
+    if (ctx.size() > 1) collective::Allreduce<double>(ctx, std::span<double>(&sums.loss, 5));
+    const std::vector<double> w = step.GatherWeights(own);
+    const double quad = sums.quad;  // tr(W Sigma^-1 W') = tr(V Sigma V') = tr(V' W)
     MtrlIteration e{.iteration = it, .rounds = rounds};
     e.duality_gap = (sums.loss + quad / 2) - (sums.dual - quad / 2);
     e.train_mse = sums.squared_error / static_cast<double>(train.samples());
     if (o.learn_covariance) {
       cov = TaskCovariance::Fit(w, m, d, o.epsilon);
       const double root = cov.trace_root();
-      e.objective = sums.loss + o.lambda1 / 2 * Dot(w.data(), w.data(), m * d) + o.lambda2 / 2 * root * root;
-      step.SetSigma(cov.Sigma(o.lambda1, o.lambda2));
+      e.objective = sums.loss + o.lambda1 / 2 * sums.norm + o.lambda2 / 2 * root * root;
+      set_sigma();
     } else {
       e.objective = sums.loss + quad / 2 + o.lambda2 * o.epsilon / 2 * cov.TraceInverse();
     }
@@ -316,7 +335,8 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
     }
     if (result.converged) break;
   }
-  if (result.iterations.empty()) result.model.weights = step.Weights();  // resumed with nothing left to do
+  if (result.iterations.empty())  // resumed with nothing left to do
+    result.model.weights = step.GatherWeights(step.OwnWeights());
   result.model.omega = cov.Omega();
   result.bytes_sent = step.BytesSent();
   step.Finish();

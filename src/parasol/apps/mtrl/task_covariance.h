@@ -17,33 +17,44 @@ struct SymmetricEigen {
 };
 SymmetricEigen EigenDecompose(std::span<const double> a, size_t n);
 
-// Omega = U diag(s) U', s > 0 summing to 1.
+// Omega = U diag(s) U' + s_rest (I - U U'): r orthonormal eigenvectors U (m x r) with their
+// eigenvalues s, and one eigenvalue s_rest on the rest of the space (of dimension m - r). The
+// eigenvalues, counted with multiplicity, sum to 1. A fit to m tasks of d < m features has r <= d:
+// W W' has rank d, so Omega is found from the d x d matrix W'W, and any function of it costs
+// O(m^2 r) instead of O(m^3).
 class TaskCovariance {
  public:
   // Omega = I / m: no relationship known yet.
   static TaskCovariance Identity(size_t m);
   // The minimiser over Omega (trace 1) of tr(W Omega^-1 W') + epsilon tr(Omega^-1) for m tasks'
-  // weights (m x d): (W'W + epsilon I)^1/2 over its trace (Zhang and Yeung). REQUIRES epsilon > 0
-  // or W'W of full rank.
+  // weights (m x d): (W W' + epsilon I)^1/2 over its trace (Zhang and Yeung). REQUIRES epsilon > 0
+  // or W W' of full rank.
   static TaskCovariance Fit(std::span<const double> weights, size_t m, size_t d, double epsilon);
 
   // From a stored Omega (symmetric, m x m). InvalidArgumentError unless it is positive definite.
   static TaskCovariance FromMatrix(std::span<const double> omega, size_t m);
 
-  size_t tasks() const { return values_.size(); }
+  size_t tasks() const { return m_; }
   std::vector<double> Omega() const;
-  // Sigma = (lambda1 I + lambda2 Omega^-1)^-1 = U diag(s / (lambda1 s + lambda2)) U'.
-  std::vector<double> Sigma(double lambda1, double lambda2) const;
+  // Sigma = (lambda1 I + lambda2 Omega^-1)^-1, eigenvalues s / (lambda1 s + lambda2): its rows
+  // [first, last) ((last - first) x m), or all of it.
+  std::vector<double> SigmaRows(double lambda1, double lambda2, size_t first, size_t last) const;
+  std::vector<double> Sigma(double lambda1, double lambda2) const {
+    return SigmaRows(lambda1, lambda2, 0, m_);
+  }
   double TraceInverse() const;
-  // Fit only: tr((W'W + epsilon I)^1/2); the penalty lambda2/2 (tr(W Omega^-1 W') + epsilon
+  // Fit only: tr((W W' + epsilon I)^1/2); the penalty lambda2/2 (tr(W Omega^-1 W') + epsilon
   // tr(Omega^-1)) at the fitted Omega is lambda2/2 times its square.
   double trace_root() const { return trace_root_; }
 
  private:
+  // Rows [first, last) of f(Omega) = f(s_rest) I + U diag(f(s) - f(s_rest)) U'.
   template <typename F>
-  std::vector<double> Compose(F f) const;
+  std::vector<double> Compose(F f, size_t first, size_t last) const;
 
-  std::vector<double> values_, vectors_;  // as SymmetricEigen
+  size_t m_ = 0;
+  std::vector<double> values_, vectors_;  // s, and U column-major (vectors_[j * m + i] = U[i][j])
+  double rest_value_ = 0;                 // s_rest (unused when r = m)
   double trace_root_ = 0;
 };
 
