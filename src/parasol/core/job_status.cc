@@ -15,13 +15,14 @@ JobStatus ReadJobStatus(const std::string& path) {
       path, "", 0,
       {"step", "total_steps", "ranks", "batch_per_rank", "step_seconds", "sync_seconds", "state"});
   JobStatus s;
-  s.step = f.NumberIn<int64_t>("step", 0, INT64_MAX);
-  s.total_steps = f.NumberIn<int64_t>("total_steps", 0, INT64_MAX);
-  s.ranks = f.NumberIn<int>("ranks", 1, 1 << 20);
+  if (f.Has("step")) s.step = f.NumberIn<int64_t>("step", 0, INT64_MAX);
+  if (f.Has("total_steps")) s.total_steps = f.NumberIn<int64_t>("total_steps", 0, INT64_MAX);
+  if (f.Has("ranks")) s.ranks = f.NumberIn<int>("ranks", 1, 1 << 20);
   if (f.Has("batch_per_rank")) s.batch_per_rank = f.NumberIn<int64_t>("batch_per_rank", 0, INT64_MAX);
   if (f.Has("step_seconds")) s.step_seconds = f.NumberIn<double>("step_seconds", 0, 1e9);
   if (f.Has("sync_seconds")) s.sync_seconds = f.NumberIn<double>("sync_seconds", 0, 1e9);
-  s.state = f.Text("state");
+  if (f.Has("state")) s.state = f.Text("state");
+  f.Require({"step", "total_steps", "ranks", "state"});
   return s;
 }
 

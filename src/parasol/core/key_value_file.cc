@@ -38,6 +38,10 @@ const KeyValueFile::Entry& KeyValueFile::Find(std::string_view key) const {
   return it->second;
 }
 
+void KeyValueFile::Require(const std::vector<std::string_view>& keys) const {
+  for (std::string_view key : keys) (void)Find(key);
+}
+
 void KeyValueFile::Fail(std::string_view key, std::string_view what) const {
   throw ParseError(path_, Find(key).line, what);
 }

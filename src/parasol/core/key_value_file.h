@@ -36,6 +36,9 @@ class KeyValueFile {
     const Entry& e = Find(key);
     return ParseFieldIn<T>(e.value, path_, e.line, key, lo, hi);
   }
+  // ParseError "path: no 'key' line" for the first of `keys` the file lacks (after parsing the
+  // values it has, so that a malformed line is reported before a missing one).
+  void Require(const std::vector<std::string_view>& keys) const;
   // ParseError at the key's line, for a value that parses but is not acceptable.
   [[noreturn]] void Fail(std::string_view key, std::string_view what) const;
 

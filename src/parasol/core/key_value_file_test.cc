@@ -73,6 +73,17 @@ TEST_F(KeyValueFileTest, RangesAndRejectedValuesPointAtTheLine) {
   EXPECT_THROW(f.Fail("rate", "rate must be below 1"), ParseError);
 }
 
+TEST_F(KeyValueFileTest, RequireNamesTheFirstMissingKey) {
+  const KeyValueFile f = ReadText("demo-meta 2\nrate 1\n");
+  EXPECT_NO_THROW(f.Require({"rate"}));
+  try {
+    f.Require({"rate", "steps", "name"});
+    FAIL() << "steps is missing";
+  } catch (const ParseError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path_ + ": no 'steps' line"));
+  }
+}
+
 TEST_F(KeyValueFileTest, AMissingFileIsAnIoError) {
   EXPECT_THROW(KeyValueFile::Read(path_ + ".none", "demo-meta", 2, {"steps"}), IoError);
 }
