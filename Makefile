@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 MPIRUN := scripts/mpirun.sh
 PARASOL := $(BUILD_DIR)/tools/parasol
 
-FUZZ_SECONDS ?= 5
+FUZZ_SECONDS ?= 3
 
 .PHONY: all deps configure build run test fuzz sanitize bench clean
 

@@ -7,7 +7,8 @@
 #         mlr, mtrl: 5 minutes), whose libraries' own tests run here.
 #   tsan  ThreadSanitizer (build-tsan): the in-process tests of the code with threads of its own:
 #         core (thread pool), comm, collective, ps, and the applications that run several
-#         threads on it (lda's samplers, mf's workers). The other applications' threads are the
+#         threads on it (lda's samplers and ranks, mf's workers; lda's single-threaded
+#         statistical tests are filtered out under TSan, see its CMakeLists.txt). The other applications' threads are the
 #         parameter server's and the collectives', tested here directly. MPI's own threads are not
 #         instrumented, so runs under mpirun are left out; libtorch's OpenMP threads neither, so
 #         dl is left out.
