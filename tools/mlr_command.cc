@@ -84,12 +84,7 @@ class MlrCommand : public Command {
       throw InvalidArgumentError(
           "--consistency is for --comm ps; sufficient factors are exchanged every step");
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
-    if (!o_.checkpoint_dir.empty()) {
-      CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
-      if (o_.checkpoint_every == 0) o_.checkpoint_every = o_.epochs;
-    } else if (o_.checkpoint_every != 0) {
-      throw InvalidArgumentError("--checkpoint-every needs --checkpoint");
-    }
+    CheckCheckpointOptions(o_.checkpoint_dir, &o_.checkpoint_every, o_.epochs);
   }
 
   int Run(comm::MpiRuntime* mpi) override;

@@ -86,12 +86,7 @@ class MtrlCommand : public Command {
     for (const auto& [option, path] : {std::pair{"--metrics", metrics_}, std::pair{"--model", model_},
                                        std::pair{"--relationships", relationships_}})
       if (!path.empty()) CheckOutputFile(option, path);
-    if (!o_.checkpoint_dir.empty()) {
-      CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
-      if (o_.checkpoint_every == 0) o_.checkpoint_every = o_.iterations;
-    } else if (o_.checkpoint_every != 0) {
-      throw InvalidArgumentError("--checkpoint-every needs --checkpoint");
-    }
+    CheckCheckpointOptions(o_.checkpoint_dir, &o_.checkpoint_every, o_.iterations);
   }
 
   int Run(comm::MpiRuntime* mpi) override;

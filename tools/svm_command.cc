@@ -86,11 +86,7 @@ class SvmCommand : public Command {
     o_.cache_bytes = cache_mb_ << 20;
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!model_.empty()) CheckOutputFile("--model", model_);
-    if (!checkpointing_.dir.empty()) {
-      CheckOutputFolder("--checkpoint", checkpointing_.dir);
-    } else if (checkpointing_.every_iterations != 0) {
-      throw InvalidArgumentError("--checkpoint-every needs --checkpoint");
-    }
+    CheckCheckpointOptions(checkpointing_.dir, &checkpointing_.every_iterations, 0);
   }
 
   int Run(comm::MpiRuntime* mpi) override;
