@@ -1,14 +1,9 @@
 #include "parasol/core/atomic_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <array>
+#include <exception>
 #include <filesystem>
-#include <fstream>
-
-#include <fmt/format.h>
+#include <streambuf>
 
 #include "parasol/core/error.h"
 
@@ -16,40 +11,77 @@ namespace parasol {
 
 namespace {
 
-// Flushes a file or folder to the disk: without it a power cut after the rename can leave the new
-// name pointing at blocks never written.
-void Sync(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) throw IoError(fmt::format("{}: cannot open to sync: {}", path, std::strerror(errno)));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw IoError(fmt::format("{}: sync failed: {}", path, std::strerror(err)));
+// An ostream's buffer over a WritableFile. A failing append cannot throw through the stream (it
+// would become a bad bit), so the error is kept and rethrown once fill returns.
+class FileStreamBuf final : public std::streambuf {
+ public:
+  explicit FileStreamBuf(WritableFile& file) : file_(file) { setp(buf_.data(), buf_.data() + buf_.size()); }
+
+  // Writes what is buffered; rethrows the first error of any append.
+  void Finish() {
+    Drain();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!Drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return Drain() ? 0 : -1; }
+
+ private:
+  bool Drain() {
+    if (error_) return false;
+    try {
+      file_.Append(std::string_view(pbase(), static_cast<size_t>(pptr() - pbase())));
+    } catch (...) {
+      error_ = std::current_exception();
+      return false;
+    }
+    setp(buf_.data(), buf_.data() + buf_.size());
+    return true;
+  }
+
+  WritableFile& file_;
+  std::array<char, 1 << 16> buf_;
+  std::exception_ptr error_;
+};
+
+void WriteSynced(FileSystem& fs, const std::string& tmp, const std::function<void(std::ostream&)>& fill) {
+  std::unique_ptr<WritableFile> file = fs.NewWritableFile(tmp);
+  FileStreamBuf buf(*file);
+  std::ostream out(&buf);
+  fill(out);
+  buf.Finish();
+  if (!out) throw IoError(tmp + ": write failed");
+  file->Sync();
+  file->Close();
 }
 
 }  // namespace
 
-void WriteFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+void WriteFileAtomically(FileSystem& fs, const std::string& path,
+                         const std::function<void(std::ostream&)>& fill) {
   const std::string tmp = path + ".tmp";
   try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw IoError(fmt::format("{}: cannot create file: {}", tmp, std::strerror(errno)));
-      fill(out);
-      out.close();  // flushes; a full disk shows here
-      if (!out) throw IoError(fmt::format("{}: write failed: {}", tmp, std::strerror(errno)));
-    }
-    Sync(tmp, O_WRONLY);
+    WriteSynced(fs, tmp, fill);
   } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);  // nothing half-written stays behind
+    fs.RemoveIfExists(tmp);  // nothing half-written stays behind
     throw;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw IoError(fmt::format("{}: cannot move into place: {}", path, ec.message()));
+  fs.Rename(tmp, path);
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  Sync(folder.empty() ? "." : folder.string(), O_RDONLY | O_DIRECTORY);
+  fs.SyncFolder(folder.empty() ? "." : folder.string());
+}
+
+void WriteFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+  LocalFileSystem local;
+  WriteFileAtomically(local, path, fill);
 }
 
 }  // namespace parasol

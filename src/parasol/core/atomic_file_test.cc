@@ -1,5 +1,7 @@
 #include "parasol/core/atomic_file.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -8,10 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 
 namespace parasol {
 namespace {
@@ -46,10 +46,11 @@ TEST_F(AtomicFileTest, ReplacesTheFileWhole) {
 
 // A writer that fails half-way (here by throwing) leaves the previous file and no temporary.
 TEST_F(AtomicFileTest, AFailedWriteLeavesThePreviousFile) {
-  EXPECT_THROW(WriteFileAtomically(path_, [](std::ostream& out) {
-                 out << "half of the";
-                 throw IoError("the source went away");
-               }),
+  EXPECT_THROW(WriteFileAtomically(path_,
+                                   [](std::ostream& out) {
+                                     out << "half of the";
+                                     throw IoError("the source went away");
+                                   }),
                IoError);
   EXPECT_EQ(Contents(), "previous");
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
@@ -84,6 +85,47 @@ TEST_F(AtomicFileTest, AFolderThatCannotBeWrittenIsAnError) {
   } catch (const IoError& e) {
     EXPECT_THAT(e.what(), HasSubstr("no-such-folder/file.tmp: cannot create file"));
   }
+}
+
+// The same three faults through the injectable file layer, on a stream big enough to be written
+// in several appends: the error names the temporary file, the previous file is whole.
+TEST_F(AtomicFileTest, InjectedWriteErrorAndFullDiskLeaveThePreviousFile) {
+  const std::string big(300000, 'x');
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull}) {
+    FaultyFileSystem fs;
+    fs.Arm(fault, "state", 100000);
+    std::string message;
+    try {
+      WriteFileAtomically(fs, path_, [&](std::ostream& out) { out << big; });
+    } catch (const IoError& e) {
+      message = e.what();
+    }
+    EXPECT_EQ(fs.fired(), 1);
+    EXPECT_THAT(message, HasSubstr(path_ + ".tmp: write failed: "));
+    EXPECT_THAT(message, HasSubstr(fault == FileFault::kDiskFull ? "No space left" : "Input/output error"));
+    EXPECT_EQ(Contents(), "previous");
+    EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+  }
+}
+
+// A process that dies half-way through leaves its torn temporary (no clean-up runs), and the file
+// itself as it was.
+TEST_F(AtomicFileTest, ACrashHalfWayLeavesATornTemporaryAndThePreviousFile) {
+  FaultyFileSystem fs;
+  fs.Arm(FileFault::kCrash, "state", 70000);
+  EXPECT_THROW(WriteFileAtomically(fs, path_, [&](std::ostream& out) { out << std::string(300000, 'y'); }),
+               IoError);
+  EXPECT_TRUE(fs.crashed());
+  EXPECT_EQ(Contents(), "previous");
+  EXPECT_EQ(fs::file_size(path_ + ".tmp"), 70000u);
+}
+
+TEST_F(AtomicFileTest, OnlyTheArmedFileFails) {
+  FaultyFileSystem fs;
+  fs.Arm(FileFault::kWriteError, "other-name");
+  WriteFileAtomically(fs, path_, [](std::ostream& out) { out << "next"; });
+  EXPECT_EQ(Contents(), "next");
+  EXPECT_EQ(fs.fired(), 0);
 }
 
 }  // namespace

@@ -42,8 +42,8 @@ void RemoveOlderShardFiles(const std::string& dir, int shard) {
   for (size_t i = 0; i + 2 < files.size(); ++i) std::filesystem::remove(files[i].second, ec);  // best effort
 }
 
-void WriteAtomically(const std::string& path, const void* data, size_t size) {
-  WriteFileAtomically(path, [&](std::ostream& out) { out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
+void WriteAtomically(FileSystem& fs, const std::string& path, const void* data, size_t size) {
+  WriteFileAtomically(fs, path, [&](std::ostream& out) { out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
 }
 
 std::vector<std::byte> ReadFile(const std::string& path) {
@@ -106,8 +106,8 @@ std::string ShardFile(const std::string& dir, int shard, uint64_t clock) {
   return fmt::format("{}/shard-{:05}.{}.ckpt", dir, shard, clock);
 }
 
-CheckpointWriter::CheckpointWriter(std::string dir, int shard, uint64_t clock)
-    : dir_(std::move(dir)), shard_(shard), clock_(clock) {
+CheckpointWriter::CheckpointWriter(FileSystem& fs, std::string dir, int shard, uint64_t clock)
+    : fs_(fs), dir_(std::move(dir)), shard_(shard), clock_(clock) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create checkpoint directory: {}", dir_, ec.message()));
@@ -132,14 +132,14 @@ void CheckpointWriter::Commit() {
   w_.Put<uint8_t>(0);  // end of tables
   uint64_t sum = Fnv1a64(w_.bytes().data(), w_.size());
   w_.Put(sum);
-  WriteAtomically(ShardFile(dir_, shard_, clock_), w_.bytes().data(), w_.size());
+  WriteAtomically(fs_, ShardFile(dir_, shard_, clock_), w_.bytes().data(), w_.size());
   RemoveOlderShardFiles(dir_, shard_);
 }
 
-void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables) {
+void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables) {
   std::string text = fmt::format("format parasol-ps-checkpoint {}\nclock {}\nshards {}\n", kVersion, clock, shards);
   for (const auto& [id, c] : tables) text += fmt::format("table {} {:016x} {}\n", id, c.Fingerprint(), c.Describe());
-  WriteAtomically(dir + "/MANIFEST", text.data(), text.size());
+  WriteAtomically(fs, dir + "/MANIFEST", text.data(), text.size());
 }
 
 uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableConfig>& tables,

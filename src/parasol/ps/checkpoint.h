@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "parasol/core/file_system.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
 #include "parasol/ps/wire.h"
@@ -19,13 +20,14 @@ namespace parasol::ps {
 class CheckpointWriter {
  public:
   // Throws IoError if `dir` cannot be created.
-  CheckpointWriter(std::string dir, int shard, uint64_t clock);
+  CheckpointWriter(FileSystem& fs, std::string dir, int shard, uint64_t clock);
   void BeginTable(const TableConfig& config, uint64_t rows);
   void AddRow(uint64_t row, const Row& value);
   // Writes the file and moves it into place. Throws IoError.
   void Commit();
 
  private:
+  FileSystem& fs_;
   std::string dir_;
   int shard_;
   uint64_t clock_;
@@ -35,7 +37,7 @@ class CheckpointWriter {
 // DIR/shard-NNNNN.CLOCK.ckpt
 std::string ShardFile(const std::string& dir, int shard, uint64_t clock);
 
-void WriteManifest(const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables);
+void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables);
 
 // Reads the manifest and every shard file in `dir`, calling fn(table, row, value) for each row.
 // Tables must match `tables` (same configuration). Returns the checkpoint's clock. Throws

@@ -33,8 +33,8 @@ __attribute__((noinline)) void DecodeIntoUnsharedRow(Row& row, Reader& r) { row.
 
 }  // namespace
 
-Client::Client(int rank, int processes, int workers, Sender send)
-    : rank_(rank), processes_(processes), send_(std::move(send)), open_(static_cast<size_t>(processes)),
+Client::Client(int rank, int processes, int workers, FileSystem& fs, Sender send)
+    : rank_(rank), processes_(processes), fs_(fs), send_(std::move(send)), open_(static_cast<size_t>(processes)),
       sent_(static_cast<size_t>(processes)), seq_(static_cast<size_t>(processes), 0),
       worker_clock_(static_cast<size_t>(workers), 0), shard_clock_(static_cast<size_t>(processes), 0),
       synced_(static_cast<size_t>(processes), 0) {}
@@ -526,7 +526,7 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
   if (rank_ == 0) {
     std::map<uint32_t, TableConfig> configs;
     for (const auto& [id, t] : tables_) configs[id] = t.config;
-    WriteManifest(dir, clock, processes_, configs);
+    WriteManifest(fs_, dir, clock, processes_, configs);
   }
 }
 

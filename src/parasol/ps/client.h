@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "parasol/core/deadline.h"
+#include "parasol/core/file_system.h"
 #include "parasol/core/mutex.h"
 #include "parasol/ps/flat_map.h"
 #include "parasol/ps/row.h"
@@ -46,7 +47,8 @@ class Client {
  public:
   using Sender = std::function<void(int dst, std::vector<std::byte> bytes)>;
 
-  Client(int rank, int processes, int workers, Sender send);
+  // The manifest of a checkpoint is written through `fs`, which must outlive the client.
+  Client(int rank, int processes, int workers, FileSystem& fs, Sender send);
 
   void AddTable(const TableConfig& config);
   // Nullptr if the table does not exist.
@@ -155,6 +157,7 @@ class Client {
 
   const int rank_;
   const int processes_;
+  FileSystem& fs_;
   Sender send_;
   mutable Mutex mu_;
   CondVar cv_;

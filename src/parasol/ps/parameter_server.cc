@@ -20,14 +20,18 @@ bool ForShard(MsgType t) {
 }  // namespace
 
 ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
-    : rank_(ctx.rank()), size_(ctx.size()), options_(options), shard_(ctx.rank(), ctx.size()) {
+    : rank_(ctx.rank()),
+      size_(ctx.size()),
+      options_(options),
+      fs_(options.file_system != nullptr ? *options.file_system : local_fs_),
+      shard_(ctx.rank(), ctx.size(), fs_) {
   if (options_.workers_per_process < 1) {
     throw InvalidArgumentError(fmt::format("rank {}: parameter server: workers_per_process must be at least 1", rank_));
   }
   Deadline deadline = Deadline::After(options_.timeout_ms);
   messages_ = ctx.Duplicate(deadline);
   collectives_ = ctx.Duplicate(deadline);
-  client_ = std::make_unique<Client>(rank_, size_, options_.workers_per_process,
+  client_ = std::make_unique<Client>(rank_, size_, options_.workers_per_process, fs_,
                                      [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
   thread_ = std::thread([this] { Loop(); });
 }

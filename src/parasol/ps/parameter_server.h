@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "parasol/comm/context.h"
+#include "parasol/core/file_system.h"
 #include "parasol/core/mutex.h"
 #include "parasol/ps/client.h"
 #include "parasol/ps/server_shard.h"
@@ -39,6 +40,8 @@ namespace parasol::ps {
 struct PsOptions {
   int workers_per_process = 1;
   std::chrono::milliseconds timeout_ms{60000};
+  // Where checkpoints are written (tests inject faults here); null: the local file system.
+  FileSystem* file_system = nullptr;
 };
 
 class ParameterServer {
@@ -100,6 +103,8 @@ class ParameterServer {
   const int rank_;
   const int size_;
   PsOptions options_;
+  LocalFileSystem local_fs_;
+  FileSystem& fs_;  // options_.file_system or local_fs_
   std::unique_ptr<comm::Context> messages_;     // the communication thread's
   std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
   std::unique_ptr<Client> client_;

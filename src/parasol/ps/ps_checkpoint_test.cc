@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 #include "parasol/ps/checkpoint.h"
 #include "parasol/ps/parameter_server.h"
 
@@ -43,6 +45,9 @@ struct JobOptions {
   int last_clock = 10;
   std::string checkpoint;  // write one at last_clock
   std::string resume;
+  FileSystem* fs = nullptr;  // checkpoints are written through it
+  // A checkpoint that fails is expected: its error lands here instead of failing the test.
+  std::string* checkpoint_error = nullptr;
 };
 
 // Final contents of both tables: row -> column -> value.
@@ -52,9 +57,10 @@ Tables RunJob(const JobOptions& o) {
   comm::InProcessWorld world(o.ranks);
   Tables result;
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    ParameterServer ps(ctx, {.workers_per_process = kWorkers, .timeout_ms = 20s});
+    ParameterServer ps(ctx, {.workers_per_process = kWorkers, .timeout_ms = 20s, .file_system = o.fs});
     ps.CreateTable(CountsTable());
     ps.CreateTable(SparseTable());
+    std::mutex error_mu;
     std::vector<std::thread> threads;
     for (int i = 0; i < kWorkers; ++i) {
       threads.emplace_back([&, i] {
@@ -72,7 +78,13 @@ Tables RunJob(const JobOptions& o) {
           }
           w->Clock();
         }
-        if (!o.checkpoint.empty()) w->Checkpoint(o.checkpoint);
+        try {
+          if (!o.checkpoint.empty()) w->Checkpoint(o.checkpoint);
+        } catch (const IoError& e) {
+          if (o.checkpoint_error == nullptr) throw;
+          std::lock_guard<std::mutex> lock(error_mu);
+          *o.checkpoint_error = e.what();
+        }
         w->GlobalBarrier();
         if (ctx.rank() == 0 && i == 0) {
           for (uint64_t row = 0; row < kRows; ++row) {
@@ -138,6 +150,28 @@ TEST_F(PsCheckpoint, ACrashBeforeTheManifestLeavesThePreviousCheckpoint) {
   std::filesystem::remove_all(later);
   Tables resumed = RunJob({.first_clock = 3, .last_clock = 10, .resume = Dir()});
   EXPECT_EQ(resumed, straight);
+}
+
+// The next checkpoint fails while rank 1 writes its shard: a write error, a full disk, a crash
+// half-way (the torn temporary stays). The error names the file, and the checkpoint before it
+// still loads and resumes to the uninterrupted result.
+TEST_F(PsCheckpoint, AFailedWriteLeavesThePreviousCheckpoint) {
+  Tables straight = RunJob({.last_clock = 10});
+  const std::string torn = ShardFile(Dir(), 1, 6) + ".tmp";
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    std::filesystem::remove_all(dir_);
+    RunJob({.last_clock = 3, .checkpoint = Dir()});
+    FaultyFileSystem fs;
+    fs.Arm(fault, "shard-00001.6", 100);
+    std::string error;
+    RunJob({.first_clock = 3, .last_clock = 6, .checkpoint = Dir(), .resume = Dir(), .fs = &fs,
+            .checkpoint_error = &error});
+    EXPECT_EQ(fs.fired(), 1);
+    EXPECT_THAT(error, HasSubstr(torn + (fault == FileFault::kCrash ? ": simulated crash" : ": write failed")));
+    EXPECT_EQ(std::filesystem::exists(torn), fault == FileFault::kCrash);
+    Tables resumed = RunJob({.first_clock = 3, .last_clock = 10, .resume = Dir()});
+    EXPECT_EQ(resumed, straight);
+  }
 }
 
 TEST_F(PsCheckpoint, DamagedCheckpointIsRefusedNamingTheFile) {

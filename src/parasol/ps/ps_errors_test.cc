@@ -180,7 +180,8 @@ std::string ErrorReply(const std::vector<std::byte>& bytes) {
 // Messages that do not decode or ask for what is not there get an error reply; the shard's rows
 // are untouched and it keeps answering.
 TEST(ServerShard, MalformedAndInvalidRequestsGetErrorReplies) {
-  ServerShard shard(0, 1);
+  LocalFileSystem fs;
+  ServerShard shard(0, 1, fs);
   shard.AddTable(FloatTable());
   Outbox out;
   auto handle = [&](const std::vector<std::byte>& m) {

@@ -22,8 +22,8 @@ std::vector<std::byte> ErrorMessage(uint32_t table, uint64_t row, const std::str
 
 }  // namespace
 
-ServerShard::ServerShard(int rank, int processes)
-    : rank_(rank), processes_(processes), clock_(static_cast<size_t>(processes), 0),
+ServerShard::ServerShard(int rank, int processes, FileSystem& fs)
+    : rank_(rank), processes_(processes), fs_(fs), clock_(static_cast<size_t>(processes), 0),
       applied_(static_cast<size_t>(processes), 0) {}
 
 void ServerShard::AddTable(const TableConfig& config) {
@@ -249,7 +249,7 @@ void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
   std::string error;
   uint64_t written = 0;
   try {
-    CheckpointWriter writer(dir, rank_, clock);
+    CheckpointWriter writer(fs_, dir, rank_, clock);
     for (auto& [id, t] : tables_) {
       writer.BeginTable(t.config, t.rows.size());
       t.rows.ForEach([&](uint64_t row, const Row& value) { writer.AddRow(row, value); });

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "parasol/core/file_system.h"
 #include "parasol/ps/flat_map.h"
 #include "parasol/ps/protocol.h"
 #include "parasol/ps/row.h"
@@ -23,7 +24,8 @@ using Outbox = std::vector<std::pair<int, std::vector<std::byte>>>;
 
 class ServerShard {
  public:
-  ServerShard(int rank, int processes);
+  // Checkpoints are written through `fs`, which must outlive the shard.
+  ServerShard(int rank, int processes, FileSystem& fs);
 
   void AddTable(const TableConfig& config);
   // Handles one message from `src`, appending replies to `out`. A message that does not decode
@@ -66,6 +68,7 @@ class ServerShard {
 
   int rank_;
   int processes_;
+  FileSystem& fs_;
   std::map<uint32_t, Table> tables_;
   std::vector<uint64_t> clock_;    // per process: clocks it has finished
   std::vector<uint64_t> applied_;  // per process: last update batch applied
