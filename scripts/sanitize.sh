@@ -11,10 +11,10 @@
 #         statistical tests are filtered out under TSan, see its CMakeLists.txt). The other applications' threads are the
 #         parameter server's and the collectives', tested here directly. MPI's own threads are not
 #         instrumented, so runs under mpirun are left out; libtorch's OpenMP threads neither, so
-#         dl is left out.
+#         of dl only the handshake of its training and gradient threads runs (unit_board_test).
 # Both compile with gcc: clang 14 cannot compile libtorch 1.13's headers as C++20 (c10::IValue is
 # incomplete where C++20 needs it). Clang's thread-safety analysis runs in the fuzz build
-# (scripts/fuzz.sh), which compiles every library but dl.
+# (scripts/fuzz.sh), which compiles every library but dl, and dl's UnitBoard (its threads' handshake).
 # Usage: scripts/sanitize.sh asan|tsan
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,7 @@ case "$kind" in
       -E '^(multihost_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test)$'
     ;;
   tsan)
-    tests=(core_test comm_test collective_test ps_test lda_test mf_test)
+    tests=(core_test comm_test collective_test ps_test lda_test mf_test unit_board_test)
     cmake --build build-tsan -j "$jobs" --target "${tests[@]}"
     regex="^($(IFS='|'; echo "${tests[*]}"))\$"
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \

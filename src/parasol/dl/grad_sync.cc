@@ -26,15 +26,12 @@ void GradSync::OnFactors(int unit, const torch::Tensor& g, const torch::Tensor& 
   if (options_.mode != SyncMode::kAfterBackward && --u.pending == 0) Launch(unit);
 }
 
-void GradSync::Launch(int unit) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    units_[unit]->launched = true;
-    --impl_->stage_left[units_[unit]->stage];
-    int& f = impl_->local_frontier;
-    while (f > 0 && impl_->stage_left[f - 1] == 0) --f;
-  }
-  cv_.notify_all();
+void GradSync::Launch(int unit) { board_->Launch(unit); }
+
+SyncStats GradSync::stats() const {
+  SyncStats s = stats_;
+  if (board_) s.units_done = board_->units_done();
+  return s;
 }
 
 // P3, and the parameter server (which reads the gradient back in forward order): the next
@@ -47,18 +44,9 @@ void GradSync::BeforeStage(int stage) {
 void GradSync::BeforeBackward(int64_t step) {
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
-    std::lock_guard<std::mutex> lock(mu_);
-    std::fill(impl_->stage_left.begin(), impl_->stage_left.end(), 0);
-    ++impl_->steps_begun;
-    for (auto& u : units_) {
-      u->done = false;
-      u->pending = u->sfb ? 1 : u->end_param - u->first_param;
-      impl_->stage_left[u->stage]++;
-    }
-    impl_->local_frontier = static_cast<int>(impl_->stage_left.size());
-    while (impl_->local_frontier > 0 && impl_->stage_left[impl_->local_frontier - 1] == 0) --impl_->local_frontier;
+    for (auto& u : units_) u->pending = u->sfb ? 1 : u->end_param - u->first_param;
+    board_->BeginStep();
   }
-  cv_.notify_all();
   grads_.zero_();
   optimizer_->set_step(step);
 }
@@ -86,16 +74,7 @@ void GradSync::Flush() {
 void GradSync::WaitUnits(int first, int end) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + 2 * options_.timeout_ms + std::chrono::seconds(1);
-  std::unique_lock<std::mutex> lock(mu_);
-  auto all_done = [&] {
-    for (int u = first; u < end; ++u) {
-      if (!units_[u]->done) return false;
-    }
-    return true;
-  };
-  const bool ok = cv_.wait_until(lock, deadline, [&] { return error_ || all_done(); });
-  if (error_) std::rethrow_exception(error_);
-  if (!ok) {
+  if (!board_->WaitDone(first, end, deadline)) {
     throw TimeoutError(fmt::format("rank {}: gradient synchronisation ({} over {}) did not finish within {} ms", ctx_.rank(),
                                    ToString(options_.mode), ToString(options_.backend), options_.timeout_ms.count()));
   }
@@ -111,46 +90,21 @@ void GradSync::CommLoop() {
     while (RunStep()) {
     }
   } catch (...) {
-    std::lock_guard<std::mutex> lock(mu_);
-    error_ = std::current_exception();
+    board_->Fail(std::current_exception());
   }
-  cv_.notify_all();
-}
-
-// Takes unit u's launch (waiting for it); false when stopping.
-bool GradSync::TakeLaunch(int u) {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stop_ || units_[u]->launched; });
-  if (stop_) return false;
-  units_[u]->launched = false;
-  return true;
-}
-
-void GradSync::MarkDone(int u) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    units_[u]->done = true;
-    stats_.units_done++;
-  }
-  cv_.notify_all();
 }
 
 bool GradSync::RunStep() {
-  {
-    // The step's state (pending counts, frontier) is the training thread's to reset first.
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stop_ || impl_->steps_begun > impl_->steps_run; });
-    if (stop_) return false;
-    ++impl_->steps_run;
-  }
+  // The step's state (pending counts, frontier) is the training thread's to reset first.
+  if (!board_->TakeStep()) return false;
   param_pending_.assign(spans_.size(), 0);
   for (size_t p = 0; p < spans_.size(); ++p) param_pending_[p] = static_cast<int>(units_of_param_[p].size());
   if (options_.mode == SyncMode::kP3 && options_.backend != Backend::kPs) return RunStepByPriority();
   // Every rank runs the units in one fixed order, the order backward makes them ready.
   for (int u = num_units() - 1; u >= 0; --u) {
-    if (!TakeLaunch(u)) return false;
+    if (!board_->TakeLaunch(u)) return false;
     RunUnit(*units_[u]);
-    if (options_.backend != Backend::kPs) MarkDone(u);
+    if (options_.backend != Backend::kPs) board_->MarkDone(u);
   }
   if (options_.backend == Backend::kPs) RunPsStep();
   return true;
@@ -159,7 +113,7 @@ bool GradSync::RunStep() {
 // P3: the ranks agree on a frontier (every stage from it up is ready everywhere) and always run
 // the ready slice nearest the input, so a lower layer's slices overtake at slice boundaries.
 bool GradSync::RunStepByPriority() {
-  impl_->agreed_frontier = static_cast<int>(impl_->stage_left.size());
+  impl_->agreed_frontier = static_cast<int>(stage_first_unit_.size());  // the number of stages
   std::vector<bool> ran(units_.size(), false);
   for (int remaining = num_units(); remaining > 0;) {
     int next = -1;
@@ -167,19 +121,16 @@ bool GradSync::RunStepByPriority() {
       if (!ran[u] && units_[u]->stage >= impl_->agreed_frontier) next = u;
     }
     if (next < 0) {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || impl_->local_frontier < impl_->agreed_frontier; });
-      if (stop_) return false;
-      lock.unlock();
+      if (!board_->WaitFrontierBelow(impl_->agreed_frontier)) return false;
       AgreeFrontier(nullptr, 0);
       continue;
     }
-    if (!TakeLaunch(next)) return false;
+    if (!board_->TakeLaunch(next)) return false;
     RunUnit(*units_[next]);
     if (units_[next]->sfb || options_.shard_updates) AgreeFrontier(nullptr, 0);
     ran[next] = true;
     --remaining;
-    MarkDone(next);
+    board_->MarkDone(next);
   }
   return true;
 }
@@ -191,10 +142,7 @@ void GradSync::AgreeFrontier(float* data, int64_t n) {
   std::vector<float>& buf = impl_->scratch;
   buf.assign(static_cast<size_t>(n + p), 0.0f);
   if (n > 0) std::copy(data, data + n, buf.begin());
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    buf[n + ctx_.rank()] = static_cast<float>(impl_->local_frontier);
-  }
+  buf[n + ctx_.rank()] = static_cast<float>(board_->local_frontier());
   collective::Allreduce(*comm_ctx_, buf.data(), buf.data(), buf.size(), DType::kFloat32);
   if (n > 0) std::copy(buf.begin(), buf.begin() + n, data);
   impl_->agreed_frontier = static_cast<int>(*std::max_element(buf.begin() + n, buf.end()));

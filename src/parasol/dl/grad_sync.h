@@ -16,11 +16,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +28,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/optimizer.h"
+#include "parasol/dl/unit_board.h"
 
 namespace parasol::ps {
 class ParameterServer;
@@ -89,7 +88,8 @@ class GradSync {
   void Flush();
 
   const std::vector<LayerChoice>& layer_choices() const { return choices_; }
-  const SyncStats& stats() const { return stats_; }
+  // The training thread's view: call it between steps (after Flush or AfterBackward).
+  SyncStats stats() const;
   int64_t num_parameters() const { return params_.numel(); }
   int num_units() const { return static_cast<int>(units_.size()); }
   torch::Tensor flat_parameters() const { return params_; }
@@ -116,8 +116,6 @@ class GradSync {
   void CommLoop();
   bool RunStep();
   bool RunStepByPriority();
-  bool TakeLaunch(int unit);
-  void MarkDone(int unit);
   void AgreeFrontier(float* data, int64_t n);
   void RunUnit(Unit& u);
   void RunDense(Unit& u);
@@ -145,11 +143,8 @@ class GradSync {
   std::unique_ptr<Impl> impl_;
   SyncStats stats_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
   std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
-  bool stop_ = false;                // GUARDED_BY(mu_)
-  std::exception_ptr error_;         // GUARDED_BY(mu_)
+  std::unique_ptr<UnitBoard> board_;  // null when nothing is synchronised
   std::thread thread_;
 };
 

@@ -135,7 +135,7 @@ void GradSync::RunPsStep() {
       stats_.bytes_sent += traffic - impl_->traffic;
       impl_->traffic = traffic;
     }
-    MarkDone(u);
+    board_->MarkDone(u);
   }
 }
 

@@ -18,10 +18,7 @@ struct GradSync::Unit {
   bool sfb = false;                   // sufficient factors of one fully-connected layer
   int weight = -1, bias = -1;         // sfb: the layer's parameters
   int64_t rows = 0, cols = 0;         // sfb: M x N
-  // Per step. pending: training thread only. launched/done: GUARDED_BY(mu_).
-  int pending = 0;
-  bool launched = false;
-  bool done = true;                   // nothing pending before the first step
+  int pending = 0;                    // per step, training thread only: gradients still to come
   torch::Tensor g, x;                 // sfb: this rank's factors, set before launch
   int64_t numel() const { return end - begin; }
 };
@@ -39,13 +36,9 @@ struct GradSync::Impl {
   std::vector<float> row;              // scratch row
   int64_t unflushed_rows = 0;          // pushed since the last Flush
   uint64_t traffic = 0;                // this rank's exchange bytes at the last step's end
-  // P3: frontier (lowest stage from which every stage is ready) agreed by all ranks, and this
-  // rank's own; stage_left: units of a stage not launched yet (training thread, under mu_).
+  // P3: the frontier (lowest stage from which every stage is ready) agreed by all ranks
+  // (communication thread only; this rank's own is the board's).
   int agreed_frontier = 0;
-  int local_frontier = 0;              // GUARDED_BY(mu_)
-  std::vector<int> stage_left;         // GUARDED_BY(mu_)
-  uint64_t steps_begun = 0;            // GUARDED_BY(mu_): BeforeBackward calls
-  uint64_t steps_run = 0;              // written under mu_ by the communication thread: steps it took up
   std::vector<float> scratch;          // slice + readiness vector; sharded all-gather
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
   std::vector<uintptr_t> hook_keys;

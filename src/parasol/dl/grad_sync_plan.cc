@@ -83,6 +83,9 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
   if (options_.backend == Backend::kNone) return;
   PlanHybrid(model);
   PlanUnits(model);
+  std::vector<int> unit_stage;
+  for (const auto& u : units_) unit_stage.push_back(u->stage);
+  board_ = std::make_unique<UnitBoard>(std::move(unit_stage), model.num_stages());
   RegisterHooks();
   comm_ctx_ = ctx_.Duplicate(ctx_.DefaultDeadline());
   if (options_.backend == Backend::kPs) {
@@ -104,16 +107,12 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
 }
 
 GradSync::~GradSync() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
+  if (board_) board_->Stop();
   if (thread_.joinable()) thread_.join();
   for (size_t i = 0; i < impl_->accumulators.size(); ++i) impl_->accumulators[i]->del_post_hook(impl_->hook_keys[i]);
   if (impl_->ps) {
     impl_->worker.reset();
-    if (error_) {
+    if (board_->failed()) {
       impl_->ps->Abort("gradient synchronisation failed");
     } else {
       try {
@@ -249,7 +248,6 @@ void GradSync::PlanUnits(Model& model) {
   stage_first_unit_.assign(model.num_stages(), 0);
   stage_end_unit_.assign(model.num_stages(), 0);
   std::vector<bool> seen(model.num_stages(), false);
-  impl_->stage_left.assign(model.num_stages(), 0);
   for (int u = 0; u < num_units(); ++u) {
     for (int p = units_[u]->first_param; p < units_[u]->end_param; ++p) {
       units_of_param_[p].push_back(u);
