@@ -68,18 +68,28 @@ class MfCommand : public Command {
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !metrics_.empty()) csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"clock", "seconds", "objective"});
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
-    const auto& o = flags_.options;
+    auto& o = flags_.options;
     if (ctx.rank() == 0) {
       std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} process(es) x {} worker(s), {}{}\n",
                                source.note, o.rank, o.learning_rate, o.lambda, ctx.size(), o.workers_per_process,
                                spec.ToString(), o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
                 << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
+    // Each clock as soon as every worker has finished it (a run can be watched with tail -f); the
+    // result is the fallback for any the watch did not give.
+    uint64_t printed = 0;
+    bool any = false;
+    auto print = [&](const apps::mf::ClockObjective& p) {
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective) << std::flush;
+      if (csv) csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
+      printed = p.clock;
+      any = true;
+    };
+    if (ctx.rank() == 0) o.on_clock = print;
     apps::mf::MfResult r = apps::mf::TrainMf(ctx, source.data, o);
     if (ctx.rank() != 0) return 0;
-    for (const ClockPoint& p : PerClock(r)) {
-      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective);
-      if (csv) csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
+    for (const apps::mf::ClockObjective& p : r.PerClock()) {
+      if (!any || p.clock > printed) print(p);
     }
     std::cout << fmt::format("final objective {:.9g} (every update applied); {:.3f} s\n", r.final_objective, r.seconds);
     if (csv) csv->Commit();

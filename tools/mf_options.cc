@@ -54,23 +54,4 @@ void MfFlags::Resolve(int processes) {
   }
 }
 
-std::vector<ClockPoint> PerClock(const apps::mf::MfResult& r) {
-  // clock -> (workers that finished it, latest time, sum of their parts)
-  std::map<uint64_t, std::tuple<int, double, double>> at;
-  int workers = 0;
-  for (const auto& e : r.events) workers = std::max(workers, e.worker + 1);
-  for (const auto& e : r.events) {
-    auto& [n, t, sum] = at[e.clock];
-    ++n;
-    t = std::max(t, e.seconds);
-    sum += e.part;
-  }
-  std::vector<ClockPoint> out;
-  for (const auto& [clock, v] : at) {
-    const auto& [n, t, sum] = v;
-    if (n == workers) out.push_back({clock, t, sum / static_cast<double>(r.ratings)});
-  }
-  return out;
-}
-
 }  // namespace parasol::tools

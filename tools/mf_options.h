@@ -35,13 +35,4 @@ struct MfFlags {
   void Resolve(int processes);
 };
 
-// The job's objective when every worker has finished clock c, for each c: (clock, seconds,
-// objective), seconds being when the last worker finished it.
-struct ClockPoint {
-  uint64_t clock;
-  double seconds;
-  double objective;
-};
-std::vector<ClockPoint> PerClock(const apps::mf::MfResult& r);
-
 }  // namespace parasol::tools

@@ -525,7 +525,9 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
   if (!checkpoint_error_.empty()) throw IoError(checkpoint_error_);
   if (rank_ == 0) {
     std::map<uint32_t, TableConfig> configs;
-    for (const auto& [id, t] : tables_) configs[id] = t.config;
+    for (const auto& [id, t] : tables_) {
+      if (t.config.checkpointed) configs[id] = t.config;
+    }
     WriteManifest(fs_, dir, clock, processes_, configs);
   }
 }

@@ -251,6 +251,7 @@ void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
   try {
     CheckpointWriter writer(fs_, dir, rank_, clock);
     for (auto& [id, t] : tables_) {
+      if (!t.config.checkpointed) continue;
       writer.BeginTable(t.config, t.rows.size());
       t.rows.ForEach([&](uint64_t row, const Row& value) { writer.AddRow(row, value); });
       written += t.rows.size();

@@ -52,6 +52,9 @@ struct TableConfig {
   // row that is as stale: right for apps that read the same rows every clock (MF, LDA), wasted
   // for apps whose rows change from clock to clock (MLR's minibatches touch other features).
   bool refresh_cached_rows = true;
+  // False for a table that is not part of the model (an application's progress reports): left out
+  // of checkpoints, and empty after a restore.
+  bool checkpointed = true;
 
   // Staleness reads are held to: 0 for BSP, none for ASP.
   uint64_t ReadStaleness() const;

@@ -12,6 +12,7 @@
 #include <future>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,9 @@ namespace {
 
 constexpr uint32_t kItems = 1;
 constexpr uint32_t kUsers = 2;
+// Row c: [workers that reported clock c, the sum of their parts, then each worker's time].
+constexpr uint32_t kProgress = 3;
+constexpr uint64_t kProgressHead = 2;
 
 double ThreadCpuSeconds() {
   timespec ts{};
@@ -59,6 +63,7 @@ class MfWorker {
   MfWorker(Shared& s, ps::ParameterServer& ps, int index)
       : s_(s), o_(s.o), me_(s.first_worker + index), worker_(ps.CreateWorker(index)),
         items_(worker_->GetTable<float>(kItems)), users_(worker_->GetTable<float>(kUsers)),
+        progress_(worker_->GetTable<double>(kProgress)),
         mine_(s.split[static_cast<size_t>(me_)]), u_(o_.rank), v_(o_.rank), du_(o_.rank), dv_(o_.rank) {
     for (uint32_t k : mine_) my_users_.push_back(s_.data.ratings[k].user);
     std::sort(my_users_.begin(), my_users_.end());
@@ -189,9 +194,16 @@ class MfWorker {
   }
 
   void Report(uint64_t clock, double part) {
-    MutexLock lock(s_.mu);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
-    s_.events.push_back(MfEvent{me_, clock, seconds, part});
+    double seconds = 0;
+    {
+      MutexLock lock(s_.mu);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
+      s_.events.push_back(MfEvent{me_, clock, seconds, part});
+    }
+    progress_.Inc(clock, 0, 1.0);
+    progress_.Inc(clock, 1, part);
+    progress_.Inc(clock, kProgressHead + static_cast<uint64_t>(me_), seconds);
+    worker_->Flush();  // now, not with the next clock's updates
   }
 
   Shared& s_;
@@ -200,6 +212,7 @@ class MfWorker {
   std::unique_ptr<ps::Worker> worker_;
   ps::Table<float> items_;
   ps::Table<float> users_;
+  ps::Table<double> progress_;
   const std::vector<uint32_t>& mine_;
   std::vector<uint32_t> my_users_;  // users of this worker's ratings, sorted
   std::vector<uint32_t> order_;
@@ -220,6 +233,25 @@ std::vector<double> MfResult::Objectives() const {
     it->second = e.part;
     out.push_back(static_cast<int>(latest.size()) == workers ? sum / static_cast<double>(ratings)
                                                             : std::numeric_limits<double>::quiet_NaN());
+  }
+  return out;
+}
+
+std::vector<ClockObjective> MfResult::PerClock() const {
+  // clock -> (workers that finished it, latest time, sum of their parts)
+  std::map<uint64_t, std::tuple<int, double, double>> at;
+  int workers = 0;
+  for (const auto& e : events) workers = std::max(workers, e.worker + 1);
+  for (const auto& e : events) {
+    auto& [n, t, sum] = at[e.clock];
+    ++n;
+    t = std::max(t, e.seconds);
+    sum += e.part;
+  }
+  std::vector<ClockObjective> out;
+  for (const auto& [clock, v] : at) {
+    const auto& [n, t, sum] = v;
+    if (n == workers) out.push_back({clock, t, sum / static_cast<double>(ratings)});
   }
   return out;
 }
@@ -326,10 +358,60 @@ class Evaluator {
   std::vector<uint64_t> items_, users_;
 };
 
+// Rank 0's watch of the progress table: each clock, once every worker has reported it, goes to
+// on_clock. Reads outside the consistency model, as the evaluator does.
+class ProgressWatch {
+ public:
+  ProgressWatch(Shared& s, ps::ParameterServer& server) : s_(s), server_(server) {}
+
+  // Until `stop` (the workers are done), then while their last reports reach the shards (they
+  // were sent before the workers' last barrier: the deadline only bounds a failure of the
+  // parameter server), unless the workers failed.
+  void Run(const std::atomic<bool>& stop, const std::atomic<bool>& failed) {
+    const auto period = std::chrono::milliseconds(50);
+    uint64_t next = 0;
+    for (;;) {  // the first clock is known once a worker has started (or restored)
+      {
+        MutexLock lock(s_.mu);
+        if (s_.started) {
+          next = s_.first_clock;
+          break;
+        }
+      }
+      if (stop) return;
+      std::this_thread::sleep_for(period);
+    }
+    std::chrono::steady_clock::time_point end = std::chrono::steady_clock::time_point::max();
+    while (next <= s_.o.clocks && std::chrono::steady_clock::now() < end && !failed) {
+      if (stop && end == std::chrono::steady_clock::time_point::max()) {
+        end = std::chrono::steady_clock::now() + s_.o.timeout_ms;
+      }
+      while (next <= s_.o.clocks && Emit(next)) ++next;
+      if (next <= s_.o.clocks) std::this_thread::sleep_for(period);
+    }
+  }
+
+ private:
+  bool Emit(uint64_t clock) {
+    const uint64_t row[1] = {clock};
+    std::vector<ps::Row> rows = server_.ReadLatest(kProgress, row);
+    const double* x = rows[0].DenseData<double>();
+    if (x[0] < s_.workers - 0.5) return false;
+    double seconds = 0;
+    for (int w = 0; w < s_.workers; ++w) seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
+    s_.o.on_clock({clock, seconds, x[1] / static_cast<double>(s_.data.ratings.size())});
+    return true;
+  }
+
+  Shared& s_;
+  ps::ParameterServer& server_;
+};
+
 // Runs this process's workers (and on rank 0 the evaluator) to the end. Returns the evaluations.
 std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterServer& server) {
   const bool evaluate = ctx.rank() == 0 && s.o.eval_every_ms > 0;
-  ThreadPool pool(static_cast<size_t>(s.o.workers_per_process) + (evaluate ? 1 : 0));
+  const bool watch = ctx.rank() == 0 && s.o.on_clock;
+  ThreadPool pool(static_cast<size_t>(s.o.workers_per_process) + (evaluate ? 1 : 0) + (watch ? 1 : 0));
   std::vector<std::unique_ptr<MfWorker>> workers;
   for (int i = 0; i < s.o.workers_per_process; ++i) workers.push_back(std::make_unique<MfWorker>(s, server, i));
   std::vector<std::future<void>> done;
@@ -349,6 +431,9 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
   std::vector<Evaluation> evaluations;
   std::future<void> evaluator;
   if (evaluate) evaluator = pool.Submit([&] { evaluations = Evaluator(s, server).Run(stop); });
+  std::atomic<bool> workers_failed{false};
+  std::future<void> watcher;
+  if (watch) watcher = pool.Submit([&] { ProgressWatch(s, server).Run(stop, workers_failed); });
   // The error to report: the first that is a cause, not another worker's "aborted" echo of it.
   std::exception_ptr first, cause;
   auto note = [&](std::future<void>& f) {
@@ -363,8 +448,10 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
     }
   };
   for (auto& f : done) note(f);
+  workers_failed = first != nullptr;
   stop = true;
   if (evaluator.valid()) note(evaluator);
+  if (watcher.valid()) note(watcher);
   if (cause) std::rethrow_exception(cause);
   if (first) std::rethrow_exception(first);
   return evaluations;
@@ -386,6 +473,11 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
   // largest staleness keeps them cached for good, with no refreshes and no pushes.
   server.CreateTable({.id = kUsers, .dtype = DType::kFloat32, .width = o.rank, .num_rows = data.num_users,
                       .consistency = ps::Consistency::kSsp, .staleness = std::numeric_limits<uint32_t>::max()});
+  // Written by every worker, read by rank 0's watch only, outside the consistency model.
+  server.CreateTable({.id = kProgress, .dtype = DType::kFloat64,
+                      .width = kProgressHead + static_cast<uint64_t>(s.workers), .num_rows = o.clocks + 1,
+                      .consistency = ps::Consistency::kSsp, .staleness = std::numeric_limits<uint32_t>::max(),
+                      .checkpointed = false});
   std::vector<Evaluation> evaluations = RunWorkers(ctx, s, server);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
   ps::PsStats stats = server.stats();

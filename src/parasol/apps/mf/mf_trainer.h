@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,14 @@
 #include "parasol/ps/table_config.h"
 
 namespace parasol::apps::mf {
+
+// The objective Petuum-style apps print for a clock: the sum of every worker's part once all have
+// finished it, over the rating count, at the time the last of them did.
+struct ClockObjective {
+  uint64_t clock = 0;
+  double seconds = 0;
+  double objective = 0;
+};
 
 struct MfOptions {
   uint32_t rank = 16;
@@ -47,6 +56,10 @@ struct MfOptions {
   // Rank 0 computes the exact objective of the shards' current rows this often (0: never), on a
   // thread of its own: the honest objective-against-time curve, whatever the model.
   uint32_t eval_every_ms = 0;
+  // Rank 0: called in clock order, on a thread of its own, soon (within ~50 ms) after every worker
+  // has reported a clock, so that a run can be watched. The workers report through a table of the
+  // parameter server that checkpoints leave out.
+  std::function<void(const ClockObjective&)> on_clock;
   std::chrono::milliseconds timeout_ms{120000};
 };
 
@@ -79,6 +92,8 @@ struct MfResult {
   // The objective after each event: the sum of every worker's latest part (NaN until every
   // worker has reported), divided by the rating count.
   std::vector<double> Objectives() const;
+  // Every clock that every worker reported, in order (what on_clock was given).
+  std::vector<ClockObjective> PerClock() const;
 };
 
 // Collective: every process of ctx calls it with the same data and options.

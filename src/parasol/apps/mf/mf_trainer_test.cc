@@ -63,6 +63,29 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
   }
 }
 
+// Rank 0's watch reports every clock in order, with what the workers' gathered events give at
+// the end (sums in another order: equal to rounding); a resumed run starts at its checkpoint's
+// clock and its reports count each worker once (the progress table is not in checkpoints).
+void ExpectReportsMatch(const std::vector<ClockObjective>& seen, const MfResult& r, uint64_t first, uint64_t last) {
+  const std::vector<ClockObjective> expected = r.PerClock();
+  ASSERT_EQ(seen.size(), last - first + 1);
+  ASSERT_EQ(expected.size(), seen.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].clock, first + i);
+    EXPECT_EQ(seen[i].clock, expected[i].clock);
+    EXPECT_EQ(seen[i].seconds, expected[i].seconds);
+    EXPECT_NEAR(seen[i].objective, expected[i].objective, 1e-12 * expected[i].objective) << "clock " << seen[i].clock;
+  }
+}
+
+TEST(MfTrainer, EveryClockIsReportedAsTrainingGoes) {
+  std::vector<ClockObjective> seen;
+  MfOptions o{.rank = 8, .clocks = 12, .workers_per_process = 2, .staleness = 1,
+              .on_clock = [&](const ClockObjective& c) { seen.push_back(c); }};
+  MfResult r = TrainOnRanks(2, o);
+  ExpectReportsMatch(seen, r, 0, 12);
+}
+
 // One worker, a bounded model: the same seed gives the same model, and a run stopped at clock 3
 // and resumed from its checkpoint ends exactly where an uninterrupted run ends.
 TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
@@ -79,8 +102,11 @@ TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
   TrainOnRanks(1, first_half);
   MfOptions second_half = o;
   second_half.resume_dir = dir;
+  std::vector<ClockObjective> seen;
+  second_half.on_clock = [&](const ClockObjective& c) { seen.push_back(c); };
   MfResult resumed = TrainOnRanks(1, second_half);
   EXPECT_EQ(resumed.first_clock, 3u);
+  ExpectReportsMatch(seen, resumed, 3, 6);
   EXPECT_EQ(resumed.final_objective, straight.final_objective);
   o.seed = 10;
   EXPECT_NE(TrainOnRanks(1, o).final_objective, straight.final_objective);
