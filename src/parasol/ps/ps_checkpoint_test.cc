@@ -56,11 +56,11 @@ using Tables = std::map<std::pair<uint32_t, uint64_t>, std::map<uint64_t, double
 Tables RunJob(const JobOptions& o) {
   comm::InProcessWorld world(o.ranks);
   Tables result;
+  std::mutex error_mu;  // every rank's workers write the one checkpoint_error
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = kWorkers, .timeout_ms = 20s, .file_system = o.fs});
     ps.CreateTable(CountsTable());
     ps.CreateTable(SparseTable());
-    std::mutex error_mu;
     std::vector<std::thread> threads;
     for (int i = 0; i < kWorkers; ++i) {
       threads.emplace_back([&, i] {
