@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "parasol/core/error.h"
 
@@ -11,21 +12,23 @@ namespace parasol {
 
 namespace {
 
-// Passes appends to the real file until the fault's byte count, then fails as the disk would.
+// Passes everything to the real file, until the crash of any file of the file system or, for the
+// file a fault is armed for (`fault` set), until the fault's byte count: then fails as the disk would.
 class FaultyFile final : public WritableFile {
  public:
-  FaultyFile(FaultyFileSystem& fs, std::string path, std::unique_ptr<WritableFile> file, FileFault fault,
-             uint64_t after_bytes)
+  FaultyFile(FaultyFileSystem& fs, std::string path, std::unique_ptr<WritableFile> file,
+             std::optional<FileFault> fault, uint64_t after_bytes)
       : fs_(fs), path_(std::move(path)), file_(std::move(file)), fault_(fault), left_(after_bytes) {}
 
   void Append(std::string_view data) override {
     fs_.ThrowIfCrashed(path_);
-    if (fault_ == FileFault::kWriteError) Fail(false, EIO);
+    if (!fault_) return file_->Append(data);
+    if (*fault_ == FileFault::kWriteError) Fail(false, EIO);
     const size_t keep = static_cast<size_t>(std::min<uint64_t>(left_, data.size()));
     file_->Append(data.substr(0, keep));
     left_ -= keep;
     written_ += keep;
-    if (keep < data.size()) Fail(fault_ == FileFault::kCrash, ENOSPC);
+    if (keep < data.size()) Fail(*fault_ == FileFault::kCrash, ENOSPC);
   }
   void Sync() override {
     fs_.ThrowIfCrashed(path_);
@@ -46,33 +49,9 @@ class FaultyFile final : public WritableFile {
   FaultyFileSystem& fs_;
   std::string path_;
   std::unique_ptr<WritableFile> file_;
-  FileFault fault_;
+  std::optional<FileFault> fault_;
   uint64_t left_;
   uint64_t written_ = 0;
-};
-
-// Appends go straight through; only the crash of another file stops them.
-class PlainFile final : public WritableFile {
- public:
-  PlainFile(FaultyFileSystem& fs, std::string path, std::unique_ptr<WritableFile> file)
-      : fs_(fs), path_(std::move(path)), file_(std::move(file)) {}
-  void Append(std::string_view data) override {
-    fs_.ThrowIfCrashed(path_);
-    file_->Append(data);
-  }
-  void Sync() override {
-    fs_.ThrowIfCrashed(path_);
-    file_->Sync();
-  }
-  void Close() override {
-    fs_.ThrowIfCrashed(path_);
-    file_->Close();
-  }
-
- private:
-  FaultyFileSystem& fs_;
-  std::string path_;
-  std::unique_ptr<WritableFile> file_;
 };
 
 }  // namespace
@@ -111,7 +90,7 @@ std::unique_ptr<WritableFile> FaultyFileSystem::NewWritableFile(const std::strin
   std::unique_ptr<WritableFile> file = local_.NewWritableFile(path);
   MutexLock lock(mu_);
   if (!armed_ || path.find(pattern_) == std::string::npos) {
-    return std::make_unique<PlainFile>(*this, path, std::move(file));
+    return std::make_unique<FaultyFile>(*this, path, std::move(file), std::nullopt, 0);
   }
   armed_ = false;
   return std::make_unique<FaultyFile>(*this, path, std::move(file), fault_, after_bytes_);
