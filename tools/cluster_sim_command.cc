@@ -1,6 +1,7 @@
 // `parasol cluster-sim`: replays a workload of deep-learning jobs against measured profiles under
 // a scheduling policy; prints average, p99 and maximum job completion time and the makespan.
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -22,7 +23,9 @@ class ClusterSimCommand : public Command {
   explicit ClusterSimCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("cluster-sim", "Simulate a GPU cluster scheduler on a workload trace");
     app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")->required();
-    app_->add_option("--profiles", profiles_, "Folder of application profiles")->capture_default_str();
+    app_->add_option("--profiles", profiles_,
+                     "Folder of application profiles (default: ../shared/data/pollux/profiles from here, "
+                     "else beside the source tree)");
     app_->add_option("--policy", policy_, "goodput, tiresias or optimus")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--nodes", o_.cluster.nodes, "Nodes")->capture_default_str();
@@ -60,7 +63,7 @@ class ClusterSimCommand : public Command {
       throw InvalidArgumentError(fmt::format("--policy '{}': goodput, tiresias or optimus", policy_));
     }
     auto workload = sched::ReadWorkload(workload_);
-    sched::ApplicationSet apps(profiles_);
+    sched::ApplicationSet apps(ProfilesFolder());
     const int capacity = o_.cluster.nodes * o_.cluster.gpus_per_node;
     for (const auto& j : workload) {
       if (j.replicas > capacity) {
@@ -89,8 +92,25 @@ class ClusterSimCommand : public Command {
   }
 
  private:
+  // The default is found from the working folder (the repository root, as the README runs it) or
+  // else from the source tree this binary was built from, so a run elsewhere still finds it.
+  std::string ProfilesFolder() const {
+    namespace fs = std::filesystem;
+    if (!profiles_.empty()) {
+      if (!fs::is_directory(profiles_)) throw InvalidArgumentError(fmt::format("--profiles {}: no such folder", profiles_));
+      return profiles_;
+    }
+    const std::string rel = "../shared/data/pollux/profiles";
+    const std::string beside_source = std::string(PARASOL_SOURCE_DIR) + "/" + rel;
+    for (const std::string& dir : {rel, beside_source}) {
+      if (fs::is_directory(dir)) return dir;
+    }
+    throw InvalidArgumentError(fmt::format("no profiles folder at {} (from {}) or {}: give --profiles DIR", rel,
+                                           fs::current_path().string(), beside_source));
+  }
+
   std::string workload_, csv_;
-  std::string profiles_ = "../shared/data/pollux/profiles";
+  std::string profiles_;
   std::string policy_ = "goodput";
   std::string search_ = "greedy";
   sched::SimOptions o_;

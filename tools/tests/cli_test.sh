@@ -35,6 +35,13 @@ expect 2 "--policy 'fifo': goodput, tiresias or optimus" -- "$parasol" cluster-s
 expect 2 "--search 'dp': greedy or exact" -- "$parasol" cluster-sim --workload "$tmp/bad_workload.csv" --search dp
 printf 'name,time,application,num_replicas,batch_size\na,0,nosuchapp,1,128\n' > "$tmp/workload.csv"
 expect 2 "no profile for application 'nosuchapp'" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp"
+expect 2 "--profiles $tmp/none: no such folder" -- "$parasol" cluster-sim --workload "$tmp/workload.csv" --profiles "$tmp/none"
+# The default profiles are found from any working folder (the source tree's ../shared), when present.
+if [ -d "$(dirname "$0")/../../../shared/data/pollux/profiles" ]; then
+  printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' > "$tmp/one.csv"
+  label="cluster-sim run from $tmp finds the default profiles"
+  check bash -c "cd '$tmp' && '$parasol' cluster-sim --workload one.csv --nodes 1 | grep -q 'average JCT'"
+fi
 
 header='name,time,num_replicas,batch_size,steps,train_args'
 printf '%s\na,0,1,64,10,--model mlp --batch 8\n' "$header" > "$tmp/bad_jobs.csv"

@@ -158,8 +158,17 @@ Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& a
     const Curve curve = SpeedupCurve(job, cluster);
     int current = 0;
     if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());
-    const double age = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
-    const double stay = current > 0 ? age / (age + o_.restart_penalty_s) : 1.0;
+    // A new allocation holds at most until the job ends: a job that would finish at its current
+    // count before a restart paid off keeps it.
+    double hold = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
+    if (current > 0 && curve.one_gpu_goodput > 0) {
+      const auto at = std::find(curve.counts.begin(), curve.counts.end(), current);
+      if (at != curve.counts.end() && curve.speedup[at - curve.counts.begin()] > 0) {
+        const double goodput = curve.one_gpu_goodput * curve.speedup[at - curve.counts.begin()];
+        hold = std::min(hold, job.remaining_iterations() * job.batch_limits().init_batch / goodput);
+      }
+    }
+    const double stay = current > 0 ? hold / (hold + o_.restart_penalty_s) : 1.0;
     const double weight = Weight(job, curve);
     choices[j].counts = curve.counts;
     for (size_t k = 0; k < curve.counts.size(); ++k) {

@@ -84,10 +84,17 @@ class LiveRun {
     };
     for (auto& j : jobs_) {
       if (j->state() != LiveJob::State::kRunning || want(*j) == j->ranks()) continue;
-      Log(fmt::format("{}: {} -> {} GPUs at step {}", j->name(), j->ranks(), want(*j), j->steps_done()));
+      // Announced once it has taken effect: a job may finish before it sees the stop.
+      const int from = j->ranks();
       j->Stop(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::duration<double>(o_.stop_timeout_s))));
-      if (j->state() == LiveJob::State::kDone) Log(fmt::format("{}: done after {} steps", j->name(), j->steps_done()));
+      if (j->state() == LiveJob::State::kDone) {
+        Log(fmt::format("{}: done after {} steps (before its resize to {} GPUs)", j->name(), j->steps_done(), want(*j)));
+      } else if (j->state() == LiveJob::State::kFailed) {
+        Log(j->failure());
+      } else {
+        Log(fmt::format("{}: {} -> {} GPUs, stopped at step {}", j->name(), from, want(*j), j->steps_done()));
+      }
     }
     for (auto& j : jobs_) {
       if (j->state() != LiveJob::State::kWaiting || want(*j) == 0) continue;

@@ -67,7 +67,8 @@ TEST(LiveJobs, BadLinesNameFileAndLine) {
 // batch only.
 class MeasuredJob : public Job {
  public:
-  MeasuredJob(std::string name, int batch, std::vector<int> measured) : name_(std::move(name)), batch_(batch) {
+  MeasuredJob(std::string name, int batch, std::vector<int> measured, double remaining = 100)
+      : name_(std::move(name)), batch_(batch), remaining_(remaining) {
     std::vector<PerfObservation> obs;
     for (int k : measured) {
       const double compute = 0.001 + 0.002 * batch / k, sync = k > 1 ? 0.002 : 0.0;
@@ -90,11 +91,12 @@ class MeasuredJob : public Job {
   int MaxUsefulReplicas() const override { return std::min(2 * max_, batch_); }
   bool AllowsReplicas(int k) const override { return batch_ % k == 0; }
   BatchLimits batch_limits() const override { return {batch_, batch_, 1, batch_}; }
-  double remaining_iterations() const override { return 100; }
+  double remaining_iterations() const override { return remaining_; }
 
  private:
   std::string name_;
   int batch_;
+  double remaining_;
   int max_ = 0;
   PerfParams perf_;
   GoodputModel::Corrections corrections_;
@@ -136,6 +138,19 @@ TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {
   EXPECT_TRUE(got == 1 || got == 2 || got == 3 || got == 5 || got == 6) << got;
   // Alone on a machine, a job that scales gets more than one core.
   EXPECT_GT(got, 1);
+}
+
+// A running job that scales gets a second core when it has work left, but not when it would finish
+// at its current count before the restart paid off (it used to be stopped for a resize it never saw).
+TEST(LiveJobs, GoodputPolicyDoesNotResizeAJobAboutToFinish) {
+  const ClusterSpec one_node{1, 2};
+  GoodputPolicy policy({.restart_penalty_s = 5, .horizon_s = 60});
+  const Allocations on_one{{"job", {0}}};
+  // About 65 ms a step on one rank at batch 64: 2 steps are 0.13 s, far less than the restart.
+  MeasuredJob ending("job", 64, {1, 2}, 2);
+  MeasuredJob long_one("job", 64, {1, 2}, 100000);
+  EXPECT_EQ(policy.Optimize(100, {&long_one}, on_one, one_node)["job"].size(), 2u);
+  EXPECT_EQ(policy.Optimize(100, {&ending}, on_one, one_node)["job"].size(), 1u);
 }
 
 }  // namespace
