@@ -40,7 +40,7 @@ expect 2 "--profiles $tmp/none: no such folder" -- "$parasol" cluster-sim --work
 if [ -d "$(dirname "$0")/../../../shared/data/pollux/profiles" ]; then
   printf 'name,time,application,num_replicas,batch_size\na,0,cifar10,1,128\n' > "$tmp/one.csv"
   label="cluster-sim run from $tmp finds the default profiles"
-  check bash -c "cd '$tmp' && '$parasol' cluster-sim --workload one.csv --nodes 1 | grep -q 'average JCT'"
+  check bash -c "cd '$tmp' && '$(readlink -f "$parasol")' cluster-sim --workload one.csv --nodes 1 | grep -q 'average JCT'"
 fi
 
 header='name,time,num_replicas,batch_size,steps,train_args'
