@@ -13,7 +13,8 @@ namespace parasol {
 JobStatus ReadJobStatus(const std::string& path) {
   const KeyValueFile f = KeyValueFile::Read(
       path, "", 0,
-      {"step", "total_steps", "ranks", "batch_per_rank", "step_seconds", "sync_seconds", "state"});
+      {"step", "total_steps", "ranks", "batch_per_rank", "step_seconds", "sync_seconds", "grad_sqr", "grad_var",
+       "state"});
   JobStatus s;
   if (f.Has("step")) s.step = f.NumberIn<int64_t>("step", 0, INT64_MAX);
   if (f.Has("total_steps")) s.total_steps = f.NumberIn<int64_t>("total_steps", 0, INT64_MAX);
@@ -21,6 +22,12 @@ JobStatus ReadJobStatus(const std::string& path) {
   if (f.Has("batch_per_rank")) s.batch_per_rank = f.NumberIn<int64_t>("batch_per_rank", 0, INT64_MAX);
   if (f.Has("step_seconds")) s.step_seconds = f.NumberIn<double>("step_seconds", 0, 1e9);
   if (f.Has("sync_seconds")) s.sync_seconds = f.NumberIn<double>("sync_seconds", 0, 1e9);
+  if (f.Has("grad_sqr") || f.Has("grad_var")) {
+    f.Require({"grad_sqr", "grad_var"});
+    s.grad_measured = true;
+    s.grad_sqr = f.NumberIn<double>("grad_sqr", 0, 1e300);
+    s.grad_var = f.NumberIn<double>("grad_var", 0, 1e300);
+  }
   if (f.Has("state")) s.state = f.Text("state");
   f.Require({"step", "total_steps", "ranks", "state"});
   return s;
@@ -29,9 +36,10 @@ JobStatus ReadJobStatus(const std::string& path) {
 void WriteJobStatus(const std::string& path, const JobStatus& s) {
   WriteFileAtomically(path, [&](std::ostream& out) {
     out << fmt::format(
-        "step {}\ntotal_steps {}\nranks {}\nbatch_per_rank {}\nstep_seconds {:.6f}\nsync_seconds {:.6f}\n"
-        "state {}\n",
-        s.step, s.total_steps, s.ranks, s.batch_per_rank, s.step_seconds, s.sync_seconds, s.state);
+        "step {}\ntotal_steps {}\nranks {}\nbatch_per_rank {}\nstep_seconds {:.6f}\nsync_seconds {:.6f}\n",
+        s.step, s.total_steps, s.ranks, s.batch_per_rank, s.step_seconds, s.sync_seconds);
+    if (s.grad_measured) out << fmt::format("grad_sqr {:.9g}\ngrad_var {:.9g}\n", s.grad_sqr, s.grad_var);
+    out << fmt::format("state {}\n", s.state);
   });
 }
 

@@ -6,6 +6,8 @@
 //   batch_per_rank N
 //   step_seconds S     median of the run's recent steps (warm-up left out; 0: none yet)
 //   sync_seconds S     median exposed synchronisation of the same steps
+//   grad_sqr S         the gradient noise scale's parts, once measured (see dl/noise_scale.h):
+//   grad_var V         |G|^2 and the variance of one sample's gradient, tr(S) (at batch B: V / B)
 //   state running|stopped|done
 #pragma once
 
@@ -19,6 +21,8 @@ struct JobStatus {
   int ranks = 0;
   int64_t batch_per_rank = 0;
   double step_seconds = 0, sync_seconds = 0;
+  bool grad_measured = false;  // grad_sqr and grad_var hold a measurement
+  double grad_sqr = 0, grad_var = 0;
   std::string state;
 };
 

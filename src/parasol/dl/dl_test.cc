@@ -16,6 +16,7 @@
 #include "parasol/dl/checkpoint.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/dataset.h"
+#include "parasol/dl/grad_sync.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/trainer.h"
 
@@ -119,6 +120,114 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return n;
     });
+
+// The ranks' gradients of one batch each, computed apart with plain autograd on a copy of the
+// model (flattened in parameter order).
+torch::Tensor PlainGradient(Model& model, const torch::Tensor& x, const torch::Tensor& y) {
+  torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x), y);
+  std::vector<torch::Tensor> parts;
+  for (const torch::Tensor& g : torch::autograd::grad({loss}, model.parameters())) parts.push_back(g.reshape({-1}));
+  return torch::cat(parts);
+}
+
+// GradSync's measured norms (the noise scale's input) are those of the ranks' own gradients and
+// of their mean, in every mode that forms the mean: dense, sharded (blocks summed over ranks),
+// sufficient factors (from the factors alone), P3 slices.
+struct NormsCase {
+  SyncMode mode;
+  Backend backend;
+  bool shard = false;
+};
+
+class GradientNormsTest : public ::testing::TestWithParam<NormsCase> {};
+
+TEST_P(GradientNormsTest, AreTheRanksOwnGradientsNorms) {
+  constexpr int kRanks = 3;
+  constexpr int64_t kBatch = 8;
+  torch::manual_seed(5);
+  const torch::Tensor x = torch::randn({kRanks * kBatch, 1, 28, 28}), y = torch::randint(0, 10, {kRanks * kBatch});
+  std::vector<std::shared_ptr<Model>> models, copies;
+  for (int r = 0; r < kRanks; ++r) {
+    torch::manual_seed(1);
+    models.push_back(MakeModel("mlp", {1, 28, 28}));
+    torch::manual_seed(1);
+    copies.push_back(MakeModel("mlp", {1, 28, 28}));
+  }
+  std::vector<torch::Tensor> plain(kRanks);
+  std::vector<GradientNorms> got(kRanks);
+  InProcessWorld world(kRanks);
+  ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) {
+    const int r = ctx.rank();
+    const torch::Tensor xr = x.narrow(0, r * kBatch, kBatch), yr = y.narrow(0, r * kBatch, kBatch);
+    plain[r] = PlainGradient(*copies[r], xr, yr);
+    const NormsCase& c = GetParam();
+    GradSync sync(ctx, *models[r], {.lr = 0.1, .weight_decay = 1e-3},
+                  {.mode = c.mode, .backend = c.backend, .shard_updates = c.shard, .batch_per_rank = kBatch,
+                   .timeout_ms = std::chrono::milliseconds(20000), .measure_gradient_norms = true});
+    torch::Tensor loss = torch::cross_entropy_loss(models[r]->Forward(xr, [&](int s) { sync.BeforeStage(s); }), yr);
+    sync.BeforeBackward(0);
+    loss.backward();
+    sync.AfterBackward();
+    sync.Flush();
+    got[r] = sync.gradient_norms();
+  }));
+  double local = 0;
+  torch::Tensor mean = torch::zeros_like(plain[0]);
+  for (const torch::Tensor& g : plain) {
+    local += torch::dot(g, g).item<double>() / kRanks;
+    mean += g / kRanks;
+  }
+  const double total = torch::dot(mean, mean).item<double>();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(got[r].step, 0);
+    EXPECT_EQ(got[r].count, kRanks);
+    EXPECT_EQ(got[r].local_batch, kBatch);
+    EXPECT_NEAR(got[r].local_sqr, local, 1e-4 * local) << "rank " << r;
+    EXPECT_NEAR(got[r].total_sqr, total, 1e-4 * total) << "rank " << r;
+  }
+  EXPECT_GT(local, total * 1.5);  // the ranks' gradients differ: the test can tell the two apart
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GradientNormsTest,
+                         ::testing::Values(NormsCase{SyncMode::kWfbp, Backend::kAllreduce},
+                                           NormsCase{SyncMode::kAfterBackward, Backend::kAllreduce, true},
+                                           NormsCase{SyncMode::kWfbp, Backend::kHybrid},
+                                           NormsCase{SyncMode::kP3, Backend::kHybrid, true}));
+
+// One rank pairs two consecutive steps: the norms are those of the two steps' gradients (the
+// second at the parameters the first step left).
+TEST(GradientNorms, OneRankPairsConsecutiveSteps) {
+  torch::manual_seed(6);
+  const torch::Tensor x = torch::randn({16, 1, 28, 28}), y = torch::randint(0, 10, {16});
+  torch::manual_seed(1);
+  std::shared_ptr<Model> model = MakeModel("mlp", {1, 28, 28});
+  torch::manual_seed(1);
+  std::shared_ptr<Model> copy = MakeModel("mlp", {1, 28, 28});
+  InProcessWorld world(1);
+  ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) {
+    GradSync sync(ctx, *model, {.lr = 0.1}, {.batch_per_rank = 8, .measure_gradient_norms = true});
+    std::vector<torch::Tensor> plain;
+    for (int step = 0; step < 2; ++step) {
+      const torch::Tensor xs = x.narrow(0, 8 * step, 8), ys = y.narrow(0, 8 * step, 8);
+      {
+        torch::NoGradGuard no_grad;
+        for (size_t i = 0; i < model->parameters().size(); ++i) copy->parameters()[i].copy_(model->parameters()[i]);
+      }
+      plain.push_back(PlainGradient(*copy, xs, ys));
+      torch::Tensor loss = torch::cross_entropy_loss(model->Forward(xs), ys);
+      sync.BeforeBackward(step);
+      loss.backward();
+      sync.AfterBackward();
+      EXPECT_EQ(sync.gradient_norms().step, step == 0 ? -1 : 1);
+    }
+    const GradientNorms n = sync.gradient_norms();
+    const double a = torch::dot(plain[0], plain[0]).item<double>(), b = torch::dot(plain[1], plain[1]).item<double>();
+    const torch::Tensor mean = (plain[0] + plain[1]) / 2;
+    EXPECT_EQ(n.count, 2);
+    EXPECT_NEAR(n.local_sqr, (a + b) / 2, 1e-4 * (a + b));
+    EXPECT_NEAR(n.total_sqr, torch::dot(mean, mean).item<double>(), 1e-4 * (a + b));
+  }));
+}
 
 // Over the parameter server each rank pushes the rows other shards hold and reads them back: over
 // all ranks 2 (P - 1) times the table a step, what a ring all-reduce of it moves.
@@ -295,6 +404,9 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
   EXPECT_EQ(s.ranks, 4);
   EXPECT_EQ(s.batch_per_rank, 4);
   EXPECT_GT(s.step_seconds, 0);  // five steps: three past the warm-up
+  EXPECT_TRUE(s.grad_measured);  // the gradient noise, from the four ranks' gradients
+  EXPECT_GT(s.grad_sqr, 0);
+  EXPECT_GT(s.grad_var, 0);
   EXPECT_LT(MaxDiff(resumed, straight), 1e-5);
   // A damaged status file is refused naming the line.
   std::ofstream(status) << "step 3\nranks two\n";

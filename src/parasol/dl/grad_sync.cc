@@ -42,6 +42,7 @@ void GradSync::BeforeStage(int stage) {
 }
 
 void GradSync::BeforeBackward(int64_t step) {
+  step_ = step;
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
     for (auto& u : units_) u->pending = u->sfb ? 1 : u->end_param - u->first_param;
@@ -54,6 +55,7 @@ void GradSync::BeforeBackward(int64_t step) {
 void GradSync::AfterBackward() {
   if (options_.backend == Backend::kNone) {
     torch::NoGradGuard no_grad;
+    if (options_.measure_gradient_norms && ctx_.size() == 1) MeasureAlone();
     for (int i = 0; i < static_cast<int>(spans_.size()); ++i) optimizer_->UpdateParam(i);
     return;
   }
@@ -79,6 +81,24 @@ void GradSync::WaitUnits(int first, int end) {
                                    ToString(options_.mode), ToString(options_.backend), options_.timeout_ms.count()));
   }
   stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (first == 0 && end == num_units()) norms_ = impl_->finished;
+}
+
+// Two consecutive steps' gradients stand in for two ranks' (the parameters move little between
+// them); the pairs do not overlap, so each step's gradient is used once.
+void GradSync::MeasureAlone() {
+  if (previous_step_ < 0) {
+    if (!previous_grads_.defined()) previous_grads_ = torch::empty_like(grads_);
+    previous_grads_.copy_(grads_);
+    previous_step_ = step_;
+    return;
+  }
+  const double a = torch::dot(previous_grads_, previous_grads_).item<double>();
+  const double b = torch::dot(grads_, grads_).item<double>();
+  const double ab = torch::dot(previous_grads_, grads_).item<double>();
+  norms_ = {.step = step_, .local_sqr = (a + b) / 2, .total_sqr = (a + b + 2 * ab) / 4, .count = 2,
+            .local_batch = options_.batch_per_rank};
+  previous_step_ = -1;
 }
 
 // ---- communication thread ----
@@ -97,6 +117,7 @@ void GradSync::CommLoop() {
 bool GradSync::RunStep() {
   // The step's state (pending counts, frontier) is the training thread's to reset first.
   if (!board_->TakeStep()) return false;
+  impl_->local_sqr = impl_->total_sqr = impl_->shard_sqr = 0;
   param_pending_.assign(spans_.size(), 0);
   for (size_t p = 0; p < spans_.size(); ++p) param_pending_[p] = static_cast<int>(units_of_param_[p].size());
   if (options_.mode == SyncMode::kP3 && options_.backend != Backend::kPs) return RunStepByPriority();
@@ -104,6 +125,7 @@ bool GradSync::RunStep() {
   for (int u = num_units() - 1; u >= 0; --u) {
     if (!board_->TakeLaunch(u)) return false;
     RunUnit(*units_[u]);
+    if (u == 0) FinishNorms();
     if (options_.backend != Backend::kPs) board_->MarkDone(u);
   }
   if (options_.backend == Backend::kPs) RunPsStep();
@@ -129,7 +151,7 @@ bool GradSync::RunStepByPriority() {
     RunUnit(*units_[next]);
     if (units_[next]->sfb || options_.shard_updates) AgreeFrontier(nullptr, 0);
     ran[next] = true;
-    --remaining;
+    if (--remaining == 0) FinishNorms();
     board_->MarkDone(next);
   }
   return true;
@@ -162,6 +184,7 @@ void GradSync::RunUnit(Unit& u) {
 
 void GradSync::RunDense(Unit& u) {
   const int p = ctx_.size();
+  MeasureLocal(u);
   float* g = grads_.data_ptr<float>() + u.begin;
   if (options_.mode == SyncMode::kP3) {
     AgreeFrontier(g, u.numel());
@@ -169,8 +192,50 @@ void GradSync::RunDense(Unit& u) {
     collective::Allreduce(*comm_ctx_, g, g, static_cast<size_t>(u.numel()), DType::kFloat32);
   }
   grads_.narrow(0, u.begin, u.numel()).mul_(1.0 / p);
+  MeasureAveraged(u);
   stats_.bytes_sent += 2ull * static_cast<uint64_t>(u.numel()) * (p - 1) / p * 4;
   FinishParams(u);
+}
+
+// Before the reduction: this rank's gradient of the unit (under SFB, from its factors:
+// |G^T X|^2 = sum((G G^T) o (X X^T)), and the bias gradient is G's column sums).
+void GradSync::MeasureLocal(const Unit& u) {
+  if (!options_.measure_gradient_norms) return;
+  if (u.sfb) {
+    impl_->local_sqr += (torch::mm(u.g, u.g.t()) * torch::mm(u.x, u.x.t())).sum().item<double>();
+    const torch::Tensor db = u.g.sum(0);
+    impl_->local_sqr += torch::dot(db, db).item<double>();
+    return;
+  }
+  const torch::Tensor g = grads_.narrow(0, u.begin, u.numel());
+  impl_->local_sqr += torch::dot(g, g).item<double>();
+}
+
+// After averaging, before the optimizer (which adds weight decay into the buffer). SFB units
+// span their layer's weight and bias.
+void GradSync::MeasureAveraged(const Unit& u) {
+  if (!options_.measure_gradient_norms) return;
+  auto sqr = [&](const ParamSpan& span) {
+    const torch::Tensor g = grads_.narrow(0, span.begin, span.numel);
+    return torch::dot(g, g).item<double>();
+  };
+  if (u.sfb) {
+    impl_->total_sqr += sqr(spans_[u.weight]) + sqr(spans_[u.bias]);
+    return;
+  }
+  const torch::Tensor g = grads_.narrow(0, u.begin, u.numel());
+  impl_->total_sqr += torch::dot(g, g).item<double>();
+}
+
+// After the step's last unit, before it is marked done: the mean of the ranks' local norms, and
+// the sharded units' blocks of the averaged gradient summed over the ranks.
+void GradSync::FinishNorms() {
+  if (!options_.measure_gradient_norms || options_.backend == Backend::kPs) return;
+  double sums[2] = {impl_->local_sqr, impl_->shard_sqr};
+  collective::Allreduce(*comm_ctx_, sums, sums, 2, DType::kFloat64);
+  const int p = ctx_.size();
+  impl_->finished = {.step = step_, .local_sqr = sums[0] / p, .total_sqr = impl_->total_sqr + sums[1], .count = p,
+                     .local_batch = options_.batch_per_rank};
 }
 
 void GradSync::FinishParams(const Unit& u) {

@@ -27,6 +27,7 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/dl/models.h"
+#include "parasol/dl/noise_scale.h"
 #include "parasol/dl/optimizer.h"
 #include "parasol/dl/unit_board.h"
 
@@ -54,7 +55,11 @@ struct SyncOptions {
   uint32_t ps_staleness = 0;            // ps: 0 = BSP, s > 0 = SSP(s)
   int64_t batch_per_rank = 32;          // hybrid: K in the byte model
   std::chrono::milliseconds timeout_ms{60000};
+  // Squared norms of the gradients before and after averaging, each step (see GradientNorms):
+  // two passes over the gradient and a two-number all-reduce per step.
+  bool measure_gradient_norms = false;
 };
+
 
 // Hybrid's decision for one fully-connected layer: bytes each would move per step.
 struct LayerChoice {
@@ -96,6 +101,10 @@ class GradSync {
   // Collective: the full momentum buffer (gathered from the shards under weight-update sharding).
   torch::Tensor GatherMomentum();
   Optimizer& optimizer() { return *optimizer_; }
+  // The norms of the latest step whose synchronisation a wait for every unit has seen (the next
+  // BeforeBackward, AfterBackward but under P3, Flush). None under the parameter-server backend
+  // (the averaged gradient is never formed) or --comm none on several ranks, or when not asked for.
+  const GradientNorms& gradient_norms() const { return norms_; }
 
   // Defined in grad_sync_internal.h, for the implementation files only.
   struct Unit;
@@ -124,6 +133,10 @@ class GradSync {
   void PushPs(const Unit& u);
   void RunPsStep();
   void FinishParams(const Unit& u);
+  void MeasureLocal(const Unit& u);
+  void MeasureAveraged(const Unit& u);
+  void FinishNorms();
+  void MeasureAlone();  // one rank: pairs of consecutive steps
   bool WaitsPerStage() const {
     return options_.backend == Backend::kPs || (options_.mode == SyncMode::kP3 && options_.backend != Backend::kNone);
   }
@@ -142,6 +155,10 @@ class GradSync {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Impl> impl_;
   SyncStats stats_;
+  int64_t step_ = 0;                 // set before the board's BeginStep, read by the comm thread
+  GradientNorms norms_;              // training thread
+  torch::Tensor previous_grads_;     // one rank: the unpaired step's gradient
+  int64_t previous_step_ = -1;
 
   std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
   std::unique_ptr<UnitBoard> board_;  // null when nothing is synchronised

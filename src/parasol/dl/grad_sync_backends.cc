@@ -13,10 +13,15 @@ namespace parasol::dl {
 void GradSync::RunSharded(Unit& u) {
   const int p = ctx_.size(), rank = ctx_.rank();
   const size_t n = static_cast<size_t>(u.numel());
+  MeasureLocal(u);
   float* g = grads_.data_ptr<float>() + u.begin;
   collective::ReduceScatter(*comm_ctx_, g, g, n, DType::kFloat32);
   auto [b, e] = collective::BlockRange(n, p, rank);
   grads_.narrow(0, u.begin + b, e - b).mul_(1.0 / p);
+  if (options_.measure_gradient_norms) {
+    const torch::Tensor block = grads_.narrow(0, u.begin + b, e - b);
+    impl_->shard_sqr += torch::dot(block, block).item<double>();
+  }
   std::vector<double> trust(spans_.size(), 1.0);
   if (optimizer_->options().lars) {
     // Whole-parameter norms from every rank's block of each parameter.
@@ -51,6 +56,7 @@ void GradSync::RunSharded(Unit& u) {
 void GradSync::RunSfb(Unit& u) {
   const int p = ctx_.size();
   const int64_t k = u.g.size(0), m = u.rows, n = u.cols;
+  MeasureLocal(u);
   torch::Tensor local = torch::cat({u.g.reshape({-1}), u.x.reshape({-1})});
   torch::Tensor all = torch::empty({p, k * (m + n)});
   collective::Allgather(*comm_ctx_, local.data_ptr<float>(), all.data_ptr<float>(), static_cast<size_t>(local.numel()),
@@ -65,6 +71,7 @@ void GradSync::RunSfb(Unit& u) {
   torch::Tensor db = grads_.narrow(0, bs.begin, bs.numel);
   torch::sum_out(db, gs, {0});
   db.mul_(1.0 / p);
+  MeasureAveraged(u);
   u.g = torch::Tensor();
   u.x = torch::Tensor();
   stats_.bytes_sent += static_cast<uint64_t>((p - 1) * k * (m + n)) * 4;

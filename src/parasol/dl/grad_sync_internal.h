@@ -40,6 +40,9 @@ struct GradSync::Impl {
   // (communication thread only; this rank's own is the board's).
   int agreed_frontier = 0;
   std::vector<float> scratch;          // slice + readiness vector; sharded all-gather
+  // Gradient norms of the step under way (communication thread), handed over with its last unit.
+  double local_sqr = 0, total_sqr = 0, shard_sqr = 0;
+  GradientNorms finished;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
   std::vector<uintptr_t> hook_keys;
 };

@@ -38,8 +38,11 @@ JobControl::JobControl(comm::Context& ctx, std::string status_path, std::string 
       total_steps_(total_steps),
       batch_per_rank_(batch_per_rank) {}
 
-void JobControl::Record(int64_t steps_done, double seconds, double sync_seconds) {
+void JobControl::Record(int64_t steps_done, double seconds, double sync_seconds, const NoiseScale& noise) {
   if (status_path_.empty() || ctx_.rank() != 0) return;
+  grad_measured_ = noise.measured();
+  grad_sqr_ = noise.grad_sqr();
+  grad_var_ = noise.grad_var(1);
   seconds_.push_back(seconds);
   sync_seconds_.push_back(sync_seconds);
   if (SteadySeconds() - last_write_ >= kWriteEverySeconds) Write(steps_done, "running");
@@ -60,6 +63,7 @@ void JobControl::Write(int64_t steps_done, const std::string& state) {
   const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
   WriteJobStatus(status_path_, {.step = steps_done, .total_steps = total_steps_, .ranks = ctx_.size(),
                                  .batch_per_rank = batch_per_rank_, .step_seconds = step, .sync_seconds = sync,
+                                 .grad_measured = grad_measured_, .grad_sqr = grad_sqr_, .grad_var = grad_var_,
                                  .state = state});
   last_write_ = SteadySeconds();
 }

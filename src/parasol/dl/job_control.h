@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parasol/comm/context.h"
+#include "parasol/dl/noise_scale.h"
 
 namespace parasol::dl {
 
@@ -20,8 +21,9 @@ class JobControl {
   JobControl(comm::Context& ctx, std::string status_path, std::string stop_path, int64_t total_steps,
              int64_t batch_per_rank);
 
-  // After a step: `seconds` it took, of which `sync_seconds` exposed synchronisation.
-  void Record(int64_t steps_done, double seconds, double sync_seconds);
+  // After a step: `seconds` it took, of which `sync_seconds` exposed synchronisation, and the
+  // gradient noise measured so far.
+  void Record(int64_t steps_done, double seconds, double sync_seconds, const NoiseScale& noise);
   // Collective when a stop file is set (rank 0 looks, everyone learns): true when it exists.
   bool StopRequested();
   // The final status: "stopped" or "done".
@@ -35,6 +37,8 @@ class JobControl {
   int64_t total_steps_, batch_per_rank_;
   std::vector<double> seconds_, sync_seconds_;  // this run's steps
   double last_write_ = -1;                       // steady seconds
+  bool grad_measured_ = false;
+  double grad_sqr_ = 0, grad_var_ = 0;
 };
 
 }  // namespace parasol::dl

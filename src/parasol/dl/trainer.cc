@@ -105,6 +105,25 @@ void ValidateOptions(const TrainOptions& o) {
   if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
 }
 
+std::vector<std::string> MetricsColumns() {
+  return {"step", "seconds", "samples_per_sec", "loss", "exposed_comm_fraction", "grad_sqr", "grad_var_per_sample",
+          "noise_scale_samples"};
+}
+
+// The noise columns stay empty until the first measurement (a step of several ranks, or the
+// second of a pair on one).
+std::vector<std::string> MetricsRow(const StepRecord& rec, const NoiseScale& noise) {
+  std::vector<std::string> row{std::to_string(rec.step), fmt::format("{:.6f}", rec.seconds),
+                               fmt::format("{:.1f}", rec.samples_per_sec), fmt::format("{:.6f}", rec.loss),
+                               fmt::format("{:.4f}", rec.exposed_comm_fraction), "", "", ""};
+  if (noise.measured()) {
+    row[5] = fmt::format("{:.6g}", noise.grad_sqr());
+    row[6] = fmt::format("{:.6g}", noise.grad_var(1));
+    row[7] = fmt::format("{:.6g}", noise.noise_scale());
+  }
+  return row;
+}
+
 void DrawProgress(std::ostream& log, int64_t step, int64_t total, const StepRecord& r) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * (step + 1) / std::max<int64_t>(total, 1));
@@ -190,6 +209,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
+  sync_options.measure_gradient_norms = !o.status_path.empty() || !o.metrics_path.empty();
   GradSync sync(ctx, *model, o.optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
@@ -200,11 +220,11 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   if (log) PrintPlan(*log, ctx, o, split.description, sync);
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) {
-    csv = std::make_unique<CsvWriter>(o.metrics_path, std::vector<std::string>{"step", "seconds", "samples_per_sec", "loss",
-                                                                               "exposed_comm_fraction"});
+    csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
   }
   model->train();
   JobControl control(ctx, o.status_path, o.stop_path, total, o.batch);
+  NoiseScale noise(o.batch * ctx.size());
   double train_seconds = 0;
   r.steps_done = r.first_step;
   for (int64_t step = r.first_step; step < total; ++step) {
@@ -212,11 +232,9 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
     r.steps_done = step + 1;
-    control.Record(step + 1, rec.seconds, rec.exposed_comm_fraction * rec.seconds);
-    if (csv) {
-      csv->Row({std::to_string(step), fmt::format("{:.6f}", rec.seconds), fmt::format("{:.1f}", rec.samples_per_sec),
-                fmt::format("{:.6f}", rec.loss), fmt::format("{:.4f}", rec.exposed_comm_fraction)});
-    }
+    noise.Add(sync.gradient_norms());
+    control.Record(step + 1, rec.seconds, rec.exposed_comm_fraction * rec.seconds, noise);
+    if (csv) csv->Row(MetricsRow(rec, noise));
     if (log && o.progress_bar) DrawProgress(*log, step, total, rec);
     const int64_t epoch = step / order.steps_per_epoch();
     const bool epoch_end = (step + 1) % order.steps_per_epoch() == 0 || step + 1 == total;

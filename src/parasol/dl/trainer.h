@@ -27,7 +27,10 @@ struct TrainOptions {
   int threads = 1;              // intra-op threads of this rank
   uint64_t seed = 1;            // model initialisation and batch order
   bool evaluate = true;         // at the end of each epoch (and of a --steps run)
-  std::string metrics_path;     // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction
+  // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,
+  // noise_scale_samples (the gradient noise, see noise_scale.h; measured when this or a status
+  // file is asked for)
+  std::string metrics_path;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0; // steps; 0: only at the end (when checkpoint_dir is set)
   std::string resume_dir;
