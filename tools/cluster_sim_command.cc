@@ -1,11 +1,11 @@
 // `parasol cluster-sim`: replays a workload of deep-learning jobs against measured profiles under
 // a scheduling policy; prints average, p99 and maximum job completion time and the makespan.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
@@ -97,7 +97,8 @@ class ClusterSimCommand : public Command {
   std::string ProfilesFolder() const {
     namespace fs = std::filesystem;
     if (!profiles_.empty()) {
-      if (!fs::is_directory(profiles_)) throw InvalidArgumentError(fmt::format("--profiles {}: no such folder", profiles_));
+      if (!fs::is_directory(profiles_))
+        throw InvalidArgumentError(fmt::format("--profiles {}: no such folder", profiles_));
       return profiles_;
     }
     const std::string rel = "../shared/data/pollux/profiles";
@@ -105,8 +106,8 @@ class ClusterSimCommand : public Command {
     for (const std::string& dir : {rel, beside_source}) {
       if (fs::is_directory(dir)) return dir;
     }
-    throw InvalidArgumentError(fmt::format("no profiles folder at {} (from {}) or {}: give --profiles DIR", rel,
-                                           fs::current_path().string(), beside_source));
+    throw InvalidArgumentError(fmt::format("no profiles folder at {} (from {}) or {}: give --profiles DIR",
+                                           rel, fs::current_path().string(), beside_source));
   }
 
   std::string workload_, csv_;

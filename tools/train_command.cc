@@ -46,7 +46,10 @@ class TrainCommand : public Command {
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
     app_->add_option("--seed", o_.seed, "Initialisation and data order")->capture_default_str();
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
-    app_->add_option("--metrics", o_.metrics_path, "CSV: step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples");
+    app_->add_option("--metrics", o_.metrics_path,
+                     "CSV: "
+                     "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,"
+                     "noise_scale_samples");
     app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this folder");
     app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")
         ->check(NonNegative())->capture_default_str();

@@ -11,10 +11,9 @@
 namespace parasol {
 
 JobStatus ReadJobStatus(const std::string& path) {
-  const KeyValueFile f = KeyValueFile::Read(
-      path, "", 0,
-      {"step", "total_steps", "ranks", "batch_per_rank", "step_seconds", "sync_seconds", "grad_sqr", "grad_var",
-       "state"});
+  const KeyValueFile f = KeyValueFile::Read(path, "", 0,
+                                            {"step", "total_steps", "ranks", "batch_per_rank", "step_seconds",
+                                             "sync_seconds", "grad_sqr", "grad_var", "state"});
   JobStatus s;
   if (f.Has("step")) s.step = f.NumberIn<int64_t>("step", 0, INT64_MAX);
   if (f.Has("total_steps")) s.total_steps = f.NumberIn<int64_t>("total_steps", 0, INT64_MAX);

@@ -1,6 +1,9 @@
 // The engine's mathematics: every sync mode and backend, N ranks with batch B, gives the
 // parameters one rank with batch N x B gets; SFB, P3 slices, sharded updates and synchronised
 // batch norm change no value; LeNet learns real MNIST; faults end in errors, not hangs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -8,13 +11,10 @@
 #include <sstream>
 #include <thread>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
-#include "parasol/dl/checkpoint.h"
 #include "parasol/core/job_status.h"
+#include "parasol/dl/checkpoint.h"
 #include "parasol/dl/dataset.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/models.h"
@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
 torch::Tensor PlainGradient(Model& model, const torch::Tensor& x, const torch::Tensor& y) {
   torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x), y);
   std::vector<torch::Tensor> parts;
-  for (const torch::Tensor& g : torch::autograd::grad({loss}, model.parameters())) parts.push_back(g.reshape({-1}));
+  for (const torch::Tensor& g : torch::autograd::grad({loss}, model.parameters()))
+    parts.push_back(g.reshape({-1}));
   return torch::cat(parts);
 }
 
@@ -145,7 +146,8 @@ TEST_P(GradientNormsTest, AreTheRanksOwnGradientsNorms) {
   constexpr int kRanks = 3;
   constexpr int64_t kBatch = 8;
   torch::manual_seed(5);
-  const torch::Tensor x = torch::randn({kRanks * kBatch, 1, 28, 28}), y = torch::randint(0, 10, {kRanks * kBatch});
+  const torch::Tensor x = torch::randn({kRanks * kBatch, 1, 28, 28}),
+                      y = torch::randint(0, 10, {kRanks * kBatch});
   std::vector<std::shared_ptr<Model>> models, copies;
   for (int r = 0; r < kRanks; ++r) {
     torch::manual_seed(1);
@@ -162,9 +164,14 @@ TEST_P(GradientNormsTest, AreTheRanksOwnGradientsNorms) {
     plain[r] = PlainGradient(*copies[r], xr, yr);
     const NormsCase& c = GetParam();
     GradSync sync(ctx, *models[r], {.lr = 0.1, .weight_decay = 1e-3},
-                  {.mode = c.mode, .backend = c.backend, .shard_updates = c.shard, .batch_per_rank = kBatch,
-                   .timeout_ms = std::chrono::milliseconds(20000), .measure_gradient_norms = true});
-    torch::Tensor loss = torch::cross_entropy_loss(models[r]->Forward(xr, [&](int s) { sync.BeforeStage(s); }), yr);
+                  {.mode = c.mode,
+                   .backend = c.backend,
+                   .shard_updates = c.shard,
+                   .batch_per_rank = kBatch,
+                   .timeout_ms = std::chrono::milliseconds(20000),
+                   .measure_gradient_norms = true});
+    torch::Tensor loss =
+        torch::cross_entropy_loss(models[r]->Forward(xr, [&](int s) { sync.BeforeStage(s); }), yr);
     sync.BeforeBackward(0);
     loss.backward();
     sync.AfterBackward();
@@ -211,7 +218,8 @@ TEST(GradientNorms, OneRankPairsConsecutiveSteps) {
       const torch::Tensor xs = x.narrow(0, 8 * step, 8), ys = y.narrow(0, 8 * step, 8);
       {
         torch::NoGradGuard no_grad;
-        for (size_t i = 0; i < model->parameters().size(); ++i) copy->parameters()[i].copy_(model->parameters()[i]);
+        for (size_t i = 0; i < model->parameters().size(); ++i)
+          copy->parameters()[i].copy_(model->parameters()[i]);
       }
       plain.push_back(PlainGradient(*copy, xs, ys));
       torch::Tensor loss = torch::cross_entropy_loss(model->Forward(xs), ys);
@@ -221,7 +229,8 @@ TEST(GradientNorms, OneRankPairsConsecutiveSteps) {
       EXPECT_EQ(sync.gradient_norms().step, step == 0 ? -1 : 1);
     }
     const GradientNorms n = sync.gradient_norms();
-    const double a = torch::dot(plain[0], plain[0]).item<double>(), b = torch::dot(plain[1], plain[1]).item<double>();
+    const double a = torch::dot(plain[0], plain[0]).item<double>(),
+                 b = torch::dot(plain[1], plain[1]).item<double>();
     const torch::Tensor mean = (plain[0] + plain[1]) / 2;
     EXPECT_EQ(n.count, 2);
     EXPECT_NEAR(n.local_sqr, (a + b) / 2, 1e-4 * (a + b));

@@ -96,7 +96,10 @@ void GradSync::MeasureAlone() {
   const double a = torch::dot(previous_grads_, previous_grads_).item<double>();
   const double b = torch::dot(grads_, grads_).item<double>();
   const double ab = torch::dot(previous_grads_, grads_).item<double>();
-  norms_ = {.step = step_, .local_sqr = (a + b) / 2, .total_sqr = (a + b + 2 * ab) / 4, .count = 2,
+  norms_ = {.step = step_,
+            .local_sqr = (a + b) / 2,
+            .total_sqr = (a + b + 2 * ab) / 4,
+            .count = 2,
             .local_batch = options_.batch_per_rank};
   previous_step_ = -1;
 }
@@ -234,7 +237,10 @@ void GradSync::FinishNorms() {
   double sums[2] = {impl_->local_sqr, impl_->shard_sqr};
   collective::Allreduce(*comm_ctx_, sums, sums, 2, DType::kFloat64);
   const int p = ctx_.size();
-  impl_->finished = {.step = step_, .local_sqr = sums[0] / p, .total_sqr = impl_->total_sqr + sums[1], .count = p,
+  impl_->finished = {.step = step_,
+                     .local_sqr = sums[0] / p,
+                     .total_sqr = impl_->total_sqr + sums[1],
+                     .count = p,
                      .local_batch = options_.batch_per_rank};
 }
 

@@ -60,7 +60,6 @@ struct SyncOptions {
   bool measure_gradient_norms = false;
 };
 
-
 // Hybrid's decision for one fully-connected layer: bytes each would move per step.
 struct LayerChoice {
   std::string layer;
@@ -155,9 +154,9 @@ class GradSync {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Impl> impl_;
   SyncStats stats_;
-  int64_t step_ = 0;                 // set before the board's BeginStep, read by the comm thread
-  GradientNorms norms_;              // training thread
-  torch::Tensor previous_grads_;     // one rank: the unpaired step's gradient
+  int64_t step_ = 0;              // set before the board's BeginStep, read by the comm thread
+  GradientNorms norms_;           // training thread
+  torch::Tensor previous_grads_;  // one rank: the unpaired step's gradient
   int64_t previous_step_ = -1;
 
   std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final

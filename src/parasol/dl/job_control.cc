@@ -61,10 +61,16 @@ void JobControl::Finish(int64_t steps_done, bool stopped) {
 
 void JobControl::Write(int64_t steps_done, const std::string& state) {
   const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
-  WriteJobStatus(status_path_, {.step = steps_done, .total_steps = total_steps_, .ranks = ctx_.size(),
-                                 .batch_per_rank = batch_per_rank_, .step_seconds = step, .sync_seconds = sync,
-                                 .grad_measured = grad_measured_, .grad_sqr = grad_sqr_, .grad_var = grad_var_,
-                                 .state = state});
+  WriteJobStatus(status_path_, {.step = steps_done,
+                                .total_steps = total_steps_,
+                                .ranks = ctx_.size(),
+                                .batch_per_rank = batch_per_rank_,
+                                .step_seconds = step,
+                                .sync_seconds = sync,
+                                .grad_measured = grad_measured_,
+                                .grad_sqr = grad_sqr_,
+                                .grad_var = grad_var_,
+                                .state = state});
   last_write_ = SteadySeconds();
 }
 

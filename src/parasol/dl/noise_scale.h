@@ -23,9 +23,9 @@ namespace parasol::dl {
 // `local_batch` samples each (the ranks' gradients before averaging; on one rank, two consecutive
 // steps' gradients) and their mean.
 struct GradientNorms {
-  int64_t step = -1;        // the (last) step measured; -1: none yet
-  double local_sqr = 0;     // mean over the gradients of |g_i|^2
-  double total_sqr = 0;     // |mean of the g_i|^2
+  int64_t step = -1;     // the (last) step measured; -1: none yet
+  double local_sqr = 0;  // mean over the gradients of |g_i|^2
+  double total_sqr = 0;  // |mean of the g_i|^2
   int count = 0;
   int64_t local_batch = 0;
 };

@@ -1,9 +1,9 @@
 #include "parasol/dl/noise_scale.h"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace parasol::dl {
 namespace {

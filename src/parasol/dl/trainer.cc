@@ -106,16 +106,27 @@ void ValidateOptions(const TrainOptions& o) {
 }
 
 std::vector<std::string> MetricsColumns() {
-  return {"step", "seconds", "samples_per_sec", "loss", "exposed_comm_fraction", "grad_sqr", "grad_var_per_sample",
+  return {"step",
+          "seconds",
+          "samples_per_sec",
+          "loss",
+          "exposed_comm_fraction",
+          "grad_sqr",
+          "grad_var_per_sample",
           "noise_scale_samples"};
 }
 
 // The noise columns stay empty until the first measurement (a step of several ranks, or the
 // second of a pair on one).
 std::vector<std::string> MetricsRow(const StepRecord& rec, const NoiseScale& noise) {
-  std::vector<std::string> row{std::to_string(rec.step), fmt::format("{:.6f}", rec.seconds),
-                               fmt::format("{:.1f}", rec.samples_per_sec), fmt::format("{:.6f}", rec.loss),
-                               fmt::format("{:.4f}", rec.exposed_comm_fraction), "", "", ""};
+  std::vector<std::string> row{std::to_string(rec.step),
+                               fmt::format("{:.6f}", rec.seconds),
+                               fmt::format("{:.1f}", rec.samples_per_sec),
+                               fmt::format("{:.6f}", rec.loss),
+                               fmt::format("{:.4f}", rec.exposed_comm_fraction),
+                               "",
+                               "",
+                               ""};
   if (noise.measured()) {
     row[5] = fmt::format("{:.6g}", noise.grad_sqr());
     row[6] = fmt::format("{:.6g}", noise.grad_var(1));

@@ -89,7 +89,8 @@ class LiveRun {
       j->Stop(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::duration<double>(o_.stop_timeout_s))));
       if (j->state() == LiveJob::State::kDone) {
-        Log(fmt::format("{}: done after {} steps (before its resize to {} GPUs)", j->name(), j->steps_done(), want(*j)));
+        Log(fmt::format("{}: done after {} steps (before its resize to {} GPUs)", j->name(), j->steps_done(),
+                        want(*j)));
       } else if (j->state() == LiveJob::State::kFailed) {
         Log(j->failure());
       } else {
