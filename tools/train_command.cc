@@ -28,6 +28,9 @@ class TrainCommand : public Command {
     app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
     app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")->check(NonNegative())
         ->capture_default_str();
+    app_->add_flag("--adaptive-batch", o_.adaptive_batch,
+                   "The total batch may change on resume: AdaScale scales the learning rate by the measured "
+                   "gradient noise; --steps/--epochs count iterations at the first run's batch");
     app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->check(Positive())->capture_default_str();
     app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->check(Between(0, 1))->capture_default_str();
     app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();

@@ -1,7 +1,8 @@
 // The status file a training job keeps for a cluster scheduler (`parasol train --status FILE`,
 // read by `parasol cluster`): "key value" lines, rewritten atomically.
 //   step N             global batches done (a restart resumes here)
-//   total_steps N
+//   total_steps N      (scale-invariant iterations under adaptive batches)
+//   progress P         scale-invariant iterations done (AdaScale; = step with a fixed batch)
 //   ranks N
 //   batch_per_rank N
 //   step_seconds S     median of the run's recent steps (warm-up left out; 0: none yet)
@@ -18,6 +19,7 @@ namespace parasol {
 
 struct JobStatus {
   int64_t step = 0, total_steps = 0;
+  double progress = 0;
   int ranks = 0;
   int64_t batch_per_rank = 0;
   double step_seconds = 0, sync_seconds = 0;

@@ -1,6 +1,8 @@
 #include "parasol/dl/checkpoint.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +17,9 @@
 namespace parasol::dl {
 namespace {
 
-// Format 2 ends with an FNV-1a checksum of everything before it (format 1 had none).
-constexpr char kMagic[8] = {'P', 'S', 'L', 'T', 'R', 'N', '0', '2'};
+// Format 2 ends with an FNV-1a checksum of everything before it (format 1 had none); format 3
+// adds the progress, data position, base batch and gradient noise after the step.
+constexpr char kMagic[8] = {'P', 'S', 'L', 'T', 'R', 'N', '0', '3'};
 
 std::string PathOf(const std::string& dir) { return (std::filesystem::path(dir) / "train.ckpt").string(); }
 
@@ -85,6 +88,10 @@ void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
     w.Put(&len, sizeof len);
     w.Put(c.model.data(), len);
     w.Put(&c.step, sizeof c.step);
+    w.Put(&c.progress, sizeof c.progress);
+    w.Put(&c.samples_seen, sizeof c.samples_seen);
+    w.Put(&c.base_batch, sizeof c.base_batch);
+    w.Put(c.noise, sizeof c.noise);
     w.PutTensor(c.parameters);
     w.PutTensor(c.momentum);
     w.PutTensor(c.buffers);
@@ -99,8 +106,9 @@ TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model,
   char magic[sizeof kMagic];
   in.Get(magic, sizeof magic, "header");
   if (!std::equal(magic, magic + 6, kMagic)) throw ParseError(path, 0, "not a parasol training checkpoint");
-  if (!std::equal(magic, magic + sizeof magic, kMagic)) {
-    throw ParseError(path, 0, fmt::format("format {} (this parasol reads format 02)", std::string_view(magic + 6, 2)));
+  const std::string_view format(magic + 6, 2);
+  if (format != "02" && format != "03") {
+    throw ParseError(path, 0, fmt::format("format {} (this parasol reads formats 02 and 03)", format));
   }
   uint32_t len = 0;
   in.Get(&len, sizeof len, "header");
@@ -109,6 +117,19 @@ TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model,
   c.model.resize(len);
   in.Get(c.model.data(), len, "header");
   in.Get(&c.step, sizeof c.step, "header");
+  c.progress = static_cast<double>(c.step);
+  if (format == "03") {
+    in.Get(&c.progress, sizeof c.progress, "header");
+    in.Get(&c.samples_seen, sizeof c.samples_seen, "header");
+    in.Get(&c.base_batch, sizeof c.base_batch, "header");
+    in.Get(c.noise, sizeof c.noise, "header");
+    const bool noise_ok = std::all_of(c.noise, c.noise + 3, [](double v) { return std::isfinite(v); }) &&
+                          c.noise[2] >= 0 && c.noise[2] <= 1;
+    if (c.step < 0 || !std::isfinite(c.progress) || c.progress < 0 || c.samples_seen < 0 || c.base_batch < 0 ||
+        !noise_ok) {
+      throw ParseError(path, 0, "corrupt header (progress, data position, base batch or gradient noise)");
+    }
+  }
   if (c.model != model) throw ParseError(path, 0, fmt::format("a checkpoint of model {}, not {}", c.model, model));
   c.parameters = in.GetTensor(parameters, "parameters");
   c.momentum = in.GetTensor(parameters, "momentum");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "parasol/comm/testing.h"
+#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/checkpoint.h"
@@ -314,6 +315,41 @@ TEST(Training, LenetReachesNinetySevenPercentOnMnist) {
   EXPECT_GT(r.epoch_accuracy.back(), r.epoch_accuracy.front() - 0.005);
 }
 
+// AdaScale: a run whose total batch doubles half-way (checkpoint, then resumed on two ranks)
+// reaches the fixed-batch run's test accuracy (less a point at most; it has seen more samples) at the same number of
+// scale-invariant iterations, in fewer steps (each step's gain is above 1 and at most 2).
+TEST(Training, AdaptiveBatchDoubledHalfWayMatchesTheFixedBatch) {
+  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_adaptive";
+  std::filesystem::remove_all(tmp);
+  TrainOptions fixed;
+  fixed.model = "mlp";
+  fixed.data.kind = "mnist";
+  fixed.data.dir = DataDir();
+  fixed.batch = 32;
+  fixed.steps = 600;
+  fixed.optimizer.lr = 0.02;
+  TrainResult straight;
+  TrainOn(1, fixed, &straight);
+  TrainOptions first = fixed;
+  first.steps = 300;
+  first.adaptive_batch = true;
+  first.evaluate = false;
+  first.checkpoint_dir = tmp.string();
+  TrainOn(1, first);
+  TrainOptions doubled = fixed;  // 2 ranks x 32
+  doubled.adaptive_batch = true;
+  doubled.resume_dir = doubled.checkpoint_dir = tmp.string();
+  TrainResult r;
+  TrainOn(2, doubled, &r);
+  EXPECT_GT(straight.test_accuracy, 0.9);
+  EXPECT_GE(r.test_accuracy, straight.test_accuracy - 0.01) << "after " << r.steps_done << " steps";
+  EXPECT_GE(r.progress, 600 - 1e-9);
+  EXPECT_LT(r.progress, 602);
+  EXPECT_LT(r.steps_done - 300, 300);
+  EXPECT_GE(r.steps_done - 300, 150);
+  std::filesystem::remove_all(tmp);
+}
+
 TEST(Training, ResumeEqualsAStraightRun) {
   const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_ckpt").string();
   std::filesystem::remove_all(dir);
@@ -342,7 +378,8 @@ TEST(Training, ResumeEqualsAStraightRun) {
 TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
   const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_torn").string();
   std::filesystem::remove_all(dir);
-  TrainCheckpoint c{.model = "mlp", .step = 7, .parameters = torch::arange(100, torch::kFloat32),
+  TrainCheckpoint c{.model = "mlp", .step = 7, .progress = 9.5, .samples_seen = 448, .base_batch = 32,
+                    .noise = {1.5, 2.5, 0.25}, .parameters = torch::arange(100, torch::kFloat32),
                     .momentum = torch::zeros({100}), .buffers = torch::ones({3})};
   WriteCheckpoint(dir, c);
   const std::string path = dir + "/train.ckpt";
@@ -353,6 +390,10 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
   }
   TrainCheckpoint back = ReadCheckpoint(dir, "mlp", 100, 3);
   EXPECT_EQ(back.step, 7);
+  EXPECT_EQ(back.progress, 9.5);
+  EXPECT_EQ(back.samples_seen, 448);
+  EXPECT_EQ(back.base_batch, 32);
+  EXPECT_EQ(back.noise[1], 2.5);
   EXPECT_TRUE(torch::equal(back.parameters, c.parameters));
   auto refusal = [&](const std::string& contents) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << contents;
@@ -363,14 +404,34 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
     }
     return std::string("accepted");
   };
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)), ::testing::HasSubstr(path + ": truncated in the momentum"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)), ::testing::HasSubstr(path + ": truncated in the parameters"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() * 3 / 4)), ::testing::HasSubstr(path + ": truncated in the momentum"));
   EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)), ::testing::HasSubstr(path + ": truncated before the checksum"));
   std::string flipped = bytes;
   flipped[100] ^= 0x10;  // inside the parameters
   EXPECT_THAT(refusal(flipped), ::testing::HasSubstr(path + ": checksum mismatch"));
   std::string old = bytes;
   old[7] = '1';
-  EXPECT_THAT(refusal(old), ::testing::HasSubstr("format 01 (this parasol reads format 02)"));
+  EXPECT_THAT(refusal(old), ::testing::HasSubstr("format 01 (this parasol reads formats 02 and 03)"));
+  // Format 02 (no progress, data position, base batch or noise) still reads: progress = step.
+  const size_t after_step = 8 + 4 + 3 + 8, extra = 8 + 8 + 8 + 24;
+  std::string v2 = bytes.substr(0, after_step) + bytes.substr(after_step + extra, bytes.size() - 8 - after_step - extra);
+  v2[7] = '2';
+  const uint64_t sum = Fnv1a64(v2.data(), v2.size());
+  v2.append(reinterpret_cast<const char*>(&sum), sizeof sum);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << v2;
+  TrainCheckpoint v2_back = ReadCheckpoint(dir, "mlp", 100, 3);
+  EXPECT_EQ(v2_back.step, 7);
+  EXPECT_EQ(v2_back.progress, 7);
+  EXPECT_EQ(v2_back.base_batch, 0);
+  EXPECT_TRUE(torch::equal(v2_back.momentum, c.momentum));
+  // A negative or non-finite progress is refused (a sum is no proof of sense).
+  std::string bad = bytes.substr(0, bytes.size() - 8);
+  const double minus = -1;
+  bad.replace(after_step, 8, reinterpret_cast<const char*>(&minus), 8);
+  const uint64_t bad_sum = Fnv1a64(bad.data(), bad.size());
+  bad.append(reinterpret_cast<const char*>(&bad_sum), sizeof bad_sum);
+  EXPECT_THAT(refusal(bad), ::testing::HasSubstr(path + ": corrupt header (progress"));
 }
 
 // What `parasol cluster` relies on: a stop file makes every rank checkpoint the step it is on,

@@ -41,7 +41,7 @@ void GradSync::BeforeStage(int stage) {
   WaitUnits(stage_first_unit_[stage], stage_end_unit_[stage]);
 }
 
-void GradSync::BeforeBackward(int64_t step) {
+void GradSync::BeforeBackward(int64_t step, double lr_scale) {
   step_ = step;
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
@@ -49,7 +49,7 @@ void GradSync::BeforeBackward(int64_t step) {
     board_->BeginStep();
   }
   grads_.zero_();
-  optimizer_->set_step(step);
+  optimizer_->set_step(step, lr_scale);
 }
 
 void GradSync::AfterBackward() {

@@ -86,7 +86,7 @@ class GradSync {
   GradSync& operator=(const GradSync&) = delete;
 
   void BeforeStage(int stage);
-  void BeforeBackward(int64_t step);
+  void BeforeBackward(int64_t step, double lr_scale = 1.0);
   void AfterBackward();
   // Waits for every pending update (before evaluation and checkpoints).
   void Flush();

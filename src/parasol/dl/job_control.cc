@@ -38,14 +38,15 @@ JobControl::JobControl(comm::Context& ctx, std::string status_path, std::string 
       total_steps_(total_steps),
       batch_per_rank_(batch_per_rank) {}
 
-void JobControl::Record(int64_t steps_done, double seconds, double sync_seconds, const NoiseScale& noise) {
+void JobControl::Record(int64_t steps_done, double progress, double seconds, double sync_seconds,
+                        const NoiseScale& noise) {
   if (status_path_.empty() || ctx_.rank() != 0) return;
   grad_measured_ = noise.measured();
   grad_sqr_ = noise.grad_sqr();
   grad_var_ = noise.grad_var(1);
   seconds_.push_back(seconds);
   sync_seconds_.push_back(sync_seconds);
-  if (SteadySeconds() - last_write_ >= kWriteEverySeconds) Write(steps_done, "running");
+  if (SteadySeconds() - last_write_ >= kWriteEverySeconds) Write(steps_done, progress, "running");
 }
 
 bool JobControl::StopRequested() {
@@ -55,14 +56,15 @@ bool JobControl::StopRequested() {
   return stop != 0;
 }
 
-void JobControl::Finish(int64_t steps_done, bool stopped) {
-  if (!status_path_.empty() && ctx_.rank() == 0) Write(steps_done, stopped ? "stopped" : "done");
+void JobControl::Finish(int64_t steps_done, double progress, bool stopped) {
+  if (!status_path_.empty() && ctx_.rank() == 0) Write(steps_done, progress, stopped ? "stopped" : "done");
 }
 
-void JobControl::Write(int64_t steps_done, const std::string& state) {
+void JobControl::Write(int64_t steps_done, double progress, const std::string& state) {
   const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
   WriteJobStatus(status_path_, {.step = steps_done,
                                 .total_steps = total_steps_,
+                                .progress = progress,
                                 .ranks = ctx_.size(),
                                 .batch_per_rank = batch_per_rank_,
                                 .step_seconds = step,

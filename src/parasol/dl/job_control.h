@@ -23,14 +23,15 @@ class JobControl {
 
   // After a step: `seconds` it took, of which `sync_seconds` exposed synchronisation, and the
   // gradient noise measured so far.
-  void Record(int64_t steps_done, double seconds, double sync_seconds, const NoiseScale& noise);
+  // `progress`: scale-invariant iterations done (the steps, unless the batch is adaptive).
+  void Record(int64_t steps_done, double progress, double seconds, double sync_seconds, const NoiseScale& noise);
   // Collective when a stop file is set (rank 0 looks, everyone learns): true when it exists.
   bool StopRequested();
   // The final status: "stopped" or "done".
-  void Finish(int64_t steps_done, bool stopped);
+  void Finish(int64_t steps_done, double progress, bool stopped);
 
  private:
-  void Write(int64_t steps_done, const std::string& state);
+  void Write(int64_t steps_done, double progress, const std::string& state);
 
   comm::Context& ctx_;
   std::string status_path_, stop_path_;

@@ -38,7 +38,8 @@ class Optimizer {
 
   // Learning rate of a step (0-based) after warm-up.
   double LearningRate(int64_t step) const;
-  void set_step(int64_t step) { lr_ = LearningRate(step); }
+  // `lr_scale` multiplies the step's rate (AdaScale's gain under adaptive batches).
+  void set_step(int64_t step, double lr_scale = 1.0) { lr_ = LearningRate(step) * lr_scale; }
 
   // Applies one step to parameter i from its (reduced, averaged) gradient.
   void UpdateParam(int i);

@@ -86,11 +86,29 @@ Evaluation Evaluate(comm::Context& ctx, Model& model, const Dataset& test, int64
   return {sums[2] > 0 ? sums[0] / sums[2] : 0, sums[2] > 0 ? sums[1] / sums[2] : 0};
 }
 
-void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOptions& o, int64_t step) {
+// Where a run stands. Progress counts scale-invariant iterations (AdaScale): steps at the base
+// batch, each step adding its gain; without adaptive batches, one per step. The data order's
+// place is the samples drawn, so a run resumed with another batch goes on where it was.
+struct Position {
+  int64_t step = 0;
+  double progress = 0;
+  int64_t samples = 0;
+};
+
+void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOptions& o, const Position& at,
+                int64_t base_batch, const NoiseScale& noise) {
   torch::Tensor momentum = sync.GatherMomentum();  // collective
   if (ctx.rank() == 0) {
-    WriteCheckpoint(o.checkpoint_dir, {.model = o.model, .step = step, .parameters = sync.flat_parameters(),
-                                       .momentum = momentum, .buffers = FlatBuffers(model)});
+    const NoiseScale::State n = noise.state();
+    WriteCheckpoint(o.checkpoint_dir, {.model = o.model,
+                                       .step = at.step,
+                                       .progress = at.progress,
+                                       .samples_seen = at.samples,
+                                       .base_batch = base_batch,
+                                       .noise = {n.sqr_sum, n.var_sum, n.weight},
+                                       .parameters = sync.flat_parameters(),
+                                       .momentum = momentum,
+                                       .buffers = FlatBuffers(model)});
   }
   collective::Barrier(ctx);
 }
@@ -164,14 +182,15 @@ void UseSyncBatchNorm(comm::Context& ctx, Model& model) {
   }
 }
 
-// Loads the checkpoint into the model and optimizer; returns the steps it had done.
-int64_t Resume(const TrainOptions& o, GradSync& sync, Model& model) {
+// Loads the checkpoint into the model and optimizer; returns it (its tensors consumed).
+TrainCheckpoint Resume(const TrainOptions& o, GradSync& sync, Model& model) {
   TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(model).numel());
   torch::NoGradGuard no_grad;
   sync.flat_parameters().copy_(c.parameters);
   sync.optimizer().momentum_buffer().copy_(c.momentum);
   SetBuffers(model, c.buffers);
-  return c.step;
+  c.parameters = c.momentum = c.buffers = torch::Tensor();
+  return c;
 }
 
 void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& o, const std::string& data,
@@ -186,16 +205,18 @@ void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& 
   }
 }
 
-// One synchronous step on this rank's part of global batch `step`.
+// One synchronous step on this rank's part of the global batch at `at`, the learning rate scaled
+// by `lr_scale`.
 StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order, const Dataset& train,
-                     int64_t batch, int64_t step) {
-  const int64_t epoch = step / order.steps_per_epoch(), in_epoch = step % order.steps_per_epoch();
+                     int64_t batch, const Position& at, double lr_scale) {
+  const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * ctx.size();
+  const int64_t epoch = at.samples / epoch_samples, in_epoch = at.samples % epoch_samples / (batch * ctx.size());
   torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
   torch::Tensor x = train.images.index_select(0, idx), y = train.labels.index_select(0, idx);
   const double waited = sync.stats().wait_seconds;
   const auto t0 = Clock::now();
   torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x, [&sync](int stage) { sync.BeforeStage(stage); }), y);
-  sync.BeforeBackward(step);
+  sync.BeforeBackward(step, lr_scale);
   loss.backward();
   sync.AfterBackward();
   StepRecord rec;
@@ -205,6 +226,20 @@ StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrde
   rec.loss = loss.item<double>();
   rec.exposed_comm_fraction = (sync.stats().wait_seconds - waited) / rec.seconds;
   return rec;
+}
+
+// Evaluates at an epoch's end and logs it.
+void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const Dataset& test, const TrainOptions& o,
+              int64_t epoch, const StepRecord& rec, TrainResult& r, std::ostream* log) {
+  sync.Flush();
+  Evaluation e = Evaluate(ctx, model, test, 256);
+  r.epoch_accuracy.push_back(e.accuracy);
+  r.test_accuracy = e.accuracy;
+  r.test_loss = e.loss;
+  if (log) {
+    *log << fmt::format("{}epoch {}: step {}, loss {:.4f}, test accuracy {:.2f}%, test loss {:.4f}\n",
+                        o.progress_bar ? "\n" : "", epoch + 1, rec.step + 1, rec.loss, 100 * e.accuracy, e.loss);
+  }
 }
 
 }  // namespace
@@ -220,59 +255,81 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
-  sync_options.measure_gradient_norms = !o.status_path.empty() || !o.metrics_path.empty();
+  // Measuring adds a collective per step: every rank must agree, though only rank 0 may have
+  // been given a metrics file.
+  int32_t measure = !o.status_path.empty() || !o.metrics_path.empty() || o.adaptive_batch ? 1 : 0;
+  collective::Allreduce(ctx, &measure, &measure, 1, DType::kInt32, {.op = ReduceOp::kMax});
+  sync_options.measure_gradient_norms = measure != 0;
   GradSync sync(ctx, *model, o.optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
+  const int64_t batch = o.batch * ctx.size();
   BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
-  const int64_t total = o.steps > 0 ? o.steps : o.epochs * order.steps_per_epoch();
-  if (!o.resume_dir.empty()) r.first_step = Resume(o, sync, *model);
+  Position at;
+  int64_t base_batch = batch;
+  NoiseScale::State noise_state;
+  if (!o.resume_dir.empty()) {
+    const TrainCheckpoint c = Resume(o, sync, *model);
+    at = {c.step, c.progress, c.samples_seen > 0 || c.step == 0 ? c.samples_seen : c.step * batch};
+    if (c.base_batch > 0) base_batch = c.base_batch;
+    noise_state = {c.noise[0], c.noise[1], c.noise[2]};
+  }
+  NoiseScale noise(base_batch);
+  noise.Restore(noise_state);
+  r.first_step = at.step;
+  // Without adaptive batches the run is `total` steps; with them, `total` scale-invariant
+  // iterations (--steps or --epochs counted at the base batch).
+  const int64_t total = o.steps > 0                ? o.steps
+                        : o.adaptive_batch ? o.epochs * split.train.size() / base_batch
+                                           : o.epochs * order.steps_per_epoch();
+  auto finished = [&](const Position& p) {
+    return o.adaptive_batch ? p.progress >= static_cast<double>(total) - 1e-9 : p.step >= total;
+  };
   std::ostream* log = ctx.rank() == 0 ? o.log : nullptr;
   if (log) PrintPlan(*log, ctx, o, split.description, sync);
-  std::unique_ptr<CsvWriter> csv;
-  if (log && !o.metrics_path.empty()) {
-    csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
+  if (log && o.adaptive_batch) {
+    *log << fmt::format("# adaptive batch: total batch {} (base {}), AdaScale gain {:.3f} at progress {:.1f} of {}\n",
+                        batch, base_batch, noise.Gain(batch), at.progress, total);
   }
+  std::unique_ptr<CsvWriter> csv;
+  if (log && !o.metrics_path.empty()) csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
   model->train();
   JobControl control(ctx, o.status_path, o.stop_path, total, o.batch);
-  NoiseScale noise(o.batch * ctx.size());
   double train_seconds = 0;
-  r.steps_done = r.first_step;
-  for (int64_t step = r.first_step; step < total; ++step) {
-    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, o.batch, step);
+  r.steps_done = at.step;
+  while (!finished(at)) {
+    const double gain = o.adaptive_batch ? noise.Gain(batch) : 1.0;
+    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, o.batch, at, gain);
+    const int64_t epoch_samples = order.steps_per_epoch() * batch, epoch = at.samples / epoch_samples;
+    at = {at.step + 1, at.progress + gain, at.samples + batch};
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
-    r.steps_done = step + 1;
+    r.steps_done = at.step;
     noise.Add(sync.gradient_norms());
-    control.Record(step + 1, rec.seconds, rec.exposed_comm_fraction * rec.seconds, noise);
+    control.Record(at.step, at.progress, rec.seconds, rec.exposed_comm_fraction * rec.seconds, noise);
     if (csv) csv->Row(MetricsRow(rec, noise));
-    if (log && o.progress_bar) DrawProgress(*log, step, total, rec);
-    const int64_t epoch = step / order.steps_per_epoch();
-    const bool epoch_end = (step + 1) % order.steps_per_epoch() == 0 || step + 1 == total;
-    if (o.evaluate && epoch_end) {
-      sync.Flush();
-      Evaluation e = Evaluate(ctx, *model, split.test, 256);
-      r.epoch_accuracy.push_back(e.accuracy);
-      r.test_accuracy = e.accuracy;
-      r.test_loss = e.loss;
-      if (log) {
-        *log << fmt::format("{}epoch {}: step {}, loss {:.4f}, test accuracy {:.2f}%, test loss {:.4f}\n",
-                            o.progress_bar ? "\n" : "", epoch + 1, step + 1, rec.loss, 100 * e.accuracy, e.loss);
-      }
+    const bool last = finished(at);
+    if (log && o.progress_bar) DrawProgress(*log, static_cast<int64_t>(at.progress) - 1, total, rec);
+    if (o.evaluate && (at.samples / epoch_samples != epoch || last)) {
+      EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log);
     }
-    const bool checkpoint_now = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (checkpoint_now || step + 1 == total)) Checkpoint(ctx, sync, *model, o, step + 1);
-    if (step + 1 < total && control.StopRequested()) {
-      if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, step + 1);
+    const bool checkpoint_now = o.checkpoint_every > 0 && at.step % o.checkpoint_every == 0;
+    if (!o.checkpoint_dir.empty() && (checkpoint_now || last)) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
+    if (!last && control.StopRequested()) {
+      if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
       r.stopped = true;
-      if (log) *log << fmt::format("{}stopped at step {} of {} (checkpoint written)\n", o.progress_bar ? "\n" : "", step + 1, total);
+      if (log) {
+        *log << fmt::format("{}stopped at step {} (progress {:.1f} of {}; checkpoint written)\n",
+                            o.progress_bar ? "\n" : "", at.step, at.progress, total);
+      }
       break;
     }
   }
   sync.Flush();
-  control.Finish(r.steps_done, r.stopped);
+  control.Finish(r.steps_done, at.progress, r.stopped);
   if (log && o.progress_bar && !o.evaluate) *log << "\n";
   if (csv) csv->Commit();
+  r.progress = at.progress;
   r.sync = sync.stats();
   r.exposed_comm_fraction = train_seconds > 0 ? r.sync.wait_seconds / train_seconds : 0;
   r.parameters = sync.flat_parameters().clone();

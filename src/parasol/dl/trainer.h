@@ -21,6 +21,10 @@ struct TrainOptions {
   int64_t batch = 32;           // per rank
   int64_t epochs = 1;
   int64_t steps = 0;            // > 0: this many steps instead of epochs
+  // The total batch may differ from the checkpoint's: the learning rate follows AdaScale's gain
+  // for the measured gradient noise, and --steps/--epochs count scale-invariant iterations at the
+  // base batch (the first run's total batch, kept in the checkpoint).
+  bool adaptive_batch = false;
   OptimizerOptions optimizer;
   SyncOptions sync;
   bool sync_batch_norm = false;
@@ -61,6 +65,7 @@ struct TrainResult {
   double exposed_comm_fraction = 0;    // over the run: waiting / training time
   int64_t first_step = 0;              // > 0 when resumed
   int64_t steps_done = 0;              // global batches done at return (resumed ones included)
+  double progress = 0;                 // scale-invariant iterations done (= steps_done unless adaptive)
   bool stopped = false;                // returned early at the stop file's request
   SyncStats sync;
   std::vector<LayerChoice> choices;
