@@ -84,11 +84,15 @@ class TrainCommand : public Command {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     dl::TrainResult r = dl::Train(ctx, o_);
     if (ctx.rank() == 0) {
+      // A run stopped before its first evaluation, or one with --no-eval, has no accuracy to show.
+      const std::string accuracy = r.epoch_accuracy.empty()
+                                       ? "not evaluated"
+                                       : fmt::format("test accuracy {:.2f}%", 100 * r.test_accuracy);
       std::cout << fmt::format(
-          "median step {:.2f} ms, {:.0f} samples/s, exposed communication {:.3f}, sent {:.1f} MB per rank, test accuracy "
-          "{:.2f}%\n",
-          1e3 * r.median_step_seconds, r.median_samples_per_sec, r.exposed_comm_fraction, r.sync.bytes_sent / 1e6,
-          100 * r.test_accuracy);
+          "median step {:.2f} ms, {:.0f} samples/s, exposed communication {:.3f}, sent {:.1f} MB per rank, "
+          "{}\n",
+          1e3 * r.median_step_seconds, r.median_samples_per_sec, r.exposed_comm_fraction,
+          r.sync.bytes_sent / 1e6, accuracy);
     }
     return 0;
   }

@@ -57,12 +57,15 @@ expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
 expect 2 "train.ckpt: cannot open" -- "$parasol" train --model mlp --steps 1 --resume "$tmp/none"
+label="train --no-eval reports no test accuracy"
+check bash -c "'$parasol' train --model mlp --dataset synthetic --samples 256 --steps 2 --no-eval | grep -q ', not evaluated$'"
 
 # parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
 "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
   --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
 if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples" ] &&
    [ "$(wc -l < "$tmp/train.csv")" -eq 7 ] && grep -q "hybrid fc1: 1024x784: .* -> sfb" "$tmp/train.out" &&
+   grep -q ", test accuracy [0-9.]*%$" "$tmp/train.out" &&
    tail -1 "$tmp/train.csv" | awk -F, '{ exit !($6 > 0 && $7 > 0 && $8 > 0) }'; then
   echo "ok: train under mpirun"
 else

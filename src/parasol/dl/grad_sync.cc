@@ -90,11 +90,11 @@ void GradSync::MeasureAlone() {
   if (previous_step_ < 0) {
     if (!previous_grads_.defined()) previous_grads_ = torch::empty_like(grads_);
     previous_grads_.copy_(grads_);
+    previous_sqr_ = torch::dot(grads_, grads_).item<double>();
     previous_step_ = step_;
     return;
   }
-  const double a = torch::dot(previous_grads_, previous_grads_).item<double>();
-  const double b = torch::dot(grads_, grads_).item<double>();
+  const double a = previous_sqr_, b = torch::dot(grads_, grads_).item<double>();
   const double ab = torch::dot(previous_grads_, grads_).item<double>();
   norms_ = {.step = step_,
             .local_sqr = (a + b) / 2,

@@ -158,6 +158,7 @@ class GradSync {
   GradientNorms norms_;           // training thread
   torch::Tensor previous_grads_;  // one rank: the unpaired step's gradient
   int64_t previous_step_ = -1;
+  double previous_sqr_ = 0;  // its squared norm
 
   std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
   std::unique_ptr<UnitBoard> board_;  // null when nothing is synchronised

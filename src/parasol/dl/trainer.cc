@@ -193,6 +193,34 @@ TrainCheckpoint Resume(const TrainOptions& o, GradSync& sync, Model& model) {
   return c;
 }
 
+// Where a run starts: at step 0 with this run's total batch as the base, or where the checkpoint
+// in --resume left off (its base batch and noise carried over, so a resize keeps both).
+struct Start {
+  Position at;
+  int64_t base_batch = 0;
+  NoiseScale::State noise;
+};
+
+Start StartPosition(const TrainOptions& o, GradSync& sync, Model& model, int64_t batch) {
+  Start s;
+  s.base_batch = batch;
+  if (o.resume_dir.empty()) return s;
+  const TrainCheckpoint c = Resume(o, sync, model);
+  // Format 02 kept no sample count: its runs never changed batch.
+  s.at = {c.step, c.progress, c.samples_seen > 0 || c.step == 0 ? c.samples_seen : c.step * batch};
+  if (c.base_batch > 0) s.base_batch = c.base_batch;
+  s.noise = {c.noise[0], c.noise[1], c.noise[2]};
+  return s;
+}
+
+// Measuring the gradient norms adds a collective per step: every rank must agree, though only
+// rank 0 may have been given a metrics file.
+bool AgreeOnMeasuring(comm::Context& ctx, const TrainOptions& o) {
+  int32_t measure = !o.status_path.empty() || !o.metrics_path.empty() || o.adaptive_batch ? 1 : 0;
+  collective::Allreduce(ctx, &measure, &measure, 1, DType::kInt32, {.op = ReduceOp::kMax});
+  return measure != 0;
+}
+
 void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& o, const std::string& data,
                const GradSync& sync) {
   log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model, data,
@@ -255,27 +283,17 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
-  // Measuring adds a collective per step: every rank must agree, though only rank 0 may have
-  // been given a metrics file.
-  int32_t measure = !o.status_path.empty() || !o.metrics_path.empty() || o.adaptive_batch ? 1 : 0;
-  collective::Allreduce(ctx, &measure, &measure, 1, DType::kInt32, {.op = ReduceOp::kMax});
-  sync_options.measure_gradient_norms = measure != 0;
+  sync_options.measure_gradient_norms = AgreeOnMeasuring(ctx, o);
   GradSync sync(ctx, *model, o.optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
   const int64_t batch = o.batch * ctx.size();
   BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
-  Position at;
-  int64_t base_batch = batch;
-  NoiseScale::State noise_state;
-  if (!o.resume_dir.empty()) {
-    const TrainCheckpoint c = Resume(o, sync, *model);
-    at = {c.step, c.progress, c.samples_seen > 0 || c.step == 0 ? c.samples_seen : c.step * batch};
-    if (c.base_batch > 0) base_batch = c.base_batch;
-    noise_state = {c.noise[0], c.noise[1], c.noise[2]};
-  }
+  const Start start = StartPosition(o, sync, *model, batch);
+  Position at = start.at;
+  const int64_t base_batch = start.base_batch;
   NoiseScale noise(base_batch);
-  noise.Restore(noise_state);
+  noise.Restore(start.noise);
   r.first_step = at.step;
   // Without adaptive batches the run is `total` steps; with them, `total` scale-invariant
   // iterations (--steps or --epochs counted at the base batch).
