@@ -38,6 +38,9 @@ class ClusterCommand : public Command {
     app_->add_option("--mpirun", mpirun_, "Launcher for jobs on more than one GPU (-np N follows)")->capture_default_str();
     app_->add_option("--stop-timeout", o_.stop_timeout_s, "Seconds a job has to checkpoint and stop")->capture_default_str();
     app_->add_option("--timeout", o_.timeout_s, "Give up after this many seconds (0: never)")->capture_default_str();
+    app_->add_flag(
+        "--fixed-batch", fixed_batch_,
+        "goodput: keep every job's batch (ignore --batch-max in train_args), choosing GPU counts only");
     app_->add_option("--csv", csv_, "Write name,submit_time,completion_time,jct,restarts,restart_s,gpu_s");
   }
 
@@ -48,7 +51,10 @@ class ClusterCommand : public Command {
       throw InvalidArgumentError("--gpus, --interval and --stop-timeout must be positive, --timeout and --restart-penalty >= 0");
     }
     std::unique_ptr<sched::Policy> policy = MakePolicy();
-    const auto specs = sched::ReadLiveJobs(jobs_);
+    auto specs = sched::ReadLiveJobs(jobs_);
+    if (fixed_batch_) {
+      for (sched::LiveJobSpec& s : specs) s.max_batch = 0;
+    }
     o_.launch.parasol = std::filesystem::read_symlink("/proc/self/exe").string();
     o_.launch.mpirun = SplitWords(mpirun_);
     if (o_.launch.mpirun.empty()) throw InvalidArgumentError("--mpirun is empty");
@@ -96,6 +102,7 @@ class ClusterCommand : public Command {
 
   std::string jobs_, csv_;
   std::string policy_ = "goodput";
+  bool fixed_batch_ = false;
   std::string mpirun_ = "mpirun --oversubscribe --bind-to none";
   sched::LiveOptions o_{.gpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
                         .launch = {.work_dir = "parasol-cluster"}};

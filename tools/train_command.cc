@@ -31,6 +31,11 @@ class TrainCommand : public Command {
     app_->add_flag("--adaptive-batch", o_.adaptive_batch,
                    "The total batch may change on resume: AdaScale scales the learning rate by the measured "
                    "gradient noise; --steps/--epochs count iterations at the first run's batch");
+    app_->add_option(
+            "--batch-max", o_.batch_max,
+            "Largest total batch (ranks x --batch) a run may have; a scheduler keeps within it (0: none)")
+        ->check(Between(0, 1e9))
+        ->capture_default_str();
     app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->check(Positive())->capture_default_str();
     app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->check(Between(0, 1))->capture_default_str();
     app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();

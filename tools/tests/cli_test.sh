@@ -57,6 +57,9 @@ expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
 expect 2 "train.ckpt: cannot open" -- "$parasol" train --model mlp --steps 1 --resume "$tmp/none"
+expect 2 "--batch-max 16 is below the total batch 32 (1 rank(s) x --batch 32)" -- "$parasol" train --model mlp --steps 1 --batch-max 16
+printf '%s\na,0,1,64,10,--model mlp --batch-max 32\n' "$header" > "$tmp/bad_jobs.csv"
+expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch-max 32 is below batch_size 64" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
 label="train --no-eval reports no test accuracy"
 check bash -c "'$parasol' train --model mlp --dataset synthetic --samples 256 --steps 2 --no-eval | grep -q ', not evaluated$'"
 
@@ -138,6 +141,25 @@ if [ "$code" -eq 1 ] && grep -q 'FAILED: job c: train exited with status 2 at st
   echo "ok: cluster (live resize, failed job reported)"
 else
   echo "FAIL: cluster (exit $code)"; cat "$tmp/cluster.out" "$tmp/err" "$tmp/cluster.csv" "$tmp/cluster/a/status" 2>/dev/null
+  failures=$((failures + 1))
+fi
+
+# An adaptive batch (--batch-max in train_args): the job's runs use --adaptive-batch at totals within
+# 64..512, and it ends once its scale-invariant iterations reach its steps (fewer steps when a run's
+# batch grew). Which batch a resize picks is the goodput model's call on the measured noise.
+printf '%s\n%s\n' "$header" 'a,0,1,64,300,--model mlp --dataset synthetic --samples 4096 --no-eval --batch-max 512' \
+  > "$tmp/adaptive.csv"
+"$parasol" cluster --jobs "$tmp/adaptive.csv" --gpus 2 --interval 1 --restart-penalty 0 --mpirun "$mpirun" \
+  --work-dir "$tmp/adaptive" --timeout 120 > "$tmp/adaptive.out" 2>"$tmp/err"
+code=$?
+status="$tmp/adaptive/a/status"
+if [ "$code" -eq 0 ] && grep -q '^state done$' "$status" && grep -q 'a: starts on 1 GPUs, batch 64$' "$tmp/adaptive.out" &&
+   awk '$1 == "progress" { p = $2 } $1 == "ranks" { r = $2 } $1 == "batch_per_rank" { b = $2 }
+        END { exit !(p >= 300 && r * b >= 64 && r * b <= 512) }' "$status" &&
+   grep -q '^# adaptive batch: total batch 64 (base 64)' "$tmp/adaptive/a/train.log"; then
+  echo "ok: cluster with an adaptive batch"
+else
+  echo "FAIL: cluster with an adaptive batch (exit $code)"; cat "$tmp/adaptive.out" "$tmp/err" "$status" 2>/dev/null
   failures=$((failures + 1))
 fi
 

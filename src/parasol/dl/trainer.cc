@@ -288,6 +288,11 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   TrainResult r;
   r.choices = sync.layer_choices();
   const int64_t batch = o.batch * ctx.size();
+  if (o.batch_max > 0 && batch > o.batch_max) {
+    throw InvalidArgumentError(
+        fmt::format("--batch-max {} is below the total batch {} ({} rank(s) x --batch {})", o.batch_max,
+                    batch, ctx.size(), o.batch));
+  }
   BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
   const Start start = StartPosition(o, sync, *model, batch);
   Position at = start.at;

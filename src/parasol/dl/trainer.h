@@ -25,6 +25,7 @@ struct TrainOptions {
   // for the measured gradient noise, and --steps/--epochs count scale-invariant iterations at the
   // base batch (the first run's total batch, kept in the checkpoint).
   bool adaptive_batch = false;
+  int64_t batch_max = 0;  // > 0: the largest total batch a run may have (ranks x batch)
   OptimizerOptions optimizer;
   SyncOptions sync;
   bool sync_batch_norm = false;

@@ -171,7 +171,8 @@ double GoodputModel::Efficiency(double batch) const {
   return AdaScaleGain(sqr_, var_, scale) / scale;
 }
 
-GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_batch, int min_atomic, int max_atomic) const {
+GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_batch, int min_atomic,
+                                            int max_atomic, bool accumulate) const {
   Choice best;
   const double lo = std::max<double>(init_batch_, static_cast<double>(min_atomic) * replicas);
   if (lo > max_batch) return best;
@@ -180,7 +181,7 @@ GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_bat
     const double batch = lo * std::pow(max_batch / lo, i / static_cast<double>(kSamples - 1));
     const double local = batch / replicas;
     const auto [atomic, accum] = SplitLocalBatch(local, max_atomic, replicas == 1 && local > init_batch_ + 1e-8);
-    if (atomic < min_atomic || atomic > max_atomic) continue;
+    if (atomic < min_atomic || atomic > max_atomic || (!accumulate && accum > 0)) continue;
     const double g = Goodput(nodes, replicas, atomic, accum);
     if (g > best.goodput) best = {g, atomic, accum};
   }

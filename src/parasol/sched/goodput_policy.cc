@@ -22,7 +22,7 @@ GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const Job& job, const ClusterSp
     double s = n;  // unmeasured: linear (only n = 1 is allowed then)
     if (model) {
       const int nodes = (n + per_node - 1) / per_node;
-      const double g = model->Optimize(nodes, n, b.max_batch, b.min_local, b.max_local).goodput;
+      const double g = model->Optimize(nodes, n, b.max_batch, b.min_local, b.max_local, b.accumulate).goodput;
       if (n == 1) base = g;
       if (g <= 0 || base <= 0) break;
       s = g / base;

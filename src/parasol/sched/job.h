@@ -10,17 +10,18 @@
 
 namespace parasol::sched {
 
-// The batch sizes a job may run: the total it started with, the largest total, and the per-GPU
-// range (one pass).
 // The latest submit time a workload or job file may give (about 115 days): a simulated cluster
 // advances in fixed rounds, so a far-off (or infinite) submit time would never be reached.
 inline constexpr double kMaxSubmitSeconds = 1e7;
 
+// The batch sizes a job may run: the total it started with, the largest total, and the per-GPU
+// range (one pass).
 struct BatchLimits {
   int init_batch = 0;
   int max_batch = 0;
   int min_local = 1;
   int max_local = 1;
+  bool accumulate = true;  // may take accumulation steps (a live `parasol train` job cannot)
 };
 
 class Job {

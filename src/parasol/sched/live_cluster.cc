@@ -99,16 +99,21 @@ class LiveRun {
     }
     for (auto& j : jobs_) {
       if (j->state() != LiveJob::State::kWaiting || want(*j) == 0) continue;
-      Log(j->restarts() < 0 ? fmt::format("{}: starts on {} GPUs", j->name(), want(*j))
-                            : fmt::format("{}: resumes on {} GPUs at step {}", j->name(), want(*j), j->steps_done()));
+      const bool first = j->restarts() < 0;
       j->Start(want(*j));
+      const std::string batch = j->adaptive_batch() ? fmt::format(", batch {}", j->batch()) : "";
+      Log(first ? fmt::format("{}: starts on {} GPUs{}", j->name(), want(*j), batch)
+                : fmt::format("{}: resumes on {} GPUs at step {}{}", j->name(), want(*j), j->steps_done(),
+                              batch));
     }
   }
 
   std::string Unfinished() const {
     std::string names;
     for (const auto& j : jobs_) {
-      if (!Finished(*j)) names += fmt::format(" {} ({} of {} steps)", j->name(), j->steps_done(), j->remaining_iterations() + j->steps_done());
+      if (!Finished(*j))
+        names += fmt::format(" {} (at step {}, {:.0f} iterations left)", j->name(), j->steps_done(),
+                             j->remaining_iterations());
     }
     return fmt::format("parasol cluster: not finished after {:.0f} s:{}", o_.timeout_s, names);
   }

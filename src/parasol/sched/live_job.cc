@@ -22,8 +22,9 @@ namespace {
 
 // Flags the runner sets itself on every run.
 const std::set<std::string>& RunnerFlags() {
-  static const std::set<std::string> flags{"--batch", "--steps",  "--epochs", "--threads",
-                                           "--checkpoint", "--resume", "--status", "--stop-file"};
+  static const std::set<std::string> flags{"--batch",   "--steps",      "--epochs",
+                                           "--threads", "--checkpoint", "--resume",
+                                           "--status",  "--stop-file",  "--adaptive-batch"};
   return flags;
 }
 
@@ -42,14 +43,28 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
   j.replicas = PositiveInt(path, line, "num_replicas", cells[2]);
   j.batch = PositiveInt(path, line, "batch_size", cells[3]);
   j.steps = PositiveInt(path, line, "steps", cells[4]);
-  for (const std::string& a : SplitWords(cells[5])) {
-    if (RunnerFlags().contains(a.substr(0, a.find('=')))) {
+  const std::vector<std::string> args = SplitWords(cells[5]);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const std::string flag = a.substr(0, a.find('='));
+    if (RunnerFlags().contains(flag)) {
       throw ParseError(path, line, fmt::format("train_args: {} is set by the cluster, not the job", a));
+    }
+    if (flag == "--batch-max") {
+      const bool joined = flag.size() < a.size();
+      if (!joined && i + 1 == args.size())
+        throw ParseError(path, line, "train_args: --batch-max needs a number");
+      j.max_batch = ParseFieldIn<int>(joined ? a.substr(flag.size() + 1) : args[i + 1], path, line,
+                                      "train_args: --batch-max", 1, 1'000'000'000);
     }
     j.train_args.push_back(a);
   }
   if (j.batch % j.replicas != 0) {
     throw ParseError(path, line, fmt::format("batch_size {} does not split over {} replicas", j.batch, j.replicas));
+  }
+  if (j.max_batch > 0 && j.max_batch < j.batch) {
+    throw ParseError(path, line,
+                     fmt::format("train_args: --batch-max {} is below batch_size {}", j.max_batch, j.batch));
   }
   return j;
 }
@@ -68,8 +83,9 @@ std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
   return jobs;
 }
 
-LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Deadline::Clock::time_point origin)
-    : spec_(std::move(spec)), launch_(launch), adaptive_(adaptive), origin_(origin) {
+LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive,
+                 Deadline::Clock::time_point origin)
+    : spec_(std::move(spec)), launch_(launch), adaptive_(adaptive), origin_(origin), batch_(spec_.batch) {
   std::error_code ec;
   fs::create_directories(Path(""), ec);
   // A job of the same name from an earlier run must not be resumed.
@@ -87,14 +103,44 @@ double LiveJob::Now() const { return std::chrono::duration<double>(Deadline::Clo
 
 std::optional<GoodputModel> LiveJob::Model() const {
   if (!perf_) return std::nullopt;
-  GoodputModel model(*perf_, 0, 0, spec_.batch);  // the batch is fixed: efficiency 1
+  // A fixed batch has efficiency 1; an adaptive one's falls with the batch as its noise says.
+  const bool noise = adaptive_batch() && noise_;
+  GoodputModel model(*perf_, noise ? noise_->first : 0, noise ? noise_->second / spec_.batch : 0,
+                     spec_.batch);
   model.SetCorrections(corrections_);
   return model;
 }
 
-int LiveJob::MaxUsefulReplicas() const { return std::min(std::max(1, 2 * max_ranks_run_), spec_.batch); }
+int LiveJob::MaxUsefulReplicas() const {
+  return std::min(std::max(1, 2 * max_ranks_run_), adaptive_batch() ? spec_.max_batch : spec_.batch);
+}
+
+bool LiveJob::AllowsReplicas(int replicas) const {
+  if (replicas <= 0) return false;
+  return adaptive_batch() ? replicas <= spec_.max_batch : spec_.batch % replicas == 0;
+}
+
+BatchLimits LiveJob::batch_limits() const {
+  const int max = adaptive_batch() ? spec_.max_batch : spec_.batch;
+  // One rank measures its noise from consecutive steps: no accumulation needed or possible.
+  return {spec_.batch, max, 1, max, /*accumulate=*/false};
+}
+
+int LiveJob::ChooseBatch(int replicas) const {
+  if (!adaptive_batch()) return spec_.batch;
+  // Until the job has measured itself: the first batch, rounded up to split over the ranks.
+  const int first = (spec_.batch + replicas - 1) / replicas * replicas;
+  const std::optional<GoodputModel> model = noise_ ? Model() : std::nullopt;
+  if (!model) return std::min(first, spec_.max_batch / replicas * replicas);
+  const BatchLimits b = batch_limits();
+  const GoodputModel::Choice c = model->Optimize(1, replicas, b.max_batch, b.min_local, b.max_local, false);
+  // The model's per-rank batch is rounded up from a total within the limit: keep the total within.
+  if (c.goodput > 0) return std::min(c.atomic_bsz, spec_.max_batch / replicas) * replicas;
+  return std::min(first, spec_.max_batch / replicas * replicas);
+}
 
 void LiveJob::Start(int replicas) {
+  batch_ = ChooseBatch(replicas);
   std::vector<std::string> argv;
   if (replicas > 1) {
     argv = launch_.mpirun;
@@ -102,13 +148,15 @@ void LiveJob::Start(int replicas) {
   }
   argv.insert(argv.end(), {launch_.parasol, "train"});
   argv.insert(argv.end(), spec_.train_args.begin(), spec_.train_args.end());
-  argv.insert(argv.end(), {"--batch", std::to_string(spec_.batch / replicas), "--steps", std::to_string(spec_.steps),
-                           "--threads", "1", "--checkpoint", Path("ckpt"), "--status", Path("status"), "--stop-file",
-                           Path("stop")});
+  argv.insert(argv.end(), {"--batch", std::to_string(batch_ / replicas), "--steps",
+                           std::to_string(spec_.steps), "--threads", "1", "--checkpoint", Path("ckpt"),
+                           "--status", Path("status"), "--stop-file", Path("stop")});
+  if (adaptive_batch()) argv.push_back("--adaptive-batch");
   if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
   fs::remove(Path("stop"));
   fs::remove(Path("status"));
-  std::ofstream(Path("train.log"), std::ios::app) << fmt::format("# {:.1f} s: {} rank(s)\n", Now(), replicas);
+  std::ofstream(Path("train.log"), std::ios::app)
+      << fmt::format("# {:.1f} s: {} rank(s), total batch {}\n", Now(), replicas, batch_);
   process_ = std::make_unique<Subprocess>(argv, Path("train.log"), launch_.env);
   state_ = State::kRunning;
   ranks_ = replicas;
@@ -151,17 +199,21 @@ void LiveJob::ReadStatus() {
     run_measured_ = true;
   }
   steps_done_ = s.step;
+  progress_ = s.progress;
+  if (s.grad_measured && s.grad_sqr > 0) noise_ = {s.grad_sqr, s.grad_var};
   if (s.step_seconds > 0 && s.ranks == ranks_) Observe(s);
 }
 
-// A new count, or a median that moved more than 3%, refits the throughput model.
+// A new shape (ranks, batch per rank), or a median that moved more than 3%, refits the throughput
+// model.
 void LiveJob::Observe(const JobStatus& s) {
   max_ranks_run_ = std::max(max_ranks_run_, ranks_);
-  const PerfObservation seen{1, ranks_, static_cast<double>(spec_.batch / ranks_),
+  const PerfObservation seen{1, ranks_, static_cast<double>(s.batch_per_rank),
                              std::max(s.step_seconds - s.sync_seconds, 1e-6), s.step_seconds};
-  auto it = observed_.find(ranks_);
+  const std::pair<int, int64_t> shape{ranks_, s.batch_per_rank};
+  auto it = observed_.find(shape);
   if (it != observed_.end() && std::abs(it->second.step_time / seen.step_time - 1) < 0.03) return;
-  observed_[ranks_] = seen;
+  observed_[shape] = seen;
   std::vector<PerfObservation> obs;
   for (const auto& [k, o] : observed_) obs.push_back(o);
   perf_ = FitPerfParams(obs);
@@ -171,7 +223,7 @@ void LiveJob::Observe(const JobStatus& s) {
 void LiveJob::Ended(int exit_status) {
   process_.reset();
   ranks_ = 0;
-  if (exit_status == 0 && steps_done_ >= spec_.steps) {
+  if (exit_status == 0 && progress_ >= static_cast<double>(spec_.steps) - 1e-6) {
     state_ = State::kDone;
     completion_ = Now();
   } else if (exit_status == 0 && state_ == State::kStopping) {

@@ -1,10 +1,15 @@
 // A real training job under the live cluster (`parasol cluster`): a `parasol train` process
 // group on as many ranks as it has "GPUs" (cores here), watched through its status file and
-// resized by stop (checkpoint at the current step) and restart from that checkpoint. Its total
-// batch stays what the user asked for, split over the ranks, so every GPU count trains the same
-// model (see dl_test's stop-and-resize test) and progress is counted in steps; the scheduler
-// learns the job's step time at each count it has run and fits the goodput model's throughput
-// form to them.
+// resized by stop (checkpoint at the current step) and restart from that checkpoint. The
+// scheduler learns the job's step time at each (ranks, batch per rank) it has run and fits the
+// goodput model's throughput form to them.
+//
+// A job whose train_args give `--batch-max` above its batch has an adaptive batch under the
+// goodput policy (Pollux): each run's total batch is chosen for its rank count from the goodput
+// model, with the statistical efficiency from the noise scale the job reports, and the job runs
+// with `--adaptive-batch` (AdaScale's learning rate; progress in scale-invariant iterations at the
+// first batch). Otherwise its total batch stays what the user asked for, split over the ranks, so
+// every count trains the same model (see dl_test's stop-and-resize test).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parasol/core/deadline.h"
@@ -26,13 +32,14 @@ struct LiveJobSpec {
   double submit_time = 0;
   int replicas = 1;  // the user's GPU count (fixed-count policies run it on this many)
   int batch = 1;     // total per step, split over the ranks
-  int64_t steps = 1;
+  int max_batch = 0;                    // from train_args' --batch-max (0: none, the batch is fixed)
+  int64_t steps = 1;                    // scale-invariant iterations at `batch` under an adaptive batch
   std::vector<std::string> train_args;  // the rest of the `parasol train` command line
 };
 
 // Reads "name,time,num_replicas,batch_size,steps,train_args" (train_args space-separated; the
-// runner's own flags such as --batch or --checkpoint are refused). Throws ParseError
-// "file:line: ..." and IoError.
+// runner's own flags such as --batch or --checkpoint are refused; --batch-max must be at least
+// batch_size). Throws ParseError "file:line: ..." and IoError.
 std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path);
 
 struct LaunchOptions {
@@ -58,14 +65,17 @@ class LiveJob : public Job {
   std::optional<GoodputModel> Model() const override;
   // Twice the most ranks it has run on (its model is not trusted further), at most its batch.
   int MaxUsefulReplicas() const override;
-  // The batch must split evenly over the ranks.
-  bool AllowsReplicas(int replicas) const override { return replicas > 0 && spec_.batch % replicas == 0; }
-  BatchLimits batch_limits() const override { return {spec_.batch, spec_.batch, 1, spec_.batch}; }
-  double remaining_iterations() const override { return static_cast<double>(spec_.steps - steps_done_); }
+  // A fixed batch must split evenly over the ranks; an adaptive one needs a sample per rank.
+  bool AllowsReplicas(int replicas) const override;
+  BatchLimits batch_limits() const override;
+  double remaining_iterations() const override { return static_cast<double>(spec_.steps) - progress_; }
+  // Whether this job's batch changes with its allocation (see the file comment).
+  bool adaptive_batch() const { return adaptive_ && spec_.max_batch > spec_.batch; }
 
   enum class State { kWaiting, kRunning, kStopping, kDone, kFailed };
   State state() const { return state_; }
   int ranks() const { return ranks_; }  // of the current run; 0 when none
+  int batch() const { return batch_; }  // total, of the current or the last run
   // Running, but no step of this run has been reported yet.
   bool starting() const { return state_ == State::kRunning && !run_measured_; }
   int64_t steps_done() const { return steps_done_; }
@@ -74,8 +84,11 @@ class LiveJob : public Job {
   std::optional<double> completion_time() const { return completion_; }
   const std::string& failure() const { return failure_; }  // when kFailed: why, with the log's path
 
-  // Starts (or resumes from its checkpoint) on `replicas` ranks. REQUIRES: state() kWaiting.
+  // Starts (or resumes from its checkpoint) on `replicas` ranks, at the batch the goodput model
+  // chooses for that count when the batch is adaptive. REQUIRES: state() kWaiting.
   void Start(int replicas);
+  // The total batch a run on `replicas` ranks would get now.
+  int ChooseBatch(int replicas) const;
   // Asks the run to checkpoint and stop, and waits until it has (the job ends kWaiting, or kDone
   // when it finished first). Past `deadline` the run is killed; it will resume from its last
   // checkpoint. REQUIRES: state() kRunning.
@@ -98,13 +111,17 @@ class LiveJob : public Job {
   State state_ = State::kWaiting;
   std::unique_ptr<Subprocess> process_;
   int ranks_ = 0, restarts_ = -1, max_ranks_run_ = 0;
+  int batch_;
   int64_t steps_done_ = 0, run_first_step_ = 0;
+  double progress_ = 0;  // scale-invariant iterations (= steps under a fixed batch)
+  std::optional<std::pair<double, double>> noise_;  // the latest |G|^2 and per-sample variance
   double accounted_until_ = 0, attained_service_ = 0, restart_seconds_ = 0, run_started_ = 0;
   bool run_measured_ = false;  // the current run has reported a step
   std::string status_error_;   // the last unreadable status file's error, logged once
   std::optional<double> completion_;
   std::string failure_;
-  std::map<int, PerfObservation> observed_;  // by ranks: the latest median of that count's runs
+  // By (ranks, batch per rank): the latest median of that shape's runs.
+  std::map<std::pair<int, int64_t>, PerfObservation> observed_;
   std::optional<PerfParams> perf_;
   GoodputModel::Corrections corrections_;
 };

@@ -1,9 +1,13 @@
-// The live cluster's pieces that need no process: its job file, and the goodput policy over jobs
-// whose batch must split evenly (the live jobs' rule) measured at one shape.
+// The live cluster's pieces that need no real training: its job file, a job's batch choice (with a
+// stand-in trainer), and the goodput policy over jobs whose batch must split evenly (the live
+// jobs' rule) measured at one shape.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -45,6 +49,11 @@ TEST(LiveJobs, ReadsTheJobFile) {
   EXPECT_DOUBLE_EQ(jobs[1].submit_time, 12.5);
   EXPECT_EQ(jobs[1].replicas, 2);
   EXPECT_TRUE(jobs[1].train_args.empty());
+  EXPECT_EQ(jobs[0].max_batch, 0);
+  auto bounded =
+      ReadLiveJobs(WriteJobs("a,0,1,64,10,--batch-max 512 --model mlp\nb,0,1,64,10,--batch-max=128\n"));
+  EXPECT_EQ(bounded[0].max_batch, 512);
+  EXPECT_EQ(bounded[1].max_batch, 128);
 }
 
 TEST(LiveJobs, BadLinesNameFileAndLine) {
@@ -59,6 +68,13 @@ TEST(LiveJobs, BadLinesNameFileAndLine) {
   EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps -3 is not in [1, 1000000000]"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10,--resume=x\n"), HasSubstr(":2: train_args: --resume=x is set by the cluster"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10\n"), HasSubstr(":2: 5 fields, expected 6"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--adaptive-batch\n"),
+              HasSubstr(":2: train_args: --adaptive-batch is set by"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--batch-max 32\n"),
+              HasSubstr(":2: train_args: --batch-max 32 is below batch_size 64"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--batch-max\n"), HasSubstr(":2: train_args: --batch-max needs a number"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--batch-max=lots\n"),
+              HasSubstr(":2: train_args: --batch-max 'lots' is not"));
   EXPECT_THAT(ErrorOf(""), HasSubstr("no jobs"));
 }
 
@@ -121,6 +137,89 @@ TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("status ignored: " + (dir / "odd" / "status").string() + ":1:"));
   EXPECT_EQ(text.find("status ignored"), text.rfind("status ignored")) << "logged more than once:\n" << text;
+}
+
+// A stand-in for `parasol train` (and for mpirun, which drops "-np N"): it appends its arguments to
+// args.txt, reports 5 steps on one rank at batch 64 with the given gradient noise (|G|^2 = 1,
+// per-sample variance `var`) and waits for its stop file.
+fs::path FakeTrainer(const fs::path& dir, double var) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "mpirun") << "#!/bin/sh\nshift 2\nexec \"$@\"\n";
+  std::ofstream(dir / "parasol")
+      << "#!/bin/sh\n"
+      << "echo \"$@\" >> " << (dir / "args.txt").string() << "\n"
+      << "while [ $# -gt 0 ]; do case \"$1\" in --status) st=$2;; --stop-file) stop=$2;; esac; "
+         "shift; done\n"
+      << "printf 'step 5\\ntotal_steps 100\\nprogress 5\\nranks 1\\nbatch_per_rank 64\\n"
+         "step_seconds 0.1\\nsync_seconds 0\\ngrad_sqr 1\\ngrad_var "
+      << var << "\\nstate running\\n' > \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n"
+      << "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n";
+  for (const char* f : {"mpirun", "parasol"}) fs::permissions(dir / f, fs::perms::owner_all);
+  return dir;
+}
+
+std::vector<std::string> Lines(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Runs a job with `train_args` once on one rank (the fake trainer's measurements), stops it and
+// returns it, ready to resume.
+std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, std::vector<std::string> train_args,
+                                          double var) {
+  FakeTrainer(dir, var);
+  LiveJobSpec spec{.name = "job", .batch = 64, .steps = 100, .train_args = std::move(train_args)};
+  for (size_t i = 0; i + 1 < spec.train_args.size(); ++i) {
+    if (spec.train_args[i] == "--batch-max") spec.max_batch = std::stoi(spec.train_args[i + 1]);
+  }
+  auto job = std::make_unique<LiveJob>(spec,
+                                       LaunchOptions{.parasol = (dir / "parasol").string(),
+                                                     .mpirun = {(dir / "mpirun").string()},
+                                                     .work_dir = dir.string()},
+                                       true, Deadline::Clock::now());
+  job->Start(1);
+  for (int i = 0; i < 500 && job->steps_done() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    job->Poll();
+  }
+  EXPECT_EQ(job->steps_done(), 5);
+  job->Stop(Deadline::After(std::chrono::seconds(20)));
+  EXPECT_EQ(job->state(), LiveJob::State::kWaiting);
+  EXPECT_DOUBLE_EQ(job->remaining_iterations(), 95);
+  return job;
+}
+
+// Pollux's co-adaptation on a live job: with gradient noise far above its signal (noise scale
+// 6400 samples, 100x the batch) a larger batch loses no statistical efficiency, so the job resumes
+// on two ranks at the largest batch it allows, with AdaScale on; with a quiet gradient (noise
+// scale 0.1 samples) a larger batch only wastes samples and the batch stays 64. A job without
+// --batch-max keeps its batch and only counts that split it.
+TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
+  const fs::path base = fs::temp_directory_path() / fmt::format("live_batch_{}", ::getpid());
+  fs::remove_all(base);
+  auto noisy = RunOnceOnOneRank(base / "noisy", {"--model", "mlp", "--batch-max", "512"}, 6400);
+  EXPECT_TRUE(noisy->adaptive_batch());
+  EXPECT_TRUE(noisy->AllowsReplicas(3));
+  noisy->Start(2);
+  EXPECT_EQ(noisy->batch(), 512);
+  noisy->Stop(Deadline::After(std::chrono::seconds(20)));
+  const auto args = Lines(base / "noisy" / "args.txt");
+  ASSERT_EQ(args.size(), 2u);
+  EXPECT_THAT(args[0], HasSubstr("--batch 64 "));
+  EXPECT_THAT(args[1], HasSubstr("--batch 256 "));
+  EXPECT_THAT(args[1], HasSubstr("--adaptive-batch"));
+
+  auto quiet = RunOnceOnOneRank(base / "quiet", {"--batch-max", "512"}, 0.1);
+  EXPECT_EQ(quiet->ChooseBatch(2), 64);
+
+  auto fixed = RunOnceOnOneRank(base / "fixed", {"--model", "mlp"}, 6400);
+  EXPECT_FALSE(fixed->adaptive_batch());
+  EXPECT_EQ(fixed->ChooseBatch(2), 64);
+  EXPECT_FALSE(fixed->AllowsReplicas(3));
+  EXPECT_EQ(Lines(base / "fixed" / "args.txt")[0].find("--adaptive-batch"), std::string::npos);
+  fs::remove_all(base);
 }
 
 TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {
