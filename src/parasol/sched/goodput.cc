@@ -175,10 +175,13 @@ GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_bat
                                             int max_atomic, bool accumulate) const {
   Choice best;
   const double lo = std::max<double>(init_batch_, static_cast<double>(min_atomic) * replicas);
-  if (lo > max_batch) return best;
+  // Without accumulation, one pass per GPU bounds the batch.
+  const double hi =
+      accumulate ? max_batch : std::min<double>(max_batch, static_cast<double>(max_atomic) * replicas);
+  if (lo > hi) return best;
   constexpr int kSamples = 50;
   for (int i = 0; i < kSamples; ++i) {
-    const double batch = lo * std::pow(max_batch / lo, i / static_cast<double>(kSamples - 1));
+    const double batch = lo * std::pow(hi / lo, i / static_cast<double>(kSamples - 1));
     const double local = batch / replicas;
     const auto [atomic, accum] = SplitLocalBatch(local, max_atomic, replicas == 1 && local > init_batch_ + 1e-8);
     if (atomic < min_atomic || atomic > max_atomic || (!accumulate && accum > 0)) continue;

@@ -168,7 +168,8 @@ Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& a
         hold = std::min(hold, job.remaining_iterations() * job.batch_limits().init_batch / goodput);
       }
     }
-    const double stay = current > 0 ? hold / (hold + o_.restart_penalty_s) : 1.0;
+    const double penalty = std::max(o_.restart_penalty_s, job.measured_restart_s());
+    const double stay = current > 0 ? hold / (hold + penalty) : 1.0;
     const double weight = Weight(job, curve);
     choices[j].counts = curve.counts;
     for (size_t k = 0; k < curve.counts.size(); ++k) {

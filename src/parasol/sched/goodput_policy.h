@@ -5,7 +5,8 @@
 // Objective: maximise sum_j w_j * s_j(c_j), where s_j(c) is job j's speedup with c GPUs over one
 // GPU (goodput of the best batch for that allocation, from the job's fitted model; a job not yet
 // measured can use one GPU), discounted for a running job whose count would change by the restart
-// it costs (H / (H + penalty), H = min(age, horizon, its time left at the current count)), and w_j = 1 / (1 +
+// it costs (H / (H + penalty), H = min(age, horizon, its time left at the current count); the
+// penalty is the option or what the job's restarts have cost, whichever is more), and w_j = 1 / (1 +
 // R_j / scale) favours jobs with little work left (R_j: the epochs left, which users declare, at the job's
 // modelled one-GPU goodput; shortest-remaining-first minimises mean completion time). Allocations are whole
 // counts of 1-4 GPUs on one node, or whole nodes (so no node hosts two distributed jobs). The

@@ -42,6 +42,8 @@ class Job {
   virtual BatchLimits batch_limits() const = 0;
   // Work left, in iterations at the initial batch (users declare their epochs or steps).
   virtual double remaining_iterations() const = 0;
+  // What stopping and restarting has cost this job on average, in seconds (0: not measured).
+  virtual double measured_restart_s() const { return 0; }
 };
 
 }  // namespace parasol::sched

@@ -121,9 +121,11 @@ bool LiveJob::AllowsReplicas(int replicas) const {
 }
 
 BatchLimits LiveJob::batch_limits() const {
-  const int max = adaptive_batch() ? spec_.max_batch : spec_.batch;
+  if (!adaptive_batch()) return {spec_.batch, spec_.batch, 1, spec_.batch, false};
+  const int64_t trusted = std::max<int64_t>(2 * max_local_run_, spec_.batch);
   // One rank measures its noise from consecutive steps: no accumulation needed or possible.
-  return {spec_.batch, max, 1, max, /*accumulate=*/false};
+  return {spec_.batch, spec_.max_batch, 1, static_cast<int>(std::min<int64_t>(trusted, spec_.max_batch)),
+          /*accumulate=*/false};
 }
 
 int LiveJob::ChooseBatch(int replicas) const {
@@ -208,6 +210,7 @@ void LiveJob::ReadStatus() {
 // model.
 void LiveJob::Observe(const JobStatus& s) {
   max_ranks_run_ = std::max(max_ranks_run_, ranks_);
+  max_local_run_ = std::max(max_local_run_, s.batch_per_rank);
   const PerfObservation seen{1, ranks_, static_cast<double>(s.batch_per_rank),
                              std::max(s.step_seconds - s.sync_seconds, 1e-6), s.step_seconds};
   const std::pair<int, int64_t> shape{ranks_, s.batch_per_rank};

@@ -6,7 +6,9 @@
 //
 // A job whose train_args give `--batch-max` above its batch has an adaptive batch under the
 // goodput policy (Pollux): each run's total batch is chosen for its rank count from the goodput
-// model, with the statistical efficiency from the noise scale the job reports, and the job runs
+// model, with the statistical efficiency from the noise scale the job reports (a batch per rank at
+// most twice the largest measured: the throughput fit is a guess beyond that, and a wrong guess
+// costs a restart, not a step as in Pollux's in-process batch changes), and the job runs
 // with `--adaptive-batch` (AdaScale's learning rate; progress in scale-invariant iterations at the
 // first batch). Otherwise its total batch stays what the user asked for, split over the ranks, so
 // every count trains the same model (see dl_test's stop-and-resize test).
@@ -63,12 +65,17 @@ class LiveJob : public Job {
   double attained_service() const override { return attained_service_; }
   bool adaptive() const override { return adaptive_; }
   std::optional<GoodputModel> Model() const override;
-  // Twice the most ranks it has run on (its model is not trusted further), at most its batch.
+  // Twice the most ranks it has run on (its model is not trusted further), at most its (largest)
+  // batch.
   int MaxUsefulReplicas() const override;
   // A fixed batch must split evenly over the ranks; an adaptive one needs a sample per rank.
   bool AllowsReplicas(int replicas) const override;
   BatchLimits batch_limits() const override;
   double remaining_iterations() const override { return static_cast<double>(spec_.steps) - progress_; }
+  // Start-up and stopping over the runs started.
+  double measured_restart_s() const override {
+    return restarts_ < 0 ? 0 : restart_seconds_ / (restarts_ + 1);
+  }
   // Whether this job's batch changes with its allocation (see the file comment).
   bool adaptive_batch() const { return adaptive_ && spec_.max_batch > spec_.batch; }
 
@@ -111,6 +118,7 @@ class LiveJob : public Job {
   State state_ = State::kWaiting;
   std::unique_ptr<Subprocess> process_;
   int ranks_ = 0, restarts_ = -1, max_ranks_run_ = 0;
+  int64_t max_local_run_ = 0;  // the largest batch per rank measured
   int batch_;
   int64_t steps_done_ = 0, run_first_step_ = 0;
   double progress_ = 0;  // scale-invariant iterations (= steps under a fixed batch)
