@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The cluster scheduler, simulated and live.
 #  1. cluster-sim on the four Pollux workloads under goodput, Tiresias and Optimus (average JCT).
-#  2. parasol cluster on this machine's cores: the same mix of real `parasol train` jobs under
-#     goodput and under Tiresias (the users' GPU counts), interleaved REPEAT times; medians of the
-#     average JCT and makespan, and goodput / Tiresias.
-# Usage: bench/cluster_bench.sh [BUILD_DIR] [OUT_DIR]; GPUS, REPEAT, SKIP_SIM=1 override.
+#  2. parasol cluster on this machine's cores: a mix of real `parasol train` jobs with fixed
+#     batches under goodput and under Tiresias (the users' GPU counts), interleaved REPEAT times;
+#     medians of the average JCT and makespan, and goodput / Tiresias.
+#  3. Adaptive batches: MNIST jobs whose train_args allow --batch-max 1024 under goodput choosing
+#     counts and batches, goodput choosing counts only (--fixed-batch) and Tiresias, interleaved
+#     REPEAT times; each job's final test accuracy beside its JCT; summarize_cluster.py writes
+#     the table and cluster_adaptive.png (JCT by policy, one adaptive run's counts and batches).
+# Usage: bench/cluster_bench.sh [BUILD_DIR] [OUT_DIR]; GPUS, REPEAT, SKIP_SIM=1, SKIP_MIX=1,
+# SKIP_ADAPTIVE=1 override.
 set -euo pipefail
 build=${1:-build}
 out=${2:-bench/results}
@@ -24,6 +29,7 @@ if [ "${SKIP_SIM:-0}" != 1 ]; then
   done | tee "$out/cluster_sim.txt"
 fi
 
+if [ "${SKIP_MIX:-0}" != 1 ]; then
 # Users ask for 1 or 2 GPUs without knowing how their jobs scale: mlp at batch 512 gains ~1.7x
 # from a second core, mlp at batch 64 nothing (synchronisation dominates), lenet at 128 ~1.25x.
 jobs="$out/cluster_live_jobs.csv"
@@ -60,3 +66,44 @@ awk '
     g = median(mk["goodput"]); t = median(mk["tiresias"])
     printf "live median makespan: goodput %.1f s, tiresias %.1f s, goodput/tiresias %.3f\n", g, t, g / t
   }' "$raw" | tee "$out/cluster_live_summary.txt"
+fi
+
+[ "${SKIP_ADAPTIVE:-0}" = 1 ] && exit 0
+source "$here/deps.sh"
+ensure_debian_packages python3-matplotlib
+# Jobs of 20 s to 90 s on one core at their users' batches (MNIST's 10,000 bundled images): the
+# mlp jobs' gradient noise scale grows from ~200 to ~400 samples as they train, lenet's similar.
+mnist=$(cd "$here/../data/mnist" && pwd)
+jobs="$out/cluster_adaptive_jobs.csv"
+cat > "$jobs" <<JOBS
+name,time,num_replicas,batch_size,steps,train_args
+m1,0,1,64,6000,--model mlp --dataset mnist --data $mnist --batch-max 1024
+m2,40,2,64,4800,--model mlp --dataset mnist --data $mnist --seed 2 --batch-max 1024
+l1,80,1,128,2400,--model lenet --dataset mnist --data $mnist --batch-max 1024
+m3,120,1,64,3600,--model mlp --dataset mnist --data $mnist --seed 3 --batch-max 1024
+l2,180,2,128,2000,--model lenet --dataset mnist --data $mnist --seed 2 --batch-max 1024
+JOBS
+runs="$out/cluster_adaptive_runs.csv"
+echo "policy,run,average_jct,max_jct,makespan,restarts,restart_s,mean_test_accuracy,min_test_accuracy" > "$runs"
+uptime | tee "$out/cluster_adaptive_uptime.txt"
+for r in $(seq "$repeat"); do
+  for p in adaptive fixed tiresias; do
+    case $p in
+      adaptive) flags=(--policy goodput) ;;
+      fixed) flags=(--policy goodput --fixed-batch) ;;
+      tiresias) flags=(--policy tiresias) ;;
+    esac
+    log="$out/cluster_adaptive_${p}_$r.log"
+    "$parasol" cluster --jobs "$jobs" --gpus "$gpus" "${flags[@]}" --interval 15 --mpirun "$here/../scripts/mpirun.sh" \
+      --work-dir "$out/cluster-work" --timeout 1200 > "$log"
+    # average JCT 41.2 s, max 60.1 s, makespan 98.3 s / N restarts, S s stopping and starting; ...
+    acc=$(for j in m1 m2 l1 m3 l2; do
+            grep -o 'test accuracy [0-9.]*%' "$out/cluster-work/$j/train.log" | tail -1 | tr -dc '0-9.\n'
+          done | awk '{ s += $1; if (NR == 1 || $1 < m) m = $1 } END { printf "%.2f,%.2f", s / NR, m }')
+    awk -v p="$p" -v r="$r" -v acc="$acc" '
+      /^average JCT/ { gsub(/,/, ""); jct = $3; mx = $6; mk = $9 }
+      / restarts, / { n = $1; s = $3 }
+      END { printf "%s,%s,%s,%s,%s,%s,%s,%s\n", p, r, jct, mx, mk, n, s, acc }' "$log" | tee -a "$runs"
+  done
+done
+/usr/bin/python3 "$here/summarize_cluster.py" "$out"
