@@ -203,7 +203,8 @@ void LiveJob::ReadStatus() {
   steps_done_ = s.step;
   progress_ = s.progress;
   if (s.grad_measured && s.grad_sqr > 0) noise_ = {s.grad_sqr, s.grad_var};
-  if (s.step_seconds > 0 && s.ranks == ranks_) Observe(s);
+  // A status without a batch per rank (hand-written, or from another program) gives no shape.
+  if (s.step_seconds > 0 && s.ranks == ranks_ && s.batch_per_rank > 0) Observe(s);
 }
 
 // A new shape (ranks, batch per rank), or a median that moved more than 3%, refits the throughput
