@@ -130,15 +130,17 @@ BatchLimits LiveJob::batch_limits() const {
 
 int LiveJob::ChooseBatch(int replicas) const {
   if (!adaptive_batch()) return spec_.batch;
-  // Until the job has measured itself: the first batch, rounded up to split over the ranks.
-  const int first = (spec_.batch + replicas - 1) / replicas * replicas;
+  // Per rank: at most what keeps the total within --batch-max (the model's per-rank batch is
+  // rounded up from a total within it); until the job has measured its noise, the first batch.
+  const int most = spec_.max_batch / replicas;
+  int local = (spec_.batch + replicas - 1) / replicas;
   const std::optional<GoodputModel> model = noise_ ? Model() : std::nullopt;
-  if (!model) return std::min(first, spec_.max_batch / replicas * replicas);
-  const BatchLimits b = batch_limits();
-  const GoodputModel::Choice c = model->Optimize(1, replicas, b.max_batch, b.min_local, b.max_local, false);
-  // The model's per-rank batch is rounded up from a total within the limit: keep the total within.
-  if (c.goodput > 0) return std::min(c.atomic_bsz, spec_.max_batch / replicas) * replicas;
-  return std::min(first, spec_.max_batch / replicas * replicas);
+  if (model) {
+    const BatchLimits b = batch_limits();
+    const GoodputModel::Choice c = model->Optimize(1, replicas, b.max_batch, b.min_local, b.max_local, false);
+    if (c.goodput > 0) local = c.atomic_bsz;
+  }
+  return std::min(local, most) * replicas;
 }
 
 void LiveJob::Start(int replicas) {

@@ -170,13 +170,13 @@ std::vector<std::string> Lines(const fs::path& path) {
 
 // Runs a job with `train_args` once on one rank (the fake trainer's measurements), stops it and
 // returns it, ready to resume.
-std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, std::vector<std::string> train_args,
+std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, const std::vector<std::string>& train_args,
                                           double var) {
   FakeTrainer(dir, var);
-  LiveJobSpec spec{.name = "job", .batch = 64, .steps = 100, .train_args = std::move(train_args)};
-  for (size_t i = 0; i + 1 < spec.train_args.size(); ++i) {
-    if (spec.train_args[i] == "--batch-max") spec.max_batch = std::stoi(spec.train_args[i + 1]);
-  }
+  // Through the job file's reader, which finds --batch-max in the arguments.
+  std::string args;
+  for (const std::string& a : train_args) args += a + " ";
+  const LiveJobSpec spec = ReadLiveJobs(WriteJobs("job,0,1,64,100," + args + "\n")).at(0);
   auto job = std::make_unique<LiveJob>(spec,
                                        LaunchOptions{.parasol = (dir / "parasol").string(),
                                                      .mpirun = {(dir / "mpirun").string()},
