@@ -23,7 +23,7 @@ POLICIES = [("adaptive", "goodput, adaptive batch"), ("fixed", "goodput, fixed b
 # "    15.6 s  m1: resumes on 2 GPUs at step 1000, batch 256", "... m1: starts on 1 GPUs, batch 64",
 # "... m1: 2 -> 0 GPUs, stopped at step 3", "... m1: done after 2736 steps"
 EVENT = re.compile(r"^\s*([0-9.]+) s  (\S+): (?:starts on (\d+) GPUs(?:, batch (\d+))?|"
-                   r"resumes on (\d+) GPUs at step \d+(?:, batch (\d+))?|\d+ -> (\d+) GPUs|(done))")
+                   r"resumes on (\d+) GPUs (?:at step \d+|from its last checkpoint)(?:, batch (\d+))?|\d+ -> (\d+) GPUs|(done))")
 
 
 def timeline(log):

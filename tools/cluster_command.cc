@@ -1,6 +1,7 @@
 // `parasol cluster`: runs real `parasol train` jobs on this machine's cores as the GPUs of a
-// one-node cluster, under the goodput policy (it measures each job and resizes it by checkpoint
-// and restart) or Tiresias (the users' GPU counts); prints each change and the completion times.
+// one-node cluster, or on the slots of the hosts of an MPI hostfile, under the goodput policy (it measures
+// each job and resizes it by checkpoint and restart) or Tiresias (the users' GPU counts); prints each change
+// and the completion times.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -27,7 +28,16 @@ class ClusterCommand : public Command {
   explicit ClusterCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("cluster", "Run parasol train jobs on this machine's cores as a scheduled GPU cluster");
     app_->add_option("--jobs", jobs_, "CSV: name,time,num_replicas,batch_size,steps,train_args")->required();
-    app_->add_option("--gpus", o_.gpus, "Cores used as GPUs (one rank each)")->capture_default_str();
+    CLI::Option* gpus =
+        app_->add_option("--gpus", o_.gpus, "Cores used as GPUs (one rank each)")->capture_default_str();
+    app_->add_option("--hosts", hosts_, "MPI hostfile (NAME slots=N per line): run the jobs on these hosts")
+        ->excludes(gpus);
+    app_->add_option("--stall-timeout", o_.stall_timeout_s,
+                     "--hosts: seconds without a new step before a job's hosts are probed")
+        ->capture_default_str();
+    app_->add_option("--probe-timeout", o_.host_probe_timeout_s,
+                     "--hosts: seconds a host has to start a process before it is lost")
+        ->capture_default_str();
     app_->add_option("--policy", policy_, "goodput or tiresias")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--restart-penalty", restart_penalty_s_, "goodput: seconds a resize is assumed to cost")->capture_default_str();
@@ -47,8 +57,15 @@ class ClusterCommand : public Command {
   bool NeedsMpi() const override { return false; }
 
   int Run(comm::MpiRuntime*) override {
-    if (o_.gpus <= 0 || o_.interval_s <= 0 || o_.stop_timeout_s <= 0 || o_.timeout_s < 0 || restart_penalty_s_ < 0) {
-      throw InvalidArgumentError("--gpus, --interval and --stop-timeout must be positive, --timeout and --restart-penalty >= 0");
+    if (o_.gpus <= 0 || o_.interval_s <= 0 || o_.stop_timeout_s <= 0 || o_.timeout_s < 0 ||
+        restart_penalty_s_ < 0 || o_.stall_timeout_s <= 0 || o_.host_probe_timeout_s <= 0) {
+      throw InvalidArgumentError(
+          "--gpus, --interval, --stop-timeout, --stall-timeout and --probe-timeout must be positive, "
+          "--timeout and --restart-penalty >= 0");
+    }
+    if (!hosts_.empty()) {
+      o_.hosts = sched::ReadHostFile(hosts_);
+      o_.gpus = static_cast<int>(o_.hosts.size()) * o_.hosts[0].slots;
     }
     std::unique_ptr<sched::Policy> policy = MakePolicy();
     auto specs = sched::ReadLiveJobs(jobs_);
@@ -63,8 +80,11 @@ class ClusterCommand : public Command {
     if (geteuid() == 0) o_.launch.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
     if (!std::getenv("OMPI_MCA_osc")) o_.launch.env.push_back("OMPI_MCA_osc=sm,ucx,rdma,pt2pt");
     o_.log = &std::cout;
-    std::cout << fmt::format("# {} jobs, policy {}, {} GPUs (cores), interval {} s, work in {}\n", specs.size(),
-                             policy->name(), o_.gpus, o_.interval_s, o_.launch.work_dir);
+    const std::string gpus = o_.hosts.empty()
+                                 ? fmt::format("{} GPUs (cores)", o_.gpus)
+                                 : fmt::format("{} hosts x {} slots", o_.hosts.size(), o_.hosts[0].slots);
+    std::cout << fmt::format("# {} jobs, policy {}, {}, interval {} s, work in {}\n", specs.size(),
+                             policy->name(), gpus, o_.interval_s, o_.launch.work_dir);
     sched::LiveResult r = sched::RunLive(specs, *policy, o_);
     Report(r);
     return r.failures.empty() ? 0 : 1;
@@ -89,6 +109,7 @@ class ClusterCommand : public Command {
     std::cout << fmt::format("average JCT {:.1f} s, max {:.1f} s, makespan {:.1f} s\n", r.average_jct, r.max_jct, r.makespan)
               << fmt::format("{} restarts, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n", restarts,
                              restart_s, r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
+    for (const std::string& h : r.lost_hosts) std::cout << "lost host " << h << "\n";
     for (const std::string& f : r.failures) std::cerr << "FAILED: " << f << "\n";
     if (csv_.empty()) return;
     CsvWriter csv(csv_, {"name", "submit_time", "completion_time", "jct", "restarts", "restart_s", "gpu_s"});
@@ -100,7 +121,7 @@ class ClusterCommand : public Command {
     csv.Commit();
   }
 
-  std::string jobs_, csv_;
+  std::string jobs_, csv_, hosts_;
   std::string policy_ = "goodput";
   bool fixed_batch_ = false;
   std::string mpirun_ = "mpirun --oversubscribe --bind-to none";

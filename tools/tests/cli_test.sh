@@ -52,6 +52,17 @@ printf '%s\na,0,4,64,10,--model mlp\n' "$header" > "$tmp/jobs4.csv"
 expect 2 "job a asks for 4 GPUs; the cluster has 2" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --gpus 2 --policy tiresias
 expect 2 "--policy 'fifo': goodput or tiresias" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --policy fifo
 expect 2 "$tmp/jobs4.csv/work/a/: cannot prepare the job's folder" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --work-dir "$tmp/jobs4.csv/work"
+printf 'h1 slots=2\n\n# spare\nh2 slots=1\n' > "$tmp/hosts"
+expect 2 "$tmp/hosts:4: 1 slots; h1 has 2 (every host needs the same number)" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts"
+printf 'h1 slots=x\n' > "$tmp/hosts"
+expect 2 "$tmp/hosts:1: slots 'x' is not a whole number" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts"
+printf 'h1 slots=1\nh1 slots=1\n' > "$tmp/hosts"
+expect 2 "$tmp/hosts:2: host h1 twice" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts"
+printf 'h1 cpus=1\n' > "$tmp/hosts"
+expect 2 "$tmp/hosts:1: 'cpus=1': expected slots=N" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts"
+printf 'h1\nh2\nh3\n' > "$tmp/hosts"
+expect 2 "job a asks for 4 GPUs; the cluster has 3" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts" --policy tiresias
+expect 2 "--gpus excludes --hosts" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts" --gpus 2
 
 expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/subprocess.h"
 
 namespace parasol::sched {
 namespace {
@@ -20,10 +24,11 @@ bool Finished(const LiveJob& j) { return j.state() == LiveJob::State::kDone || j
 class LiveRun {
  public:
   LiveRun(const std::vector<LiveJobSpec>& specs, Policy& policy, const LiveOptions& o)
-      : policy_(policy), o_(o), origin_(Clock::now()) {
+      : policy_(policy), o_(o), origin_(Clock::now()), multi_host_(!o.hosts.empty()), hosts_(o.hosts) {
     for (const LiveJobSpec& s : specs) {
-      if (!o.adaptive && s.replicas > o.gpus) {
-        throw InvalidArgumentError(fmt::format("job {} asks for {} GPUs; the cluster has {}", s.name, s.replicas, o.gpus));
+      if (!o.adaptive && s.replicas > Capacity()) {
+        throw InvalidArgumentError(
+            fmt::format("job {} asks for {} GPUs; the cluster has {}", s.name, s.replicas, Capacity()));
       }
       jobs_.push_back(std::make_unique<LiveJob>(s, o.launch, o.adaptive, origin_));
     }
@@ -34,6 +39,7 @@ class LiveRun {
     std::set<std::string> last_active;
     while (!std::all_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return Finished(*j); })) {
       for (auto& j : jobs_) Poll(*j);
+      if (multi_host_) CheckHosts();
       const double now = Now();
       if (o_.timeout_s > 0 && now > o_.timeout_s) throw TimeoutError(Unfinished());
       std::vector<const Job*> active;
@@ -43,10 +49,11 @@ class LiveRun {
       }
       // A round waits while a run is starting up: stopping it then would throw its start-up away
       // (the trainer can only stop after a step).
-      const bool due = names != last_active || now - last_schedule >= o_.interval_s;
+      const bool due = names != last_active || now - last_schedule >= o_.interval_s || host_lost_;
       if (!active.empty() && due && !AnyStarting()) {
         std::erase_if(current_, [&](const auto& kv) { return !names.contains(kv.first); });
-        current_ = policy_.Optimize(now, active, current_, ClusterSpec{1, o_.gpus});
+        current_ = policy_.Optimize(now, active, current_, Cluster());
+        host_lost_ = false;
         Apply();
         last_schedule = now;
         last_active = std::move(names);
@@ -58,6 +65,12 @@ class LiveRun {
 
  private:
   double Now() const { return std::chrono::duration<double>(Clock::now() - origin_).count(); }
+
+  int Capacity() const { return multi_host_ ? static_cast<int>(hosts_.size()) * hosts_[0].slots : o_.gpus; }
+  ClusterSpec Cluster() const {
+    return multi_host_ ? ClusterSpec{static_cast<int>(hosts_.size()), hosts_[0].slots}
+                       : ClusterSpec{1, o_.gpus};
+  }
 
   bool AnyStarting() const {
     return std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j->starting(); });
@@ -72,7 +85,90 @@ class LiveRun {
     j.Poll();
     if (!was_running) return;
     if (j.state() == LiveJob::State::kDone) Log(fmt::format("{}: done after {} steps", j.name(), j.steps_done()));
-    if (j.state() == LiveJob::State::kFailed) Log(j.failure());
+    if (j.state() != LiveJob::State::kFailed) return;
+    if (multi_host_) {
+      suspects_.push_back(&j);  // its host may be gone: logged once the hosts are checked
+    } else {
+      Log(j.failure());
+    }
+  }
+
+  // Probes the hosts of the runs that failed since the last call and of those stalled (each at
+  // most once per stall timeout); a host that does not answer is lost.
+  void CheckHosts() {
+    std::set<std::string> probe;
+    for (const LiveJob* j : suspects_) {
+      for (const auto& [host, ranks] : j->hosts()) probe.insert(host);
+    }
+    for (const auto& j : jobs_) {
+      double& last = last_probe_[j->name()];
+      if (j->stalled_s() < o_.stall_timeout_s || Now() - last < o_.stall_timeout_s) continue;
+      last = Now();
+      Log(fmt::format("{}: no new step for {:.0f} s; probing its hosts", j->name(), j->stalled_s()));
+      for (const auto& [host, ranks] : j->hosts()) probe.insert(host);
+    }
+    for (const std::string& host : probe) {
+      if (!Answers(host)) LoseHost(host);
+    }
+    for (const LiveJob* j : suspects_) {
+      if (j->state() == LiveJob::State::kFailed) Log(j->failure());
+    }
+    suspects_.clear();
+  }
+
+  // Whether the launcher can start a process on `host` by the probe's deadline.
+  bool Answers(const std::string& host) const {
+    std::vector<std::string> argv = o_.launch.mpirun;
+    argv.insert(argv.end(), {"--host", host + ":1", "-np", "1", "true"});
+    Subprocess probe(argv, (std::filesystem::path(o_.launch.work_dir) / "probe.log").string(), o_.launch.env);
+    const std::optional<int> code =
+        probe.Wait(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(o_.host_probe_timeout_s))));
+    return code && *code == 0;
+  }
+
+  // Requeues the jobs with ranks on `host`, takes it out of the cluster, and fails the fixed-count
+  // jobs that no longer fit.
+  void LoseHost(const std::string& host) {
+    const auto at = std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& h) { return h.name == host; });
+    if (at == hosts_.end()) return;
+    const int lost = static_cast<int>(at - hosts_.begin());
+    hosts_.erase(at);
+    lost_hosts_.push_back(host);
+    host_lost_ = true;
+    Log(fmt::format("host {} lost: no process started there within {:.0f} s", host, o_.host_probe_timeout_s));
+    for (auto& j : jobs_) {
+      const bool on =
+          std::any_of(j->hosts().begin(), j->hosts().end(), [&](const auto& h) { return h.first == host; });
+      const bool suspect = std::find(suspects_.begin(), suspects_.end(), j.get()) != suspects_.end();
+      if (!on || !(j->state() == LiveJob::State::kRunning || suspect)) continue;
+      j->Requeue();
+      current_.erase(j->name());
+      Log(fmt::format("{}: lost with host {}; queued again, resumes from its last checkpoint", j->name(),
+                      host));
+    }
+    for (auto& [name, alloc] : current_) {
+      for (int& node : alloc) node -= node > lost ? 1 : 0;
+    }
+    if (hosts_.empty())
+      throw UnavailableError(fmt::format("parasol cluster: every host is lost (last {})", host));
+    for (auto& j : jobs_) {
+      if (Finished(*j) || j->adaptive() || j->requested_replicas() <= Capacity()) continue;
+      j->Abandon(fmt::format("job {}: asks for {} GPUs; after losing host {} the cluster has {}", j->name(),
+                             j->requested_replicas(), host, Capacity()));
+      Log(j->failure());
+    }
+  }
+
+  // The hosts of an allocation, with its ranks on each.
+  HostRanks HostsOf(const Allocation& alloc) const {
+    HostRanks hosts;
+    for (size_t i = 0; i < alloc.size(); ++i) {
+      if (i == 0 || alloc[i] != alloc[i - 1])
+        hosts.emplace_back(hosts_[static_cast<size_t>(alloc[i])].name, 0);
+      ++hosts.back().second;
+    }
+    return hosts;
   }
 
   // Stops every job whose count changes (all first, so no core is shared), then starts the jobs
@@ -100,10 +196,18 @@ class LiveRun {
     for (auto& j : jobs_) {
       if (j->state() != LiveJob::State::kWaiting || want(*j) == 0) continue;
       const bool first = j->restarts() < 0;
-      j->Start(want(*j));
-      const std::string batch = j->adaptive_batch() ? fmt::format(", batch {}", j->batch()) : "";
+      j->Start(want(*j), multi_host_ ? HostsOf(current_.at(j->name())) : HostRanks{});
+      std::string batch = j->adaptive_batch() ? fmt::format(", batch {}", j->batch()) : "";
+      if (multi_host_) {
+        std::string where;
+        for (const auto& [host, ranks] : j->hosts())
+          where += fmt::format("{}{}:{}", where.empty() ? "" : " ", host, ranks);
+        batch += fmt::format(" ({})", where);
+      }
       Log(first ? fmt::format("{}: starts on {} GPUs{}", j->name(), want(*j), batch)
-                : fmt::format("{}: resumes on {} GPUs at step {}{}", j->name(), want(*j), j->steps_done(),
+                : fmt::format("{}: resumes on {} GPUs {}{}", j->name(), want(*j),
+                              j->steps_known() ? fmt::format("at step {}", j->steps_done())
+                                               : std::string("from its last checkpoint"),
                               batch));
     }
   }
@@ -120,6 +224,7 @@ class LiveRun {
 
   LiveResult Result() const {
     LiveResult r;
+    r.lost_hosts = lost_hosts_;
     std::vector<double> jcts;
     for (const auto& j : jobs_) {
       LiveJobResult jr{j->name(), j->submit_time(), j->completion_time().value_or(0), std::max(0, j->restarts()),
@@ -142,7 +247,13 @@ class LiveRun {
   const LiveOptions& o_;
   Clock::time_point origin_;
   std::vector<std::unique_ptr<LiveJob>> jobs_;
-  Allocations current_;
+  Allocations current_;  // node indices into hosts_ (0: this machine, without hosts)
+  const bool multi_host_;
+  std::vector<Host> hosts_;  // those not lost
+  std::vector<std::string> lost_hosts_;
+  bool host_lost_ = false;          // since the last schedule
+  std::vector<LiveJob*> suspects_;  // runs failed since the last host check
+  std::map<std::string, double> last_probe_;
 };
 
 }  // namespace

@@ -1,21 +1,33 @@
 // The live cluster (`parasol cluster`): real `parasol train` jobs on this machine's cores as the
-// "GPUs" (one rank per core, one node), scheduled by the same policy objects as the simulator.
+// "GPUs" (one rank per core, one node), or on the slots of several hosts (a node each, jobs
+// launched there with `mpirun --host`), scheduled by the same policy objects as the simulator.
 // At every interval, and whenever a job arrives, finishes or fails, the policy sees what each job
-// has measured of itself and returns GPU counts; a job whose count changes is stopped at its
-// current step (checkpoint) and restarted on the new count from there.
+// has measured of itself and returns GPU counts and where; a job whose count changes is stopped at
+// its current step (checkpoint) and restarted on the new count from there.
+//
+// Hosts: when a job's run fails, or reports no new step for `stall_timeout_s`, each of its hosts
+// is probed (the launcher starts `true` there, within `host_probe_timeout_s`); a host that does not
+// answer is lost: every job with ranks there is killed and queued again (it resumes from its last
+// checkpoint: jobs that should survive a host give `--checkpoint-every` in their train_args), and
+// the policy schedules on the hosts left. The work folder must be shared by the hosts (the jobs'
+// status files and checkpoints are read and written there).
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "parasol/sched/host_file.h"
 #include "parasol/sched/live_job.h"
 #include "parasol/sched/policy.h"
 
 namespace parasol::sched {
 
 struct LiveOptions {
-  int gpus = 2;
+  int gpus = 2;                  // on this machine, when `hosts` is empty
+  std::vector<Host> hosts;       // else the cluster's nodes (equal slots)
+  double stall_timeout_s = 120;  // hosts: a run without a new step this long has its hosts probed
+  double host_probe_timeout_s = 20;
   bool adaptive = true;          // the policy chooses GPU counts (goodput); else the users' (Tiresias)
   double interval_s = 10;
   double stop_timeout_s = 60;    // a job that has not checkpointed and stopped by then is killed
@@ -38,10 +50,12 @@ struct LiveResult {
   std::vector<LiveJobResult> jobs;  // input order
   double average_jct = 0, max_jct = 0, makespan = 0;  // over the jobs that finished
   std::vector<std::string> failures;                  // one line per failed job
+  std::vector<std::string> lost_hosts;
 };
 
 // Runs every job to the end (or its failure). Throws InvalidArgumentError when a fixed-count job
-// asks for more GPUs than there are, TimeoutError past options.timeout_s.
+// asks for more GPUs than there are, TimeoutError past options.timeout_s, UnavailableError when
+// every host is lost.
 LiveResult RunLive(const std::vector<LiveJobSpec>& specs, Policy& policy, const LiveOptions& options);
 
 }  // namespace parasol::sched

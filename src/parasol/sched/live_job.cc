@@ -128,7 +128,7 @@ BatchLimits LiveJob::batch_limits() const {
           /*accumulate=*/false};
 }
 
-int LiveJob::ChooseBatch(int replicas) const {
+int LiveJob::ChooseBatch(int replicas, int nodes) const {
   if (!adaptive_batch()) return spec_.batch;
   // Per rank: at most what keeps the total within --batch-max (the model's per-rank batch is
   // rounded up from a total within it); until the job has measured its noise, the first batch.
@@ -137,19 +137,28 @@ int LiveJob::ChooseBatch(int replicas) const {
   const std::optional<GoodputModel> model = noise_ ? Model() : std::nullopt;
   if (model) {
     const BatchLimits b = batch_limits();
-    const GoodputModel::Choice c = model->Optimize(1, replicas, b.max_batch, b.min_local, b.max_local, false);
+    const GoodputModel::Choice c =
+        model->Optimize(nodes, replicas, b.max_batch, b.min_local, b.max_local, false);
     if (c.goodput > 0) local = c.atomic_bsz;
   }
   return std::min(local, most) * replicas;
 }
 
-void LiveJob::Start(int replicas) {
-  batch_ = ChooseBatch(replicas);
+void LiveJob::Start(int replicas, const HostRanks& hosts) {
+  hosts_ = hosts;
+  nodes_ = std::max<int>(1, static_cast<int>(hosts.size()));
+  batch_ = ChooseBatch(replicas, nodes_);
   std::vector<std::string> argv;
-  if (replicas > 1) {
+  if (!hosts.empty()) {
+    std::string list;
+    for (const auto& [host, ranks] : hosts)
+      list += fmt::format("{}{}:{}", list.empty() ? "" : ",", host, ranks);
     argv = launch_.mpirun;
-    argv.insert(argv.end(), {"-np", std::to_string(replicas)});
+    argv.insert(argv.end(), {"--host", list});
+  } else if (replicas > 1) {
+    argv = launch_.mpirun;
   }
+  if (!argv.empty()) argv.insert(argv.end(), {"-np", std::to_string(replicas)});
   argv.insert(argv.end(), {launch_.parasol, "train"});
   argv.insert(argv.end(), spec_.train_args.begin(), spec_.train_args.end());
   argv.insert(argv.end(), {"--batch", std::to_string(batch_ / replicas), "--steps",
@@ -159,15 +168,41 @@ void LiveJob::Start(int replicas) {
   if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
   fs::remove(Path("stop"));
   fs::remove(Path("status"));
+  std::string where;
+  for (const auto& [host, ranks] : hosts) where += fmt::format(" {}:{}", host, ranks);
   std::ofstream(Path("train.log"), std::ios::app)
-      << fmt::format("# {:.1f} s: {} rank(s), total batch {}\n", Now(), replicas, batch_);
+      << fmt::format("# {:.1f} s: {} rank(s){}, total batch {}\n", Now(), replicas,
+                     where.empty() ? "" : " on" + where, batch_);
   process_ = std::make_unique<Subprocess>(argv, Path("train.log"), launch_.env);
   state_ = State::kRunning;
   ranks_ = replicas;
   ++restarts_;
   run_first_step_ = steps_done_;
   run_measured_ = false;
-  run_started_ = accounted_until_ = Now();
+  run_started_ = accounted_until_ = last_step_at_ = Now();
+}
+
+double LiveJob::stalled_s() const {
+  return state_ == State::kRunning && run_measured_ ? Now() - last_step_at_ : 0;
+}
+
+void LiveJob::Requeue() {
+  if (process_) {
+    process_->Signal(SIGKILL);
+    process_->Wait(Deadline::After(std::chrono::seconds(10)));
+    ChargeService();
+    process_.reset();
+  }
+  ranks_ = 0;
+  state_ = State::kWaiting;
+  steps_known_ = false;
+  failure_.clear();
+}
+
+void LiveJob::Abandon(std::string why) {
+  if (process_) Requeue();
+  state_ = State::kFailed;
+  failure_ = std::move(why);
 }
 
 void LiveJob::Poll() {
@@ -202,7 +237,9 @@ void LiveJob::ReadStatus() {
     restart_seconds_ += Now() - run_started_;  // start-up: launch, data, model, first step
     run_measured_ = true;
   }
+  if (s.step != steps_done_) last_step_at_ = Now();
   steps_done_ = s.step;
+  steps_known_ = true;
   progress_ = s.progress;
   if (s.grad_measured && s.grad_sqr > 0) noise_ = {s.grad_sqr, s.grad_var};
   // A status without a batch per rank (hand-written, or from another program) gives no shape.
@@ -214,9 +251,9 @@ void LiveJob::ReadStatus() {
 void LiveJob::Observe(const JobStatus& s) {
   max_ranks_run_ = std::max(max_ranks_run_, ranks_);
   max_local_run_ = std::max(max_local_run_, s.batch_per_rank);
-  const PerfObservation seen{1, ranks_, static_cast<double>(s.batch_per_rank),
+  const PerfObservation seen{nodes_, ranks_, static_cast<double>(s.batch_per_rank),
                              std::max(s.step_seconds - s.sync_seconds, 1e-6), s.step_seconds};
-  const std::pair<int, int64_t> shape{ranks_, s.batch_per_rank};
+  const std::tuple<int, int, int64_t> shape{nodes_, ranks_, s.batch_per_rank};
   auto it = observed_.find(shape);
   if (it != observed_.end() && std::abs(it->second.step_time / seen.step_time - 1) < 0.03) return;
   observed_[shape] = seen;
@@ -256,6 +293,7 @@ void LiveJob::Stop(Deadline deadline) {
     process_.reset();
     ranks_ = 0;
     state_ = State::kWaiting;
+    steps_known_ = false;
   }
   restart_seconds_ += Now() - asked;
 }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,9 +45,14 @@ struct LiveJobSpec {
 // batch_size). Throws ParseError "file:line: ..." and IoError.
 std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path);
 
+// A run's ranks per host, in rank order (host names as mpirun's --host takes them).
+using HostRanks = std::vector<std::pair<std::string, int>>;
+
 struct LaunchOptions {
   std::string parasol;                // the parasol binary
-  std::vector<std::string> mpirun;    // launcher and its flags for more than one rank ("-np N" follows)
+  // Launcher and its flags for more than one rank, or any rank on a named host ("[--host H:K,...]
+  // -np N" follows).
+  std::vector<std::string> mpirun;
   std::vector<std::string> env;       // added to each job's environment
   std::string work_dir;               // one folder per job under it
 };
@@ -86,16 +92,30 @@ class LiveJob : public Job {
   // Running, but no step of this run has been reported yet.
   bool starting() const { return state_ == State::kRunning && !run_measured_; }
   int64_t steps_done() const { return steps_done_; }
+  // False after a lost run until the next run reports: it resumes from its last checkpoint, which
+  // may be before steps_done().
+  bool steps_known() const { return steps_known_; }
   int restarts() const { return restarts_; }
   double restart_seconds() const { return restart_seconds_; }  // stopping plus starting up, all runs
   std::optional<double> completion_time() const { return completion_; }
   const std::string& failure() const { return failure_; }  // when kFailed: why, with the log's path
 
   // Starts (or resumes from its checkpoint) on `replicas` ranks, at the batch the goodput model
-  // chooses for that count when the batch is adaptive. REQUIRES: state() kWaiting.
-  void Start(int replicas);
-  // The total batch a run on `replicas` ranks would get now.
-  int ChooseBatch(int replicas) const;
+  // chooses for that count when the batch is adaptive: on this machine when `hosts` is empty, else
+  // through the launcher on those hosts (their ranks sum to `replicas`). REQUIRES: state() kWaiting.
+  void Start(int replicas, const HostRanks& hosts = {});
+  // The total batch a run on `replicas` ranks over `nodes` hosts would get now.
+  int ChooseBatch(int replicas, int nodes = 1) const;
+  // The hosts of the current run, or of the last one when none runs.
+  const HostRanks& hosts() const { return hosts_; }
+  // Seconds the current run has gone without reporting a new step after its first (0 when it is
+  // not running or still starting).
+  double stalled_s() const;
+  // Ends the current run, if any, by killing it, and puts the job back in the queue (it resumes
+  // from its last checkpoint); for a run lost with its host. REQUIRES: state() kRunning or kFailed.
+  void Requeue();
+  // Ends the job as failed with `why` (a job that can no longer be run).
+  void Abandon(std::string why);
   // Asks the run to checkpoint and stop, and waits until it has (the job ends kWaiting, or kDone
   // when it finished first). Past `deadline` the run is killed; it will resume from its last
   // checkpoint. REQUIRES: state() kRunning.
@@ -117,19 +137,22 @@ class LiveJob : public Job {
   Deadline::Clock::time_point origin_;
   State state_ = State::kWaiting;
   std::unique_ptr<Subprocess> process_;
-  int ranks_ = 0, restarts_ = -1, max_ranks_run_ = 0;
+  int ranks_ = 0, nodes_ = 1, restarts_ = -1, max_ranks_run_ = 0;
+  HostRanks hosts_;
   int64_t max_local_run_ = 0;  // the largest batch per rank measured
   int batch_;
   int64_t steps_done_ = 0, run_first_step_ = 0;
   double progress_ = 0;  // scale-invariant iterations (= steps under a fixed batch)
   std::optional<std::pair<double, double>> noise_;  // the latest |G|^2 and per-sample variance
   double accounted_until_ = 0, attained_service_ = 0, restart_seconds_ = 0, run_started_ = 0;
+  double last_step_at_ = 0;    // when the current run last reported a new step
   bool run_measured_ = false;  // the current run has reported a step
+  bool steps_known_ = true;
   std::string status_error_;   // the last unreadable status file's error, logged once
   std::optional<double> completion_;
   std::string failure_;
-  // By (ranks, batch per rank): the latest median of that shape's runs.
-  std::map<std::pair<int, int64_t>, PerfObservation> observed_;
+  // By (hosts, ranks, batch per rank): the latest median of that shape's runs.
+  std::map<std::tuple<int, int, int64_t>, PerfObservation> observed_;
   std::optional<PerfParams> perf_;
   GoodputModel::Corrections corrections_;
 };

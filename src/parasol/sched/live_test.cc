@@ -15,6 +15,7 @@
 
 #include "parasol/core/error.h"
 #include "parasol/sched/goodput_policy.h"
+#include "parasol/sched/host_file.h"
 #include "parasol/sched/live_job.h"
 
 namespace parasol::sched {
@@ -224,6 +225,59 @@ TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
   EXPECT_FALSE(fixed->AllowsReplicas(3));
   EXPECT_EQ(Lines(base / "fixed" / "args.txt")[0].find("--adaptive-batch"), std::string::npos);
   fs::remove_all(base);
+}
+
+// A run on named hosts goes through the launcher with their ranks (as mpirun's --host takes
+// them), even with one rank; a run lost with its host is killed and the job queued again.
+TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_hosts_{}", ::getpid());
+  fs::remove_all(dir);
+  FakeTrainer(dir, 1);
+  std::ofstream(dir / "mpirun") << "#!/bin/sh\necho \"$@\" >> " << (dir / "launcher.txt").string()
+                                << "\nshift 4\nexec \"$@\"\n";
+  LiveJob job({.name = "j", .batch = 64, .steps = 100},
+              {.parasol = (dir / "parasol").string(),
+               .mpirun = {(dir / "mpirun").string()},
+               .work_dir = dir.string()},
+              true, Deadline::Clock::now());
+  job.Start(3, {{"node-a", 1}, {"node-b", 2}});
+  for (int i = 0; i < 500 && job.steps_done() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    job.Poll();
+  }
+  ASSERT_EQ(job.steps_done(), 5);
+  EXPECT_EQ(job.hosts(), (HostRanks{{"node-a", 1}, {"node-b", 2}}));
+  EXPECT_THAT(Lines(dir / "launcher.txt").at(0), ::testing::StartsWith("--host node-a:1,node-b:2 -np 3 "));
+  job.Requeue();
+  EXPECT_EQ(job.state(), LiveJob::State::kWaiting);
+  EXPECT_FALSE(job.steps_known());
+  job.Start(1, {{"node-a", 1}});
+  for (int i = 0; i < 500 && Lines(dir / "launcher.txt").size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(Lines(dir / "launcher.txt").at(1), ::testing::StartsWith("--host node-a:1 -np 1 "));
+  job.Abandon("job j: gone");
+  EXPECT_EQ(job.state(), LiveJob::State::kFailed);
+  EXPECT_EQ(job.failure(), "job j: gone");
+  fs::remove_all(dir);
+}
+
+TEST(Hosts, ReadsAnMpiHostfile) {
+  const fs::path p = fs::temp_directory_path() / fmt::format("live_hosts_{}.txt", ::getpid());
+  std::ofstream(p) << "# the lab's machines\nnode-1 slots=4\n\n  node-2   slots=4  # spare\n";
+  const std::vector<Host> hosts = ReadHostFile(p.string());
+  ASSERT_EQ(hosts.size(), 2u);
+  EXPECT_EQ(hosts[1].name, "node-2");
+  EXPECT_EQ(hosts[1].slots, 4);
+  std::ofstream(p) << "solo\n";
+  EXPECT_EQ(ReadHostFile(p.string()).at(0).slots, 1);  // as OpenMPI: one slot when not given
+  std::ofstream(p) << "a,b slots=1\n";
+  EXPECT_THAT([&] { ReadHostFile(p.string()); },
+              ::testing::ThrowsMessage<ParseError>(HasSubstr(":1: host 'a,b': use letters")));
+  std::ofstream(p) << "# nothing\n";
+  EXPECT_THAT([&] { ReadHostFile(p.string()); },
+              ::testing::ThrowsMessage<ParseError>(HasSubstr(":1: no hosts")));
+  fs::remove(p);
 }
 
 TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {
