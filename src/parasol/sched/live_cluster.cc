@@ -108,7 +108,7 @@ class LiveRun {
       for (const auto& [host, ranks] : j->hosts()) probe.insert(host);
     }
     for (const std::string& host : probe) {
-      if (!Answers(host)) LoseHost(host);
+      if (const std::string why = Probe(host); !why.empty()) LoseHost(host, why);
     }
     for (const LiveJob* j : suspects_) {
       if (j->state() == LiveJob::State::kFailed) Log(j->failure());
@@ -116,27 +116,30 @@ class LiveRun {
     suspects_.clear();
   }
 
-  // Whether the launcher can start a process on `host` by the probe's deadline.
-  bool Answers(const std::string& host) const {
+  // Empty when the launcher started a process on `host` by the probe's deadline; else what happened.
+  std::string Probe(const std::string& host) const {
     std::vector<std::string> argv = o_.launch.mpirun;
     argv.insert(argv.end(), {"--host", host + ":1", "-np", "1", "true"});
-    Subprocess probe(argv, (std::filesystem::path(o_.launch.work_dir) / "probe.log").string(), o_.launch.env);
+    const std::string log = (std::filesystem::path(o_.launch.work_dir) / "probe.log").string();
+    Subprocess probe(argv, log, o_.launch.env);
     const std::optional<int> code =
         probe.Wait(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(o_.host_probe_timeout_s))));
-    return code && *code == 0;
+    if (!code) return fmt::format("no process started there within {:.0f} s", o_.host_probe_timeout_s);
+    if (*code != 0) return fmt::format("starting a process there failed with status {} (see {})", *code, log);
+    return "";
   }
 
   // Requeues the jobs with ranks on `host`, takes it out of the cluster, and fails the fixed-count
   // jobs that no longer fit.
-  void LoseHost(const std::string& host) {
+  void LoseHost(const std::string& host, const std::string& why) {
     const auto at = std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& h) { return h.name == host; });
     if (at == hosts_.end()) return;
     const int lost = static_cast<int>(at - hosts_.begin());
     hosts_.erase(at);
     lost_hosts_.push_back(host);
     host_lost_ = true;
-    Log(fmt::format("host {} lost: no process started there within {:.0f} s", host, o_.host_probe_timeout_s));
+    Log(fmt::format("host {} lost: {}", host, why));
     for (auto& j : jobs_) {
       const bool on =
           std::any_of(j->hosts().begin(), j->hosts().end(), [&](const auto& h) { return h.first == host; });
