@@ -54,6 +54,8 @@ class TrainCommand : public Command {
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
     app_->add_option("--seed", o_.seed, "Initialisation and data order")->capture_default_str();
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
+    app_->add_flag("--no-progress", no_progress_,
+                   "No progress bar even on a terminal (mpirun gives ranks one when its output is a file)");
     app_->add_option("--metrics", o_.metrics_path,
                      "CSV: "
                      "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,"
@@ -85,7 +87,7 @@ class TrainCommand : public Command {
     o_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     o_.evaluate = !no_eval_;
     o_.log = &std::cout;
-    o_.progress_bar = isatty(STDOUT_FILENO) != 0;
+    o_.progress_bar = !no_progress_ && isatty(STDOUT_FILENO) != 0;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     dl::TrainResult r = dl::Train(ctx, o_);
     if (ctx.rank() == 0) {
@@ -107,7 +109,7 @@ class TrainCommand : public Command {
   std::string sync_ = "wfbp";
   std::string comm_ = "allreduce";
   double bucket_mb_ = 25;
-  bool no_eval_ = false;
+  bool no_eval_ = false, no_progress_ = false;
   int64_t timeout_ms_ = 60000;
 };
 

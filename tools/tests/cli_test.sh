@@ -74,6 +74,12 @@ expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch-max 32 is below batch_size 64
 label="train --no-eval reports no test accuracy"
 check bash -c "'$parasol' train --model mlp --dataset synthetic --samples 256 --steps 2 --no-eval | grep -q ', not evaluated$'"
 
+# Under mpirun each rank's output is a terminal (OpenMPI's pty) even when mpirun's goes to a file.
+"$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 256 --steps 4 --no-eval --no-progress \
+  > "$tmp/np.txt" 2>&1
+label="train --no-progress under mpirun writes no progress bar into a file"
+check test "$(grep -c 'samples/s' "$tmp/np.txt")" -eq 1
+
 # parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
 "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
   --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }

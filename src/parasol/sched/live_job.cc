@@ -22,9 +22,9 @@ namespace {
 
 // Flags the runner sets itself on every run.
 const std::set<std::string>& RunnerFlags() {
-  static const std::set<std::string> flags{"--batch",   "--steps",      "--epochs",
-                                           "--threads", "--checkpoint", "--resume",
-                                           "--status",  "--stop-file",  "--adaptive-batch"};
+  static const std::set<std::string> flags{"--batch",          "--steps",      "--epochs", "--threads",
+                                           "--checkpoint",     "--resume",     "--status", "--stop-file",
+                                           "--adaptive-batch", "--no-progress"};
   return flags;
 }
 
@@ -163,7 +163,7 @@ void LiveJob::Start(int replicas, const HostRanks& hosts) {
   argv.insert(argv.end(), spec_.train_args.begin(), spec_.train_args.end());
   argv.insert(argv.end(), {"--batch", std::to_string(batch_ / replicas), "--steps",
                            std::to_string(spec_.steps), "--threads", "1", "--checkpoint", Path("ckpt"),
-                           "--status", Path("status"), "--stop-file", Path("stop")});
+                           "--status", Path("status"), "--stop-file", Path("stop"), "--no-progress"});
   if (adaptive_batch()) argv.push_back("--adaptive-batch");
   if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
   fs::remove(Path("stop"));
