@@ -7,9 +7,9 @@
 //
 // Hosts: when a job's run fails, or reports no new step for `stall_timeout_s`, each of its hosts
 // is probed (the launcher starts `true` there); a host where that fails, or does not end within
-// `host_probe_timeout_s`, is lost: every job with ranks there is killed and queued again (it resumes from its last
-// checkpoint: jobs that should survive a host give `--checkpoint-every` in their train_args), and
-// the policy schedules on the hosts left. The work folder must be shared by the hosts (the jobs'
+// `host_probe_timeout_s`, is lost: every job with ranks there is killed and queued again (it
+// resumes from its last checkpoint: jobs that should survive a host give `--checkpoint-every` in
+// their train_args), and the policy schedules on the hosts left. The work folder must be shared by the hosts (the jobs'
 // status files and checkpoints are read and written there).
 #pragma once
 
