@@ -1,6 +1,7 @@
 #include "parasol/comm/mpi_transport.h"
 
 #include <sched.h>
+#include <stdlib.h>
 
 #include <thread>
 
@@ -320,6 +321,13 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) throw UnavailableError("MPI is already initialised in this process");
+  // Messages received by probe (the parameter server's) are matched only when the receiving
+  // thread polls, and above OpenMPI's TCP eager limit (64 KiB) each waits for a rendezvous
+  // handshake whose control message queues behind the other direction's data on a busy link:
+  // over a 1 Gbit/s link the server moved half the bytes per second that all-reduce did. Its
+  // messages are at most 1 MiB and a row, so up to 2 MiB they go eagerly. A value the user gives
+  // (mpirun --mca, the environment) wins; other MPIs ignore the variable.
+  setenv("OMPI_MCA_btl_tcp_eager_limit", "2097152", /*overwrite=*/0);
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     throw UnavailableError("MPI_Init_thread failed");

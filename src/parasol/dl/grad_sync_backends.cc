@@ -80,7 +80,9 @@ void GradSync::RunSfb(Unit& u) {
 
 // The unit's averaged gradient replaces this rank's last one in the table: the change is pushed
 // row by row as each row's last unit finishes (a row two units share leaves once), and every
-// MiB or so leaves now (Flush), so pushing overlaps the rest of backward.
+// MiB or so leaves now (Flush), so pushing overlaps the rest of backward. The rows sent are asked
+// for at the next clock at once: the table takes one update per row per clock, so a shard answers
+// each row when every rank's push of it is in, and the replies overlap backward too.
 void GradSync::PushPs(const Unit& u) {
   auto table = impl_->worker->GetTable<float>(kPsTable);
   const float* g = grads_.data_ptr<float>();
@@ -100,20 +102,23 @@ void GradSync::PushPs(const Unit& u) {
       pushed[i] = now;
     }
     table.IncRow(static_cast<uint64_t>(row), impl_->row);
-    ++impl_->unflushed_rows;
+    impl_->unflushed.push_back(static_cast<uint64_t>(row));
   }
-  if (impl_->unflushed_rows * kPsRowWidth * static_cast<int64_t>(sizeof(float)) >= (int64_t{1} << 20)) {
+  if (static_cast<int64_t>(impl_->unflushed.size()) * kPsRowWidth * static_cast<int64_t>(sizeof(float)) >=
+      (int64_t{1} << 20)) {
     impl_->worker->Flush();
-    impl_->unflushed_rows = 0;
+    table.PrefetchNextClock(impl_->unflushed);
+    impl_->unflushed.clear();
   }
 }
 
 // Clock, then read the aggregated gradient back unit by unit in forward order, so that the next
-// forward of a layer waits only for its own rows: the reads are asked for at once (one request
-// per shard per unit; the shards answer in pieces as their clock allows) and each unit's
-// parameters are updated as soon as its rows are here.
+// forward of a layer waits only for its own rows: the rows not asked for during backward are asked
+// for at once (one request per shard per unit; the shards answer each row as soon as every rank's
+// push of it is in) and each unit's parameters are updated as soon as its rows are here.
 void GradSync::RunPsStep() {
   impl_->worker->Clock();
+  impl_->unflushed.clear();
   auto table = impl_->worker->GetTable<float>(kPsTable);
   std::vector<uint64_t> rows;
   for (int u = 0; u < num_units(); ++u) {

@@ -34,7 +34,7 @@ struct GradSync::Impl {
   std::vector<float> pushed;           // this rank's last contribution, per flat element
   std::vector<int64_t> row_left;       // per table row: elements still to come this step
   std::vector<float> row;              // scratch row
-  int64_t unflushed_rows = 0;          // pushed since the last Flush
+  std::vector<uint64_t> unflushed;     // rows pushed since the last Flush
   uint64_t traffic = 0;                // this rank's exchange bytes at the last step's end
   // P3: the frontier (lowest stage from which every stage is ready) agreed by all ranks
   // (communication thread only; this rank's own is the board's).

@@ -94,7 +94,8 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
     impl_->ps->CreateTable({.id = kPsTable, .kind = ps::RowKind::kDense, .dtype = DType::kFloat32,
                             .width = kPsRowWidth, .num_rows = rows,
                             .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
-                            .staleness = options_.ps_staleness});
+                            .staleness = options_.ps_staleness,
+                            .one_update_per_clock = true});
     impl_->pushed.assign(rows * kPsRowWidth, 0.0f);
     impl_->worker = impl_->ps->CreateWorker(0);
     impl_->row.resize(kPsRowWidth);

@@ -315,7 +315,7 @@ void Client::OnRows(int shard, Reader& r) {
   auto applied = r.Get<uint64_t>();
   auto count = r.Get<uint32_t>();
   Prune(shard, applied);
-  shard_clock_[static_cast<size_t>(shard)] = std::max(shard_clock_[static_cast<size_t>(shard)], stamp);
+  // Not the shard's clock (kMinClock says that): a row of a one-update-per-clock table may be ahead.
   for (uint32_t i = 0; i < count; ++i) {
     auto table = r.Get<uint32_t>();
     auto row = r.Get<uint64_t>();

@@ -52,6 +52,11 @@ ParameterServer::~ParameterServer() {
 
 void ParameterServer::CreateTable(const TableConfig& config) {
   config.Validate();
+  if (config.one_update_per_clock && options_.workers_per_process != 1) {
+    throw InvalidArgumentError(
+        fmt::format("rank {}: table {}: one_update_per_clock needs one worker per process, not {}", rank_,
+                    config.id, options_.workers_per_process));
+  }
   if (client_->Config(config.id)) {
     throw InvalidArgumentError(fmt::format("rank {}: table {} already exists", rank_, config.id));
   }

@@ -1,6 +1,7 @@
 #include "parasol/ps/server_shard.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -61,7 +62,7 @@ void ServerShard::Handle(int src, Reader& r, Outbox& out) {
   auto type = static_cast<MsgType>(r.Get<uint8_t>());
   try {
     switch (type) {
-      case MsgType::kUpdate: OnUpdate(src, r); break;
+      case MsgType::kUpdate: OnUpdate(src, r, out); break;
       case MsgType::kClock: OnClock(src, r, out); break;
       case MsgType::kGet: OnGet(src, r, out); break;
       case MsgType::kCheckpoint: OnCheckpoint(src, r, out); break;
@@ -75,11 +76,11 @@ void ServerShard::Handle(int src, Reader& r, Outbox& out) {
   }
 }
 
-void ServerShard::OnUpdate(int src, Reader& r) {
+void ServerShard::OnUpdate(int src, Reader& r, Outbox& out) {
   auto seq = r.Get<uint64_t>();
   auto tables = r.Get<uint32_t>();
   // Decode everything before applying anything: a malformed batch changes nothing.
-  std::vector<std::tuple<Table*, uint64_t, Row>> rows;
+  Updates rows;
   for (uint32_t i = 0; i < tables; ++i) {
     Table& t = TableOrFail(r.Get<uint32_t>(), r);
     auto n = r.Get<uint64_t>();
@@ -91,11 +92,64 @@ void ServerShard::OnUpdate(int src, Reader& r) {
     }
   }
   if (!r.done()) r.Fail("trailing bytes");
+  CheckOncePerClock(src, rows, r);
+  Replies replies(static_cast<size_t>(processes_));
+  std::vector<uint64_t> stamps(static_cast<size_t>(processes_), ~uint64_t{0});
   for (auto& [t, row, delta] : rows) {
     RowOf(*t, row).AddRow(delta);
     if (t->config.Pushed()) t->dirty[row] = 1;
+    if (t->config.one_update_per_clock) MarkUpdated(src, t->config.id, *t, row, replies, stamps);
   }
   applied_[static_cast<size_t>(src)] = seq;
+  for (int p = 0; p < processes_; ++p) {
+    const auto i = static_cast<size_t>(p);
+    if (!replies[i].empty()) ReplyRows(p, replies[i], stamps[i], out);
+  }
+}
+
+// An update from `src` belongs to its clock clock_[src]: its clock message comes after its updates.
+void ServerShard::CheckOncePerClock(int src, const Updates& rows, Reader& r) const {
+  const uint64_t through = clock_[static_cast<size_t>(src)] + 1;
+  std::vector<std::pair<const Table*, uint64_t>> seen;
+  auto fail = [&](const Table& t, uint64_t row) {
+    r.Fail(fmt::format(
+        "process {} updated row {} of {} twice in clock {}, which takes one update per row per clock", src,
+        row, t.config.Describe(), through - 1));
+  };
+  for (const auto& [t, row, delta] : rows) {
+    if (!t->config.one_update_per_clock) continue;
+    const auto* u = t->updated_through.Find(row);
+    if (u && (*u)[static_cast<size_t>(src)] >= through) fail(*t, row);
+    seen.emplace_back(t, row);
+  }
+  std::sort(seen.begin(), seen.end());
+  if (auto twice = std::adjacent_find(seen.begin(), seen.end()); twice != seen.end()) {
+    fail(*twice->first, twice->second);
+  }
+}
+
+void ServerShard::MarkUpdated(int src, uint32_t id, Table& t, uint64_t row, Replies& replies,
+                              std::vector<uint64_t>& stamps) {
+  auto& through = t.updated_through[row];
+  if (through.empty()) through.assign(static_cast<size_t>(processes_), 0);
+  through[static_cast<size_t>(src)] = clock_[static_cast<size_t>(src)] + 1;
+  auto it = t.waiting.find(row);
+  if (it == t.waiting.end()) return;
+  const uint64_t stamp = RowStamp(t, row);
+  auto& readers = it->second;
+  std::erase_if(readers, [&](const std::pair<int, uint64_t>& w) {
+    if (w.second > stamp) return false;
+    replies[static_cast<size_t>(w.first)].emplace_back(id, row);
+    stamps[static_cast<size_t>(w.first)] = std::min(stamps[static_cast<size_t>(w.first)], stamp);
+    return true;
+  });
+  if (readers.empty()) t.waiting.erase(it);
+}
+
+uint64_t ServerShard::RowStamp(const Table& t, uint64_t row) const {
+  const auto* through = t.updated_through.Find(row);
+  if (!through) return min_clock_;
+  return std::max(min_clock_, *std::min_element(through->begin(), through->end()));
 }
 
 void ServerShard::OnClock(int src, Reader& r, Outbox& out) {
@@ -122,6 +176,14 @@ void ServerShard::Advance(Outbox& out) {
   for (auto& entry : tables_) {
     const uint32_t id = entry.first;  // not a structured binding: lambdas cannot capture those in clang 14
     auto& t = entry.second;
+    for (auto it = t.waiting.begin(); it != t.waiting.end();) {
+      std::erase_if(it->second, [&](const std::pair<int, uint64_t>& w) {
+        if (w.second > min_clock_) return false;
+        replies[static_cast<size_t>(w.first)].emplace_back(id, it->first);
+        return true;
+      });
+      it = it->second.empty() ? t.waiting.erase(it) : std::next(it);
+    }
     if (!t.config.Pushed()) continue;
     t.dirty.ForEach([&](uint64_t row, char) {
       const auto* subs = t.subscribers.Find(row);
@@ -133,7 +195,8 @@ void ServerShard::Advance(Outbox& out) {
     t.dirty.Clear();
   }
   for (int p = 0; p < processes_; ++p) {
-    if (!replies[static_cast<size_t>(p)].empty()) ReplyRows(p, replies[static_cast<size_t>(p)], out);
+    const auto i = static_cast<size_t>(p);
+    if (!replies[i].empty()) ReplyRows(p, replies[i], min_clock_, out);
     Writer w;
     w.Put(MsgType::kMinClock);
     w.Put(min_clock_);
@@ -144,13 +207,14 @@ void ServerShard::Advance(Outbox& out) {
 
 // One kRows message per at most kMaxReplyBytes of rows, in the order asked: a large read (a
 // whole model after a clock) then arrives in pieces a reader can use as they come.
-void ServerShard::ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out) {
+void ServerShard::ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, uint64_t stamp,
+                            Outbox& out) {
   constexpr size_t kMaxReplyBytes = size_t{1} << 20;
   size_t i = 0;
   while (i < rows.size()) {
     Writer w;
     w.Put(MsgType::kRows);
-    w.Put(min_clock_);
+    w.Put(stamp);
     w.Put(applied_[static_cast<size_t>(dst)]);
     const size_t count_at = w.size();
     w.Put<uint32_t>(0);
@@ -188,16 +252,24 @@ void ServerShard::OnGet(int src, Reader& r, Outbox& out) {
   }
   Table& t = it->second;
   std::vector<std::pair<uint32_t, uint64_t>> now;
+  uint64_t now_stamp = ~uint64_t{0};  // the oldest of the rows answered now
   for (uint64_t row : rows) {
     if (row >= t.config.num_rows || ShardOf(t.config, row, processes_) != rank_) {
       out.emplace_back(src, ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
       continue;
     }
     if (subscribe) Subscribe(t, row, src);
-    if (need <= min_clock_) now.emplace_back(table, row);
-    else pending_.push_back(PendingGet{src, table, row, need});
+    const uint64_t stamp = t.config.one_update_per_clock ? RowStamp(t, row) : min_clock_;
+    if (need <= stamp) {
+      now.emplace_back(table, row);
+      now_stamp = std::min(now_stamp, stamp);
+    } else if (t.config.one_update_per_clock) {
+      t.waiting[row].emplace_back(src, need);
+    } else {
+      pending_.push_back(PendingGet{src, table, row, need});
+    }
   }
-  if (!now.empty()) ReplyRows(src, now, out);
+  if (!now.empty()) ReplyRows(src, now, now_stamp, out);
 }
 
 void ServerShard::OnSync(int src, Reader& r, Outbox& out) {
@@ -287,6 +359,10 @@ void ServerShard::OnRestore(int src, Reader& r, Outbox& out) {
     std::fill(clock_.begin(), clock_.end(), clock);
     min_clock_ = clock;
     pending_.clear();
+    for (auto& [id, t] : tables_) {
+      t.updated_through.Clear();
+      t.waiting.clear();
+    }
   } catch (const std::exception& e) {  // std::filesystem errors too: the file's error goes back
     error = e.what();
   }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,6 +47,10 @@ class ServerShard {
     FlatMap<Row> rows;
     FlatMap<std::vector<uint64_t>> subscribers;  // row -> bitset of processes (ESSP)
     FlatMap<char> dirty;                         // rows changed since the last push
+    // one_update_per_clock: per row and process, the clocks below which all its updates of the
+    // row are in (its last update's clock + 1), and the reads held for a row until then.
+    FlatMap<std::vector<uint64_t>> updated_through;
+    std::unordered_map<uint64_t, std::vector<std::pair<int, uint64_t>>> waiting;  // row -> (src, need)
   };
   struct PendingGet {
     int src;
@@ -52,10 +58,19 @@ class ServerShard {
     uint64_t row;
     uint64_t need;
   };
+  using Replies = std::vector<std::vector<std::pair<uint32_t, uint64_t>>>;  // per process: (table, row)
+  using Updates = std::vector<std::tuple<Table*, uint64_t, Row>>;  // a decoded batch: (table, row, delta)
 
   Table& TableOrFail(uint32_t id, Reader& r);
   Row& RowOf(Table& t, uint64_t row);
-  void OnUpdate(int src, Reader& r);
+  void OnUpdate(int src, Reader& r, Outbox& out);
+  // one_update_per_clock: refuses a batch that sends a row twice in `src`'s clock; records the
+  // batch's rows and answers the reads they complete.
+  void CheckOncePerClock(int src, const Updates& rows, Reader& r) const;
+  void MarkUpdated(int src, uint32_t id, Table& t, uint64_t row, Replies& replies,
+                   std::vector<uint64_t>& stamps);
+  // The stamp a reply of `row` may carry: every update of clocks below it is in the row.
+  uint64_t RowStamp(const Table& t, uint64_t row) const;
   void OnClock(int src, Reader& r, Outbox& out);
   void OnGet(int src, Reader& r, Outbox& out);
   void OnCheckpoint(int src, Reader& r, Outbox& out);
@@ -63,7 +78,8 @@ class ServerShard {
   void OnSync(int src, Reader& r, Outbox& out);
   void OnRead(int src, Reader& r, Outbox& out);
   void Advance(Outbox& out);
-  void ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, Outbox& out);
+  void ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, uint64_t stamp,
+                 Outbox& out);
   void Subscribe(Table& t, uint64_t row, int src);
 
   int rank_;

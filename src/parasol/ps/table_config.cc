@@ -88,6 +88,10 @@ void TableConfig::Validate() const {
   if (consistency != Consistency::kVap && vap_threshold != 0) throw bad("vap_threshold applies to vap tables only");
   if (consistency == Consistency::kBsp && staleness != 0) throw bad("bsp reads are never stale: staleness must be 0");
   if (partitioning == Partitioning::kRange && num_rows == kMaxRows) throw bad("range partitioning needs num_rows");
+  if (one_update_per_clock && consistency != Consistency::kBsp && consistency != Consistency::kSsp) {
+    throw bad(
+        "one_update_per_clock needs bsp or ssp (other models send a row's updates in pieces or push rows)");
+  }
 }
 
 uint64_t TableConfig::Fingerprint() const {
@@ -99,6 +103,7 @@ uint64_t TableConfig::Fingerprint() const {
   }
   // Only when off, so that the checkpoints of tables made before the option still match.
   if (!refresh_cached_rows) h = MixKey(h ^ 0x72656672657368);
+  if (one_update_per_clock) h = MixKey(h ^ 0x6f6e6365);
   return h;
 }
 

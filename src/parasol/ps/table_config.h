@@ -55,6 +55,13 @@ struct TableConfig {
   // False for a table that is not part of the model (an application's progress reports): left out
   // of checkpoints, and empty after a restore.
   bool checkpointed = true;
+  // The process promises to send each row at most once per clock (a deep-learning engine's
+  // gradient rows, each pushed as backward finishes it). A shard then answers a read of a row as
+  // soon as every process's update of it for the clocks the read needs is in, before their clock
+  // messages: replies for the rows pushed first overlap the rest of the step. A second update of
+  // a row in one clock is refused. BSP and SSP only, and one worker per process (a process clock
+  // then is its worker's, so a shard knows which clock an update belongs to).
+  bool one_update_per_clock = false;
 
   // Staleness reads are held to: 0 for BSP, none for ASP.
   uint64_t ReadStaleness() const;

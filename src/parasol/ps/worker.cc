@@ -50,8 +50,7 @@ void Worker::Prefetch(TableState& t, uint64_t row, uint64_t need) {
   client_->Prefetch(t.config.id, row, need);
 }
 
-void Worker::PrefetchRows(TableState& t, std::span<const uint64_t> rows) {
-  uint64_t need = Need(t);
+void Worker::PrefetchRows(TableState& t, std::span<const uint64_t> rows, uint64_t need) {
   std::vector<uint64_t> ask;
   ask.reserve(rows.size());
   for (uint64_t row : rows) {

@@ -98,7 +98,7 @@ class Worker {
   // VAP: account for `magnitude` more unsent update on `row`, sending it first if needed.
   void AddUnsent(TableState& t, uint64_t row, double magnitude);
   void Prefetch(TableState& t, uint64_t row, uint64_t need);
-  void PrefetchRows(TableState& t, std::span<const uint64_t> rows);
+  void PrefetchRows(TableState& t, std::span<const uint64_t> rows, uint64_t need);
   bool Cached(TableState& t, uint64_t row, uint64_t need);
   [[noreturn]] void BadRow(const TableState& t, uint64_t row) const;
   [[noreturn]] void BadColumn(const TableState& t, uint64_t col) const;
@@ -203,7 +203,17 @@ class Table {
     for (uint64_t row : rows) {
       if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     }
-    w_->PrefetchRows(*t_, rows);
+    w_->PrefetchRows(*t_, rows, w_->Need(*t_));
+  }
+  // Asks for the rows as the reads after this worker's next Clock() will need them. For a table
+  // of one update per clock, after this worker's updates of them: each comes back as soon as
+  // every process has sent its update, while this clock's work goes on.
+  void PrefetchNextClock(std::span<const uint64_t> rows) {
+    for (uint64_t row : rows) {
+      if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    }
+    const uint64_t next = w_->clock() + 1;
+    w_->PrefetchRows(*t_, rows, next >= t_->staleness ? next - t_->staleness : 0);
   }
 
   RowFuture<V> GetAsync(uint64_t row) {
