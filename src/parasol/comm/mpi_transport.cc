@@ -3,10 +3,9 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include <thread>
-
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
