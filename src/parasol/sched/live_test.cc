@@ -122,14 +122,19 @@ class MeasuredJob : public Job {
   GoodputModel::Corrections corrections_;
 };
 
+// Writes an executable shell script (the tests' stand-ins for `parasol train` and mpirun).
+void WriteScript(const fs::path& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  fs::permissions(path, fs::perms::owner_all);
+}
+
 // A job's status file that cannot be read (here: not a status file at all) leaves that job at its
 // last known progress and says so in its log; the cluster goes on (it used to end).
 TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("live_status_{}", ::getpid());
   fs::create_directories(dir);
   const fs::path fake = dir / "fake-parasol";
-  std::ofstream(fake) << "#!/bin/sh\nsleep 30\n";
-  fs::permissions(fake, fs::perms::owner_all);
+  WriteScript(fake, "sleep 30\n");
   LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()}, false,
               Deadline::Clock::now());
   job.Start(1);
@@ -148,17 +153,17 @@ TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
 // per-sample variance `var`) and waits for its stop file.
 fs::path FakeTrainer(const fs::path& dir, double var) {
   fs::create_directories(dir);
-  std::ofstream(dir / "mpirun") << "#!/bin/sh\nshift 2\nexec \"$@\"\n";
-  std::ofstream(dir / "parasol")
-      << "#!/bin/sh\n"
-      << "echo \"$@\" >> " << (dir / "args.txt").string() << "\n"
-      << "while [ $# -gt 0 ]; do case \"$1\" in --status) st=$2;; --stop-file) stop=$2;; esac; "
-         "shift; done\n"
-      << "printf 'step 5\\ntotal_steps 100\\nprogress 5\\nranks 1\\nbatch_per_rank 64\\n"
-         "step_seconds 0.1\\nsync_seconds 0\\ngrad_sqr 1\\ngrad_var "
-      << var << "\\nstate running\\n' > \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n"
-      << "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n";
-  for (const char* f : {"mpirun", "parasol"}) fs::permissions(dir / f, fs::perms::owner_all);
+  WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
+  WriteScript(dir / "parasol",
+              fmt::format("echo \"$@\" >> {}\n"
+                          "while [ $# -gt 0 ]; do\n"
+                          "  case \"$1\" in --status) st=$2;; --stop-file) stop=$2;; esac; shift\n"
+                          "done\n"
+                          "printf 'step 5\\ntotal_steps 100\\nprogress 5\\nranks 1\\nbatch_per_rank 64\\n"
+                          "step_seconds 0.1\\nsync_seconds 0\\ngrad_sqr 1\\ngrad_var {}\\nstate running\\n' "
+                          "> \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n"
+                          "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n",
+                          (dir / "args.txt").string(), var));
   return dir;
 }
 
@@ -233,8 +238,8 @@ TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("live_hosts_{}", ::getpid());
   fs::remove_all(dir);
   FakeTrainer(dir, 1);
-  std::ofstream(dir / "mpirun") << "#!/bin/sh\necho \"$@\" >> " << (dir / "launcher.txt").string()
-                                << "\nshift 4\nexec \"$@\"\n";
+  WriteScript(dir / "mpirun",
+              fmt::format("echo \"$@\" >> {}\nshift 4\nexec \"$@\"\n", (dir / "launcher.txt").string()));
   LiveJob job({.name = "j", .batch = 64, .steps = 100},
               {.parasol = (dir / "parasol").string(),
                .mpirun = {(dir / "mpirun").string()},
