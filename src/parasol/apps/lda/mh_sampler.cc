@@ -114,12 +114,24 @@ inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32
     const auto dummy = reinterpret_cast<uintptr_t>(&dummy_);
     *reinterpret_cast<uint32_t*>(dummy ^ ((dummy ^ other) & (uintptr_t{0} - accept))) = next;
     own = next;
-    counts_[s] -= kHere + kTotal;
-    counts_[next] += kHere + kTotal;
+    // Both counts' addresses are known before the coin: only the data waits for it.
+    const uint64_t moved = (kHere + kTotal) & (uint64_t{0} - accept);
+    counts_[s] -= moved;
+    counts_[t] += moved;
     s = next;
     if (kOneStep || ++step == p_.mh_steps) break;
     t = Draw(pass.proposals[pass.key[j]], rng.Next(), pass.other_z);
   }
+}
+
+// Clears the "here" counts of topics own_z[begin, end): by topic when there are more tokens than
+// topics (a loop the compiler vectorises, rather than a dependent read-modify-write per token).
+void MhSampler::ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end) {
+  if (end - begin > p_.topics) {
+    for (uint64_t& c : counts_) c &= ~(kTotal - 1);
+    return;
+  }
+  for (uint32_t i = begin; i < end; ++i) counts_[own_z[i]] &= ~(kTotal - 1);
 }
 
 template <bool kDocPass>
@@ -179,7 +191,7 @@ void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
       slot = (slot + 1) % kAhead;
       Step<kDocPass, kOneStep>(pass, j, seg.shift, Draw(pass.proposals[a.key], a.r, pass.other_z), rng);
     }
-    for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]] &= ~(kTotal - 1);
+    ClearHere(pass.own_z, seg.here_begin, seg.here_end);
     tokens_sampled_ += seg.end - seg.begin;
   }
 }

@@ -98,6 +98,7 @@ class MhSampler {
   void RunSteps(const Pass& pass, Rng& rng);
   template <bool kDocPass, bool kOneStep>
   void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng);
+  void ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end);
   uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
 
   LdaParams p_;
