@@ -38,6 +38,9 @@ class ClusterCommand : public Command {
     app_->add_option("--probe-timeout", o_.host_probe_timeout_s,
                      "--hosts: seconds a host has to start a process before it is lost")
         ->capture_default_str();
+    app_->add_option("--host-retry", o_.host_retry_s,
+                     "--hosts: seconds between probes of a lost host; it rejoins when it answers (0: never)")
+        ->capture_default_str();
     app_->add_option("--policy", policy_, "goodput or tiresias")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--restart-penalty", restart_penalty_s_, "goodput: seconds a resize is assumed to cost")->capture_default_str();
@@ -58,10 +61,11 @@ class ClusterCommand : public Command {
 
   int Run(comm::MpiRuntime*) override {
     if (o_.gpus <= 0 || o_.interval_s <= 0 || o_.stop_timeout_s <= 0 || o_.timeout_s < 0 ||
-        restart_penalty_s_ < 0 || o_.stall_timeout_s <= 0 || o_.host_probe_timeout_s <= 0) {
+        restart_penalty_s_ < 0 || o_.stall_timeout_s <= 0 || o_.host_probe_timeout_s <= 0 ||
+        o_.host_retry_s < 0) {
       throw InvalidArgumentError(
           "--gpus, --interval, --stop-timeout, --stall-timeout and --probe-timeout must be positive, "
-          "--timeout and --restart-penalty >= 0");
+          "--timeout, --restart-penalty and --host-retry >= 0");
     }
     if (!hosts_.empty()) {
       o_.hosts = sched::ReadHostFile(hosts_);
@@ -110,6 +114,7 @@ class ClusterCommand : public Command {
               << fmt::format("{} restarts, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n", restarts,
                              restart_s, r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
     for (const std::string& h : r.lost_hosts) std::cout << "lost host " << h << "\n";
+    for (const std::string& h : r.returned_hosts) std::cout << "host back " << h << "\n";
     for (const std::string& f : r.failures) std::cerr << "FAILED: " << f << "\n";
     if (csv_.empty()) return;
     CsvWriter csv(csv_, {"name", "submit_time", "completion_time", "jct", "restarts", "restart_s", "gpu_s"});

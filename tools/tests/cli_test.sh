@@ -63,6 +63,7 @@ expect 2 "$tmp/hosts:1: 'cpus=1': expected slots=N" -- "$parasol" cluster --jobs
 printf 'h1\nh2\nh3\n' > "$tmp/hosts"
 expect 2 "job a asks for 4 GPUs; the cluster has 3" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts" --policy tiresias
 expect 2 "--gpus excludes --hosts" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts" --gpus 2
+expect 2 "--timeout, --restart-penalty and --host-retry >= 0" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --host-retry -1
 
 expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1

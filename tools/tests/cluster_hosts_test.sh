@@ -6,7 +6,9 @@
 #    its last checkpoint on host 1; both jobs end with all their steps;
 #  - Tiresias runs a two-rank job across both hosts; host 2 is cut off (link down, processes alive):
 #    the job stops making progress, its hosts are probed, host 2 is lost, and the job, which asks
-#    for 2 GPUs, is reported failed (1 GPU left) while a one-rank job still finishes (exit 1).
+#    for 2 GPUs, is reported failed (1 GPU left) while a one-rank job still finishes (exit 1);
+#  - host 2 crashes and comes back (its link up again): its job resumes from its checkpoint, a
+#    later probe finds the host, and a job runs there again.
 # Needs root (network namespaces); skipped otherwise (exit 77). The namespaces are removed at the
 # end, also on failure. Usage: cluster_hosts_test.sh PARASOL
 set -u
@@ -54,8 +56,8 @@ wait_step() {
 first_step() { awk -F, 'NR == 2 { print $1 }' "$1"; }
 
 # 1. Host 2 crashes under the goodput policy.
-printf '%s\n%s\n%s\n' "$header" "a,0,1,256,800,$train --metrics $tmp/a.csv" \
-  "b,0,1,256,800,$train --seed 2 --metrics $tmp/b.csv" > "$tmp/jobs.csv"
+printf '%s\n%s\n%s\n' "$header" "a,0,1,256,600,$train --metrics $tmp/a.csv" \
+  "b,0,1,256,600,$train --seed 2 --metrics $tmp/b.csv" > "$tmp/jobs.csv"
 cluster "$tmp/crash" --jobs "$tmp/jobs.csv" --restart-penalty 0 &
 job=$!
 on2=
@@ -73,7 +75,7 @@ echo "   job $on2 on host 2; after the crash it resumed at step ${resumed:-?}"
 if [ "$code" -eq 0 ] && grep -q 'host 10.77.0.2 lost' "$tmp/crash.out" &&
    grep -q "$on2: lost with host 10.77.0.2; queued again" "$tmp/crash.out" &&
    grep -q "$on2: resumes on 1 GPUs from its last checkpoint (10.77.0.1:1)" "$tmp/crash.out" &&
-   grep -q '^step 800$' "$tmp/crash/a/status" && grep -q '^step 800$' "$tmp/crash/b/status" &&
+   grep -q '^step 600$' "$tmp/crash/a/status" && grep -q '^step 600$' "$tmp/crash/b/status" &&
    [ -n "$resumed" ] && [ "$resumed" -ge 100 ] && [ $((resumed % 50)) -eq 0 ]; then
   echo "ok: a crashed host's job resumes from its checkpoint on the other host"
 else
@@ -100,5 +102,33 @@ else
   fail "host cut off (exit $code)"; cat "$tmp/cut.out"
 fi
 ip netns pids "${prefix}2" | xargs -r kill -9
+ip -n "${prefix}2" link set "$prefix-h2" up
+
+# 3. Host 2 crashes and comes back: probed again every second, it rejoins.
+sed 's/,600,/,200,/' "$tmp/jobs.csv" > "$tmp/jobs3.csv"
+cluster "$tmp/back" --jobs "$tmp/jobs3.csv" --restart-penalty 0 --host-retry 1 &
+job=$!
+on2=
+if wait_step "$tmp/back/a/status" 1 && wait_step "$tmp/back/b/status" 1; then
+  on2=$(grep -o '^ *[0-9.]* s  [ab]: starts on 1 GPUs (10.77.0.2:1)' "$tmp/back.out" | awk '{ print $3 }' | tr -d :)
+fi
+if [ -n "$on2" ] && wait_step "$tmp/back/$on2/status" 60; then
+  ip -n "${prefix}2" link set "$prefix-h2" down
+  ip netns pids "${prefix}2" | xargs -r kill -9
+  for i in $(seq 300); do grep -q 'host 10.77.0.2 lost' "$tmp/back.out" && break; sleep 0.1; done
+  ip -n "${prefix}2" link set "$prefix-h2" up
+fi
+wait "$job"
+code=$?
+grep -E 'lost|back|resumes' "$tmp/back.out" | sed 's/^/   /'
+if [ "$code" -eq 0 ] && grep -q 'host 10.77.0.2 is back: it takes jobs again' "$tmp/back.out" &&
+   grep -q "$on2: resumes on 1 GPUs from its last checkpoint" "$tmp/back.out" &&
+   sed -n '/host 10.77.0.2 is back/,$p' "$tmp/back.out" | grep -Eq ': resumes on [12] GPUs .*10\.77\.0\.2:1' &&
+   grep -q '^host back 10.77.0.2$' "$tmp/back.out" &&
+   grep -q '^step 200$' "$tmp/back/a/status" && grep -q '^step 200$' "$tmp/back/b/status"; then
+  echo "ok: a host that comes back takes jobs again"
+else
+  fail "host back (exit $code)"; cat "$tmp/back.out"
+fi
 
 [ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failure(s)"; exit 1; }

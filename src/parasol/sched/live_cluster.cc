@@ -39,7 +39,7 @@ class LiveRun {
     std::set<std::string> last_active;
     while (!std::all_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return Finished(*j); })) {
       for (auto& j : jobs_) Poll(*j);
-      if (multi_host_) CheckHosts();
+      if (multi_host_) CheckHosts(), RetryLostHosts();
       const double now = Now();
       if (o_.timeout_s > 0 && now > o_.timeout_s) throw TimeoutError(Unfinished());
       std::vector<const Job*> active;
@@ -49,11 +49,11 @@ class LiveRun {
       }
       // A round waits while a run is starting up: stopping it then would throw its start-up away
       // (the trainer can only stop after a step).
-      const bool due = names != last_active || now - last_schedule >= o_.interval_s || host_lost_;
+      const bool due = names != last_active || now - last_schedule >= o_.interval_s || hosts_changed_;
       if (!active.empty() && due && !AnyStarting()) {
         std::erase_if(current_, [&](const auto& kv) { return !names.contains(kv.first); });
         current_ = policy_.Optimize(now, active, current_, Cluster());
-        host_lost_ = false;
+        hosts_changed_ = false;
         Apply();
         last_schedule = now;
         last_active = std::move(names);
@@ -116,18 +116,56 @@ class LiveRun {
     suspects_.clear();
   }
 
-  // Empty when the launcher started a process on `host` by the probe's deadline; else what happened.
-  std::string Probe(const std::string& host) const {
+  std::string ProbeLog() const { return (std::filesystem::path(o_.launch.work_dir) / "probe.log").string(); }
+
+  // The launcher starting `true` on `host`.
+  std::unique_ptr<Subprocess> StartProbe(const std::string& host) const {
     std::vector<std::string> argv = o_.launch.mpirun;
     argv.insert(argv.end(), {"--host", host + ":1", "-np", "1", "true"});
-    const std::string log = (std::filesystem::path(o_.launch.work_dir) / "probe.log").string();
-    Subprocess probe(argv, log, o_.launch.env);
+    return std::make_unique<Subprocess>(argv, ProbeLog(), o_.launch.env);
+  }
+
+  // Empty when the launcher started a process on `host` by the probe's deadline; else what happened.
+  std::string Probe(const std::string& host) const {
     const std::optional<int> code =
-        probe.Wait(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        StartProbe(host)->Wait(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(o_.host_probe_timeout_s))));
     if (!code) return fmt::format("no process started there within {:.0f} s", o_.host_probe_timeout_s);
-    if (*code != 0) return fmt::format("starting a process there failed with status {} (see {})", *code, log);
+    if (*code != 0)
+      return fmt::format("starting a process there failed with status {} (see {})", *code, ProbeLog());
     return "";
+  }
+
+  // Probes each lost host every host_retry_s without blocking the loop (a probe runs while jobs
+  // are polled); one that answers rejoins the cluster as its last node, so the node indices of
+  // the current allocations stay valid.
+  void RetryLostHosts() {
+    if (o_.host_retry_s <= 0) return;
+    for (auto it = lost_.begin(); it != lost_.end();) {
+      LostHost& l = *it;
+      const double now = Now();
+      if (!l.probe) {
+        if (now >= l.next_probe_s) l.probe = StartProbe(l.host.name), l.probe_started_s = now;
+        ++it;
+        continue;
+      }
+      const std::optional<int> code = l.probe->Poll();
+      if (!code && now - l.probe_started_s < o_.host_probe_timeout_s) {
+        ++it;
+        continue;
+      }
+      l.probe.reset();  // ends a probe past its deadline
+      if (!code || *code != 0) {
+        l.next_probe_s = now + o_.host_retry_s;
+        ++it;
+        continue;
+      }
+      hosts_.push_back(l.host);
+      returned_hosts_.push_back(l.host.name);
+      hosts_changed_ = true;
+      Log(fmt::format("host {} is back: it takes jobs again", l.host.name));
+      it = lost_.erase(it);
+    }
   }
 
   // Requeues the jobs with ranks on `host`, takes it out of the cluster, and fails the fixed-count
@@ -136,9 +174,10 @@ class LiveRun {
     const auto at = std::find_if(hosts_.begin(), hosts_.end(), [&](const Host& h) { return h.name == host; });
     if (at == hosts_.end()) return;
     const int lost = static_cast<int>(at - hosts_.begin());
+    lost_.push_back({*at, Now() + o_.host_retry_s});
     hosts_.erase(at);
     lost_hosts_.push_back(host);
-    host_lost_ = true;
+    hosts_changed_ = true;
     Log(fmt::format("host {} lost: {}", host, why));
     for (auto& j : jobs_) {
       const bool on =
@@ -228,6 +267,7 @@ class LiveRun {
   LiveResult Result() const {
     LiveResult r;
     r.lost_hosts = lost_hosts_;
+    r.returned_hosts = returned_hosts_;
     std::vector<double> jcts;
     for (const auto& j : jobs_) {
       LiveJobResult jr{j->name(), j->submit_time(), j->completion_time().value_or(0), std::max(0, j->restarts()),
@@ -253,8 +293,15 @@ class LiveRun {
   Allocations current_;  // node indices into hosts_ (0: this machine, without hosts)
   const bool multi_host_;
   std::vector<Host> hosts_;  // those not lost
-  std::vector<std::string> lost_hosts_;
-  bool host_lost_ = false;          // since the last schedule
+  struct LostHost {
+    Host host;
+    double next_probe_s = 0;
+    double probe_started_s = 0;
+    std::unique_ptr<Subprocess> probe;  // while one runs
+  };
+  std::vector<LostHost> lost_;
+  std::vector<std::string> lost_hosts_, returned_hosts_;  // in the order it happened
+  bool hosts_changed_ = false;      // since the last schedule
   std::vector<LiveJob*> suspects_;  // runs failed since the last host check
   std::map<std::string, double> last_probe_;
 };

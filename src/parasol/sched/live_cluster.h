@@ -28,6 +28,7 @@ struct LiveOptions {
   std::vector<Host> hosts;       // else the cluster's nodes (equal slots)
   double stall_timeout_s = 120;  // hosts: a run without a new step this long has its hosts probed
   double host_probe_timeout_s = 20;
+  double host_retry_s = 60;      // hosts: a lost host is probed this often, rejoins if it answers (0: never)
   bool adaptive = true;          // the policy chooses GPU counts (goodput); else the users' (Tiresias)
   double interval_s = 10;
   double stop_timeout_s = 60;    // a job that has not checkpointed and stopped by then is killed
@@ -51,6 +52,7 @@ struct LiveResult {
   double average_jct = 0, max_jct = 0, makespan = 0;  // over the jobs that finished
   std::vector<std::string> failures;                  // one line per failed job
   std::vector<std::string> lost_hosts;
+  std::vector<std::string> returned_hosts;  // lost, then answered a later probe
 };
 
 // Runs every job to the end (or its failure). Throws InvalidArgumentError when a fixed-count job

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -16,7 +17,9 @@
 #include "parasol/core/error.h"
 #include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/host_file.h"
+#include "parasol/sched/live_cluster.h"
 #include "parasol/sched/live_job.h"
+#include "parasol/sched/tiresias.h"
 
 namespace parasol::sched {
 namespace {
@@ -264,6 +267,82 @@ TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
   job.Abandon("job j: gone");
   EXPECT_EQ(job.state(), LiveJob::State::kFailed);
   EXPECT_EQ(job.failure(), "job j: gone");
+  fs::remove_all(dir);
+}
+
+// Waits (at most 20 s) until `path` has a line containing `text`.
+bool WaitForLine(const fs::path& path, const std::string& text) {
+  for (int i = 0; i < 2000; ++i) {
+    for (const std::string& line : Lines(path)) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// A host that fails is lost, probed again in the background and, once it answers, rejoins: the
+// job it lost resumes there. Stand-ins: the launcher fails everything on node-b while the file
+// `down` exists (a run there ends with status 1, a probe there fails), and the trainer reports
+// step 5, then finishes when the file `finish` appears.
+TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_back_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string down = (dir / "down").string(), finish = (dir / "finish").string();
+  WriteScript(dir / "mpirun",
+              fmt::format("echo \"$@\" >> {0}\nhost=$2\nshift 4\n"
+                          "case $host in node-b*) on_b=1;; *) on_b=0;; esac\n"
+                          "if [ \"$1\" = true ]; then [ $on_b = 1 ] && [ -e {1} ] && exit 1; exit 0; fi\n"
+                          "\"$@\" & pid=$!\n"
+                          "while kill -0 $pid 2>/dev/null; do\n"
+                          "  if [ $on_b = 1 ] && [ -e {1} ]; then kill $pid; exit 1; fi\n"
+                          "  sleep 0.02\n"
+                          "done\n"
+                          "wait $pid\n",
+                          (dir / "launcher.txt").string(), down));
+  WriteScript(dir / "parasol",
+              fmt::format("while [ $# -gt 0 ]; do case \"$1\" in --status) st=$2;; esac; shift; done\n"
+                          "report() {{ printf 'step %s\\ntotal_steps 100\\nprogress %s\\nranks 1\\n"
+                          "batch_per_rank 64\\nstep_seconds 0.1\\nsync_seconds 0\\nstate %s\\n' $1 $1 $2 "
+                          "> \"$st.tmp\" && mv \"$st.tmp\" \"$st\"; }}\n"
+                          "report 5 running\n"
+                          "while [ ! -e {} ]; do sleep 0.02; done\n"
+                          "report 100 done\n",
+                          finish));
+  const auto specs = ReadLiveJobs(WriteJobs("a,0,1,64,100,\nb,0,1,64,100,\n"));
+  LiveOptions o;
+  o.hosts = {{"node-a", 1}, {"node-b", 1}};
+  o.adaptive = false;
+  o.interval_s = 0.2;
+  o.poll_s = 0.02;
+  o.host_probe_timeout_s = 5;
+  o.host_retry_s = 0.2;
+  o.timeout_s = 60;
+  o.launch = {.parasol = (dir / "parasol").string(),
+              .mpirun = {(dir / "mpirun").string()},
+              .work_dir = dir.string()};
+  std::ofstream log(dir / "cluster.log");
+  o.log = &log;
+  TiresiasPolicy policy;
+  auto run = std::async(std::launch::async, [&] { return RunLive(specs, policy, o); });
+  const fs::path launches = dir / "launcher.txt";
+  EXPECT_TRUE(WaitForLine(launches, "--host node-a:1 -np 1 "));
+  EXPECT_TRUE(WaitForLine(launches, "--host node-b:1 -np 1 "));
+  std::ofstream(down) << "";
+  EXPECT_TRUE(
+      WaitForLine(dir / "cluster.log", "host node-b lost: starting a process there failed with status 1"));
+  fs::remove(down);
+  EXPECT_TRUE(WaitForLine(dir / "cluster.log", "host node-b is back: it takes jobs again"));
+  EXPECT_TRUE(WaitForLine(dir / "cluster.log", "resumes on 1 GPUs from its last checkpoint (node-b:1)"));
+  std::ofstream(finish) << "";
+  const LiveResult r = run.get();
+  EXPECT_EQ(r.lost_hosts, std::vector<std::string>{"node-b"});
+  EXPECT_EQ(r.returned_hosts, std::vector<std::string>{"node-b"});
+  EXPECT_TRUE(r.failures.empty()) << r.failures.at(0);
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_GT(r.jobs[0].completion_time, 0);
+  EXPECT_GT(r.jobs[1].completion_time, 0);
   fs::remove_all(dir);
 }
 
