@@ -21,9 +21,12 @@ namespace parasol::collective {
 
 namespace {
 
-enum class Kind : uint8_t { kAllreduce, kBroadcast, kReduce, kReduceScatter, kAllgather, kAlltoall };
+enum class Kind : uint8_t {
+  kAllreduce, kBroadcast, kReduce, kReduceScatter, kAllgather, kAlltoall, kAllgatherv
+};
 
-constexpr const char* kKindNames[] = {"allreduce", "broadcast", "reduce", "reduce-scatter", "allgather", "alltoall"};
+constexpr const char* kKindNames[] = {"allreduce", "broadcast", "reduce",    "reduce-scatter",
+                                      "allgather", "alltoall",  "allgatherv"};
 
 // Everything that shapes a call's schedule or must agree across ranks.
 struct Key {
@@ -267,6 +270,30 @@ void Allgather(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
   auto* mine = static_cast<std::byte*>(out) + static_cast<size_t>(ctx.rank()) * bytes;
   if (in != out && bytes) std::memcpy(mine, in, bytes);
   Execute(ctx, st, plan, out, nullptr, key, o.timeout_ms);
+}
+
+void Allgatherv(comm::Context& ctx, const void* in, void* out, std::span<const uint64_t> counts, DType dtype,
+                const AllgatherOptions& o) {
+  if (counts.size() != static_cast<size_t>(ctx.size())) {
+    Reject(ctx,
+           fmt::format("rank {}: allgatherv: {} counts for {} ranks", ctx.rank(), counts.size(), ctx.size()));
+  }
+  std::vector<uint64_t> blocks(counts.size() + 1, 0);
+  for (size_t r = 0; r < counts.size(); ++r) blocks[r + 1] = blocks[r] + counts[r];
+  const uint64_t mine = counts[static_cast<size_t>(ctx.rank())];
+  CheckBuffers(ctx, mine, in, out, "allgatherv");
+  CheckBuffers(ctx, blocks.back(), out, out, "allgatherv");
+  // The counts change from call to call: this call's plan is built for it, not cached. Its
+  // signature covers every count, so ranks that disagree on one fail with a mismatch.
+  const uint64_t counts_hash = Fnv1a64(counts.data(), counts.size_bytes(), kFnvSeed);
+  Key key{Kind::kAllgatherv, AllreduceAlgorithm::kAuto, dtype, ReduceOp::kSum, 0, counts_hash,
+          o.segment_bytes};
+  const Plan plan{BuildAllgather(ctx.size(), ctx.rank(), blocks, DTypeSize(dtype), o.segment_bytes),
+                  fmt::format("allgatherv({} x {})", blocks.back(), DTypeName(dtype)), Hash(key)};
+  const size_t es = DTypeSize(dtype);
+  auto* at = static_cast<std::byte*>(out) + blocks[static_cast<size_t>(ctx.rank())] * es;
+  if (in != out && mine) std::memcpy(at, in, mine * es);
+  Execute(ctx, ctx.State<CollectiveState>(), plan, out, nullptr, key, o.timeout_ms);
 }
 
 void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype, const AlltoallOptions& o) {

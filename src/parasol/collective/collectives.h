@@ -1,5 +1,5 @@
 // Collective operations over the ranks of a Context: broadcast, reduce, reduce-scatter,
-// allgather, allreduce (algorithm by name or auto), alltoall and barrier.
+// allgather (equal or variable blocks), allreduce (algorithm by name or auto), alltoall and barrier.
 //
 // Every call is collective: all ranks call the same operations in the same order with the same
 // count, type, op, root and algorithm. If they do not, or a peer is gone, or the deadline passes,
@@ -85,6 +85,12 @@ void ReduceScatter(comm::Context& ctx, const void* in, void* out, size_t count, 
 // in == out: in place, each rank's contribution already sits at its place in out.
 void Allgather(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
                const AllgatherOptions& options = {});
+// Rank r contributes counts[r] elements (every rank passes the same counts, one per rank); out
+// holds their sum, rank r's block after the blocks of the ranks before it. Nothing is padded: a
+// rank sends and receives only the other blocks' bytes. in == out: in place, each rank's block
+// already at its offset. Ranks that pass different counts get a MismatchError.
+void Allgatherv(comm::Context& ctx, const void* in, void* out, std::span<const uint64_t> counts, DType dtype,
+                const AllgatherOptions& options = {});
 // in and out hold size*count; block d of `in` goes to rank d, arriving in its block `rank`.
 // in == out: in place.
 void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
@@ -125,20 +131,31 @@ std::vector<T> AllgatherBlocks(comm::Context& ctx, std::span<const T> mine, size
                                const AllgatherOptions& o = {}) {
   const auto [b, e] = BlockRange(count, ctx.size(), ctx.rank());
   if (mine.size() != e - b) throw InvalidArgumentError("allgather-blocks: a rank's block has the wrong size");
-  if (ctx.size() == 1) return std::vector<T>(mine.begin(), mine.end());
-  const size_t longest = BlockRange(count, ctx.size(), 0).second;  // block 0 is a largest one
-  std::vector<T> padded(mine.begin(), mine.end());
-  padded.resize(longest, T{});
-  std::vector<T> all(longest * static_cast<size_t>(ctx.size()));
-  Allgather<T>(ctx, padded, all, o);
-  std::vector<T> whole;
-  whole.reserve(count);
+  std::vector<uint64_t> counts(static_cast<size_t>(ctx.size()));
   for (int r = 0; r < ctx.size(); ++r) {
     const auto [rb, re] = BlockRange(count, ctx.size(), r);
-    whole.insert(whole.end(), all.begin() + static_cast<ptrdiff_t>(longest * static_cast<size_t>(r)),
-                 all.begin() + static_cast<ptrdiff_t>(longest * static_cast<size_t>(r) + (re - rb)));
+    counts[static_cast<size_t>(r)] = re - rb;
   }
+  std::vector<T> whole(count);
+  Allgatherv(ctx, mine.data(), whole.data(), counts, DTypeOf<T>, o);
   return whole;
+}
+
+// Every rank's `mine`, of any length, concatenated in rank order on every rank; `counts`, when
+// given, receives each rank's length. Two collectives: the lengths, then the blocks unpadded.
+template <typename T>
+std::vector<T> AllgatherVariable(comm::Context& ctx, std::span<const T> mine, const AllgatherOptions& o = {},
+                                 std::vector<uint64_t>* counts = nullptr) {
+  const auto length = static_cast<int64_t>(mine.size());
+  std::vector<int64_t> lengths(static_cast<size_t>(ctx.size()));
+  Allgather(ctx, &length, lengths.data(), 1, DType::kInt64, o);
+  std::vector<uint64_t> sizes(lengths.begin(), lengths.end());
+  uint64_t total = 0;
+  for (uint64_t n : sizes) total += n;
+  std::vector<T> all(total);
+  Allgatherv(ctx, mine.data(), all.data(), sizes, DTypeOf<T>, o);
+  if (counts) *counts = std::move(sizes);
+  return all;
 }
 
 }  // namespace parasol::collective

@@ -139,6 +139,46 @@ TEST_P(RankCount, AllgatherBlocksReassemblesAVector) {
   comm::testing::ExpectNoErrors(errors);
 }
 
+// Blocks of different lengths, some empty, some past a segment, arrive whole and in rank order,
+// out of place and in place.
+TEST_P(RankCount, AllgathervCollectsBlocksOfAnyLength) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  auto value = [](int r, size_t j) { return static_cast<int64_t>(r) * 1000003 + static_cast<int64_t>(j); };
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      std::vector<uint64_t> counts(static_cast<size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        const auto ur = static_cast<uint64_t>(r);
+        // None, a few, rising, one big.
+        const uint64_t lengths[] = {0, ur % 3, 5 + 7 * ur, ur == 1 ? 9000 : ur};
+        counts[ur] = lengths[pattern];
+      }
+      std::vector<int64_t> want;
+      for (int r = 0; r < n; ++r)
+        for (size_t j = 0; j < counts[static_cast<size_t>(r)]; ++j) want.push_back(value(r, j));
+      std::vector<int64_t> mine;
+      const uint64_t own = counts[static_cast<size_t>(ctx.rank())];
+      for (size_t j = 0; j < own; ++j) mine.push_back(value(ctx.rank(), j));
+      AllgatherOptions o;
+      o.segment_bytes = 4096;  // 9,000 int64 take several segments
+      std::vector<int64_t> out(want.size(), -1);
+      Allgatherv(ctx, mine.data(), out.data(), counts, DType::kInt64, o);
+      ASSERT_EQ(out, want) << "pattern " << pattern;
+      std::vector<int64_t> inplace(want.size(), -1);
+      size_t offset = 0;
+      for (int r = 0; r < ctx.rank(); ++r) offset += counts[static_cast<size_t>(r)];
+      std::copy(mine.begin(), mine.end(), inplace.begin() + static_cast<ptrdiff_t>(offset));
+      Allgatherv(ctx, inplace.data(), inplace.data(), counts, DType::kInt64, o);
+      ASSERT_EQ(inplace, want) << "pattern " << pattern << ", in place";
+      std::vector<uint64_t> got_counts;
+      ASSERT_EQ(AllgatherVariable<int64_t>(ctx, mine, {}, &got_counts), want) << "pattern " << pattern;
+      ASSERT_EQ(got_counts, counts);
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 TEST_P(RankCount, AlltoallTransposesBlocks) {
   int n = GetParam();
   InProcessWorld world(n);

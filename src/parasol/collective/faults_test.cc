@@ -200,6 +200,17 @@ TEST(Faults, DifferentCollectivesAreDetected) {
   }, "another collective");
 }
 
+// Rank 1 believes rank 2 sends one element more than the others believe.
+TEST(Faults, MismatchedAllgathervCountsAreDetected) {
+  ExpectMismatch([](comm::Context& ctx, bool bad) {
+    std::vector<uint64_t> counts = {3, 4, bad ? 6u : 5u, 2};
+    std::vector<float> mine(counts[static_cast<size_t>(ctx.rank())], 1.0f), all(20);
+    AllgatherOptions o;
+    o.timeout_ms = 20s;
+    Allgatherv(ctx, mine.data(), all.data(), counts, DType::kFloat32, o);
+  }, "called this collective with other arguments");
+}
+
 // Broadcast on rank 1, reduce to rank 0 on the others: no message ever reaches a rank that could
 // tell, so the deadline catches it. Ranks 0 and 1 wait for each other and fail naming the peer;
 // leaves of the reduce tree (2, 3) may finish their correct part first, or fail when told.
@@ -238,6 +249,8 @@ TEST(Faults, BadArgumentsAreRejectedBeforeCommunicating) {
     EXPECT_THROW(Allreduce(ctx, nullptr, v.data(), 4, DType::kFloat32), InvalidArgumentError);
     std::vector<float> small(3);
     EXPECT_THROW(Allgather<float>(ctx, std::span<const float>(v), std::span<float>(small)), InvalidArgumentError);
+    const std::vector<uint64_t> one_count = {4};  // two ranks
+    EXPECT_THROW(Allgatherv(ctx, v.data(), v.data(), one_count, DType::kFloat32), InvalidArgumentError);
   });
   comm::testing::ExpectNoErrors(errors);
 }

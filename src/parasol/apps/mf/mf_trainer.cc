@@ -272,22 +272,16 @@ void Validate(const RatingSet& data, const MfOptions& o, int processes) {
 
 // Every process's events, gathered on every process, by time.
 std::vector<MfEvent> GatherEvents(comm::Context& ctx, const std::vector<MfEvent>& mine) {
-  int64_t count = static_cast<int64_t>(mine.size());
-  std::vector<int64_t> counts(static_cast<size_t>(ctx.size()));
-  collective::Allgather(ctx, &count, counts.data(), 1, DType::kInt64);
-  size_t most = static_cast<size_t>(*std::max_element(counts.begin(), counts.end()));
-  std::vector<double> flat(most * 4, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> flat(mine.size() * 4);
   for (size_t i = 0; i < mine.size(); ++i) {
     flat[i * 4] = mine[i].worker;
     flat[i * 4 + 1] = static_cast<double>(mine[i].clock);
     flat[i * 4 + 2] = mine[i].seconds;
     flat[i * 4 + 3] = mine[i].part;
   }
-  std::vector<double> all(flat.size() * static_cast<size_t>(ctx.size()));
-  collective::Allgather(ctx, flat.data(), all.data(), flat.size(), DType::kFloat64);
+  const std::vector<double> all = collective::AllgatherVariable<double>(ctx, std::span<const double>(flat));
   std::vector<MfEvent> events;
   for (size_t i = 0; i + 3 < all.size(); i += 4) {
-    if (std::isnan(all[i])) continue;
     events.push_back(MfEvent{static_cast<int>(all[i]), static_cast<uint64_t>(all[i + 1]), all[i + 2], all[i + 3]});
   }
   std::stable_sort(events.begin(), events.end(), [](const MfEvent& a, const MfEvent& b) { return a.seconds < b.seconds; });

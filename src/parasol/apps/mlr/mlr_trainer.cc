@@ -147,19 +147,17 @@ class SfbScheme : public Scheme {
       for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e)
         mine.insert(mine.end(), {double(p_.ids[e]), p_.values[e]});
     }
-    const std::vector<double> all = Gather(mine);
-    const size_t stride = all.size() / static_cast<size_t>(ctx_.size());
+    const std::vector<double> all = Gather(std::move(mine));
     const double coef = step_size / next_scale;
-    for (int rank = 0; rank < ctx_.size(); ++rank) {
-      const double* m = all.data() + static_cast<size_t>(rank) * stride;
-      const auto samples = static_cast<size_t>(m[0]);
-      size_t at = 1;
+    // The ranks' blocks back to back, in rank order: a sample count, then each sample's factors.
+    for (size_t at = 0; at < all.size();) {
+      const auto samples = static_cast<size_t>(all[at++]);
       for (size_t i = 0; i < samples; ++i) {
-        const double* ui = m + at;
-        const auto nnz = static_cast<size_t>(m[at + k]);
+        const double* ui = all.data() + at;
+        const auto nnz = static_cast<size_t>(all[at + k]);
         for (size_t e = 0; e < nnz; ++e) {
-          double* v = v_.data() + static_cast<size_t>(m[at + k + 1 + 2 * e]) * k;
-          const double x = coef * m[at + k + 2 + 2 * e];
+          double* v = v_.data() + static_cast<size_t>(all[at + k + 1 + 2 * e]) * k;
+          const double x = coef * all[at + k + 2 + 2 * e];
           for (size_t c = 0; c < k; ++c) v[c] -= ui[c] * x;
         }
         for (size_t c = 0; c < k; ++c) b_[c] -= step_size * ui[c];
@@ -182,17 +180,15 @@ class SfbScheme : public Scheme {
   void Load(const std::string& dir) override { ReadMlrWeights(dir, p_.d(), p_.k(), &v_, &b_); }
 
  private:
-  // Every rank's factors, each block padded to the longest (all-gather moves equal blocks).
-  std::vector<double> Gather(std::vector<double>& mine) {
+  // Every rank's factors, unpadded. Bytes counted as the ring all-gather sends them: each rank
+  // passes on every block but its successor's, after the P - 1 lengths.
+  std::vector<double> Gather(std::vector<double> mine) {
     if (ctx_.size() == 1) return mine;
-    const double len = static_cast<double>(mine.size());
-    std::vector<double> lens(static_cast<size_t>(ctx_.size()));
-    collective::Allgather<double>(ctx_, std::span<const double>(&len, 1), lens);
-    const auto longest = static_cast<size_t>(*std::max_element(lens.begin(), lens.end()));
-    mine.resize(longest, 0.0);
-    std::vector<double> all(longest * static_cast<size_t>(ctx_.size()));
-    collective::Allgather<double>(ctx_, mine, all);
-    bytes_ += (longest + 1) * sizeof(double) * static_cast<uint64_t>(ctx_.size() - 1);
+    std::vector<uint64_t> counts;
+    std::vector<double> all =
+        collective::AllgatherVariable<double>(ctx_, std::span<const double>(mine), {}, &counts);
+    const uint64_t successor = counts[static_cast<size_t>((ctx_.rank() + 1) % ctx_.size())];
+    bytes_ += (all.size() - successor + static_cast<uint64_t>(ctx_.size() - 1)) * sizeof(double);
     return all;
   }
 

@@ -102,8 +102,8 @@ TEST(MlrTest, ParameterServerUnderBspAndSufficientFactorsTakeTheSameSteps) {
 
 TEST(MlrTest, SufficientFactorBytesMatchTheirFormula) {
   // Every sample has exactly 3 nonzeros, so a rank's block of factors for b samples is
-  // 1 + b (K + 1 + 2 x 3) doubles; the all-gather moves the longest block (and its length) to
-  // each of the P - 1 others.
+  // 1 + b (K + 1 + 2 x 3) doubles. In the ring all-gather a rank sends its length to the P - 1
+  // others (8 bytes each), then every block but its successor's, unpadded.
   data::Dataset d;
   d.cols = 50;
   std::mt19937 rng(3);
@@ -117,13 +117,20 @@ TEST(MlrTest, SufficientFactorBytesMatchTheirFormula) {
   const MlrOptions o{.comm = Comm::kSfb, .batch = batch, .epochs = 2};
   const std::vector<MlrResult> results = TrainOnRanks(ranks, d, o);
   // Blocks of 35, 34, 34 samples: 5 steps per epoch, the last with 3 samples on rank 0, 2 elsewhere.
-  uint64_t expected = 0;
-  for (uint64_t step = 0; step < 5; ++step) {
-    const uint64_t longest = std::min<uint64_t>(batch, 35 - step * batch);
-    expected += (1 + longest * (k + 1 + 2 * 3) + 1) * 8 * (ranks - 1);
+  const uint64_t rows[ranks] = {35, 34, 34};
+  for (int rank = 0; rank < ranks; ++rank) {
+    uint64_t expected = 0;
+    for (uint64_t step = 0; step < 5; ++step) {
+      for (int other = 0; other < ranks; ++other) {
+        if (other == (rank + 1) % ranks) continue;
+        const uint64_t samples = std::min<uint64_t>(batch, rows[other] - step * batch);
+        expected += (1 + samples * (k + 1 + 2 * 3)) * 8;
+      }
+      expected += 8 * (ranks - 1);
+    }
+    expected *= 2;  // epochs
+    EXPECT_EQ(results[static_cast<size_t>(rank)].bytes_sent, expected) << "rank " << rank;
   }
-  expected *= 2;  // epochs
-  for (const MlrResult& r : results) EXPECT_EQ(r.bytes_sent, expected);
   const CommCost estimate = EstimateCommCost(k, 3, 20, batch, ranks);
   EXPECT_NEAR(estimate.sfb_bytes, 8.0 * (1 + batch * (k + 1 + 6)) * (ranks - 1), 1e-9);
 }

@@ -386,23 +386,17 @@ void SmoSolver::Eliminate() {
 // G_t = G_bar_t - 1 + y_t sum over free s of y_s a_s K(x_s, x_t). Collective.
 void SmoSolver::Reconstruct() {
   const std::vector<uint32_t>& inactive = inactive_rows_;
-  // Every rank's free multipliers, padded to the longest list.
+  // Every rank's free multipliers: (sample id, y a) pairs.
   std::vector<double> mine;
   for (size_t t = 0; t < m_; ++t)
     if (bound_[t] == kFree) mine.insert(mine.end(), {static_cast<double>(begin_ + t), LocalY(t) * alpha_[t]});
-  const uint64_t longest = [&] {
-    const double n = static_cast<double>(mine.size());
-    const std::vector<double> all = GatherEach(ctx_, std::span<const double>(&n, 1));
-    return static_cast<uint64_t>(*std::max_element(all.begin(), all.end()));
-  }();
-  mine.resize(longest, -1.0);
-  const std::vector<double> free = GatherEach(ctx_, mine);
+  const std::vector<double> free =
+      ctx_.size() == 1 ? mine : collective::AllgatherVariable<double>(ctx_, std::span<const double>(mine));
   ++reconstructions_;
   if (inactive.empty()) return;
   for (uint32_t row : inactive) grad_[row - begin_] = grad_bar_[row - begin_] - 1;
   column_tmp_.resize(inactive.size());
   for (size_t f = 0; f + 1 < free.size(); f += 2) {
-    if (free[f] < 0) continue;
     kernel_.Column(static_cast<size_t>(free[f]), inactive, column_tmp_.data(), scratch_);
     for (size_t k = 0; k < inactive.size(); ++k) {
       const size_t t = inactive[k] - begin_;
