@@ -1,5 +1,6 @@
-// Binary encoding of parameter-server messages: a Writer that appends plain values and a Reader
-// that checks every read against the end, so a malformed message is an error, not a crash.
+// Binary encoding of parameter-server messages (and other messages between ranks): a Writer that
+// appends plain values and varints and a Reader that checks every read against the end, so a
+// malformed message is an error, not a crash.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,12 @@ class Writer {
   void PutString(const std::string& s) {
     Put<uint32_t>(static_cast<uint32_t>(s.size()));
     PutBytes(s.data(), s.size());
+  }
+  // An unsigned integer in 7-bit groups, low group first, the high bit set on all but the last
+  // byte: one byte below 128, for counts and gaps between sorted ids.
+  void PutVarint(uint64_t v) {
+    for (; v >= 0x80; v >>= 7) buf_.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
+    buf_.push_back(static_cast<std::byte>(v));
   }
   // Overwrites a value Put earlier at byte `at` (a count known only once the items are written).
   template <typename T>
@@ -69,6 +76,16 @@ class Reader {
     Need(n);
     if (n) std::memcpy(out, p_ + pos_, n);
     pos_ += n;
+  }
+  uint64_t GetVarint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      Need(1);
+      const auto b = static_cast<uint64_t>(p_[pos_++]);
+      v |= (b & 0x7f) << shift;
+      if (b < 0x80) return v;
+    }
+    Fail("a varint longer than 10 bytes");
   }
   std::string GetString() {
     auto n = Get<uint32_t>();

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "parasol/apps/mlr/mlr_checkpoint.h"
+#include "parasol/apps/mlr/sufficient_factors.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/ps/parameter_server.h"
@@ -30,7 +31,9 @@ CommCost EstimateCommCost(uint64_t classes, double nonzeros_per_sample, double r
                           int ranks) {
   const double k = static_cast<double>(classes), b = static_cast<double>(batch);
   CommCost c;
-  c.sfb_bytes = 8.0 * (1 + b * (k + 1 + 2 * nonzeros_per_sample)) * (ranks - 1);
+  // Per sample u (8 K bytes), a count, about two bytes per id gap and 8 per value (see
+  // sufficient_factors.h); per block its length and the padding to a word.
+  c.sfb_bytes = (12.0 + b * (8 * k + 1 + 10 * nonzeros_per_sample)) * (ranks - 1);
   // Of the rows a step touches, a fraction (P - 1)/P lives on other ranks' shards: an update goes
   // out and a row comes back for each, with about 16 bytes of header each way.
   c.ps_bytes = 2.0 * rows_per_step * (8 * k + 16) * (ranks - 1) / ranks;
@@ -136,33 +139,26 @@ class SfbScheme : public Scheme {
 
   double Step(std::span<const uint32_t> batch, double step_size, double scale, double next_scale) override {
     const size_t k = p_.k();
-    std::vector<double> mine{static_cast<double>(batch.size())}, scores, u(k);
+    std::vector<double> scores, u(k);
     double loss = 0;
     for (uint32_t r : batch) {
       Scores(
           p_, r, scale, b_.data(), [&](uint32_t j) { return v_.data() + size_t{j} * k; }, scores);
       loss += Factor(scores, p_.label[r], u.data());
-      mine.insert(mine.end(), u.begin(), u.end());
-      mine.push_back(static_cast<double>(p_.offsets[r + 1] - p_.offsets[r]));
-      for (uint64_t e = p_.offsets[r]; e < p_.offsets[r + 1]; ++e)
-        mine.insert(mine.end(), {double(p_.ids[e]), p_.values[e]});
+      const size_t begin = p_.offsets[r], nnz = p_.offsets[r + 1] - begin;
+      writer_.Add(u, std::span<const uint32_t>(p_.ids.data() + begin, nnz),
+                  std::span<const double>(p_.values.data() + begin, nnz));
     }
-    const std::vector<double> all = Gather(std::move(mine));
+    const std::vector<int64_t> all = Gather(writer_.Finish());
     const double coef = step_size / next_scale;
-    // The ranks' blocks back to back, in rank order: a sample count, then each sample's factors.
-    for (size_t at = 0; at < all.size();) {
-      const auto samples = static_cast<size_t>(all[at++]);
-      for (size_t i = 0; i < samples; ++i) {
-        const double* ui = all.data() + at;
-        const auto nnz = static_cast<size_t>(all[at + k]);
-        for (size_t e = 0; e < nnz; ++e) {
-          double* v = v_.data() + static_cast<size_t>(all[at + k + 1 + 2 * e]) * k;
-          const double x = coef * all[at + k + 2 + 2 * e];
-          for (size_t c = 0; c < k; ++c) v[c] -= ui[c] * x;
-        }
-        for (size_t c = 0; c < k; ++c) b_[c] -= step_size * ui[c];
-        at += k + 1 + 2 * nnz;
+    FactorReader reader(all, k, ctx_.rank());
+    for (SampleFactors f; reader.Next(&f);) {
+      for (size_t e = 0; e < f.ids.size(); ++e) {
+        double* v = v_.data() + size_t{f.ids[e]} * k;
+        const double x = coef * f.values[e];
+        for (size_t c = 0; c < k; ++c) v[c] -= f.u[c] * x;
       }
+      for (size_t c = 0; c < k; ++c) b_[c] -= step_size * f.u[c];
     }
     return loss;
   }
@@ -180,21 +176,22 @@ class SfbScheme : public Scheme {
   void Load(const std::string& dir) override { ReadMlrWeights(dir, p_.d(), p_.k(), &v_, &b_); }
 
  private:
-  // Every rank's factors, unpadded. Bytes counted as the ring all-gather sends them: each rank
+  // Every rank's block of factors. Bytes counted as the ring all-gather sends them: each rank
   // passes on every block but its successor's, after the P - 1 lengths.
-  std::vector<double> Gather(std::vector<double> mine) {
+  std::vector<int64_t> Gather(std::vector<int64_t> mine) {
     if (ctx_.size() == 1) return mine;
     std::vector<uint64_t> counts;
-    std::vector<double> all =
-        collective::AllgatherVariable<double>(ctx_, std::span<const double>(mine), {}, &counts);
+    std::vector<int64_t> all =
+        collective::AllgatherVariable<int64_t>(ctx_, std::span<const int64_t>(mine), {}, &counts);
     const uint64_t successor = counts[static_cast<size_t>((ctx_.rank() + 1) % ctx_.size())];
-    bytes_ += (all.size() - successor + static_cast<uint64_t>(ctx_.size() - 1)) * sizeof(double);
+    bytes_ += (all.size() - successor + static_cast<uint64_t>(ctx_.size() - 1)) * sizeof(int64_t);
     return all;
   }
 
   comm::Context& ctx_;
   const Problem& p_;
   std::vector<double> v_, b_;
+  FactorWriter writer_{p_.k()};
   uint64_t bytes_ = 0;
 };
 
