@@ -20,8 +20,10 @@ namespace {
 
 using Matrix = std::vector<double>;  // row-major, square
 
-std::vector<MtrlResult> TrainOnRanks(int ranks, const TaskSet& s, const MtrlOptions& o) {
+std::vector<MtrlResult> TrainOnRanks(int ranks, const TaskSet& s, const MtrlOptions& o,
+                                     const std::vector<comm::MessageFault>& faults = {}) {
   comm::InProcessWorld world(ranks);
+  for (const comm::MessageFault& f : faults) world.AddFault(f);
   std::vector<MtrlResult> results(static_cast<size_t>(ranks));
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     results[static_cast<size_t>(ctx.rank())] = TrainMtrl(ctx, s, nullptr, o);
@@ -216,6 +218,21 @@ TEST(MtrlTest, RanksAndConsistencyModelsReachTheSameObjective) {
       for (const MtrlResult& other : r) EXPECT_EQ(other.model.omega, r[0].model.omega);  // one Omega
     }
   }
+}
+
+// Under BSP a round reads V as every rank left it after that round: a run whose rank 1 is slowed
+// down (its messages to rank 0 held 1 ms) takes the same steps, bit for bit, as one that is not.
+// (SSP(1) under the same delay does not: its reads may miss the slow rank's last change.)
+TEST(MtrlTest, UnderBspADelayedRankChangesNoStep) {
+  const TaskSet s = GenerateTasks({.tasks = 6, .groups = 2, .features = 5, .samples_per_task = 15}).set;
+  const MtrlOptions o{.epsilon = 1e-2, .iterations = 8, .tolerance = 0};
+  const std::vector<MtrlResult> plain = TrainOnRanks(2, s, o);
+  const std::vector<MtrlResult> slowed = TrainOnRanks(
+      2, s, o, {{.src = 1, .dst = 0, .delay_ms = std::chrono::milliseconds(1)}});
+  ASSERT_EQ(plain[0].iterations.size(), slowed[0].iterations.size());
+  for (size_t i = 0; i < plain[0].iterations.size(); ++i)
+    EXPECT_EQ(plain[0].iterations[i].objective, slowed[0].iterations[i].objective) << "iteration " << i + 1;
+  EXPECT_EQ(plain[0].model.weights, slowed[0].model.weights);
 }
 
 TEST(MtrlTest, RecoversTheGeneratorsTaskCorrelations) {
