@@ -292,7 +292,7 @@ void Allgatherv(comm::Context& ctx, const void* in, void* out, std::span<const u
                   fmt::format("allgatherv({} x {})", blocks.back(), DTypeName(dtype)), Hash(key)};
   const size_t es = DTypeSize(dtype);
   auto* at = static_cast<std::byte*>(out) + blocks[static_cast<size_t>(ctx.rank())] * es;
-  if (in != out && mine) std::memcpy(at, in, mine * es);
+  if (in != out && mine) std::memmove(at, in, mine * es);  // in may already point at its block
   Execute(ctx, ctx.State<CollectiveState>(), plan, out, nullptr, key, o.timeout_ms);
 }
 
