@@ -46,7 +46,7 @@ struct JobOptions {
   std::string checkpoint;  // write one at last_clock
   std::string resume;
   FileSystem* fs = nullptr;  // checkpoints are written through it
-  // A checkpoint that fails is expected: its error lands here instead of failing the test.
+  // A checkpoint that fails is expected: its errors (a line each) land here instead of failing the test.
   std::string* checkpoint_error = nullptr;
 };
 
@@ -83,7 +83,7 @@ Tables RunJob(const JobOptions& o) {
         } catch (const IoError& e) {
           if (o.checkpoint_error == nullptr) throw;
           std::lock_guard<std::mutex> lock(error_mu);
-          *o.checkpoint_error = e.what();
+          *o.checkpoint_error += std::string(e.what()) + "\n";  // a crash fails later writes too
         }
         w->GlobalBarrier();
         if (ctx.rank() == 0 && i == 0) {
