@@ -22,11 +22,11 @@ namespace parasol::collective {
 namespace {
 
 enum class Kind : uint8_t {
-  kAllreduce, kBroadcast, kReduce, kReduceScatter, kAllgather, kAlltoall, kAllgatherv
+  kAllreduce, kBroadcast, kReduce, kReduceScatter, kAllgather, kAlltoall, kAllgatherv, kAlltoallv
 };
 
 constexpr const char* kKindNames[] = {"allreduce", "broadcast", "reduce",    "reduce-scatter",
-                                      "allgather", "alltoall",  "allgatherv"};
+                                      "allgather", "alltoall",  "allgatherv", "alltoallv"};
 
 // Everything that shapes a call's schedule or must agree across ranks.
 struct Key {
@@ -308,6 +308,35 @@ void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType
     if (bytes) std::memcpy(st.work.data(), in, bytes);
   }
   Execute(ctx, st, plan, out, input, key, o.timeout_ms);
+}
+
+void Alltoallv(comm::Context& ctx, const void* in, std::span<const uint64_t> send_counts, void* out,
+               std::span<const uint64_t> recv_counts, DType dtype, const AlltoallOptions& o) {
+  const auto n = static_cast<size_t>(ctx.size());
+  if (send_counts.size() != n || recv_counts.size() != n) {
+    Reject(ctx, fmt::format("rank {}: alltoallv: {} send and {} receive counts for {} ranks", ctx.rank(),
+                            send_counts.size(), recv_counts.size(), n));
+  }
+  const auto self = static_cast<size_t>(ctx.rank());
+  if (send_counts[self] != recv_counts[self]) {
+    Reject(ctx, fmt::format("rank {}: alltoallv: sends {} elements to itself but receives {}", ctx.rank(),
+                            send_counts[self], recv_counts[self]));
+  }
+  std::vector<uint64_t> send_offsets(n + 1, 0), recv_offsets(n + 1, 0);
+  for (size_t r = 0; r < n; ++r) {
+    send_offsets[r + 1] = send_offsets[r] + send_counts[r];
+    recv_offsets[r + 1] = recv_offsets[r] + recv_counts[r];
+  }
+  CheckBuffers(ctx, send_offsets.back(), in, in, "alltoallv");
+  CheckBuffers(ctx, recv_offsets.back(), out, out, "alltoallv");
+  if (in == out && send_offsets.back() > 0) {
+    Reject(ctx, fmt::format("rank {}: alltoallv: in place", ctx.rank()));
+  }
+  // Built per call (the counts change); the signature is the same on every rank.
+  const Key key{Kind::kAlltoallv, AllreduceAlgorithm::kAuto, dtype};
+  const Plan plan{BuildAlltoallv(ctx.size(), ctx.rank(), send_offsets, recv_offsets),
+                  fmt::format("alltoallv({} x {})", recv_offsets.back(), DTypeName(dtype)), Hash(key)};
+  Execute(ctx, ctx.State<CollectiveState>(), plan, out, in, key, o.timeout_ms);
 }
 
 void Barrier(comm::Context& ctx, std::chrono::milliseconds timeout_ms) {

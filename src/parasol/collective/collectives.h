@@ -95,6 +95,13 @@ void Allgatherv(comm::Context& ctx, const void* in, void* out, std::span<const u
 // in == out: in place.
 void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
               const AlltoallOptions& options = {});
+// Variable blocks, out of place: `in` holds send_counts[d] elements for each rank d in rank order,
+// `out` receives recv_counts[s] elements from each rank s in rank order (one count per rank each).
+// Rank s's send_counts[d] must equal rank d's recv_counts[s]: the counts differ from rank to rank,
+// so no signature can prove a disagreement; a receive of the wrong size fails, or waits until the
+// deadline and names the peer. A rank's count to itself must match its own (InvalidArgumentError).
+void Alltoallv(comm::Context& ctx, const void* in, std::span<const uint64_t> send_counts, void* out,
+               std::span<const uint64_t> recv_counts, DType dtype, const AlltoallOptions& options = {});
 // Returns once every rank has called it.
 void Barrier(comm::Context& ctx, std::chrono::milliseconds timeout_ms = std::chrono::milliseconds(0));
 

@@ -179,6 +179,39 @@ TEST_P(RankCount, AllgathervCollectsBlocksOfAnyLength) {
   comm::testing::ExpectNoErrors(errors);
 }
 
+// Every pair of ranks exchanges its own number of elements (none for some pairs, thousands for
+// one): each block arrives whole, from the right rank, at its offset.
+TEST_P(RankCount, AlltoallvDeliversBlocksOfAnyLength) {
+  int n = GetParam();
+  InProcessWorld world(n);
+  // Elements rank s sends rank d in pattern p, and the value of the j-th.
+  auto count = [](int p, int s, int d) -> uint64_t {
+    const uint64_t lengths[] = {0, static_cast<uint64_t>((s + 2 * d) % 3), static_cast<uint64_t>(1 + s * 5 + d),
+                                s == 0 && d == 1 ? 7000u : static_cast<uint64_t>(d)};
+    return lengths[p];
+  };
+  auto value = [](int s, int d, size_t j) { return s * 1000003.0 + d * 1009.0 + static_cast<double>(j); };
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    const int me = ctx.rank();
+    for (int p = 0; p < 4; ++p) {
+      std::vector<uint64_t> send_counts, recv_counts;
+      std::vector<double> in, want;
+      for (int d = 0; d < n; ++d) {
+        send_counts.push_back(count(p, me, d));
+        for (size_t j = 0; j < send_counts.back(); ++j) in.push_back(value(me, d, j));
+      }
+      for (int s = 0; s < n; ++s) {
+        recv_counts.push_back(count(p, s, me));
+        for (size_t j = 0; j < recv_counts.back(); ++j) want.push_back(value(s, me, j));
+      }
+      std::vector<double> out(want.size(), -1);
+      Alltoallv(ctx, in.data(), send_counts, out.data(), recv_counts, DType::kFloat64);
+      ASSERT_EQ(out, want) << "pattern " << p;
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 TEST_P(RankCount, AlltoallTransposesBlocks) {
   int n = GetParam();
   InProcessWorld world(n);

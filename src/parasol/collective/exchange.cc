@@ -49,4 +49,21 @@ Program BuildAlltoall(int nranks, int rank, uint64_t count) {
   return std::move(b).Finish();
 }
 
+Program BuildAlltoallv(int nranks, int rank, const std::vector<uint64_t>& send_offsets,
+                       const std::vector<uint64_t>& recv_offsets) {
+  ProgramBuilder b(rank, nranks);
+  auto block = [](BufferId buf, const std::vector<uint64_t>& offsets, int r) {
+    const auto i = static_cast<size_t>(r);
+    return Region{buf, offsets[i], offsets[i + 1] - offsets[i]};
+  };
+  for (int s = 1; s < nranks; ++s) {  // the same pairwise order as BuildAlltoall
+    const int to = (rank + s) % nranks;
+    const int from = (rank - s + nranks) % nranks;
+    b.Send(to, block(BufferId::kInput, send_offsets, to));
+    b.Recv(from, block(BufferId::kData, recv_offsets, from));
+  }
+  b.Copy(block(BufferId::kData, recv_offsets, rank), block(BufferId::kInput, send_offsets, rank));
+  return std::move(b).Finish();
+}
+
 }  // namespace parasol::collective

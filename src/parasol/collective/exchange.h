@@ -17,5 +17,9 @@ Program BuildAllgather(int nranks, int rank, const std::vector<uint64_t>& blocks
                        size_t elem_size, uint64_t segment_bytes);
 // Alltoall: input block d goes to rank d's data block `rank`; `count` elements per block.
 Program BuildAlltoall(int nranks, int rank, uint64_t count);
+// Alltoallv: input [send_offsets[d], send_offsets[d + 1]) goes to rank d, which receives it at
+// data [recv_offsets[rank], ...) of its own offsets (nranks + 1 each). Empty blocks send nothing.
+Program BuildAlltoallv(int nranks, int rank, const std::vector<uint64_t>& send_offsets,
+                       const std::vector<uint64_t>& recv_offsets);
 
 }  // namespace parasol::collective

@@ -211,6 +211,23 @@ TEST(Faults, MismatchedAllgathervCountsAreDetected) {
   }, "called this collective with other arguments");
 }
 
+// Rank 0 expects 3 elements from rank 1, which sends 2: no signature can tell, so the receive
+// fails (a message of another size) or the deadline passes naming the peer: never a hang, never
+// a wrong result taken as right.
+TEST(Faults, MismatchedAlltoallvCountsEndInAnErrorNamingThePeer) {
+  InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [](comm::Context& ctx) {
+    const std::vector<uint64_t> send = {2, 2};
+    const std::vector<uint64_t> recv = {2, ctx.rank() == 0 ? 3u : 2u};
+    std::vector<float> in(4, 1.0f), out(5);
+    AlltoallOptions o;
+    o.timeout_ms = 500ms;
+    Alltoallv(ctx, in.data(), send, out.data(), recv, DType::kFloat32, o);
+  });
+  ASSERT_TRUE(errors[0]) << "rank 0 took a short block as whole";
+  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("peer 1"));
+}
+
 // Broadcast on rank 1, reduce to rank 0 on the others: no message ever reaches a rank that could
 // tell, so the deadline catches it. Ranks 0 and 1 wait for each other and fail naming the peer;
 // leaves of the reduce tree (2, 3) may finish their correct part first, or fail when told.
@@ -251,6 +268,8 @@ TEST(Faults, BadArgumentsAreRejectedBeforeCommunicating) {
     EXPECT_THROW(Allgather<float>(ctx, std::span<const float>(v), std::span<float>(small)), InvalidArgumentError);
     const std::vector<uint64_t> one_count = {4};  // two ranks
     EXPECT_THROW(Allgatherv(ctx, v.data(), v.data(), one_count, DType::kFloat32), InvalidArgumentError);
+    const std::vector<uint64_t> two = {1, 1}, other = {2, 2};  // to itself: sends 1, receives 2
+    EXPECT_THROW(Alltoallv(ctx, v.data(), two, small.data(), other, DType::kFloat32), InvalidArgumentError);
   });
   comm::testing::ExpectNoErrors(errors);
 }
