@@ -32,6 +32,7 @@ std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent);
 std::unique_ptr<Command> MakeCluster(CLI::App& parent);
 std::unique_ptr<Command> MakeClusterSim(CLI::App& parent);
 std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent);
+std::unique_ptr<Command> MakeGnnCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLogregCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);

@@ -84,6 +84,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeCluster(app));
   commands.push_back(parasol::tools::MakeClusterSim(app));
   commands.push_back(parasol::tools::MakeCollectiveSim(app));
+  commands.push_back(parasol::tools::MakeGnnCommand(app));
   commands.push_back(parasol::tools::MakeLassoCommand(app));
   commands.push_back(parasol::tools::MakeLogregCommand(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));

@@ -1,0 +1,176 @@
+#include "parasol/apps/gnn/gcn.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "parasol/comm/testing.h"
+
+namespace parasol::apps::gnn {
+namespace {
+
+// A small random graph: 9 vertices, 6 features (some zero), a ring plus chords, 3 classes.
+Graph SmallGraph() {
+  Graph g;
+  g.vertices = 9;
+  g.features = 6;
+  g.classes = 3;
+  std::mt19937_64 rng(7);
+  for (size_t v = 0; v < g.vertices; ++v) {
+    for (uint32_t f = 0; f < g.features; ++f) {
+      if ((rng() & 3) == 0) continue;
+      g.feature_ids.push_back(f);
+      g.feature_values.push_back(static_cast<float>(rng() % 100) / 50.0f - 1.0f);
+    }
+    g.feature_offsets.push_back(g.feature_ids.size());
+    g.labels.push_back(static_cast<int32_t>(v % 3));
+    g.split.push_back(Split::kTrain);
+  }
+  std::vector<std::vector<uint32_t>> adj(g.vertices);
+  auto link = [&](uint32_t a, uint32_t b) {
+    adj[a].push_back(b);
+    adj[b].push_back(a);
+  };
+  for (uint32_t v = 0; v < g.vertices; ++v) link(v, (v + 1) % 9);
+  link(0, 4);
+  link(2, 7);
+  for (auto& list : adj) {
+    std::sort(list.begin(), list.end());
+    g.neighbours.insert(g.neighbours.end(), list.begin(), list.end());
+    g.edge_offsets.push_back(g.neighbours.size());
+  }
+  return g;
+}
+
+// The loss sum_i r_i . output_i for fixed random r: its gradient by the output is r.
+double LinearLoss(std::span<const float> out, std::span<const float> r) {
+  double loss = 0;
+  for (size_t i = 0; i < out.size(); ++i) loss += static_cast<double>(out[i]) * r[i];
+  return loss;
+}
+
+// Backward's gradient against central differences of the loss, entry by entry, with and
+// without dropout (the mask is a function of the draw, so both sides see the same one).
+TEST(GcnTest, GradientMatchesFiniteDifferences) {
+  const Graph g = SmallGraph();
+  const std::vector<int32_t> owner(g.vertices, 0);
+  const GraphShard s = MakeShard(g, owner, 0, 1);
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    for (const std::vector<size_t>& hidden : {std::vector<size_t>{4}, std::vector<size_t>{5, 4}}) {
+      for (float rate : {0.0f, 0.3f}) {
+        Gcn model(g.features, hidden, 3);
+        model.InitGlorot(3);
+        std::mt19937_64 rng(11);
+        for (float& p : model.parameters()) p += static_cast<float>(rng() % 100) / 500.0f;  // biases too
+        const DropoutDraw draw{.rate = rate, .seed = 5, .epoch = 2};
+        std::vector<float> r(g.vertices * 3);
+        for (float& x : r) x = static_cast<float>(rng() % 200) / 100.0f - 1.0f;
+        model.Forward(ctx, s, draw);
+        std::vector<float> grad(model.parameters().size());
+        model.Backward(ctx, s, r, grad);
+        // Central differences at two steps: where they disagree, a ReLU's kink lies within the
+        // step and the difference quotient is not a derivative; such entries are skipped (few).
+        auto numeric = [&](float& p, float h) {
+          const float saved = p;
+          p = saved + h;
+          model.Forward(ctx, s, draw);
+          const double up = LinearLoss(model.output(), r);
+          p = saved - h;
+          model.Forward(ctx, s, draw);
+          const double down = LinearLoss(model.output(), r);
+          p = saved;
+          return (up - down) / (2 * static_cast<double>(h));
+        };
+        size_t checked = 0, skipped = 0;
+        for (size_t k = 0; k < grad.size(); ++k) {
+          const double coarse = numeric(model.parameters()[k], 2e-3f);
+          const double fine = numeric(model.parameters()[k], 1e-3f);
+          if (std::abs(coarse - fine) > 1e-2 * (1 + std::abs(fine))) {
+            ++skipped;
+            continue;
+          }
+          ASSERT_NEAR(grad[k], fine, 2e-3 + 2e-3 * std::abs(fine))
+              << "parameter " << k << ", hidden " << hidden.size() << " layer(s), dropout " << rate;
+          checked += std::abs(fine) > 1e-3 ? 1 : 0;
+        }
+        EXPECT_LE(skipped, grad.size() / 10);
+        EXPECT_GT(checked, grad.size() / 2) << "most gradients are nonzero, so the check means something";
+      }
+    }
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+TEST(GcnTest, DropoutKeepsTheExpectedShareAndDependsOnTheDraw) {
+  const DropoutDraw a{.rate = 0.5f, .seed = 1, .epoch = 1}, b{.rate = 0.5f, .seed = 1, .epoch = 2};
+  int kept = 0, same = 0;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) {
+    const bool ka = KeepEntry(a, 1, static_cast<uint64_t>(i / 16), static_cast<uint64_t>(i % 16));
+    kept += ka ? 1 : 0;
+    same += ka == KeepEntry(b, 1, static_cast<uint64_t>(i / 16), static_cast<uint64_t>(i % 16)) ? 1 : 0;
+  }
+  EXPECT_NEAR(kept, n / 2, 1000);  // about 6 standard deviations
+  EXPECT_NEAR(same, n / 2, 1000);  // another epoch draws another mask
+}
+
+// Partitioned over 2, 3 and 4 ranks, Cora's output rows equal one process's (each row sums its
+// neighbours in one order) and the gradients summed over ranks equal one process's up to the
+// order of the sum over vertices.
+TEST(GcnTest, PartitionedForwardAndBackwardEqualOneProcess) {
+  const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
+  const DropoutDraw draw{.rate = 0.5f, .seed = 9, .epoch = 3};
+  Gcn reference(g.features, {16}, static_cast<size_t>(g.classes));
+  reference.InitGlorot(4);
+  std::mt19937_64 rng(2);
+  std::vector<float> r(g.vertices * static_cast<size_t>(g.classes));
+  for (float& x : r) x = static_cast<float>(rng() % 200) / 100.0f - 1.0f;
+  std::vector<float> want_grad(reference.parameters().size());
+  std::vector<float> want_out;
+  {
+    comm::InProcessWorld world(1);
+    comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      const GraphShard s = MakeShard(g, std::vector<int32_t>(g.vertices, 0), 0, 1);
+      reference.Forward(ctx, s, draw);
+      want_out.assign(reference.output().begin(), reference.output().end());
+      reference.Backward(ctx, s, r, want_grad);
+    }));
+  }
+  const size_t c = static_cast<size_t>(g.classes);
+  for (PartitionKind kind : {PartitionKind::kHash, PartitionKind::kRange}) {
+    for (int ranks : {2, 3, 4}) {
+      const std::vector<int32_t> owner = PartitionVertices(g, ranks, kind);
+      std::vector<float> sum(want_grad.size(), 0.0f);
+      std::mutex mu;
+      comm::InProcessWorld world(ranks);
+      comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+        const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
+        Gcn model(g.features, {16}, c);
+        model.InitGlorot(4);
+        model.Forward(ctx, s, draw);
+        std::vector<float> d(s.owned.size() * c);
+        for (size_t i = 0; i < s.owned.size(); ++i) {
+          for (size_t k = 0; k < c; ++k) {
+            ASSERT_FLOAT_EQ(model.output()[i * c + k], want_out[s.owned[i] * c + k])
+                << "vertex " << s.owned[i];
+            d[i * c + k] = r[s.owned[i] * c + k];
+          }
+        }
+        std::vector<float> grad(model.parameters().size());
+        model.Backward(ctx, s, d, grad);
+        std::lock_guard lock(mu);
+        for (size_t k = 0; k < grad.size(); ++k) sum[k] += grad[k];
+      }));
+      for (size_t k = 0; k < sum.size(); ++k)
+        ASSERT_NEAR(sum[k], want_grad[k], 1e-4 + 1e-4 * std::abs(want_grad[k]))
+            << ranks << " ranks, entry " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parasol::apps::gnn

@@ -1,0 +1,56 @@
+// Full-graph training of a node classifier over ranks: the graph partitioned by vertex, the
+// weights replicated and kept equal (every rank applies the same Adam step to the gradient summed
+// over ranks), so that any number of ranks computes what one process does, up to the order of
+// floating-point sums.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "parasol/apps/gnn/graph.h"
+#include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/comm/context.h"
+
+namespace parasol::apps::gnn {
+
+struct GnnOptions {
+  std::vector<size_t> hidden{16};  // one hidden layer of 16: Kipf and Welling's GCN
+  // Scale each vertex's features to sum 1 (Kipf and Welling's preprocessing of bag-of-words
+  // features: long documents weigh no more than short ones).
+  bool normalize_features = true;
+  float dropout = 0.5f;
+  float lr = 0.01f;
+  // L2 on the first layer's weights, as the GCN paper (the other layers are small).
+  float weight_decay = 5e-4f;
+  int epochs = 200;
+  // Stop when the validation loss has not improved for this many epochs and report the epoch
+  // where it was lowest (0: run every epoch, report the last).
+  int patience = 0;
+  uint64_t seed = 1;
+  PartitionKind partition = PartitionKind::kHash;
+};
+
+struct GnnEpoch {
+  int epoch = 0;  // 1-based
+  double seconds = 0;
+  double train_loss = 0, train_accuracy = 0;                 // the training pass (dropout on)
+  double val_loss = 0, val_accuracy = 0, test_accuracy = 0;  // evaluated after the step
+  uint64_t bytes_sent = 0;                                   // by this rank, so far
+};
+
+struct GnnResult {
+  std::vector<GnnEpoch> epochs;
+  size_t reported = 0;            // index into epochs: the last, or the best validation loss (patience)
+  std::vector<float> parameters;  // at the reported epoch
+  double seconds = 0;
+};
+
+// Every rank passes the whole graph (it keeps only its part). `on_epoch` runs on every rank after
+// each epoch with the global figures. Every exchange waits at most the context's deadline: throws
+// TimeoutError/PeerGoneError naming the peer when a rank does not keep up; InvalidArgumentError when the
+// graph has no training vertex.
+GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch = {});
+
+}  // namespace parasol::apps::gnn

@@ -1,0 +1,134 @@
+// `parasol gnn`: node classification with a graph convolutional network, the graph partitioned
+// by vertex over MPI ranks (ghost rows exchanged each layer, forward and backward).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "parasol/apps/gnn/gnn_trainer.h"
+#include "parasol/apps/gnn/graph.h"
+#include "parasol/comm/context.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "tools/command.h"
+#include "tools/option_checks.h"
+
+namespace parasol::tools {
+namespace {
+
+using apps::gnn::GnnEpoch;
+using apps::gnn::Split;
+
+class GnnCommand : public Command {
+ public:
+  explicit GnnCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("gnn", "Graph neural network: classify a graph's vertices (GCN)");
+    app_->add_option("--graph", graph_,
+                     "Folder with NAME.content (vertex label split id:value ...) and NAME.cites")
+        ->required();
+    app_->add_option("--model", model_, "gcn (Kipf and Welling)")
+        ->check(CLI::IsMember({"gcn"}))
+        ->capture_default_str();
+    app_->add_option("--layers", layers_, "Graph convolution layers (hidden layers + 1)")
+        ->check(CLI::Range(1, 16))
+        ->capture_default_str();
+    app_->add_option("--hidden", hidden_, "Width of each hidden layer")
+        ->check(CLI::Range(1, 1 << 16))
+        ->capture_default_str();
+    app_->add_flag("--raw-features", raw_features_,
+                   "Keep feature values as given (default: each vertex's sum to 1)");
+    app_->add_option("--dropout", o_.dropout, "Dropout rate of every layer's input")
+        ->check(Between(0, 0.95))
+        ->capture_default_str();
+    app_->add_option("--lr", o_.lr, "Adam's learning rate")->check(Positive())->capture_default_str();
+    app_->add_option("--weight-decay", o_.weight_decay, "L2 weight on the first layer's weights")
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--epochs", o_.epochs, "Epochs at most")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app_->add_option("--patience", o_.patience,
+                     "Stop when the validation loss has not improved for this many epochs (0: never)")
+        ->check(CLI::Range(0, 1000000))
+        ->capture_default_str();
+    app_->add_option("--seed", o_.seed, "Seed of the initial weights and the dropout masks")
+        ->capture_default_str();
+    app_->add_option("--partition", partition_, "How vertices are spread over processes: hash or range")
+        ->check(CLI::IsMember({"hash", "range"}))
+        ->capture_default_str();
+    app_->add_option(
+        "--metrics", metrics_,
+        "CSV: epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent");
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
+        ->check(Positive())
+        ->capture_default_str();
+  }
+
+  bool NeedsMpi() const override { return true; }
+
+  void Validate() override {
+    o_.hidden.assign(static_cast<size_t>(layers_ - 1), static_cast<size_t>(hidden_));
+    o_.partition = apps::gnn::ParsePartitionKind(partition_);
+    o_.normalize_features = !raw_features_;
+    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+  }
+
+  int Run(comm::MpiRuntime* mpi) override;
+
+ private:
+  apps::gnn::GnnOptions o_;
+  std::string graph_, model_ = "gcn", partition_ = "hash", metrics_;
+  int layers_ = 2, hidden_ = 16;
+  bool raw_features_ = false;
+  int64_t timeout_ms_ = 60000;
+};
+
+int GnnCommand::Run(comm::MpiRuntime* mpi) {
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  const bool root = ctx.rank() == 0;
+  const apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
+  std::unique_ptr<CsvWriter> csv;
+  if (root) {
+    std::cout
+        << fmt::format(
+               "# parasol gnn: {} vertices, {} edges, {} features, {} classes; {} train / {} val / {} test; "
+               "{}: {} layers, hidden {}; {} process(es), {} partition\n",
+               g.vertices, g.edges(), g.features, g.classes, g.CountSplit(Split::kTrain),
+               g.CountSplit(Split::kValidation), g.CountSplit(Split::kTest), model_, layers_, hidden_,
+               ctx.size(), partition_)
+        << fmt::format("{:>6} {:>8} {:>10} {:>9} {:>8} {:>7} {:>8} {:>9}\n", "epoch", "seconds", "train_loss",
+                       "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
+    if (!metrics_.empty()) {
+      csv = std::make_unique<CsvWriter>(
+          metrics_, std::vector<std::string>{"epoch", "seconds", "train_loss", "train_accuracy", "val_loss",
+                                             "val_accuracy", "test_accuracy", "bytes_sent"});
+    }
+  }
+  auto on_epoch = [&](const GnnEpoch& e) {
+    if (!root) return;
+    std::cout << fmt::format("{:>6} {:>8.3f} {:>10.4f} {:>9.4f} {:>8.4f} {:>7.4f} {:>8.4f} {:>9.3f}\n",
+                             e.epoch, e.seconds, e.train_loss, e.train_accuracy, e.val_loss, e.val_accuracy,
+                             e.test_accuracy, static_cast<double>(e.bytes_sent) / 1e6);
+    if (csv) {
+      csv->Row({std::to_string(e.epoch), fmt::format("{:.6f}", e.seconds),
+                fmt::format("{:.6f}", e.train_loss), fmt::format("{:.6f}", e.train_accuracy),
+                fmt::format("{:.6f}", e.val_loss), fmt::format("{:.6f}", e.val_accuracy),
+                fmt::format("{:.6f}", e.test_accuracy), std::to_string(e.bytes_sent)});
+    }
+  };
+  const apps::gnn::GnnResult r = apps::gnn::TrainGnn(ctx, g, o_, on_epoch);
+  if (!root) return 0;
+  if (csv) csv->Commit();
+  const GnnEpoch& at = r.epochs[r.reported];
+  std::cout << fmt::format(
+      "final: epoch {}{} of {}, {:.3f} s: validation accuracy {:.4f}, test accuracy {:.4f}\n", at.epoch,
+      o_.patience > 0 ? " (lowest validation loss)" : "", r.epochs.size(), r.seconds, at.val_accuracy,
+      at.test_accuracy);
+  return 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Command> MakeGnnCommand(CLI::App& parent) { return std::make_unique<GnnCommand>(parent); }
+
+}  // namespace parasol::tools

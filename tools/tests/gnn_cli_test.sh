@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `parasol gnn` as users meet it: a GCN on Cora reaches the published accuracy, 2 processes train
+# as one, early stopping reports its epoch, the metrics file is whole; bad input is one line
+# naming file and line (exit 2). Usage: gnn_cli_test.sh PARASOL MPIRUN DATA_DIR
+set -u
+parasol=$1
+mpirun=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+source "$(dirname "$0")/expect.sh"
+test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= t && -d <= t) }'; }
+
+cora="$data/cora"
+"$parasol" gnn --graph "$cora" --metrics "$tmp/m.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
+  { echo "FAIL: gnn, 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="GCN on Cora: test accuracy $(test_acc "$tmp/one.txt") >= 0.79 (Kipf and Welling: 0.815)"
+check awk -v a="$(test_acc "$tmp/one.txt")" 'BEGIN { exit !(a != "" && a >= 0.79) }'
+label="metrics: a header and 200 epochs"
+check [ "$(head -1 "$tmp/m.csv")" = \
+  "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent" ] &&
+  [ "$(wc -l < "$tmp/m.csv")" -eq 201 ]
+for p in hash range; do
+  "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --partition $p > "$tmp/two.txt" 2> "$tmp/err" ||
+    { echo "FAIL: gnn under mpirun, $p partition"; cat "$tmp/err"; failures=$((failures + 1)); }
+  a=$(test_acc "$tmp/one.txt"); b=$(test_acc "$tmp/two.txt")
+  label="2 processes ($p partition) reach one process's test accuracy ($a, $b)"
+  check close "$a" "$b" 0.005
+done
+"$parasol" gnn --graph "$cora" --lr 0.05 --epochs 400 --patience 10 > "$tmp/early.txt" 2> "$tmp/err" || cat "$tmp/err"
+label="--patience stops early and reports the epoch of the lowest validation loss"
+check grep -qE "^final: epoch [0-9]+ \(lowest validation loss\) of [0-9]+," "$tmp/early.txt"
+
+mkdir -p "$tmp/bad" "$tmp/edge" "$tmp/empty"
+printf '0 0 train 1:1\n1 0 val 2:x\n' > "$tmp/bad/g.content"; : > "$tmp/bad/g.cites"
+expect 2 "g.content:2: feature value 'x' is not a finite number" -- "$parasol" gnn --graph "$tmp/bad"
+printf '0 0 train 1:1\n1 0 val 2:1\n' > "$tmp/edge/g.content"; printf '0 1\n1 5\n' > "$tmp/edge/g.cites"
+expect 2 "g.cites:2: vertex 5 is not in the .content file (2 vertices)" -- "$parasol" gnn --graph "$tmp/edge"
+expect 2 "no NAME.content file" -- "$parasol" gnn --graph "$tmp/empty"
+printf '0 0 val 1:1\n' > "$tmp/empty/g.content"; : > "$tmp/empty/g.cites"
+expect 2 "the graph has no training vertex" -- "$parasol" gnn --graph "$tmp/empty"
+expect 2 "--partition" -- "$parasol" gnn --graph "$cora" --partition metis
+expect 2 "--dropout" -- "$parasol" gnn --graph "$cora" --dropout 1
+expect 2 "--metrics $tmp/no/m.csv: no folder $tmp/no" -- "$parasol" gnn --graph "$cora" --metrics "$tmp/no/m.csv"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all passed"
