@@ -186,7 +186,8 @@ TEST_P(RankCount, AlltoallvDeliversBlocksOfAnyLength) {
   InProcessWorld world(n);
   // Elements rank s sends rank d in pattern p, and the value of the j-th.
   auto count = [](int p, int s, int d) -> uint64_t {
-    const uint64_t lengths[] = {0, static_cast<uint64_t>((s + 2 * d) % 3), static_cast<uint64_t>(1 + s * 5 + d),
+    const uint64_t lengths[] = {0, static_cast<uint64_t>((s + 2 * d) % 3),
+                                static_cast<uint64_t>(1 + s * 5 + d),
                                 s == 0 && d == 1 ? 7000u : static_cast<uint64_t>(d)};
     return lengths[p];
   };
