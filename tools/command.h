@@ -39,6 +39,7 @@ std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaCorpusCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMakeDesignCommand(CLI::App& parent);
+std::unique_ptr<Command> MakeMakeGraphCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMlrCommand(CLI::App& parent);
 std::unique_ptr<Command> MakeMtrlCommand(CLI::App& parent);

@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));
   commands.push_back(parasol::tools::MakeMakeDesignCommand(app));
+  commands.push_back(parasol::tools::MakeMakeGraphCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
   commands.push_back(parasol::tools::MakeMlrCommand(app));
   commands.push_back(parasol::tools::MakeMtrlCommand(app));

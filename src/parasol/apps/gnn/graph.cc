@@ -3,9 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
 
@@ -125,7 +130,7 @@ void ReadContent(const std::string& path, Graph* g) {
 void ReadCites(const std::string& path, Graph* g) {
   LineReader in(path, {.comment = '#', .skip_blank = true});
   const uint64_t n = g->vertices;
-  std::vector<std::pair<uint32_t, uint32_t>> arcs;  // both directions
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
   std::string_view line;
   while (in.Next(&line)) {
     size_t pos = 0;
@@ -138,22 +143,82 @@ void ReadCites(const std::string& path, Graph* g) {
     }
     if (const std::string_view extra = NextField(line, pos); !extra.empty())
       in.Fail(fmt::format("unexpected field '{}' after the two vertices of an edge", extra));
-    if (ends[0] == ends[1]) continue;
-    arcs.emplace_back(ends[0], ends[1]);
-    arcs.emplace_back(ends[1], ends[0]);
+    edges.emplace_back(ends[0], ends[1]);
   }
-  std::sort(arcs.begin(), arcs.end());
-  arcs.erase(std::unique(arcs.begin(), arcs.end()), arcs.end());
-  g->edge_offsets.assign(n + 1, 0);
-  g->neighbours.resize(arcs.size());
-  for (size_t k = 0; k < arcs.size(); ++k) {
-    ++g->edge_offsets[arcs[k].first + 1];
-    g->neighbours[k] = arcs[k].second;
+  SetEdges(std::move(edges), g);
+}
+
+constexpr char kEdgesMagic[] = "PSGEDGE1";
+constexpr size_t kEdgesHeaderBytes = 16;
+
+void ReadEdgesBinary(const std::string& path, Graph* g) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(fmt::format("{}: cannot open", path));
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (ec || size < kEdgesHeaderBytes + 8) throw ParseError(path, 0, "too short to be an edge list");
+  char header[kEdgesHeaderBytes];
+  in.read(header, sizeof(header));
+  if (std::memcmp(header, kEdgesMagic, 8) != 0) throw ParseError(path, 0, "not a binary edge list (magic)");
+  uint64_t count = 0;
+  std::memcpy(&count, header + 8, sizeof(count));
+  // The count must agree with the file's size before anything is sized by it.
+  if (count > (size - kEdgesHeaderBytes - 8) / 8 || kEdgesHeaderBytes + 8 * count + 8 != size) {
+    throw ParseError(path, 0,
+                     fmt::format("{} bytes cannot hold the {} edges its header claims", size, count));
   }
-  for (size_t v = 0; v < n; ++v) g->edge_offsets[v + 1] += g->edge_offsets[v];
+  std::vector<std::pair<uint32_t, uint32_t>> edges(count);
+  in.read(reinterpret_cast<char*>(edges.data()), static_cast<std::streamsize>(8 * count));
+  uint64_t stored = 0;
+  in.read(reinterpret_cast<char*>(&stored), sizeof(stored));
+  uint64_t sum = Fnv1a64(header, sizeof(header));
+  sum = Fnv1a64(edges.data(), 8 * count, sum);
+  if (!in || sum != stored) throw ParseError(path, 0, "checksum mismatch: the file is corrupt or truncated");
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const uint32_t bad = std::max(edges[k].first, edges[k].second);
+    if (bad >= g->vertices) {
+      throw ParseError(
+          path, 0,
+          fmt::format("edge {}: vertex {} is not in the .content file ({} vertices)", k, bad, g->vertices));
+    }
+  }
+  SetEdges(std::move(edges), g);
 }
 
 }  // namespace
+
+void SetEdges(std::vector<std::pair<uint32_t, uint32_t>> edges, Graph* g) {
+  // Bucketed by vertex (a counting sort: big graphs have tens of millions of edges), then each
+  // list sorted and merged.
+  const size_t n = g->vertices;
+  std::vector<uint64_t> offsets(n + 1, 0);
+  for (const auto& [u, v] : edges) {
+    if (u == v) continue;
+    ++offsets[u + 1];
+    ++offsets[v + 1];
+  }
+  for (size_t v = 0; v < n; ++v) offsets[v + 1] += offsets[v];
+  std::vector<uint32_t> lists(offsets[n]);
+  std::vector<uint64_t> fill(offsets.begin(), offsets.end() - 1);
+  for (const auto& [u, v] : edges) {
+    if (u == v) continue;
+    lists[fill[u]++] = v;
+    lists[fill[v]++] = u;
+  }
+  edges = {};
+  g->edge_offsets.assign(n + 1, 0);
+  size_t kept = 0;  // lists compacted in place: the write position never passes the read position
+  for (size_t v = 0; v < n; ++v) {
+    const auto begin = lists.begin() + static_cast<std::ptrdiff_t>(offsets[v]);
+    const auto end = lists.begin() + static_cast<std::ptrdiff_t>(offsets[v + 1]);
+    std::sort(begin, end);
+    const auto last = std::unique(begin, end);
+    for (auto it = begin; it != last; ++it) lists[kept++] = *it;
+    g->edge_offsets[v + 1] = kept;
+  }
+  lists.resize(kept);
+  g->neighbours = std::move(lists);
+}
 
 size_t Graph::CountSplit(Split s) const {
   return static_cast<size_t>(std::count(split.begin(), split.end(), s));
@@ -173,11 +238,42 @@ const char* SplitName(Split s) {
   return "?";
 }
 
-Graph ReadPlanetoid(const std::string& content_path, const std::string& cites_path) {
+Graph ReadPlanetoid(const std::string& content_path, const std::string& edges_path) {
   Graph g;
   ReadContent(content_path, &g);
-  ReadCites(cites_path, &g);
+  if (edges_path.ends_with(".edges")) {
+    ReadEdgesBinary(edges_path, &g);
+  } else {
+    ReadCites(edges_path, &g);
+  }
   return g;
+}
+
+void WriteEdgesBinary(const std::string& path, std::span<const std::pair<uint32_t, uint32_t>> edges) {
+  char header[kEdgesHeaderBytes];
+  std::memcpy(header, kEdgesMagic, 8);
+  const uint64_t count = edges.size();
+  std::memcpy(header + 8, &count, sizeof(count));
+  uint64_t sum = Fnv1a64(header, sizeof(header));
+  sum = Fnv1a64(edges.data(), 8 * count, sum);
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    out.write(header, sizeof(header));
+    out.write(reinterpret_cast<const char*>(edges.data()), static_cast<std::streamsize>(8 * count));
+    out.write(reinterpret_cast<const char*>(&sum), sizeof(sum));
+  });
+}
+
+void WriteContent(const std::string& path, const Graph& g) {
+  WriteFileAtomically(path, [&](std::ostream& out) {
+    std::string line;
+    for (size_t v = 0; v < g.vertices; ++v) {
+      line = fmt::format("{} {} {}", v, g.labels[v], SplitName(g.split[v]));
+      for (uint64_t k = g.feature_offsets[v]; k < g.feature_offsets[v + 1]; ++k)
+        fmt::format_to(std::back_inserter(line), " {}:{}", g.feature_ids[k], g.feature_values[k]);
+      line += '\n';
+      out << line;
+    }
+  });
 }
 
 Graph ReadGraphDir(const std::string& dir) {
@@ -190,8 +286,11 @@ Graph ReadGraphDir(const std::string& dir) {
   }
   if (ec) throw IoError(fmt::format("{}: cannot list: {}", dir, ec.message()));
   if (content.empty()) throw IoError(fmt::format("{}: no NAME.content file (and NAME.cites beside it)", dir));
-  std::string cites = content.substr(0, content.size() - std::string(".content").size()) + ".cites";
-  return ReadPlanetoid(content, cites);
+  // A text .cites beside it, or else a binary .edges (big graphs).
+  const std::string stem = content.substr(0, content.size() - std::string(".content").size());
+  const std::string edges =
+      fs::exists(stem + ".cites") || !fs::exists(stem + ".edges") ? stem + ".cites" : stem + ".edges";
+  return ReadPlanetoid(content, edges);
 }
 
 }  // namespace parasol::apps::gnn

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parasol::apps::gnn {
@@ -41,11 +42,25 @@ struct Graph {
 // is sized by a number from the file. NAME.cites: "u v" per line, an undirected edge; repeats and
 // self-loops are dropped. ParseError "path:line: what is wrong" for anything else (an unknown
 // vertex, a repeated feature, a malformed field); "path: no vertices" for an empty file.
-Graph ReadPlanetoid(const std::string& content_path, const std::string& cites_path);
+// A path ending in ".edges" is read as a binary edge list instead (WriteEdgesBinary's format);
+// its count is checked against the file's size and its checksum verified, and "path: edge K:
+// ..." names a vertex that is not in the .content file.
+Graph ReadPlanetoid(const std::string& content_path, const std::string& edges_path);
 
-// The graph in `dir`: its one NAME.content and the NAME.cites beside it. IoError when the folder
-// holds no .content file or several.
+// The graph in `dir`: its one NAME.content and NAME.cites beside it (or, when there is no
+// NAME.cites, NAME.edges). IoError when the folder holds no .content file or several.
 Graph ReadGraphDir(const std::string& dir);
+
+// NAME.content as ReadPlanetoid reads it (feature ids as the graph numbers them). Atomic.
+void WriteContent(const std::string& path, const Graph& g);
+// A binary edge list for graphs too big for text: the 8 bytes "PSGEDGE1", the edge count
+// (uint64), the edges as pairs of uint32 vertex ids, then FNV-1a 64 of everything before (all
+// little-endian, as this machine writes them). Atomic.
+void WriteEdgesBinary(const std::string& path, std::span<const std::pair<uint32_t, uint32_t>> edges);
+
+// Sets g's adjacency from undirected edges (u, v) (each vertex below g->vertices): both
+// directions, ascending, self-loops and repeats dropped.
+void SetEdges(std::vector<std::pair<uint32_t, uint32_t>> edges, Graph* g);
 
 // The name a split is written with in NAME.content.
 const char* SplitName(Split s);
