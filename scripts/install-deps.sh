@@ -19,6 +19,7 @@ packages=(
   python3-torch                     # bench/: PyTorch DDP side by side with parasol train
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
   liblapack-dev                     # parasol mtrl: symmetric eigen decomposition (dsyevd)
+  libmetis-dev                      # parasol gnn: graph partitions that cut few edges
 )
 
 missing=()

@@ -53,8 +53,9 @@ class GnnCommand : public Command {
         ->capture_default_str();
     app_->add_option("--seed", o_.seed, "Seed of the initial weights and the dropout masks")
         ->capture_default_str();
-    app_->add_option("--partition", partition_, "How vertices are spread over processes: hash or range")
-        ->check(CLI::IsMember({"hash", "range"}))
+    app_->add_option("--partition", partition_,
+                     "How vertices are spread over processes: hash, range or metis")
+        ->check(CLI::IsMember({"hash", "range", "metis"}))
         ->capture_default_str();
     app_->add_option(
         "--metrics", metrics_,

@@ -23,7 +23,7 @@ label="metrics: a header and 200 epochs"
 check [ "$(head -1 "$tmp/m.csv")" = \
   "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent" ] &&
   [ "$(wc -l < "$tmp/m.csv")" -eq 201 ]
-for p in hash range; do
+for p in hash range metis; do
   "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --partition $p > "$tmp/two.txt" 2> "$tmp/err" ||
     { echo "FAIL: gnn under mpirun, $p partition"; cat "$tmp/err"; failures=$((failures + 1)); }
   a=$(test_acc "$tmp/one.txt"); b=$(test_acc "$tmp/two.txt")
@@ -42,7 +42,7 @@ expect 2 "g.cites:2: vertex 5 is not in the .content file (2 vertices)" -- "$par
 expect 2 "no NAME.content file" -- "$parasol" gnn --graph "$tmp/empty"
 printf '0 0 val 1:1\n' > "$tmp/empty/g.content"; : > "$tmp/empty/g.cites"
 expect 2 "the graph has no training vertex" -- "$parasol" gnn --graph "$tmp/empty"
-expect 2 "--partition" -- "$parasol" gnn --graph "$cora" --partition metis
+expect 2 "--partition" -- "$parasol" gnn --graph "$cora" --partition bogus
 expect 2 "--dropout" -- "$parasol" gnn --graph "$cora" --dropout 1
 expect 2 "--metrics $tmp/no/m.csv: no folder $tmp/no" -- "$parasol" gnn --graph "$cora" --metrics "$tmp/no/m.csv"
 

@@ -91,7 +91,15 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
     throw InvalidArgumentError("early stopping (patience) needs validation vertices (split 'val')");
   const double counts[3] = {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
                             static_cast<double>(g.CountSplit(Split::kTest))};
-  const std::vector<int32_t> owner = PartitionVertices(g, ctx.size(), o.partition);
+  // METIS takes a while on big graphs: one rank runs it and tells the others.
+  std::vector<int32_t> owner;
+  if (o.partition == PartitionKind::kMetis && ctx.size() > 1) {
+    owner =
+        ctx.rank() == 0 ? PartitionVertices(g, ctx.size(), o.partition) : std::vector<int32_t>(g.vertices);
+    collective::Broadcast<int32_t>(ctx, owner);
+  } else {
+    owner = PartitionVertices(g, ctx.size(), o.partition);
+  }
   GraphShard s = MakeShard(g, owner, ctx.rank(), ctx.size());
   if (o.normalize_features) NormalizeFeatureRows(&s);
   Gcn model(g.features, o.hidden, static_cast<size_t>(g.classes));

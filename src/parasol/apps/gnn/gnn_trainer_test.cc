@@ -49,7 +49,7 @@ TEST(GnnTrainerTest, TwoAndFourRanksTrainAsOneProcess) {
   GnnOptions o;
   o.epochs = 60;
   const GnnResult one = Train(g, o, 1);
-  for (PartitionKind kind : {PartitionKind::kHash, PartitionKind::kRange}) {
+  for (PartitionKind kind : {PartitionKind::kHash, PartitionKind::kRange, PartitionKind::kMetis}) {
     for (int ranks : {2, 4}) {
       o.partition = kind;
       const GnnResult many = Train(g, o, ranks);

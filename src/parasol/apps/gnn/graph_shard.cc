@@ -1,10 +1,12 @@
 #include "parasol/apps/gnn/graph_shard.h"
 
 #include <fmt/format.h>
+#include <metis.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
@@ -15,13 +17,37 @@ namespace parasol::apps::gnn {
 PartitionKind ParsePartitionKind(const std::string& name) {
   if (name == "hash") return PartitionKind::kHash;
   if (name == "range") return PartitionKind::kRange;
-  throw InvalidArgumentError(fmt::format("partition '{}' is not hash or range", name));
+  if (name == "metis") return PartitionKind::kMetis;
+  throw InvalidArgumentError(fmt::format("partition '{}' is not hash, range or metis", name));
 }
 
+namespace {
+
+std::vector<int32_t> MetisParts(const Graph& g, int parts) {
+  if (g.neighbours.size() > static_cast<size_t>(std::numeric_limits<idx_t>::max()))
+    throw InvalidArgumentError(fmt::format("metis: {} edges are more than it can index", g.edges()));
+  auto n = static_cast<idx_t>(g.vertices), constraints = idx_t{1}, nparts = static_cast<idx_t>(parts),
+       cut = 0;
+  std::vector<idx_t> xadj(g.edge_offsets.begin(), g.edge_offsets.end());
+  std::vector<idx_t> adjncy(g.neighbours.begin(), g.neighbours.end());
+  std::vector<idx_t> part(g.vertices, 0), options(METIS_NOPTIONS);
+  METIS_SetDefaultOptions(options.data());
+  options[METIS_OPTION_OBJTYPE] = METIS_OBJTYPE_VOL;
+  options[METIS_OPTION_SEED] = 1;
+  const int status =
+      METIS_PartGraphKway(&n, &constraints, xadj.data(), adjncy.data(), nullptr, nullptr, nullptr, &nparts,
+                          nullptr, nullptr, options.data(), &cut, part.data());
+  if (status != METIS_OK) throw InternalError(fmt::format("metis: partitioning failed (status {})", status));
+  return {part.begin(), part.end()};
+}
+
+}  // namespace
+
 std::vector<int32_t> PartitionVertices(const Graph& g, int parts, PartitionKind kind) {
+  if (kind == PartitionKind::kMetis && parts > 1) return MetisParts(g, parts);
   std::vector<int32_t> owner(g.vertices);
   for (size_t v = 0; v < g.vertices; ++v) {
-    if (kind == PartitionKind::kHash) {
+    if (kind != PartitionKind::kRange) {  // kHash (and kMetis's single part)
       owner[v] = static_cast<int32_t>(ps::MixKey(v) % static_cast<uint64_t>(parts));
     } else {
       owner[v] = static_cast<int32_t>(v * static_cast<uint64_t>(parts) / g.vertices);

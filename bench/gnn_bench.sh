@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# parasol gnn against the GCN in PyTorch (bench/gnn_torch.py: torch.sparse.mm, as the reference
+# implementations), side by side in one run, one thread per rank, the same model and
+# hyper-parameters (hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4):
+#  1. Cora, 200 epochs, seeds 1..SEEDS: test accuracy of both (Kipf and Welling report 81.5%);
+#  2. a generated graph (parasol make-graph: VERTICES, EDGES), REPEAT times interleaved: the
+#     median epoch (training step and evaluation, the first epoch left out) of parasol on 1 and 2
+#     processes and of PyTorch, and each run's peak memory (of its largest process).
+#
+# Usage: gnn_bench.sh BUILD_DIR OUT_DIR
+# Environment: REPEAT (3), SEEDS (10), VERTICES (1000000), EDGES (20000000), EPOCHS (6),
+#              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph)
+source "$(dirname "$0")/common.sh" "$@"
+ensure_debian_packages python3-torch python3-matplotlib
+parasol="$build/tools/parasol"
+mpirun="$root/scripts/mpirun.sh"
+py=/usr/bin/python3
+seeds=${SEEDS:-10}
+vertices=${VERTICES:-1000000}
+edges=${EDGES:-20000000}
+epochs=${EPOCHS:-6}
+torch_epochs=${TORCH_EPOCHS:-3}
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+echo "# $(date -u) $(uptime)" | tee "$out/gnn_machine.txt"
+
+# median_epoch_ms METRICS_CSV: the median of the epochs after the first.
+median_epoch_ms() {
+  awk -F, 'NR > 1 { if (NR > 2) print 1000 * ($2 - prev); prev = $2 }' "$1" | sort -g |
+    awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
+field() { sed "s/.* $2 \([0-9.]*\).*/\1/" "$1"; }  # field LOG NAME (the torch line)
+
+csv="$out/gnn_cora.csv"
+echo "system,seed,test_accuracy,median_epoch_ms" > "$csv"
+for s in $(seq "$seeds"); do
+  "$parasol" gnn --graph "$root/data/cora" --seed "$s" --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
+  echo "parasol,$s,$(test_acc "$out/gnn_p.log"),$(median_epoch_ms "$out/gnn_m.csv")" >> "$csv"
+  "$py" "$here/gnn_torch.py" "$root/data/cora" --seed "$s" > "$out/gnn_t.log"
+  echo "pytorch,$s,$(field "$out/gnn_t.log" test_accuracy),$(field "$out/gnn_t.log" median_epoch_ms)" >> "$csv"
+done
+
+graph="$out/gnn_graph_${vertices}_${edges}"
+[ -s "$graph/synthetic.edges" ] ||
+  "$parasol" make-graph --vertices "$vertices" --edges "$edges" --output "$graph" | tee "$out/gnn_graph.txt"
+big="$out/gnn_big.csv"
+echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy" > "$big"
+rss() { awk 'END { printf "%.0f", $1 / 1024 }' "$1"; }  # /usr/bin/time -f %M: KB of the largest process
+for r in $(seq "$repeat"); do
+  /usr/bin/time -f %M -o "$out/gnn_rss" "$parasol" gnn --graph "$graph" --epochs "$epochs" \
+    --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
+  echo "parasol-1,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log")" >> "$big"
+  /usr/bin/time -f %M -o "$out/gnn_rss" "$mpirun" -np 2 "$parasol" gnn --graph "$graph" --epochs "$epochs" \
+    --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
+  echo "parasol-2,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log")" >> "$big"
+  /usr/bin/time -f %M -o "$out/gnn_rss" "$py" "$here/gnn_torch.py" "$graph" --epochs "$torch_epochs" \
+    > "$out/gnn_t.log"
+  echo "pytorch,$r,$(field "$out/gnn_t.log" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$out/gnn_t.log" test_accuracy)" >> "$big"
+done
+echo "# finished $(date -u) $(uptime)" | tee -a "$out/gnn_machine.txt"
+"$py" "$here/summarize_gnn.py" "$csv" "$big" "$out/gnn.png" | tee "$out/gnn_summary.txt"
