@@ -60,6 +60,12 @@ class GnnCommand : public Command {
     app_->add_option(
         "--metrics", metrics_,
         "CSV: epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent");
+    app_->add_option("--checkpoint", o_.checkpoint_dir,
+                     "Write a checkpoint to this folder (see --checkpoint-every)");
+    app_->add_option("--checkpoint-every", checkpoint_every_,
+                     "Epochs between checkpoints (default: the last)")
+        ->check(Positive());
+    app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
         ->check(Positive())
         ->capture_default_str();
@@ -72,6 +78,8 @@ class GnnCommand : public Command {
     o_.partition = apps::gnn::ParsePartitionKind(partition_);
     o_.normalize_features = !raw_features_;
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
+    CheckCheckpointOptions(o_.checkpoint_dir, &checkpoint_every_, static_cast<uint64_t>(o_.epochs));
+    o_.checkpoint_every = static_cast<int>(checkpoint_every_);
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -81,6 +89,7 @@ class GnnCommand : public Command {
   std::string graph_, model_ = "gcn", partition_ = "hash", metrics_;
   int layers_ = 2, hidden_ = 16;
   bool raw_features_ = false;
+  uint64_t checkpoint_every_ = 0;
   int64_t timeout_ms_ = 60000;
 };
 
@@ -117,14 +126,16 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
                 fmt::format("{:.6f}", e.test_accuracy), std::to_string(e.bytes_sent)});
     }
   };
+  if (root && !o_.resume_dir.empty()) std::cout << fmt::format("# resuming from {}\n", o_.resume_dir);
   const apps::gnn::GnnResult r = apps::gnn::TrainGnn(ctx, g, o_, on_epoch);
   if (!root) return 0;
   if (csv) csv->Commit();
-  const GnnEpoch& at = r.epochs[r.reported];
+  const int last = r.epochs.empty() ? r.first_epoch - 1 : r.epochs.back().epoch;
+  const GnnEpoch& at = r.reported;
   std::cout << fmt::format(
-      "final: epoch {}{} of {}, {:.3f} s: validation accuracy {:.4f}, test accuracy {:.4f}\n", at.epoch,
-      o_.patience > 0 ? " (lowest validation loss)" : "", r.epochs.size(), r.seconds, at.val_accuracy,
-      at.test_accuracy);
+      "final: epoch {}{} of {}{}, {:.3f} s: validation accuracy {:.4f}, test accuracy {:.4f}\n", at.epoch,
+      o_.patience > 0 ? " (lowest validation loss)" : "", last, r.stopped_early ? " (stopped early)" : "",
+      r.seconds, at.val_accuracy, at.test_accuracy);
   return 0;
 }
 

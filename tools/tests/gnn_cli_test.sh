@@ -29,10 +29,20 @@ for p in hash range metis; do
   a=$(test_acc "$tmp/one.txt"); b=$(test_acc "$tmp/two.txt")
   label="2 processes ($p partition) reach one process's test accuracy ($a, $b)"
   check close "$a" "$b" 0.005
+  cp "$tmp/two.txt" "$tmp/two_$p.txt"
 done
 "$parasol" gnn --graph "$cora" --lr 0.05 --epochs 400 --patience 10 > "$tmp/early.txt" 2> "$tmp/err" || cat "$tmp/err"
 label="--patience stops early and reports the epoch of the lowest validation loss"
-check grep -qE "^final: epoch [0-9]+ \(lowest validation loss\) of [0-9]+," "$tmp/early.txt"
+check grep -qE "^final: epoch [0-9]+ \(lowest validation loss\) of [0-9]+ \(stopped early\)," "$tmp/early.txt"
+
+"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --epochs 40 --checkpoint "$tmp/ckpt" --checkpoint-every 10 \
+  > /dev/null 2> "$tmp/err" || { echo "FAIL: --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --resume "$tmp/ckpt" > "$tmp/resumed.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="a run resumed at epoch 41 ends as the uninterrupted run: $(grep '^final' "$tmp/resumed.txt")"
+check [ "$(grep '^final' "$tmp/resumed.txt" | sed 's/, [0-9.]* s:/:/')" = \
+        "$(grep '^final' "$tmp/two_hash.txt" | sed 's/, [0-9.]* s:/:/')" ] && grep -q "^    41 " "$tmp/resumed.txt"
+expect 2 "a checkpoint of a 1432x16x7 model" -- "$parasol" gnn --graph "$cora" --hidden 8 --resume "$tmp/ckpt"
 
 mkdir -p "$tmp/bad" "$tmp/edge" "$tmp/empty"
 printf '0 0 train 1:1\n1 0 val 2:x\n' > "$tmp/bad/g.content"; : > "$tmp/bad/g.cites"

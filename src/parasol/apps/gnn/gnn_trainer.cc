@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "parasol/apps/gnn/gcn.h"
+#include "parasol/apps/gnn/gnn_checkpoint.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 
@@ -19,9 +21,22 @@ namespace {
 class Adam {
  public:
   Adam(size_t size, float lr) : lr_(lr), m_(size, 0.0f), v_(size, 0.0f) {}
+  uint64_t steps() const { return t_; }
+  // The moments, m then v, as a checkpoint stores them (floats as doubles: exact).
+  std::vector<double> Moments() const {
+    std::vector<double> out(m_.begin(), m_.end());
+    out.insert(out.end(), v_.begin(), v_.end());
+    return out;
+  }
+  void Restore(std::span<const double> moments, uint64_t steps) {
+    std::copy(moments.begin(), moments.begin() + static_cast<std::ptrdiff_t>(m_.size()), m_.begin());
+    std::copy(moments.begin() + static_cast<std::ptrdiff_t>(m_.size()), moments.end(), v_.begin());
+    t_ = steps;
+  }
   void Step(std::span<float> params, std::span<const float> grad) {
     ++t_;
-    const double c1 = 1 - std::pow(kBeta1, t_), c2 = 1 - std::pow(kBeta2, t_);
+    const auto t = static_cast<double>(t_);
+    const double c1 = 1 - std::pow(kBeta1, t), c2 = 1 - std::pow(kBeta2, t);
     const auto step = static_cast<float>(lr_ / c1), root_c2 = static_cast<float>(std::sqrt(c2));
     for (size_t i = 0; i < params.size(); ++i) {
       m_[i] = kBeta1 * m_[i] + (1 - kBeta1) * grad[i];
@@ -33,7 +48,7 @@ class Adam {
  private:
   static constexpr float kBeta1 = 0.9f, kBeta2 = 0.999f, kEpsilon = 1e-8f;
   float lr_;
-  int t_ = 0;
+  uint64_t t_ = 0;
   std::vector<float> m_, v_;
 };
 
@@ -81,17 +96,63 @@ void NormalizeFeatureRows(GraphShard* s) {
   }
 }
 
-}  // namespace
+// Where early stopping stands: the epoch it would report, its parameters, the epochs since.
+struct EarlyStop {
+  GnnEpoch best;
+  std::vector<float> params;
+  uint64_t since_best = 0;
+  bool have = false;
+};
 
-GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
-                   const std::function<void(const GnnEpoch&)>& on_epoch) {
-  const size_t train = g.CountSplit(Split::kTrain);
-  if (train == 0) throw InvalidArgumentError("the graph has no training vertex (split 'train')");
-  if (o.patience > 0 && g.CountSplit(Split::kValidation) == 0)
-    throw InvalidArgumentError("early stopping (patience) needs validation vertices (split 'val')");
-  const double counts[3] = {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
-                            static_cast<double>(g.CountSplit(Split::kTest))};
-  // METIS takes a while on big graphs: one rank runs it and tells the others.
+std::string Shape(const Gcn& model) {
+  std::string shape = fmt::format("{}", model.in_width(0));
+  for (size_t l = 0; l < model.layers(); ++l)
+    fmt::format_to(std::back_inserter(shape), "x{}", model.out_width(l));
+  return shape;
+}
+
+// Each rank reads the checkpoint (a shared folder, or a copy on every host).
+uint64_t Resume(const std::string& dir, Gcn* model, Adam* adam, EarlyStop* stop) {
+  const GnnCheckpoint c = ReadGnnCheckpoint(dir, Shape(*model), model->parameters().size());
+  std::copy(c.params.begin(), c.params.end(), model->parameters().begin());
+  adam->Restore(c.adam, c.adam_steps);
+  stop->have = c.best_epoch > 0;
+  stop->since_best = c.since_best;
+  stop->params.assign(c.best.begin(), c.best.end());
+  stop->best = GnnEpoch{.epoch = static_cast<int>(c.best_epoch),
+                        .train_loss = c.best_train_loss,
+                        .train_accuracy = c.best_train_accuracy,
+                        .val_loss = c.best_val_loss,
+                        .val_accuracy = c.best_val_accuracy,
+                        .test_accuracy = c.best_test_accuracy};
+  return c.epoch;
+}
+
+void Checkpoint(comm::Context& ctx, const std::string& dir, uint64_t epoch, const Gcn& model,
+                const Adam& adam, const EarlyStop& stop) {
+  if (ctx.rank() == 0) {  // the replicas are equal
+    const GnnEpoch& b = stop.best;
+    GnnCheckpoint c{.shape = Shape(model),
+                    .epoch = epoch,
+                    .adam_steps = adam.steps(),
+                    .params = {model.parameters().begin(), model.parameters().end()},
+                    .adam = adam.Moments(),
+                    .best = {stop.params.begin(), stop.params.end()},
+                    .best_epoch = static_cast<uint64_t>(b.epoch),
+                    .since_best = stop.since_best,
+                    .best_train_loss = b.train_loss,
+                    .best_train_accuracy = b.train_accuracy,
+                    .best_val_loss = b.val_loss,
+                    .best_val_accuracy = b.val_accuracy,
+                    .best_test_accuracy = b.test_accuracy};
+    WriteGnnCheckpoint(dir, c);
+  }
+  collective::Barrier(ctx);  // nobody reports the checkpoint before it is whole
+}
+
+// The shard of this rank; METIS takes a while on big graphs, so one rank runs it and tells the
+// others.
+GraphShard MakeRankShard(comm::Context& ctx, const Graph& g, const GnnOptions& o) {
   std::vector<int32_t> owner;
   if (o.partition == PartitionKind::kMetis && ctx.size() > 1) {
     owner =
@@ -102,15 +163,31 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   }
   GraphShard s = MakeShard(g, owner, ctx.rank(), ctx.size());
   if (o.normalize_features) NormalizeFeatureRows(&s);
+  return s;
+}
+
+}  // namespace
+
+GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch) {
+  const size_t train = g.CountSplit(Split::kTrain);
+  if (train == 0) throw InvalidArgumentError("the graph has no training vertex (split 'train')");
+  if (o.patience > 0 && g.CountSplit(Split::kValidation) == 0)
+    throw InvalidArgumentError("early stopping (patience) needs validation vertices (split 'val')");
+  const double counts[3] = {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
+                            static_cast<double>(g.CountSplit(Split::kTest))};
+  const GraphShard s = MakeRankShard(ctx, g, o);
   Gcn model(g.features, o.hidden, static_cast<size_t>(g.classes));
   model.InitGlorot(o.seed);
   Adam adam(model.parameters().size(), o.lr);
-  std::vector<float> grad(model.parameters().size()), d_out;
+  EarlyStop stop;
   GnnResult result;
+  if (!o.resume_dir.empty())
+    result.first_epoch = static_cast<int>(Resume(o.resume_dir, &model, &adam, &stop)) + 1;
+  std::vector<float> grad(model.parameters().size()), d_out;
   const auto start = std::chrono::steady_clock::now();
-  double best_val_loss = std::numeric_limits<double>::infinity();
-  int since_best = 0;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  bool stopped = o.patience > 0 && stop.since_best >= static_cast<uint64_t>(o.patience);
+  for (int epoch = result.first_epoch; epoch <= o.epochs && !stopped; ++epoch) {
     model.Forward(ctx, s, {.rate = o.dropout, .seed = o.seed, .epoch = static_cast<uint64_t>(epoch)});
     const SplitSums fit = Score(s, model.output(), train, &d_out);
     model.Backward(ctx, s, d_out, grad);
@@ -120,28 +197,30 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
     adam.Step(model.parameters(), grad);
     model.Forward(ctx, s, {});
     const SplitSums eval = Score(s, model.output(), train, nullptr);
-    double sums[6] = {fit.loss[0], fit.correct[0], eval.loss[1], eval.correct[1], eval.correct[2], 0};
+    double sums[5] = {fit.loss[0], fit.correct[0], eval.loss[1], eval.correct[1], eval.correct[2]};
     collective::Allreduce<double>(ctx, sums);
-    GnnEpoch e;
-    e.epoch = epoch;
-    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    e.train_loss = sums[0] / counts[0];
-    e.train_accuracy = sums[1] / counts[0];
-    e.val_loss = counts[1] > 0 ? sums[2] / counts[1] : 0;
-    e.val_accuracy = counts[1] > 0 ? sums[3] / counts[1] : 0;
-    e.test_accuracy = counts[2] > 0 ? sums[4] / counts[2] : 0;
-    e.bytes_sent = model.ghost_bytes_sent();
+    GnnEpoch e{.epoch = epoch,
+               .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               .train_loss = sums[0] / counts[0],
+               .train_accuracy = sums[1] / counts[0],
+               .val_loss = counts[1] > 0 ? sums[2] / counts[1] : 0,
+               .val_accuracy = counts[1] > 0 ? sums[3] / counts[1] : 0,
+               .test_accuracy = counts[2] > 0 ? sums[4] / counts[2] : 0,
+               .bytes_sent = model.ghost_bytes_sent()};
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);
-    if (o.patience == 0 || e.val_loss < best_val_loss) {
-      best_val_loss = std::min(best_val_loss, e.val_loss);
-      since_best = 0;
-      result.reported = result.epochs.size() - 1;
-      result.parameters.assign(model.parameters().begin(), model.parameters().end());
-    } else if (++since_best >= o.patience) {
-      break;
+    if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
+      stop = {.best = e, .params = {model.parameters().begin(), model.parameters().end()}, .have = true};
+    } else {
+      stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
     }
+    const bool due = o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0;
+    if (!o.checkpoint_dir.empty() && (due || stopped || epoch == o.epochs))
+      Checkpoint(ctx, o.checkpoint_dir, static_cast<uint64_t>(epoch), model, adam, stop);
   }
+  result.reported = stop.best;
+  result.parameters = std::move(stop.params);
+  result.stopped_early = stopped;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

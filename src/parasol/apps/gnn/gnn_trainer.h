@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "parasol/apps/gnn/graph.h"
@@ -29,6 +30,9 @@ struct GnnOptions {
   int patience = 0;
   uint64_t seed = 1;
   PartitionKind partition = PartitionKind::kHash;
+  std::string checkpoint_dir;  // a checkpoint here every checkpoint_every epochs and at the end
+  int checkpoint_every = 0;
+  std::string resume_dir;  // continue from this checkpoint up to `epochs`
 };
 
 struct GnnEpoch {
@@ -40,16 +44,20 @@ struct GnnEpoch {
 };
 
 struct GnnResult {
-  std::vector<GnnEpoch> epochs;
-  size_t reported = 0;            // index into epochs: the last, or the best validation loss (patience)
-  std::vector<float> parameters;  // at the reported epoch
+  int first_epoch = 1;           // 1, or the checkpoint's epoch + 1
+  std::vector<GnnEpoch> epochs;  // this run's
+  // The last epoch, or with patience the lowest validation loss (perhaps before a resume; its
+  // seconds and bytes_sent are then 0); its parameters.
+  GnnEpoch reported;
+  std::vector<float> parameters;
+  bool stopped_early = false;
   double seconds = 0;
 };
 
 // Every rank passes the whole graph (it keeps only its part). `on_epoch` runs on every rank after
 // each epoch with the global figures. Every exchange waits at most the context's deadline: throws
-// TimeoutError/PeerGoneError naming the peer when a rank does not keep up; InvalidArgumentError when the
-// graph has no training vertex.
+// TimeoutError/PeerGoneError naming the peer when a rank does not keep up. InvalidArgumentError
+// when the graph has no training vertex or the checkpoint to resume is of another model.
 GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
                    const std::function<void(const GnnEpoch&)>& on_epoch = {});
 

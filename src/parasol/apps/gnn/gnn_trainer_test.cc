@@ -2,8 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
@@ -73,10 +75,49 @@ TEST(GnnTrainerTest, EarlyStoppingReportsTheBestValidationEpoch) {
   o.patience = 10;
   o.lr = 0.05f;  // converges, then overfits: the validation loss turns up
   const GnnResult r = Train(g, o, 1);
+  ASSERT_TRUE(r.stopped_early);
   ASSERT_LT(r.epochs.size(), 400u);
-  const size_t best = r.reported;
-  EXPECT_EQ(r.epochs.size(), best + 1 + 10);
-  for (const GnnEpoch& e : r.epochs) EXPECT_GE(e.val_loss, r.epochs[best].val_loss);
+  EXPECT_EQ(r.epochs.size(), static_cast<size_t>(r.reported.epoch) + 10);
+  for (const GnnEpoch& e : r.epochs) EXPECT_GE(e.val_loss, r.reported.val_loss);
+}
+
+// Dropout masks follow the epoch, so a run resumed from epoch 30's checkpoint retraces the
+// uninterrupted run; on 2 ranks too, and with early stopping's state carried over.
+TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
+  const Graph g = ReadGraphDir(kCora);
+  const std::string dir = ::testing::TempDir() + "gnn_ckpt_" + std::to_string(::getpid());
+  for (int ranks : {1, 2}) {
+    GnnOptions o;
+    o.epochs = 60;
+    o.patience = 5;
+    o.lr = 0.05f;
+    const GnnResult whole = Train(g, o, ranks);
+    o.epochs = 30;
+    o.checkpoint_dir = dir;
+    Train(g, o, ranks);
+    o.epochs = 60;
+    o.checkpoint_dir.clear();
+    o.resume_dir = dir;
+    const GnnResult resumed = Train(g, o, ranks);
+    EXPECT_EQ(resumed.first_epoch, 31);
+    ASSERT_FALSE(resumed.epochs.empty());
+    EXPECT_EQ(resumed.epochs.back().epoch, whole.epochs.back().epoch) << ranks << " ranks";
+    EXPECT_EQ(resumed.epochs.back().train_loss, whole.epochs.back().train_loss) << ranks << " ranks";
+    EXPECT_EQ(resumed.reported.epoch, whole.reported.epoch) << ranks << " ranks";
+    EXPECT_EQ(resumed.parameters, whole.parameters) << ranks << " ranks";
+    std::filesystem::remove_all(dir);
+  }
+  GnnOptions other;
+  other.hidden = {8};
+  other.checkpoint_dir = dir;
+  other.epochs = 1;
+  Train(g, other, 1);
+  GnnOptions o;
+  o.resume_dir = dir;
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, o); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("a checkpoint of a 1432x8x7 model"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GnnTrainerTest, APeerThatNeverComesIsATimeoutNamingIt) {

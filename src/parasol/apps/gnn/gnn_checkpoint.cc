@@ -1,0 +1,66 @@
+#include "parasol/apps/gnn/gnn_checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "parasol/core/array_file.h"
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/error.h"
+#include "parasol/core/key_value_file.h"
+
+namespace parasol::apps::gnn {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kHeader[] = "parasol-gnn-checkpoint";
+std::string PathIn(const std::string& dir, const char* name) { return (fs::path(dir) / name).string(); }
+
+}  // namespace
+
+void WriteGnnCheckpoint(const std::string& dir, const GnnCheckpoint& c) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  WriteArrayFile(PathIn(dir, "params.bin"), "PSGNNPA1", c.params);
+  WriteArrayFile(PathIn(dir, "adam.bin"), "PSGNNAD1", c.adam);
+  WriteArrayFile(PathIn(dir, "best.bin"), "PSGNNBE1", c.best);
+  WriteFileAtomically(PathIn(dir, "gnn.txt"), [&](std::ostream& out) {
+    out << fmt::format(
+        "{} 1\nshape {}\nepoch {}\nadam_steps {}\nbest_epoch {}\nsince_best {}\nbest_train_loss {:.17g}\n"
+        "best_train_accuracy {:.17g}\nbest_val_loss {:.17g}\nbest_val_accuracy {:.17g}\n"
+        "best_test_accuracy {:.17g}\n",
+        kHeader, c.shape, c.epoch, c.adam_steps, c.best_epoch, c.since_best, c.best_train_loss,
+        c.best_train_accuracy, c.best_val_loss, c.best_val_accuracy, c.best_test_accuracy);
+  });
+}
+
+GnnCheckpoint ReadGnnCheckpoint(const std::string& dir, const std::string& shape, uint64_t params) {
+  const KeyValueFile f =
+      KeyValueFile::Read(PathIn(dir, "gnn.txt"), kHeader, 1,
+                         {"shape", "epoch", "adam_steps", "best_epoch", "since_best", "best_train_loss",
+                          "best_train_accuracy", "best_val_loss", "best_val_accuracy", "best_test_accuracy"});
+  GnnCheckpoint c;
+  c.shape = std::string(f.Text("shape"));
+  if (c.shape != shape) {
+    throw InvalidArgumentError(fmt::format(
+        "{}: a checkpoint of a {} model; this graph and these options make {}", dir, c.shape, shape));
+  }
+  c.epoch = f.Number<uint64_t>("epoch");
+  c.adam_steps = f.Number<uint64_t>("adam_steps");
+  c.best_epoch = f.NumberIn<uint64_t>("best_epoch", 0, c.epoch);
+  c.since_best = f.NumberIn<uint64_t>("since_best", 0, c.epoch);
+  c.best_train_loss = f.Number<double>("best_train_loss");
+  c.best_train_accuracy = f.Number<double>("best_train_accuracy");
+  c.best_val_loss = f.Number<double>("best_val_loss");
+  c.best_val_accuracy = f.Number<double>("best_val_accuracy");
+  c.best_test_accuracy = f.Number<double>("best_test_accuracy");
+  c.params = ReadArrayFile(PathIn(dir, "params.bin"), "PSGNNPA1", params);
+  c.adam = ReadArrayFile(PathIn(dir, "adam.bin"), "PSGNNAD1", 2 * params);
+  c.best = ReadArrayFile(PathIn(dir, "best.bin"), "PSGNNBE1", params);
+  return c;
+}
+
+}  // namespace parasol::apps::gnn
