@@ -4,7 +4,7 @@
 #         MPI runs. Left out, to keep CI in its 45 minutes: multihost_test and cluster_hosts_test
 #         (they rerun under network namespaces commands the others check; 3 and 4 minutes; the
 #         live cluster's logic is sched_test's, run here), the applications' command tests (lda,
-#         sparse_linear, svm, mlr, mtrl: 5 minutes) and cli_test (the command line's options and bad
+#         sparse_linear, svm, mlr, mtrl, gnn: 5 minutes) and cli_test (the command line's options and bad
 #         input; 3.7 minutes), whose libraries' own tests run here and whose readers the fuzzers run
 #         under ASan and UBSan. Of dl_test, the two runs that train on MNIST to an accuracy
 #         (LeNet to 97%, the adaptive batch against the fixed one: most of its time under ASan) are left
@@ -33,7 +33,7 @@ case "$kind" in
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       GTEST_FILTER='-Training.LenetReachesNinetySevenPercentOnMnist:Training.AdaptiveBatch*' \
       ctest --test-dir build-asan --output-on-failure -j "$jobs" \
-      -E '^(cli_test|multihost_test|cluster_hosts_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test)$'
+      -E '^(cli_test|multihost_test|cluster_hosts_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test|gnn_cli_test)$'
     ;;
   tsan)
     tests=(core_test comm_test collective_test ps_test lda_test mf_test unit_board_test)

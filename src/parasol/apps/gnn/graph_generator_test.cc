@@ -50,11 +50,14 @@ TEST(GraphGeneratorTest, PlantsCommunitiesAndHeavyTailedDegrees) {
 // The labels need both halves: a GCN that sees the edges beats the same model on the features
 // alone (a graph stripped of its edges) by a wide margin.
 TEST(GraphGeneratorTest, EdgesCarryInformationAboutTheLabels) {
-  GeneratedGraph a = GenerateGraph(Small());
+  GeneratorOptions small = Small();
+  small.vertices = 8000;
+  small.edges = 40000;
+  GeneratedGraph a = GenerateGraph(small);
   Graph alone = a.graph;
   SetEdges({}, &alone);
   GnnOptions o;
-  o.epochs = 100;
+  o.epochs = 60;
   o.lr = 0.02f;
   double accuracy[2];
   for (int i = 0; i < 2; ++i) {
