@@ -42,6 +42,7 @@ struct Envelope {
   size_t bytes;
   std::shared_ptr<SendState> send;
   Clock::time_point visible_at;
+  bool held = false;  // delayed, and no waiter has been woken for it since it became visible
 };
 
 struct Mailbox {
@@ -205,7 +206,10 @@ class InProcessTransport : public Transport {
       return req;
     }
     Envelope e{rank_, tag, static_cast<const std::byte*>(data), {}, bytes, state, Clock::now()};
-    if (fault) e.visible_at += fault->delay_ms;
+    if (fault) {
+      e.visible_at += fault->delay_ms;
+      e.held = true;
+    }
     if (w_->options.eager) {
       e.copy.assign(e.data, e.data + bytes);
       state->done = true;
@@ -300,14 +304,20 @@ class InProcessTransport : public Transport {
   void WaitForEvent(uint64_t epoch, Deadline until) override {
     MutexLock lock(w_->mu);
     Mailbox& b = w_->box(comm_, rank_);
-    if (b.epoch != epoch) return;
-    // Wake when a delayed message becomes visible, too.
+    // A delayed message becoming visible is an event like an arrival: the caller may have looked
+    // (tested its receives, polled) just before, and would otherwise sleep past it to the deadline.
     auto now = Clock::now();
     auto wake = until.time();
-    for (const auto& e : b.inbox) {
-      if (e.visible_at > now) wake = std::min(wake, e.visible_at);
+    for (auto& e : b.inbox) {
+      if (!e.held) continue;
+      if (e.visible_at > now) {
+        wake = std::min(wake, e.visible_at);
+      } else {
+        e.held = false;
+        InProcessWorld::Impl::Bump(b);
+      }
     }
-    if (wake <= now) return;
+    if (b.epoch != epoch || wake <= now) return;
     while (b.epoch == epoch && b.cv.WaitUntil(w_->mu, wake)) {
     }
   }

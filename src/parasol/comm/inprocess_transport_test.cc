@@ -92,6 +92,26 @@ TEST(InProcessTransport, DelayedMessageHoldsBackLaterOnesWithSameTag) {
   EXPECT_EQ(Recv(*t1, 0, 5, 1), std::vector<int>{2});
 }
 
+// A receiver that looked for a delayed message just before it became visible, then waits, must
+// be woken: the collectives and the parameter server poll, then wait on the epoch they read first.
+TEST(InProcessTransport, ADelayedMessageBecomingVisibleWakesAWaiterThatLookedBefore) {
+  InProcessWorld world(2, {.eager = true});
+  world.AddFault({.action = MessageFault::Action::kDelay, .src = 0, .dst = 1, .delay_ms = 20ms});
+  auto t0 = world.CreateTransport(0);
+  auto t1 = world.CreateTransport(1);
+  int got = 0;
+  Request recv = t1->Irecv(0, 4, &got, sizeof got);
+  Send(*t0, 1, 4, {7});
+  const uint64_t epoch = t1->Epoch();
+  ASSERT_FALSE(t1->Test(recv));  // not visible yet
+  std::this_thread::sleep_for(60ms);
+  // Now it is: waiting must return at once as an event (the epoch moves), not sleep to the deadline.
+  t1->WaitForEvent(epoch, Deadline::After(2000ms));
+  EXPECT_NE(t1->Epoch(), epoch);
+  EXPECT_TRUE(t1->Test(recv));
+  EXPECT_EQ(got, 7);
+}
+
 TEST(InProcessTransport, DroppedMessageTimesOutNamingRankAndPeer) {
   InProcessWorld world(2, {.eager = true});
   world.AddFault({.action = MessageFault::Action::kDrop, .src = 0, .dst = 1, .tag_mask = ~0u, .tag_value = 8});
