@@ -3,13 +3,15 @@
 # implementations), side by side in one run, one thread per rank, the same model and
 # hyper-parameters (hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4):
 #  1. Cora, 200 epochs, seeds 1..SEEDS: test accuracy of both (Kipf and Welling report 81.5%);
+#     then the one-head GAT of both with GAT_ARGS (Velickovic et al. report 83.0% with 8 heads);
 #  2. a generated graph (parasol make-graph: VERTICES, EDGES), REPEAT times interleaved: the
 #     median epoch (training step and evaluation, the first epoch left out) of parasol on 1 and 2
 #     processes and of PyTorch, and each run's peak memory (of its largest process).
 #
 # Usage: gnn_bench.sh BUILD_DIR OUT_DIR
 # Environment: REPEAT (3), SEEDS (10), VERTICES (1000000), EDGES (20000000), EPOCHS (6),
-#              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph)
+#              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph),
+#              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005")
 source "$(dirname "$0")/common.sh" "$@"
 ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
@@ -20,6 +22,7 @@ vertices=${VERTICES:-1000000}
 edges=${EDGES:-20000000}
 epochs=${EPOCHS:-6}
 torch_epochs=${TORCH_EPOCHS:-3}
+read -r -a gat_args <<< "${GAT_ARGS:---hidden 64 --dropout 0.6 --lr 0.005}"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 echo "# $(date -u) $(uptime)" | tee "$out/gnn_machine.txt"
 
@@ -32,12 +35,16 @@ test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
 field() { sed "s/.* $2 \([0-9.]*\).*/\1/" "$1"; }  # field LOG NAME (the torch line)
 
 csv="$out/gnn_cora.csv"
-echo "system,seed,test_accuracy,median_epoch_ms" > "$csv"
-for s in $(seq "$seeds"); do
-  "$parasol" gnn --graph "$root/data/cora" --seed "$s" --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
-  echo "parasol,$s,$(test_acc "$out/gnn_p.log"),$(median_epoch_ms "$out/gnn_m.csv")" >> "$csv"
-  "$py" "$here/gnn_torch.py" "$root/data/cora" --seed "$s" > "$out/gnn_t.log"
-  echo "pytorch,$s,$(field "$out/gnn_t.log" test_accuracy),$(field "$out/gnn_t.log" median_epoch_ms)" >> "$csv"
+echo "model,system,seed,test_accuracy,median_epoch_ms" > "$csv"
+for model in gcn gat; do
+  args=(--model "$model")
+  [ "$model" = gat ] && args+=("${gat_args[@]}")
+  for s in $(seq "$seeds"); do
+    "$parasol" gnn --graph "$root/data/cora" --seed "$s" "${args[@]}" --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
+    echo "$model,parasol,$s,$(test_acc "$out/gnn_p.log"),$(median_epoch_ms "$out/gnn_m.csv")" >> "$csv"
+    "$py" "$here/gnn_torch.py" "$root/data/cora" --seed "$s" "${args[@]}" > "$out/gnn_t.log"
+    echo "$model,pytorch,$s,$(field "$out/gnn_t.log" test_accuracy),$(field "$out/gnn_t.log" median_epoch_ms)" >> "$csv"
+  done
 done
 
 graph="$out/gnn_graph_${vertices}_${edges}"

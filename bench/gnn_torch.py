@@ -1,10 +1,12 @@
 """The GCN of Kipf and Welling in PyTorch, as its reference implementations write it: sparse
 adjacency products with torch.sparse.mm, Adam with weight decay on the first layer, dropout on
-the (sparse) input and the hidden layer. The same model, data and hyper-parameters as
-`parasol gnn`, so the two can be timed side by side.
+the (sparse) input and the hidden layer. --model gat: a one-head-per-layer GAT (Velickovic et
+al.) written with index_add_ and scatter_reduce_ over the edge list (as PyTorch Geometric's
+GATConv does), ELU between layers, dropout on the attention too. The same models, data and
+hyper-parameters as `parasol gnn`, so the two can be timed side by side.
 
-Usage: gnn_torch.py GRAPH_DIR [--epochs 200] [--seed 1] [--hidden 16] [--dropout 0.5] [--lr 0.01]
-                             [--weight-decay 5e-4] [--threads 1]
+Usage: gnn_torch.py GRAPH_DIR [--model gcn|gat] [--epochs 200] [--seed 1] [--hidden 16]
+                             [--dropout 0.5] [--lr 0.01] [--weight-decay 5e-4] [--threads 1]
 Prints one line: torch: epochs E median_epoch_ms T val_accuracy V test_accuracy A peak_rss_mb M
 """
 import argparse
@@ -71,9 +73,22 @@ def normalized_adjacency(n, edges):
     return torch.sparse_coo_tensor(torch.tensor(np.stack([r, c])), torch.tensor(v), (n, n)).coalesce()
 
 
+def gat_layer(h, w, a_src, a_dst, b, rows, cols, n, dropout, train, sparse_input):
+    """One head: e_ij = LeakyReLU(a_dst . t_i + a_src . t_j) over the edges (i = rows, j = cols,
+    self-loops included), softmax over each i's edges, then the weighted sum of t_j."""
+    t = torch.sparse.mm(h, w) if sparse_input else h @ w
+    e = F.leaky_relu((t @ a_dst)[rows] + (t @ a_src)[cols], 0.2)
+    top = torch.full((n,), -float("inf")).scatter_reduce(0, rows, e, "amax", include_self=True)
+    ex = torch.exp(e - top[rows])
+    alpha = ex / torch.zeros(n).index_add(0, rows, ex)[rows]
+    alpha = F.dropout(alpha, dropout, train)
+    return torch.zeros(n, t.shape[1]).index_add(0, rows, alpha[:, None] * t[cols]) + b
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("graph")
+    p.add_argument("--model", choices=("gcn", "gat"), default="gcn")
     p.add_argument("--epochs", type=int, default=200)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--hidden", type=int, default=16)
@@ -99,8 +114,13 @@ def main():
     torch.nn.init.xavier_uniform_(w2)
     b1 = torch.nn.Parameter(torch.zeros(a.hidden))
     b2 = torch.nn.Parameter(torch.zeros(classes))
-    opt = torch.optim.Adam([{"params": [w1], "weight_decay": a.weight_decay}, {"params": [b1, w2, b2]}], lr=a.lr)
+    att = [torch.nn.Parameter(torch.empty(k)) for k in (a.hidden, a.hidden, classes, classes)]
+    for v in att:
+        torch.nn.init.xavier_uniform_(v.view(1, -1))
+    rest = [b1, w2, b2] + (att if a.model == "gat" else [])
+    opt = torch.optim.Adam([{"params": [w1], "weight_decay": a.weight_decay}, {"params": rest}], lr=a.lr)
     x_idx, x_val = x.indices(), x.values()
+    rows, cols = adj.indices()
 
     def forward(train):
         if train and a.dropout > 0:  # dropout on the sparse input's nonzeros
@@ -108,6 +128,10 @@ def main():
             xi = torch.sparse_coo_tensor(x_idx, x_val * keep, shape)
         else:
             xi = x
+        if a.model == "gat":
+            h = gat_layer(xi, w1, att[0], att[1], b1, rows, cols, n, a.dropout, train, True)
+            h = F.dropout(F.elu(h), a.dropout, train)
+            return gat_layer(h, w2, att[2], att[3], b2, rows, cols, n, a.dropout, train, False)
         h = torch.sparse.mm(adj, torch.sparse.mm(xi, w1)) + b1
         h = F.dropout(F.relu(h), a.dropout, train)
         return torch.sparse.mm(adj, h @ w2) + b2

@@ -22,14 +22,15 @@ using apps::gnn::Split;
 class GnnCommand : public Command {
  public:
   explicit GnnCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("gnn", "Graph neural network: classify a graph's vertices (GCN)");
+    app_ = parent.add_subcommand("gnn", "Graph neural network: classify a graph's vertices (GCN, GAT)");
     app_->add_option("--graph", graph_,
                      "Folder with NAME.content (vertex label split id:value ...) and NAME.cites")
         ->required();
-    app_->add_option("--model", model_, "gcn (Kipf and Welling)")
-        ->check(CLI::IsMember({"gcn"}))
+    app_->add_option("--model", model_,
+                     "gcn (Kipf and Welling) or gat (Velickovic et al., one attention head per layer)")
+        ->check(CLI::IsMember({"gcn", "gat"}))
         ->capture_default_str();
-    app_->add_option("--layers", layers_, "Graph convolution layers (hidden layers + 1)")
+    app_->add_option("--layers", layers_, "Layers (hidden layers + 1)")
         ->check(CLI::Range(1, 16))
         ->capture_default_str();
     app_->add_option("--hidden", hidden_, "Width of each hidden layer")
@@ -37,7 +38,7 @@ class GnnCommand : public Command {
         ->capture_default_str();
     app_->add_flag("--raw-features", raw_features_,
                    "Keep feature values as given (default: each vertex's sum to 1)");
-    app_->add_option("--dropout", o_.dropout, "Dropout rate of every layer's input")
+    app_->add_option("--dropout", o_.dropout, "Dropout rate of every layer's input (and of GAT's attention)")
         ->check(Between(0, 0.95))
         ->capture_default_str();
     app_->add_option("--lr", o_.lr, "Adam's learning rate")->check(Positive())->capture_default_str();
@@ -75,6 +76,7 @@ class GnnCommand : public Command {
 
   void Validate() override {
     o_.hidden.assign(static_cast<size_t>(layers_ - 1), static_cast<size_t>(hidden_));
+    o_.model = model_;
     o_.partition = apps::gnn::ParsePartitionKind(partition_);
     o_.normalize_features = !raw_features_;
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);

@@ -31,6 +31,14 @@ for p in hash range metis; do
   check close "$a" "$b" 0.005
   cp "$tmp/two.txt" "$tmp/two_$p.txt"
 done
+gat=(--model gat --hidden 64 --dropout 0.6 --lr 0.005)
+"$parasol" gnn --graph "$cora" "${gat[@]}" > "$tmp/gat1.txt" 2> "$tmp/err" ||
+  { echo "FAIL: gnn --model gat"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" gnn --graph "$cora" "${gat[@]}" > "$tmp/gat2.txt" 2> "$tmp/err" ||
+  { echo "FAIL: gnn --model gat under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+a=$(test_acc "$tmp/gat1.txt"); b=$(test_acc "$tmp/gat2.txt")
+label="GAT on Cora: test accuracy $a >= 0.79 (Velickovic et al., 8 heads: 0.83); 2 processes reach it too ($b)"
+check awk -v a="$a" 'BEGIN { exit !(a != "" && a >= 0.79) }' && close "$a" "$b" 0.005
 "$parasol" gnn --graph "$cora" --lr 0.05 --epochs 400 --patience 10 > "$tmp/early.txt" 2> "$tmp/err" || cat "$tmp/err"
 label="--patience stops early and reports the epoch of the lowest validation loss"
 check grep -qE "^final: epoch [0-9]+ \(lowest validation loss\) of [0-9]+ \(stopped early\)," "$tmp/early.txt"
@@ -53,6 +61,7 @@ expect 2 "no NAME.content file" -- "$parasol" gnn --graph "$tmp/empty"
 printf '0 0 val 1:1\n' > "$tmp/empty/g.content"; : > "$tmp/empty/g.cites"
 expect 2 "the graph has no training vertex" -- "$parasol" gnn --graph "$tmp/empty"
 expect 2 "--partition" -- "$parasol" gnn --graph "$cora" --partition bogus
+expect 2 "--model" -- "$parasol" gnn --graph "$cora" --model bogus
 expect 2 "--dropout" -- "$parasol" gnn --graph "$cora" --dropout 1
 expect 2 "--metrics $tmp/no/m.csv: no folder $tmp/no" -- "$parasol" gnn --graph "$cora" --metrics "$tmp/no/m.csv"
 

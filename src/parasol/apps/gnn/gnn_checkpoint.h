@@ -14,7 +14,7 @@
 namespace parasol::apps::gnn {
 
 struct GnnCheckpoint {
-  std::string shape;  // layer widths, "1433x16x7": a checkpoint fits one model
+  std::string shape;  // layer widths, "1433x16x7" (GCN), "gat:1433x64x7": a checkpoint fits one model
   uint64_t epoch = 0, adam_steps = 0;
   std::vector<double> params, adam, best;  // adam: 2 x params
   // Early stopping's state: the reported epoch's figures and the epochs since it.

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <limits>
 
-#include "parasol/apps/gnn/gcn.h"
+#include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/gnn_checkpoint.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
@@ -104,15 +104,18 @@ struct EarlyStop {
   bool have = false;
 };
 
-std::string Shape(const Gcn& model) {
-  std::string shape = fmt::format("{}", model.in_width(0));
+// GCN's shape is its widths alone (the checkpoints written before GAT); other models' start with
+// their name.
+std::string Shape(const GnnModel& model) {
+  std::string shape = model.name() == "gcn" ? "" : fmt::format("{}:", model.name());
+  fmt::format_to(std::back_inserter(shape), "{}", model.in_width(0));
   for (size_t l = 0; l < model.layers(); ++l)
     fmt::format_to(std::back_inserter(shape), "x{}", model.out_width(l));
   return shape;
 }
 
 // Each rank reads the checkpoint (a shared folder, or a copy on every host).
-uint64_t Resume(const std::string& dir, Gcn* model, Adam* adam, EarlyStop* stop) {
+uint64_t Resume(const std::string& dir, GnnModel* model, Adam* adam, EarlyStop* stop) {
   const GnnCheckpoint c = ReadGnnCheckpoint(dir, Shape(*model), model->parameters().size());
   std::copy(c.params.begin(), c.params.end(), model->parameters().begin());
   adam->Restore(c.adam, c.adam_steps);
@@ -128,7 +131,7 @@ uint64_t Resume(const std::string& dir, Gcn* model, Adam* adam, EarlyStop* stop)
   return c.epoch;
 }
 
-void Checkpoint(comm::Context& ctx, const std::string& dir, uint64_t epoch, const Gcn& model,
+void Checkpoint(comm::Context& ctx, const std::string& dir, uint64_t epoch, const GnnModel& model,
                 const Adam& adam, const EarlyStop& stop) {
   if (ctx.rank() == 0) {  // the replicas are equal
     const GnnEpoch& b = stop.best;
@@ -177,7 +180,8 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   const double counts[3] = {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
                             static_cast<double>(g.CountSplit(Split::kTest))};
   const GraphShard s = MakeRankShard(ctx, g, o);
-  Gcn model(g.features, o.hidden, static_cast<size_t>(g.classes));
+  const std::unique_ptr<GnnModel> made = MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
+  GnnModel& model = *made;
   model.InitGlorot(o.seed);
   Adam adam(model.parameters().size(), o.lr);
   EarlyStop stop;

@@ -16,6 +16,7 @@
 namespace parasol::apps::gnn {
 
 struct GnnOptions {
+  std::string model = "gcn";       // or "gat"
   std::vector<size_t> hidden{16};  // one hidden layer of 16: Kipf and Welling's GCN
   // Scale each vertex's features to sum 1 (Kipf and Welling's preprocessing of bag-of-words
   // features: long documents weigh no more than short ones).

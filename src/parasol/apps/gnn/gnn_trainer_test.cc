@@ -117,6 +117,10 @@ TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
   comm::InProcessWorld world(1);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, o); });
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("a checkpoint of a 1432x8x7 model"));
+  o.model = "gat";  // the same widths, another model
+  o.hidden = {8};
+  errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, o); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("a checkpoint of a 1432x8x7 model"));
   std::filesystem::remove_all(dir);
 }
 

@@ -153,4 +153,21 @@ uint64_t RefreshGhosts(comm::Context& ctx, const GraphShard& s, size_t width, st
   return s.send_rows.size() * width * sizeof(float);  // none to itself
 }
 
+uint64_t ReduceGhosts(comm::Context& ctx, const GraphShard& s, size_t width, std::span<float> m,
+                      std::vector<float>* scratch) {
+  if (s.ranks == 1) return 0;
+  scratch->resize(s.send_rows.size() * width);
+  std::vector<uint64_t> send(s.recv_counts), recv(s.send_counts);
+  for (auto& c : send) c *= width;
+  for (auto& c : recv) c *= width;
+  collective::Alltoallv(ctx, m.data() + s.owned.size() * width, send, scratch->data(), recv, DType::kFloat32);
+  const float* in = scratch->data();
+  for (uint32_t row : s.send_rows) {
+    float* to = m.data() + static_cast<size_t>(row) * width;
+    for (size_t j = 0; j < width; ++j) to[j] += in[j];
+    in += width;
+  }
+  return s.ghosts.size() * width * sizeof(float);
+}
+
 }  // namespace parasol::apps::gnn

@@ -48,6 +48,8 @@ struct GraphShard {
   std::vector<uint64_t> send_counts, recv_counts;
 
   size_t local_rows() const { return owned.size() + ghosts.size(); }
+  // The global id of local row `row`.
+  uint32_t global_id(size_t row) const { return row < owned.size() ? owned[row] : ghosts[row - owned.size()]; }
   // Owned vertices in split `s` on this rank.
   size_t CountSplit(Split s) const;
 };
@@ -59,5 +61,9 @@ GraphShard MakeShard(const Graph& g, std::span<const int32_t> owner, int rank, i
 // this rank sent to other ranks.
 uint64_t RefreshGhosts(comm::Context& ctx, const GraphShard& s, size_t width, std::span<float> m,
                        std::vector<float>* scratch);
+// The reverse: adds rows [owned, owned + ghosts) of `m` into their owners' rows (a gradient that
+// reached a ghost belongs to its vertex). Ghost rows are left as they were. Returns the bytes sent.
+uint64_t ReduceGhosts(comm::Context& ctx, const GraphShard& s, size_t width, std::span<float> m,
+                      std::vector<float>* scratch);
 
 }  // namespace parasol::apps::gnn

@@ -1,9 +1,10 @@
-#include "parasol/apps/gnn/gcn.h"
+#include "parasol/apps/gnn/gnn_model.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <random>
 
@@ -52,9 +53,12 @@ double LinearLoss(std::span<const float> out, std::span<const float> r) {
   return loss;
 }
 
+// Each test runs for both models, made by name as the trainer makes them.
+class ModelTest : public testing::TestWithParam<std::string> {};
+
 // Backward's gradient against central differences of the loss, entry by entry, with and
 // without dropout (the mask is a function of the draw, so both sides see the same one).
-TEST(GcnTest, GradientMatchesFiniteDifferences) {
+TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   const Graph g = SmallGraph();
   const std::vector<int32_t> owner(g.vertices, 0);
   const GraphShard s = MakeShard(g, owner, 0, 1);
@@ -62,7 +66,8 @@ TEST(GcnTest, GradientMatchesFiniteDifferences) {
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     for (const std::vector<size_t>& hidden : {std::vector<size_t>{4}, std::vector<size_t>{5, 4}}) {
       for (float rate : {0.0f, 0.3f}) {
-        Gcn model(g.features, hidden, 3);
+        const std::unique_ptr<GnnModel> made = MakeGnnModel(GetParam(), g.features, hidden, 3);
+        GnnModel& model = *made;
         model.InitGlorot(3);
         std::mt19937_64 rng(11);
         for (float& p : model.parameters()) p += static_cast<float>(rng() % 100) / 500.0f;  // biases too
@@ -72,8 +77,9 @@ TEST(GcnTest, GradientMatchesFiniteDifferences) {
         model.Forward(ctx, s, draw);
         std::vector<float> grad(model.parameters().size());
         model.Backward(ctx, s, r, grad);
-        // Central differences at two steps: where they disagree, a ReLU's kink lies within the
-        // step and the difference quotient is not a derivative; such entries are skipped (few).
+        // Central differences at two steps: where they disagree, a kink (ReLU, LeakyReLU) lies
+        // within the step and the difference quotient is not a derivative; such entries are
+        // skipped (few).
         auto numeric = [&](float& p, float h) {
           const float saved = p;
           p = saved + h;
@@ -105,7 +111,7 @@ TEST(GcnTest, GradientMatchesFiniteDifferences) {
   comm::testing::ExpectNoErrors(errors);
 }
 
-TEST(GcnTest, DropoutKeepsTheExpectedShareAndDependsOnTheDraw) {
+TEST(DropoutTest, KeepsTheExpectedShareAndDependsOnTheDraw) {
   const DropoutDraw a{.rate = 0.5f, .seed = 1, .epoch = 1}, b{.rate = 0.5f, .seed = 1, .epoch = 2};
   int kept = 0, same = 0;
   const int n = 100000;
@@ -121,10 +127,11 @@ TEST(GcnTest, DropoutKeepsTheExpectedShareAndDependsOnTheDraw) {
 // Partitioned over 2, 3 and 4 ranks, Cora's output rows equal one process's (each row sums its
 // neighbours in one order) and the gradients summed over ranks equal one process's up to the
 // order of the sum over vertices.
-TEST(GcnTest, PartitionedForwardAndBackwardEqualOneProcess) {
+TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
   const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
   const DropoutDraw draw{.rate = 0.5f, .seed = 9, .epoch = 3};
-  Gcn reference(g.features, {16}, static_cast<size_t>(g.classes));
+  const std::unique_ptr<GnnModel> made = MakeGnnModel(GetParam(), g.features, {16}, static_cast<size_t>(g.classes));
+  GnnModel& reference = *made;
   reference.InitGlorot(4);
   std::mt19937_64 rng(2);
   std::vector<float> r(g.vertices * static_cast<size_t>(g.classes));
@@ -149,7 +156,8 @@ TEST(GcnTest, PartitionedForwardAndBackwardEqualOneProcess) {
       comm::InProcessWorld world(ranks);
       comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
         const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
-        Gcn model(g.features, {16}, c);
+        const std::unique_ptr<GnnModel> mine = MakeGnnModel(GetParam(), g.features, {16}, c);
+        GnnModel& model = *mine;
         model.InitGlorot(4);
         model.Forward(ctx, s, draw);
         std::vector<float> d(s.owned.size() * c);
@@ -170,6 +178,39 @@ TEST(GcnTest, PartitionedForwardAndBackwardEqualOneProcess) {
             << ranks << " ranks, entry " << k;
     }
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("gcn", "gat"));
+
+// With both attention vectors zero every neighbour (and the vertex itself) gets the same weight:
+// a one-layer GAT is then the mean of X W over the closed neighbourhood, plus the bias.
+TEST(GatTest, ZeroAttentionAveragesTheNeighbourhood) {
+  const Graph g = SmallGraph();
+  const GraphShard s = MakeShard(g, std::vector<int32_t>(g.vertices, 0), 0, 1);
+  const std::unique_ptr<GnnModel> gat = MakeGnnModel("gat", g.features, {}, 3);
+  gat->InitGlorot(5);
+  std::span<float> p = gat->parameters();
+  ASSERT_EQ(p.size(), g.features * 3 + 3 * 3);  // W, a_src, a_dst, bias
+  std::fill(p.begin() + 18, p.begin() + 24, 0.0f);
+  const float bias[3] = {0.5f, -1.0f, 2.0f};
+  std::copy(bias, bias + 3, p.begin() + 24);
+  comm::InProcessWorld world(1);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    gat->Forward(ctx, s, {});
+    for (uint32_t v = 0; v < g.vertices; ++v) {
+      std::vector<uint32_t> hood(g.NeighboursOf(v).begin(), g.NeighboursOf(v).end());
+      hood.push_back(v);
+      for (size_t c = 0; c < 3; ++c) {
+        double sum = 0;
+        for (uint32_t u : hood) {
+          for (uint64_t k = g.feature_offsets[u]; k < g.feature_offsets[u + 1]; ++k)
+            sum += static_cast<double>(g.feature_values[k]) * p[g.feature_ids[k] * 3 + c];
+        }
+        EXPECT_NEAR(gat->output()[v * 3 + c], sum / static_cast<double>(hood.size()) + bias[c], 1e-5)
+            << "vertex " << v << ", class " << c;
+      }
+    }
+  }));
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+// What the trainer needs of a GNN: parameters in one flat array, a forward pass over one rank's
+// GraphShard and the backward pass of this rank's share of the gradient. Every rank calls Forward
+// and Backward together: they exchange ghost rows with the other ranks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/apps/gnn/layer_ops.h"
+#include "parasol/comm/context.h"
+
+namespace parasol::apps::gnn {
+
+class GnnModel {
+ public:
+  virtual ~GnnModel() = default;
+
+  // "gcn" or "gat".
+  virtual std::string_view name() const = 0;
+  virtual size_t layers() const = 0;
+  virtual size_t in_width(size_t layer) const = 0;
+  virtual size_t out_width(size_t layer) const = 0;
+  // Every layer's parameters, layer after layer; a layer's weights (in x out, row-major) first.
+  virtual std::span<float> parameters() = 0;
+  virtual size_t weight_offset(size_t layer) const = 0;
+  // Glorot-uniform weights drawn from `seed` (the same on every rank), zero biases.
+  virtual void InitGlorot(uint64_t seed) = 0;
+
+  // The output (owned rows x classes) of the shard's rows; keeps what Backward needs.
+  virtual void Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) = 0;
+  virtual std::span<const float> output() const = 0;
+  // The gradient of a loss whose gradient by the last Forward's output is `d_output`, written to
+  // `grad` (the layout of parameters()). This rank's share only: sum it over ranks.
+  virtual void Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+                        std::span<float> grad) = 0;
+  // Bytes of ghost rows this rank has sent, forward and backward, since it was made.
+  virtual uint64_t ghost_bytes_sent() const = 0;
+
+  std::span<const float> parameters() const { return const_cast<GnnModel*>(this)->parameters(); }
+};
+
+// "gcn" or "gat" (InvalidArgumentError otherwise). Layer widths: features -> hidden -> classes.
+std::unique_ptr<GnnModel> MakeGnnModel(const std::string& kind, size_t features, std::vector<size_t> hidden,
+                                       size_t classes);
+
+// Glorot-uniform draws of a fan_in x fan_out matrix into w from `rng` (the same numbers on every
+// platform).
+void FillGlorot(std::mt19937_64* rng, size_t fan_in, size_t fan_out, float* w);
+
+}  // namespace parasol::apps::gnn

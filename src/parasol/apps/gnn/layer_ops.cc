@@ -1,0 +1,116 @@
+#include "parasol/apps/gnn/layer_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "parasol/ps/flat_map.h"
+
+namespace parasol::apps::gnn {
+
+bool KeepEntry(const DropoutDraw& d, size_t layer, uint64_t vertex, uint64_t column) {
+  const uint64_t base = ps::MixKey(d.seed ^ ps::MixKey((d.epoch << 8) | layer));
+  const uint64_t h = ps::MixKey(base ^ ((vertex << 24) + column));
+  // The top 24 bits as a fraction in [0, 1).
+  return static_cast<float>(h >> 40) * 0x1p-24f >= d.rate;
+}
+
+void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t) {
+  const float scale = 1.0f / (1.0f - d.rate);
+  std::fill(t, t + s.owned.size() * out, 0.0f);
+  for (size_t i = 0; i < s.owned.size(); ++i) {
+    float* ti = t + i * out;
+    for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
+      const uint32_t f = s.feature_ids[k];
+      if (d.rate > 0 && !KeepEntry(d, 0, s.owned[i], f)) continue;
+      const float x = d.rate > 0 ? s.feature_values[k] * scale : s.feature_values[k];
+      const float* wf = w + static_cast<size_t>(f) * out;
+      for (size_t j = 0; j < out; ++j) ti[j] += x * wf[j];
+    }
+  }
+}
+
+void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out,
+                             float* gw) {
+  const float scale = 1.0f / (1.0f - d.rate);
+  for (size_t i = 0; i < s.owned.size(); ++i) {
+    const float* dti = dt + i * out;
+    for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
+      const uint32_t f = s.feature_ids[k];
+      if (d.rate > 0 && !KeepEntry(d, 0, s.owned[i], f)) continue;
+      const float x = d.rate > 0 ? s.feature_values[k] * scale : s.feature_values[k];
+      float* gf = gw + static_cast<size_t>(f) * out;
+      for (size_t j = 0; j < out; ++j) gf[j] += x * dti[j];
+    }
+  }
+}
+
+void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
+                     std::span<const float> z, size_t in, std::vector<float>* h) {
+  const size_t n = s.owned.size();
+  const float scale = 1.0f / (1.0f - d.rate);
+  h->resize(n * in);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t c = 0; c < in; ++c) {
+      const float x = z[i * in + c];
+      float v = act == Activation::kRelu ? std::max(x, 0.0f) : (x > 0 ? x : std::expm1(x));
+      if (d.rate > 0) v = KeepEntry(d, layer, s.owned[i], c) ? v * scale : 0.0f;
+      (*h)[i * in + c] = v;
+    }
+  }
+}
+
+void ActivateAndDropBackward(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
+                             std::span<const float> z, std::span<const float> dh, size_t in,
+                             std::vector<float>* dz) {
+  const size_t n = s.owned.size();
+  const float scale = 1.0f / (1.0f - d.rate);
+  dz->resize(n * in);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t c = 0; c < in; ++c) {
+      const float x = z[i * in + c];
+      const float slope = x > 0 ? 1.0f : (act == Activation::kRelu ? 0.0f : std::exp(x));
+      float g = dh[i * in + c] * slope;
+      if (d.rate > 0) g = KeepEntry(d, layer, s.owned[i], c) ? g * scale : 0.0f;
+      (*dz)[i * in + c] = g;
+    }
+  }
+}
+
+void Project(std::span<const float> h, size_t n, size_t in, const float* w, size_t out, float* t) {
+  std::fill(t, t + n * out, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    float* ti = t + i * out;
+    for (size_t c = 0; c < in; ++c) {
+      const float x = h[i * in + c];
+      if (x == 0.0f) continue;  // ReLU and dropout leave many
+      const float* wc = w + c * out;
+      for (size_t j = 0; j < out; ++j) ti[j] += x * wc[j];
+    }
+  }
+}
+
+void ProjectBackward(std::span<const float> h, size_t n, size_t in, const float* w, size_t out,
+                     const float* dt, float* gw, std::vector<float>* dh) {
+  dh->assign(n * in, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    const float* dti = dt + i * out;
+    for (size_t c = 0; c < in; ++c) {
+      const float x = h[i * in + c];
+      float* gc = gw + c * out;
+      const float* wc = w + c * out;
+      float g = 0;
+      for (size_t j = 0; j < out; ++j) {
+        gc[j] += x * dti[j];
+        g += wc[j] * dti[j];
+      }
+      (*dh)[i * in + c] = g;
+    }
+  }
+}
+
+void BiasBackward(const float* dz, size_t n, size_t out, float* gb) {
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < out; ++j) gb[j] += dz[i * out + j];
+}
+
+}  // namespace parasol::apps::gnn
