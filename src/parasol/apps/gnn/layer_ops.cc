@@ -53,7 +53,8 @@ void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Ac
     for (size_t c = 0; c < in; ++c) {
       const float x = z[i * in + c];
       float v = act == Activation::kRelu ? std::max(x, 0.0f) : (x > 0 ? x : std::expm1(x));
-      if (d.rate > 0) v = KeepEntry(d, layer, s.owned[i], c) ? v * scale : 0.0f;
+      // A zero stays zero whatever the mask (ReLU leaves half): no hash for it.
+      if (d.rate > 0 && v != 0.0f) v = KeepEntry(d, layer, s.owned[i], c) ? v * scale : 0.0f;
       (*h)[i * in + c] = v;
     }
   }
@@ -70,7 +71,7 @@ void ActivateAndDropBackward(const GraphShard& s, const DropoutDraw& d, size_t l
       const float x = z[i * in + c];
       const float slope = x > 0 ? 1.0f : (act == Activation::kRelu ? 0.0f : std::exp(x));
       float g = dh[i * in + c] * slope;
-      if (d.rate > 0) g = KeepEntry(d, layer, s.owned[i], c) ? g * scale : 0.0f;
+      if (d.rate > 0 && g != 0.0f) g = KeepEntry(d, layer, s.owned[i], c) ? g * scale : 0.0f;
       (*dz)[i * in + c] = g;
     }
   }
