@@ -16,4 +16,8 @@ std::unique_ptr<Context> Context::Duplicate(Deadline deadline) {
   return std::make_unique<Context>(transport_->Duplicate(deadline), options_);
 }
 
+std::unique_ptr<Context> Context::Split(int color, Deadline deadline) {
+  return std::make_unique<Context>(transport_->Split(color, deadline), options_);
+}
+
 }  // namespace parasol::comm

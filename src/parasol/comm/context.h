@@ -47,6 +47,9 @@ class Context {
 
   // A context over the same ranks with its own message space and sequence. Collective.
   std::unique_ptr<Context> Duplicate(Deadline deadline);
+  // A context over the ranks that pass the same color (>= 0), in this context's rank order: a
+  // tensor-parallel group, the data-parallel replicas of one shard. Collective over every rank.
+  std::unique_ptr<Context> Split(int color, Deadline deadline);
 
  private:
   std::unique_ptr<Transport> transport_;

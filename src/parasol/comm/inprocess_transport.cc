@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,12 +54,19 @@ struct Mailbox {
   std::optional<std::string> failure;
   int duplicates = 0;
   int registrations = 0;
+  int splits = 0;
 };
 
+// A message space over some of the world's ranks: local rank i is world rank world[i] (faults and
+// stopped ranks are the world's).
 struct Comm {
-  explicit Comm(int n) : boxes(static_cast<size_t>(n)) {}
+  explicit Comm(std::vector<int> ranks) : boxes(ranks.size()), world(std::move(ranks)) {}
   std::vector<Mailbox> boxes;
+  std::vector<int> world;
 };
+
+// Tags above kMaxUserTag belong to the transport.
+constexpr Tag kSplitTag = kMaxUserTag + 2;
 
 struct RegionEntry {
   explicit RegionEntry(int n)
@@ -78,7 +86,9 @@ struct FaultState {
 
 struct InProcessWorld::Impl {
   Impl(int n, InProcessOptions o) : size(n), options(o), killed(static_cast<size_t>(n), false) {
-    comms.push_back(std::make_unique<Comm>(n));
+    std::vector<int> all(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
+    comms.push_back(std::make_unique<Comm>(std::move(all)));
   }
 
   Mutex mu;
@@ -86,6 +96,7 @@ struct InProcessWorld::Impl {
   const InProcessOptions options;
   std::vector<std::unique_ptr<Comm>> comms PARASOL_GUARDED_BY(mu);
   std::map<std::pair<int, int>, int> duplicate_of PARASOL_GUARDED_BY(mu);  // (comm, k-th duplicate) -> comm
+  std::map<std::tuple<int, int, int>, int> split_of PARASOL_GUARDED_BY(mu);  // (comm, k-th split, color) -> comm
   // (comm, k-th registration) -> entry
   std::map<std::pair<int, int>, std::shared_ptr<RegionEntry>> regions PARASOL_GUARDED_BY(mu);
   std::vector<bool> killed PARASOL_GUARDED_BY(mu);
@@ -93,6 +104,11 @@ struct InProcessWorld::Impl {
   uint64_t messages_sent PARASOL_GUARDED_BY(mu) = 0;
 
   Mailbox& box(int comm, int rank) PARASOL_REQUIRES(mu) { return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)]; }
+  // The world rank of `rank` of `comm`.
+  int World(int comm, int rank) PARASOL_REQUIRES(mu) {
+    return comms[static_cast<size_t>(comm)]->world[static_cast<size_t>(rank)];
+  }
+  bool Killed(int comm, int rank) PARASOL_REQUIRES(mu) { return killed[static_cast<size_t>(World(comm, rank))]; }
 
   static void Bump(Mailbox& b) {
     ++b.epoch;
@@ -137,7 +153,7 @@ struct InProcessWorld::Impl {
       auto it = std::find_if(b.inbox.begin(), b.inbox.end(),
                              [&](const Envelope& e) { return e.src == r.src && e.tag == r.tag; });
       if (it == b.inbox.end()) {
-        if (killed[static_cast<size_t>(r.src)]) {
+        if (Killed(comm, r.src)) {
           r.error = ErrorCode::kPeerGone;
           r.error_message = fmt::format("rank {}: peer {} is gone (receive of {} bytes, tag {})",
                                         rank, r.src, r.bytes, r.tag);
@@ -185,11 +201,11 @@ class InProcessMemoryRegion;
 
 class InProcessTransport : public Transport {
  public:
-  InProcessTransport(std::shared_ptr<InProcessWorld::Impl> w, int comm, int rank)
-      : w_(std::move(w)), comm_(comm), rank_(rank) {}
+  InProcessTransport(std::shared_ptr<InProcessWorld::Impl> w, int comm, int rank, int size)
+      : w_(std::move(w)), comm_(comm), rank_(rank), size_(size) {}
 
   int rank() const override { return rank_; }
-  int size() const override { return w_->size; }
+  int size() const override { return size_; }
   std::string_view name() const override { return "inprocess"; }
 
   Request Isend(int peer, Tag tag, const void* data, size_t bytes) override {
@@ -199,8 +215,8 @@ class InProcessTransport : public Transport {
     ++w_->messages_sent;
     auto state = std::make_shared<SendState>();
     Request req{Request::Kind::kSend, peer, tag, bytes, 0, state};
-    const MessageFault* fault = w_->ClaimFault(rank_, peer, tag);
-    if (w_->killed[static_cast<size_t>(peer)] ||
+    const MessageFault* fault = w_->ClaimFault(w_->World(comm_, rank_), w_->World(comm_, peer), tag);
+    if (w_->Killed(comm_, peer) ||
         (fault && fault->action == MessageFault::Action::kDrop)) {
       state->done = true;  // it left this rank and was lost on the way
       return req;
@@ -335,8 +351,8 @@ class InProcessTransport : public Transport {
 
   void NotifyFailure(const std::string& message) override {
     MutexLock lock(w_->mu);
-    for (int p = 0; p < w_->size; ++p) {
-      if (p == rank_ || w_->killed[static_cast<size_t>(p)]) continue;
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_ || w_->Killed(comm_, p)) continue;
       Mailbox& b = w_->box(comm_, p);
       if (!b.failure) b.failure = message;
       InProcessWorld::Impl::Bump(b);
@@ -360,34 +376,60 @@ class InProcessTransport : public Transport {
       id = it->second;
     } else {
       id = static_cast<int>(w_->comms.size());
-      w_->comms.push_back(std::make_unique<Comm>(w_->size));
+      w_->comms.push_back(std::make_unique<Comm>(w_->comms[static_cast<size_t>(comm_)]->world));
       w_->duplicate_of[key] = id;
     }
-    return std::make_unique<InProcessTransport>(w_, id, rank_);
+    return std::make_unique<InProcessTransport>(w_, id, rank_, size_);
+  }
+
+  std::unique_ptr<Transport> Split(int color, Deadline deadline) override {
+    const std::vector<int> colors = ExchangeColors(*this, kSplitTag, color, deadline);
+    MutexLock lock(w_->mu);
+    CheckAlive("split");
+    std::vector<int> members;  // local ranks of this comm with my color
+    for (int r = 0; r < size_; ++r) {
+      if (colors[static_cast<size_t>(r)] == color) members.push_back(r);
+    }
+    const int local = static_cast<int>(std::find(members.begin(), members.end(), rank_) - members.begin());
+    Comm& parent = *w_->comms[static_cast<size_t>(comm_)];
+    auto key = std::make_tuple(comm_, w_->box(comm_, rank_).splits++, color);
+    auto it = w_->split_of.find(key);
+    int id;
+    if (it != w_->split_of.end()) {
+      id = it->second;
+    } else {
+      std::vector<int> world;
+      for (int r : members) world.push_back(parent.world[static_cast<size_t>(r)]);
+      id = static_cast<int>(w_->comms.size());
+      w_->comms.push_back(std::make_unique<Comm>(std::move(world)));
+      w_->split_of[key] = id;
+    }
+    return std::make_unique<InProcessTransport>(w_, id, local, static_cast<int>(members.size()));
   }
 
   void CheckAlive(std::string_view op) const PARASOL_REQUIRES(w_->mu) {
-    if (w_->killed[static_cast<size_t>(rank_)]) {
+    if (w_->Killed(comm_, rank_)) {
       throw PeerGoneError(fmt::format("rank {}: {}: this rank was stopped", rank_, op));
     }
   }
   void CheckPeer(int peer, std::string_view op) const {
-    if (peer < 0 || peer >= w_->size) {
+    if (peer < 0 || peer >= size_) {
       throw InvalidArgumentError(
-          fmt::format("rank {}: {}: no rank {} (job has {} ranks)", rank_, op, peer, w_->size));
+          fmt::format("rank {}: {}: no rank {} (job has {} ranks)", rank_, op, peer, size_));
     }
   }
 
   std::shared_ptr<InProcessWorld::Impl> w_;
   const int comm_;
   const int rank_;
+  const int size_;  // of this comm
 };
 
 class InProcessMemoryRegion : public MemoryRegion {
  public:
   InProcessMemoryRegion(InProcessTransport& t, std::shared_ptr<RegionEntry> entry, int rank)
       : MemoryRegion(entry->bases[static_cast<size_t>(rank)], entry->sizes[static_cast<size_t>(rank)], entry->sizes),
-        w_(t.w_), comm_(t.comm_), rank_(rank), entry_(std::move(entry)) {}
+        w_(t.w_), comm_(t.comm_), rank_(rank), size_(t.size_), entry_(std::move(entry)) {}
 
   Request Put(int peer, size_t offset, const void* src, size_t bytes) override {
     CheckRange("put", rank_, peer, offset, bytes);
@@ -419,17 +461,17 @@ class InProcessMemoryRegion : public MemoryRegion {
     ++entry_->closed;
     w_->BumpAll();
     Mailbox& b = w_->box(comm_, rank_);
-    while (entry_->closed != w_->size && b.cv.WaitUntil(w_->mu, deadline.time())) {
+    while (entry_->closed != size_ && b.cv.WaitUntil(w_->mu, deadline.time())) {
     }
-    if (entry_->closed != w_->size) {
+    if (entry_->closed != size_) {
       throw TimeoutError(fmt::format("rank {}: close memory region: deadline passed with {} of {} ranks closed",
-                                     rank_, entry_->closed, w_->size));
+                                     rank_, entry_->closed, size_));
     }
   }
 
  private:
   void CheckPeerAlive(int peer, std::string_view op) PARASOL_REQUIRES(w_->mu) {
-    if (w_->killed[static_cast<size_t>(peer)]) {
+    if (w_->Killed(comm_, peer)) {
       throw PeerGoneError(fmt::format("rank {}: {}: peer {} is gone", rank_, op, peer));
     }
   }
@@ -437,6 +479,7 @@ class InProcessMemoryRegion : public MemoryRegion {
   std::shared_ptr<InProcessWorld::Impl> w_;
   int comm_;
   int rank_;
+  int size_;
   std::shared_ptr<RegionEntry> entry_;
   bool closed_ = false;
 };
@@ -447,18 +490,18 @@ std::unique_ptr<MemoryRegion> InProcessTransport::RegisterMemory(void* base, siz
   CheckAlive("register memory");
   auto key = std::make_pair(comm_, w_->box(comm_, rank_).registrations++);
   auto& slot = w_->regions[key];
-  if (!slot) slot = std::make_shared<RegionEntry>(w_->size);
+  if (!slot) slot = std::make_shared<RegionEntry>(size_);
   std::shared_ptr<RegionEntry> entry = slot;
   entry->bases[static_cast<size_t>(rank_)] = static_cast<std::byte*>(base);
   entry->sizes[static_cast<size_t>(rank_)] = bytes;
   ++entry->arrived;
   w_->BumpAll();
   Mailbox& b = w_->box(comm_, rank_);
-  while (entry->arrived != w_->size && b.cv.WaitUntil(w_->mu, deadline.time())) {
+  while (entry->arrived != size_ && b.cv.WaitUntil(w_->mu, deadline.time())) {
   }
-  if (entry->arrived != w_->size) {
+  if (entry->arrived != size_) {
     throw TimeoutError(fmt::format("rank {}: register memory: deadline passed with {} of {} ranks registered",
-                                   rank_, entry->arrived, w_->size));
+                                   rank_, entry->arrived, size_));
   }
   lock.Unlock();
   return std::make_unique<InProcessMemoryRegion>(*this, entry, rank_);
@@ -479,7 +522,7 @@ std::unique_ptr<Transport> InProcessWorld::CreateTransport(int rank) {
   if (rank < 0 || rank >= impl_->size) {
     throw InvalidArgumentError(fmt::format("no rank {} in a world of {}", rank, impl_->size));
   }
-  return std::make_unique<InProcessTransport>(impl_, 0, rank);
+  return std::make_unique<InProcessTransport>(impl_, 0, rank, impl_->size);
 }
 
 void InProcessWorld::AddFault(const MessageFault& fault) {
@@ -491,7 +534,10 @@ void InProcessWorld::KillRank(int rank) {
   MutexLock lock(impl_->mu);
   impl_->killed[static_cast<size_t>(rank)] = true;
   for (size_t c = 0; c < impl_->comms.size(); ++c) {
-    Mailbox& dead = impl_->box(static_cast<int>(c), rank);
+    const std::vector<int>& world = impl_->comms[c]->world;
+    const auto local = std::find(world.begin(), world.end(), rank);
+    if (local == world.end()) continue;  // not a rank of this comm
+    Mailbox& dead = impl_->box(static_cast<int>(c), static_cast<int>(local - world.begin()));
     for (auto& e : dead.inbox) {
       if (!e.send->done) {
         e.send->done = true;
@@ -499,7 +545,7 @@ void InProcessWorld::KillRank(int rank) {
       }
     }
     dead.inbox.clear();
-    for (int r = 0; r < impl_->size; ++r) impl_->Deliver(static_cast<int>(c), r, Clock::now());
+    for (int r = 0; r < static_cast<int>(world.size()); ++r) impl_->Deliver(static_cast<int>(c), r, Clock::now());
   }
   impl_->BumpAll();
 }

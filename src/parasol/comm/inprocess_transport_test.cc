@@ -175,6 +175,61 @@ TEST(InProcessTransport, DuplicateHasItsOwnMessageSpace) {
   testing::ExpectNoErrors(errors);
 }
 
+// Ranks 0..5 split by rank % 3: groups {0, 3}, {1, 4}, {2, 5}, each ranked in world order. A ring
+// inside each group passes the world rank; the same tag in another group never crosses over.
+TEST(InProcessTransport, SplitGroupsRanksByColorWithTheirOwnMessageSpace) {
+  InProcessWorld world(6, {.eager = true});
+  auto errors = testing::RunRanks(world, [](Context& ctx) {
+    auto part = ctx.Split(ctx.rank() % 3, Deadline::After(5s));
+    ASSERT_EQ(part->size(), 2);
+    EXPECT_EQ(part->rank(), ctx.rank() / 3);
+    const int peer = 1 - part->rank();
+    Send(part->transport(), peer, 3, {ctx.rank()});
+    EXPECT_EQ(Recv(part->transport(), peer, 3, 1), std::vector<int>{ctx.rank() % 3 + 3 * peer});
+    // A split of a split, and a duplicate of one, keep to their members.
+    auto dup = part->Duplicate(Deadline::After(5s));
+    Send(dup->transport(), peer, 3, {10 * ctx.rank()});
+    EXPECT_EQ(Recv(dup->transport(), peer, 3, 1), std::vector<int>{10 * (ctx.rank() % 3 + 3 * peer)});
+    auto alone = part->Split(part->rank(), Deadline::After(5s));
+    EXPECT_EQ(alone->size(), 1);
+    EXPECT_EQ(alone->rank(), 0);
+  });
+  testing::ExpectNoErrors(errors);
+}
+
+TEST(InProcessTransport, SplitMembersSeeAStoppedWorldRankAndNameTheirOwnPeer) {
+  InProcessWorld world(4, {.eager = true});
+  auto errors = testing::RunRanks(world, [&](Context& ctx) {
+    auto part = ctx.Split(ctx.rank() < 2 ? 0 : 1, Deadline::After(5s));
+    if (ctx.rank() == 3) {
+      world.KillRank(3);
+      return;
+    }
+    if (ctx.rank() == 2) {  // its group's other member (world rank 3, local 1) is gone
+      try {
+        Recv(part->transport(), 1, 5, 1, Deadline::After(5s));
+        ADD_FAILURE() << "a receive from a stopped rank returned";
+      } catch (const PeerGoneError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("peer 1 is gone"));
+      }
+    }
+  });
+  testing::ExpectNoErrors(errors);
+}
+
+TEST(InProcessTransport, SplitRefusesANegativeColor) {
+  InProcessWorld world(2, {.eager = true});
+  auto errors = testing::RunRanks(world, [](Context& ctx) {
+    try {
+      ctx.Split(ctx.rank() == 0 ? -1 : 0, Deadline::After(2s));
+      ADD_FAILURE() << "a negative color was accepted";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("rank 0 passed color -1"));
+    }
+  });
+  testing::ExpectNoErrors(errors);
+}
+
 TEST(InProcessTransport, ProbeSeesUnreceivedMessage) {
   InProcessWorld world(2, {.eager = true});
   auto t0 = world.CreateTransport(0);

@@ -125,7 +125,9 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
   MPI_Comm_size(comm_, &size_);
   int* tag_ub = nullptr;
   int flag = 0;
-  MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &flag);
+  // The bound is the job's: MPI guarantees the attribute on MPI_COMM_WORLD only (a split
+  // communicator need not carry it).
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
   if (!flag || static_cast<Tag>(*tag_ub) < kHandshakeTag) {
     throw UnavailableError(fmt::format("this MPI's largest tag ({}) is below the {} parasol needs",
                                        flag ? *tag_ub : 0, kHandshakeTag));
@@ -314,6 +316,14 @@ std::unique_ptr<Transport> MpiTransport::Duplicate(Deadline deadline) {
   MPI_Comm dup;
   CheckMpi(MPI_Comm_dup(comm_, &dup), rank_, "duplicate transport");
   return std::make_unique<MpiTransport>(dup);
+}
+
+std::unique_ptr<Transport> MpiTransport::Split(int color, Deadline deadline) {
+  // As Duplicate: agree (and check the colors) with a deadline before the call that has none.
+  ExchangeColors(*this, kHandshakeTag, color, deadline);
+  MPI_Comm part;
+  CheckMpi(MPI_Comm_split(comm_, color, rank_, &part), rank_, "split transport");
+  return std::make_unique<MpiTransport>(part);
 }
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv) {

@@ -35,6 +35,7 @@ class MpiTransport : public Transport {
   std::optional<std::string> PeerFailure() override;
   std::unique_ptr<MemoryRegion> RegisterMemory(void* base, size_t bytes, Deadline deadline) override;
   std::unique_ptr<Transport> Duplicate(Deadline deadline) override;
+  std::unique_ptr<Transport> Split(int color, Deadline deadline) override;
 
   MPI_Comm comm() const { return comm_; }
 

@@ -110,6 +110,21 @@ TEST_F(MpiTransportTest, DuplicateSeparatesMessages) {
   EXPECT_EQ(got_b, 200 + (r + n - 1) % n);
 }
 
+// Even and odd ranks in two groups, each a ring of its own that passes world ranks.
+TEST_F(MpiTransportTest, SplitMakesGroupsByColor) {
+  const int n = t_->size(), r = t_->rank();
+  auto part = t_->Split(r % 2, Deadline::After(10s));
+  const int m = part->size(), q = part->rank();
+  EXPECT_EQ(m, (n - r % 2 + 1) / 2);
+  EXPECT_EQ(q, r / 2);
+  int mine = r, got = -1;
+  Request recv = part->Irecv((q + m - 1) % m, 2, &got, 4);
+  Request send = part->Isend((q + 1) % m, 2, &mine, 4);
+  Wait(*part, recv, Deadline::After(10s), "split ring");
+  Wait(*part, send, Deadline::After(10s), "split ring");
+  EXPECT_EQ(got, 2 * ((q + m - 1) % m) + r % 2);
+}
+
 TEST_F(MpiTransportTest, TryReceiveTakesMessagesOfAnySize) {
   int n = t_->size(), r = t_->rank();
   std::vector<char> out(static_cast<size_t>(100 + r), static_cast<char>('a' + r));

@@ -94,6 +94,19 @@ void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void
   WaitAll(t, reqs, deadline, what);
 }
 
+std::vector<int> ExchangeColors(Transport& t, Tag tag, int color, Deadline deadline) {
+  std::vector<int> colors(static_cast<size_t>(t.size()));
+  ExchangeWithAll(t, tag, &color, sizeof color, colors.data(), deadline, "split transport");
+  // Checked after the exchange, so that every rank hears of a bad one instead of waiting for it.
+  for (int r = 0; r < t.size(); ++r) {
+    if (colors[static_cast<size_t>(r)] < 0) {
+      throw InvalidArgumentError(
+          fmt::format("rank {}: split: rank {} passed color {}, a negative one", t.rank(), r, colors[static_cast<size_t>(r)]));
+    }
+  }
+  return colors;
+}
+
 void MemoryRegion::CheckRange(std::string_view op, int rank, int peer, size_t offset,
                               size_t bytes) const {
   if (peer < 0 || static_cast<size_t>(peer) >= sizes_.size()) {

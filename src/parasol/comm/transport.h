@@ -105,6 +105,10 @@ class Transport {
 
   // A transport over the same ranks with a separate message space. Collective.
   virtual std::unique_ptr<Transport> Duplicate(Deadline deadline) = 0;
+  // A transport over the ranks that pass the same `color` (>= 0), ranked in this transport's
+  // order, with a message space of its own (MPI_Comm_split). Collective over every rank of this
+  // transport; waits for them until `deadline`. Errors on the new transport name its ranks.
+  virtual std::unique_ptr<Transport> Split(int color, Deadline deadline) = 0;
 };
 
 // Waits for `req` until `deadline`. On timeout the request is cancelled and a TimeoutError names
@@ -116,5 +120,9 @@ void Wait(Transport& t, Request& req, Deadline deadline, std::string_view what);
 // rank r's. O(size) messages per rank; for handshakes and small agreements, not bulk data.
 void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void* out,
                      Deadline deadline, std::string_view what);
+
+// The colors every rank passed to Split (index: rank), checked (InvalidArgumentError for a
+// negative one). Exchanged on `tag`, a transport-reserved one.
+std::vector<int> ExchangeColors(Transport& t, Tag tag, int color, Deadline deadline);
 
 }  // namespace parasol::comm
