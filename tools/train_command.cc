@@ -9,6 +9,7 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/core/error.h"
+#include "parasol/dl/lm_trainer.h"
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
@@ -20,9 +21,11 @@ class TrainCommand : public Command {
  public:
   explicit TrainCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("train", "Train a neural network, data parallel over the ranks");
-    app_->add_option("--model", o_.model, "mlp, lenet, resnet20 or vgg")->capture_default_str();
-    app_->add_option("--dataset", o_.data.kind, "mnist, cifar10-synthetic or synthetic")->capture_default_str();
-    app_->add_option("--data", o_.data.dir, "mnist: folder of the IDX files");
+    app_->add_option("--model", o_.model, "mlp, lenet, resnet20, vgg or transformer-lm")->capture_default_str();
+    app_->add_option("--dataset", o_.data.kind, "mnist, cifar10-synthetic, synthetic or text (transformer-lm)")
+        ->capture_default_str();
+    app_->add_option("--data", o_.data.dir, "mnist: folder of the IDX files; text: a plain-text file");
+    AddLanguageModelOptions();
     app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->check(Between(1, 1e9))->capture_default_str();
     app_->add_option("--batch", o_.batch, "Batch per rank")->check(Between(1, 1e7))->capture_default_str();
     app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
@@ -72,15 +75,62 @@ class TrainCommand : public Command {
 
   bool NeedsMpi() const override { return true; }
 
+  // transformer-lm's own options (see dl/lm_trainer.h).
+  void AddLanguageModelOptions() {
+    dl::TransformerOptions& m = lm_.model;
+    app_->add_option("--level", level_, "text: char or word tokens")->capture_default_str();
+    app_->add_option("--layers", m.layers, "transformer-lm: blocks")->check(Between(1, 1000))->capture_default_str();
+    app_->add_option("--d-model", m.d_model, "transformer-lm: model width")->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--heads", m.heads, "transformer-lm: attention heads")->check(Between(1, 1e4))->capture_default_str();
+    app_->add_option("--ffn", m.ffn, "transformer-lm: feed-forward width (each expert's)")->check(Between(1, 1e7))
+        ->capture_default_str();
+    app_->add_option("--seq", m.seq, "transformer-lm: sequence length")->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--tensor-parallel", lm_.tensor_parallel, "transformer-lm: ranks that split each layer")
+        ->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--moe-experts", m.moe_experts, "transformer-lm: experts per mixture-of-experts layer (0: dense)")
+        ->check(Between(0, 1e6))->capture_default_str();
+    app_->add_option("--moe-top-k", m.moe_top_k, "transformer-lm: experts per token (1 or 2)")->check(Between(1, 2))
+        ->capture_default_str();
+    app_->add_option("--moe-every", m.moe_every, "transformer-lm: every N-th block is a mixture of experts")
+        ->check(Between(1, 1000))->capture_default_str();
+    app_->add_option("--capacity-factor", m.capacity_factor, "transformer-lm: expert capacity while training")
+        ->check(Between(0.01, 1000))->capture_default_str();
+    app_->add_option("--eval-capacity-factor", m.eval_capacity_factor, "transformer-lm: expert capacity evaluating")
+        ->check(Between(0.01, 1000))->capture_default_str();
+    app_->add_option("--aux-loss-coef", lm_.aux_loss_coef, "transformer-lm: load-balancing loss weight")
+        ->check(Between(0, 1e6))->capture_default_str();
+    app_->add_option("--router-z-loss-coef", lm_.z_loss_coef, "transformer-lm: router z-loss weight")
+        ->check(Between(0, 1e6))->capture_default_str();
+    app_->add_option("--expert-parallel", lm_.expert_parallel, "transformer-lm: replicas that split the experts")
+        ->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--eval-batches", lm_.eval_batches, "transformer-lm: validation batches at most (0: all)")
+        ->check(NonNegative())->capture_default_str();
+  }
+
   void Validate() override {
     dl::ParseSyncMode(sync_);
     dl::ParseBackend(comm_);
     if (!o_.metrics_path.empty()) CheckOutputFile("--metrics", o_.metrics_path);
     if (!o_.status_path.empty()) CheckOutputFile("--status", o_.status_path);
     if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+    if (o_.model == "transformer-lm") ValidateLanguageModel();
+  }
+
+  // What transformer-lm takes of the shared options, and what it does not take.
+  void ValidateLanguageModel() {
+    if (o_.data.kind != "text") throw InvalidArgumentError("--model transformer-lm trains on --dataset text");
+    if (o_.data.dir.empty()) throw InvalidArgumentError("--dataset text needs --data FILE");
+    for (const char* unsupported : {"--checkpoint", "--resume", "--status", "--stop-file", "--adaptive-batch",
+                                    "--batch-max", "--sync-bn", "--lars"}) {
+      if (app_->count(unsupported) > 0) {
+        throw InvalidArgumentError(fmt::format("{} is not supported with --model transformer-lm", unsupported));
+      }
+    }
+    lm_.level = dl::ParseTextLevel(level_);
   }
 
   int Run(comm::MpiRuntime* mpi) override {
+    if (o_.model == "transformer-lm") return RunLanguageModel(mpi);
     o_.sync.mode = dl::ParseSyncMode(sync_);
     o_.sync.backend = dl::ParseBackend(comm_);
     o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
@@ -104,8 +154,41 @@ class TrainCommand : public Command {
     return 0;
   }
 
+  int RunLanguageModel(comm::MpiRuntime* mpi) {
+    lm_.data_path = o_.data.dir;
+    lm_.batch = o_.batch;
+    lm_.epochs = o_.epochs;
+    lm_.steps = o_.steps;
+    lm_.optimizer.lr = app_->count("--lr") > 0 ? o_.optimizer.lr : 1e-3;  // Adam's usual rate
+    lm_.optimizer.weight_decay = o_.optimizer.weight_decay;
+    lm_.optimizer.warmup_steps = o_.optimizer.warmup_steps;
+    lm_.sync = o_.sync;
+    lm_.sync.mode = dl::ParseSyncMode(sync_);
+    lm_.sync.backend = dl::ParseBackend(comm_);
+    lm_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
+    lm_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+    lm_.threads = o_.threads;
+    lm_.seed = o_.seed;
+    lm_.evaluate = !no_eval_;
+    lm_.metrics_path = o_.metrics_path;
+    lm_.log = &std::cout;
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    const dl::LmResult r = dl::TrainLm(ctx, lm_);
+    if (ctx.rank() == 0) {
+      const std::string validation =
+          r.evaluations.empty() ? "not evaluated"
+                                : fmt::format("validation loss {:.4f}, perplexity {:.3f}", r.evaluations.back().loss,
+                                              r.evaluations.back().perplexity);
+      std::cout << fmt::format("median {:.0f} tokens/s, {} parameters on rank 0, sent {:.1f} MB per rank, {}\n",
+                               r.median_tokens_per_sec, r.parameters, r.sync.bytes_sent / 1e6, validation);
+    }
+    return 0;
+  }
+
  private:
   dl::TrainOptions o_;
+  dl::LmOptions lm_;
+  std::string level_ = "char";
   std::string sync_ = "wfbp";
   std::string comm_ = "allreduce";
   double bucket_mb_ = 25;

@@ -58,6 +58,9 @@ struct SyncOptions {
   // Squared norms of the gradients before and after averaging, each step (see GradientNorms):
   // two passes over the gradient and a two-number all-reduce per step.
   bool measure_gradient_norms = false;
+  // Parameters this synchroniser leaves alone: their owner reduces and updates them over another
+  // group (a mixture-of-experts layer's experts, reduced only among the replicas of each expert).
+  std::vector<torch::Tensor> excluded;
 };
 
 // Hybrid's decision for one fully-connected layer: bytes each would move per step.

@@ -127,26 +127,26 @@ GradSync::~GradSync() {
 
 void GradSync::Flatten(Model& model) {
   std::vector<std::pair<torch::Tensor, int>> all;
+  const auto excluded = [&](const torch::Tensor& p) {
+    return std::any_of(options_.excluded.begin(), options_.excluded.end(),
+                       [&](const torch::Tensor& e) { return e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl(); });
+  };
+  size_t left_out = 0;
   for (int s = 0; s < model.num_stages(); ++s) {
-    for (torch::Tensor& p : model.StageParameters(s)) all.emplace_back(p, s);
+    for (torch::Tensor& p : model.StageParameters(s)) {
+      if (excluded(p)) {
+        ++left_out;
+      } else {
+        all.emplace_back(p, s);
+      }
+    }
   }
-  if (all.size() != model.parameters().size()) throw InternalError("model parameters outside its stages");
-  int64_t total = 0;
-  for (auto& [p, s] : all) {
-    spans_.push_back({.begin = total, .numel = p.numel(), .stage = s, .matrix = p.dim() > 1});
-    total += p.numel();
-  }
-  params_ = torch::empty({total});
-  grads_ = torch::zeros({total});
-  torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < all.size(); ++i) {
-    torch::Tensor& p = all[i].first;
-    const ParamSpan& s = spans_[i];
-    params_.narrow(0, s.begin, s.numel).copy_(p.detach().reshape(-1));
-    p.set_data(params_.narrow(0, s.begin, s.numel).view(p.sizes()));
-    p.mutable_grad() = grads_.narrow(0, s.begin, s.numel).view(p.sizes());
-    param_tensors_.push_back(p);
-  }
+  if (all.size() + left_out != model.parameters().size()) throw InternalError("model parameters outside its stages");
+  FlatParameters flat = FlattenParameters(all);
+  params_ = flat.params;
+  grads_ = flat.grads;
+  spans_ = std::move(flat.spans);
+  for (auto& [p, s] : all) param_tensors_.push_back(p);
 }
 
 void GradSync::PlanHybrid(Model& model) {

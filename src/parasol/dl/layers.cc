@@ -2,22 +2,13 @@
 
 #include <cmath>
 
+#include "parasol/dl/autograd_handle.h"
+
 namespace parasol::dl {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// Layers reach their custom functions through a pointer kept in the autograd context: the
-// function's backward runs while the layer that created it is alive (the model owns the graph).
-template <typename T>
-int64_t AsHandle(T* p) {
-  return static_cast<int64_t>(reinterpret_cast<intptr_t>(p));
-}
-template <typename T>
-T* FromHandle(const c10::IValue& v) {
-  return reinterpret_cast<T*>(static_cast<intptr_t>(v.toInt()));
-}
 
 // y = x W^T + b; backward: dx = g W, and the factors (g, x) go to the layer's sink.
 class SfbLinearFunction : public torch::autograd::Function<SfbLinearFunction> {

@@ -5,9 +5,30 @@
 
 namespace parasol::dl {
 
+FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>>& params) {
+  FlatParameters flat;
+  int64_t total = 0;
+  for (const auto& [p, stage] : params) {
+    flat.spans.push_back({.begin = total, .numel = p.numel(), .stage = stage, .matrix = p.dim() > 1});
+    total += p.numel();
+  }
+  flat.params = torch::empty({total});
+  flat.grads = torch::zeros({total});
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::Tensor p = params[i].first;
+    const ParamSpan& s = flat.spans[i];
+    flat.params.narrow(0, s.begin, s.numel).copy_(p.detach().reshape(-1));
+    p.set_data(flat.params.narrow(0, s.begin, s.numel).view(p.sizes()));
+    p.mutable_grad() = flat.grads.narrow(0, s.begin, s.numel).view(p.sizes());
+  }
+  return flat;
+}
+
 Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads, std::vector<ParamSpan> spans)
     : options_(options), params_(std::move(params)), grads_(std::move(grads)), spans_(std::move(spans)) {
   momentum_ = torch::zeros_like(params_);
+  if (options_.kind == OptimizerKind::kAdam) second_ = torch::zeros_like(params_);
   set_step(0);
 }
 
@@ -48,6 +69,7 @@ void Optimizer::UpdateRange(int64_t begin, int64_t end, const std::vector<double
 // buffer gives too when m * 0 = 0); w -= lr * buf. LARS scales g by the trust ratio first.
 void Optimizer::Apply(int64_t begin, int64_t end, double trust) {
   if (end <= begin) return;
+  if (options_.kind == OptimizerKind::kAdam) return ApplyAdam(begin, end);
   torch::NoGradGuard no_grad;
   torch::Tensor w = params_.narrow(0, begin, end - begin);
   torch::Tensor g = grads_.narrow(0, begin, end - begin);
@@ -60,6 +82,23 @@ void Optimizer::Apply(int64_t begin, int64_t end, double trust) {
   } else {
     w.add_(g, -lr_);
   }
+}
+
+// torch.optim.AdamW: w *= 1 - lr wd; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+// w -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps).
+void Optimizer::ApplyAdam(int64_t begin, int64_t end) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor w = params_.narrow(0, begin, end - begin);
+  torch::Tensor g = grads_.narrow(0, begin, end - begin);
+  torch::Tensor m = momentum_.narrow(0, begin, end - begin);
+  torch::Tensor v = second_.narrow(0, begin, end - begin);
+  const double b1 = options_.adam_beta1, b2 = options_.adam_beta2;
+  const auto t = static_cast<double>(adam_t_);
+  if (options_.weight_decay != 0) w.mul_(1 - lr_ * options_.weight_decay);
+  m.mul_(b1).add_(g, 1 - b1);
+  v.mul_(b2).addcmul_(g, g, 1 - b2);
+  const double c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
+  w.addcdiv_(m, (v / c2).sqrt_().add_(options_.adam_eps), -lr_ / c1);
 }
 
 }  // namespace parasol::dl

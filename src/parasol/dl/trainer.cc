@@ -31,13 +31,6 @@ std::shared_ptr<Model> BuildModel(const std::string& name, const std::vector<int
   return MakeModel(name, shape);
 }
 
-// OpenBLAS keeps its own thread pool; size it like torch's (the symbol is absent with other BLAS).
-void SetThreads(int threads) {
-  torch::set_num_threads(threads);
-  using SetFn = void (*)(int);
-  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(threads);
-}
-
 torch::Tensor FlatBuffers(Model& m) {
   std::vector<torch::Tensor> parts;
   for (const torch::Tensor& b : m.buffers()) {
@@ -272,9 +265,16 @@ void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const Dataset& t
 
 }  // namespace
 
+// OpenBLAS keeps its own thread pool; size it like torch's (the symbol is absent with other BLAS).
+void SetComputeThreads(int threads) {
+  torch::set_num_threads(threads);
+  using SetFn = void (*)(int);
+  if (auto fn = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(threads);
+}
+
 TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   ValidateOptions(o);
-  SetThreads(o.threads);
+  SetComputeThreads(o.threads);
   DataOptions data = o.data;
   if (data.shape.empty()) data.shape = DefaultInputShape(o.model);
   DataSplit split = LoadData(data);

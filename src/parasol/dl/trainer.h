@@ -77,4 +77,7 @@ struct TrainResult {
 // checkpoints), and the synchroniser's errors (peer gone, timeout, mismatch).
 TrainResult Train(comm::Context& ctx, const TrainOptions& options);
 
+// Compute threads of this process: libtorch's intra-op pool and OpenBLAS's own.
+void SetComputeThreads(int threads);
+
 }  // namespace parasol::dl

@@ -1,0 +1,142 @@
+#include "parasol/dl/transformer.h"
+
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "parasol/core/error.h"
+
+namespace parasol::dl {
+namespace {
+
+namespace nn = torch::nn;
+constexpr double kInitStd = 0.02;
+
+class EmbedImpl : public nn::Module {
+ public:
+  EmbedImpl(VocabParallelEmbedding tokens, int64_t seq, int64_t d)
+      : tokens_(register_module("tokens", std::move(tokens))),
+        positions_(register_parameter("positions", torch::randn({seq, d}) * kInitStd)) {}
+  torch::Tensor forward(const torch::Tensor& ids) {
+    return tokens_(ids) + positions_.narrow(0, 0, ids.size(1));
+  }
+
+ private:
+  VocabParallelEmbedding tokens_;
+  torch::Tensor positions_;
+};
+TORCH_MODULE(Embed);
+
+class BlockImpl : public nn::Module {
+ public:
+  BlockImpl(const TransformerOptions& o, TensorGroup& group, MoeLayer moe)
+      : heads_(o.heads / group.size()),
+        head_dim_(o.d_model / o.heads),
+        ln1_(register_module("ln1", nn::LayerNorm(nn::LayerNormOptions({o.d_model})))),
+        qkv_(register_module("qkv", ColumnParallelLinear(o.d_model, 3 * o.d_model, group, 3, kInitStd))),
+        proj_(register_module("proj", RowParallelLinear(o.d_model, o.d_model, group, ResidualStd(o)))),
+        ln2_(register_module("ln2", nn::LayerNorm(nn::LayerNormOptions({o.d_model})))) {
+    if (moe) {
+      moe_ = register_module("moe", std::move(moe));
+    } else {
+      fc1_ = register_module("fc1", ColumnParallelLinear(o.d_model, o.ffn, group, 1, kInitStd));
+      fc2_ = register_module("fc2", RowParallelLinear(o.ffn, o.d_model, group, ResidualStd(o)));
+    }
+  }
+  static double ResidualStd(const TransformerOptions& o) { return kInitStd / std::sqrt(2.0 * o.layers); }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    const torch::Tensor h = Attention(ln1_(x));
+    torch::Tensor y = x + proj_(h);
+    const torch::Tensor z = ln2_(y);
+    if (moe_) return y + moe_(z.reshape({-1, z.size(-1)})).view(z.sizes());
+    return y + fc2_(torch::gelu(fc1_(z)));
+  }
+
+ private:
+  // Causal self-attention of this rank's heads: [B, L, d] -> [B, L, heads x head_dim].
+  torch::Tensor Attention(const torch::Tensor& x) {
+    const int64_t b = x.size(0), l = x.size(1);
+    const torch::Tensor qkv = qkv_(x).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});  // 3,B,H,L,hd
+    const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
+    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
+    const torch::Tensor future = torch::ones({l, l}, torch::kBool).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    const torch::Tensor a = torch::matmul(torch::softmax(scores, -1), v);  // B,H,L,hd
+    return a.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
+  }
+
+  int64_t heads_, head_dim_;
+  nn::LayerNorm ln1_;
+  ColumnParallelLinear qkv_;
+  RowParallelLinear proj_;
+  nn::LayerNorm ln2_;
+  ColumnParallelLinear fc1_{nullptr};
+  RowParallelLinear fc2_{nullptr};
+  MoeLayer moe_{nullptr};
+};
+TORCH_MODULE(Block);
+
+// The final norm and the output layer, tied to the token embedding (held, not registered: its
+// weight belongs to the embedding stage).
+class HeadImpl : public nn::Module {
+ public:
+  HeadImpl(int64_t d, VocabParallelEmbedding tokens)
+      : ln_(register_module("ln", nn::LayerNorm(nn::LayerNormOptions({d})))), tokens_(std::move(tokens)) {}
+  torch::Tensor forward(const torch::Tensor& x) { return tokens_->Logits(ln_(x)); }
+
+ private:
+  nn::LayerNorm ln_;
+  VocabParallelEmbedding tokens_;
+};
+TORCH_MODULE(Head);
+
+void CheckShapes(const TransformerOptions& o, const ParallelGroups& g) {
+  const auto fail = [](const std::string& why) { throw InvalidArgumentError(why); };
+  if (o.vocab < 1 || o.layers < 1 || o.d_model < 1 || o.heads < 1 || o.ffn < 1 || o.seq < 1)
+    fail("transformer: vocabulary, layers, d_model, heads, ffn and seq must be positive");
+  if (o.d_model % o.heads != 0) fail(fmt::format("d_model {} is not a multiple of the {} heads", o.d_model, o.heads));
+  const int t = g.tensor_parallel();
+  if (o.heads % t != 0) fail(fmt::format("{} heads do not split over tensor parallel {}", o.heads, t));
+  if (o.ffn % t != 0) fail(fmt::format("ffn {} does not split over tensor parallel {}", o.ffn, t));
+  if (o.moe_experts > 0 && o.moe_every < 1) fail("moe_every must be at least 1");
+}
+
+}  // namespace
+
+TransformerLm MakeTransformerLm(const TransformerOptions& o, ParallelGroups& groups, uint64_t seed) {
+  CheckShapes(o, groups);
+  TransformerLm lm;
+  lm.tensor_group = std::make_unique<TensorGroup>(groups.tensor());  // collective: before the lock
+  TensorGroup& group = *lm.tensor_group;
+  // torch's default generator is process-wide.
+  static std::mutex generator_mu;
+  std::lock_guard<std::mutex> lock(generator_mu);
+  torch::manual_seed(seed);
+  lm.model = std::make_shared<Model>("transformer-lm", std::vector<int64_t>{o.seq});
+  lm.embedding = VocabParallelEmbedding(o.vocab, o.d_model, group, kInitStd);
+  lm.model->AddStage("embedding", nn::Sequential(Embed(lm.embedding, o.seq, o.d_model)));
+  for (int64_t i = 0; i < o.layers; ++i) {
+    MoeLayer moe{nullptr};
+    if (o.moe_experts > 0 && (i + 1) % o.moe_every == 0) {
+      moe = MoeLayer(MoeOptions{.d_model = o.d_model,
+                                .d_ff = o.ffn,
+                                .experts = o.moe_experts,
+                                .top_k = o.moe_top_k,
+                                .capacity_factor = o.capacity_factor,
+                                .eval_capacity_factor = o.eval_capacity_factor,
+                                .init_std = kInitStd,
+                                .out_init_std = BlockImpl::ResidualStd(o)},
+                     groups.expert());
+      lm.moe_layers.push_back(moe);
+      for (const torch::Tensor& p : moe->expert_parameters()) lm.expert_parameters.push_back(p);
+    }
+    lm.model->AddStage(fmt::format("block{}", i), nn::Sequential(Block(o, group, moe)));
+  }
+  lm.model->AddStage("head", nn::Sequential(Head(o.d_model, lm.embedding)));
+  return lm;
+}
+
+}  // namespace parasol::dl

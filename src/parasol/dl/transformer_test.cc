@@ -1,0 +1,343 @@
+// The Transformer language model's parallel forms against the plain one: tensor parallelism
+// (T = 2, 3, a vocabulary that does not divide), expert parallelism, the mixture-of-experts
+// layer's routing, capacity and auxiliary losses, the distributed evaluation, the text reader.
+#include "parasol/dl/transformer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/comm/testing.h"
+#include "parasol/core/error.h"
+#include "parasol/dl/lm_trainer.h"
+#include "parasol/dl/parallel_groups.h"
+#include "parasol/dl/text_tokens.h"
+
+namespace parasol::dl {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TransformerOptions Small() {
+  return {.vocab = 11, .layers = 2, .d_model = 24, .heads = 6, .ffn = 48, .seq = 8};
+}
+
+// A fixed batch of 3 sequences of 8 tokens and their targets.
+std::pair<torch::Tensor, torch::Tensor> FixedBatch(int64_t vocab, int64_t seed) {
+  torch::Tensor all = torch::remainder(torch::arange(seed, seed + 27, torch::kLong) * 7 + 3, vocab);
+  torch::Tensor x = torch::stack({all.narrow(0, 0, 8), all.narrow(0, 9, 8), all.narrow(0, 18, 8)});
+  torch::Tensor y = torch::stack({all.narrow(0, 1, 8), all.narrow(0, 10, 8), all.narrow(0, 19, 8)});
+  return {x, y};
+}
+
+// This rank's shard of a full (T = 1) parameter, by the layers' rules: rows of each of Q, K and V,
+// rows of fc1 and of the vocabulary, columns of proj and fc2; the rest replicated.
+torch::Tensor Shard(const std::string& name, const torch::Tensor& full, int t, int rank, int64_t vocab) {
+  auto block = [&](int64_t n) { return collective::BlockRange(static_cast<size_t>(n), t, rank); };
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with("qkv.weight") || ends_with("qkv.bias")) {
+    const int64_t part = full.size(0) / 3;
+    const auto [b, e] = block(part);
+    std::vector<torch::Tensor> parts;
+    for (int p = 0; p < 3; ++p) parts.push_back(full.narrow(0, p * part + static_cast<int64_t>(b), static_cast<int64_t>(e - b)));
+    return torch::cat(parts);
+  }
+  if (ends_with("fc1.weight") || ends_with("fc1.bias")) {
+    const auto [b, e] = block(full.size(0));
+    return full.narrow(0, static_cast<int64_t>(b), static_cast<int64_t>(e - b));
+  }
+  if (ends_with("proj.weight") || ends_with("fc2.weight")) {
+    const auto [b, e] = block(full.size(1));
+    return full.narrow(1, static_cast<int64_t>(b), static_cast<int64_t>(e - b));
+  }
+  if (ends_with("tokens.weight")) {
+    const auto [b, e] = block(vocab);
+    return full.narrow(0, static_cast<int64_t>(b), static_cast<int64_t>(e - b));
+  }
+  return full;
+}
+
+struct Outcome {
+  torch::Tensor logits;  // [B, L, V] (the vocabulary blocks put together)
+  double loss = 0;
+  std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> params;  // name -> (value, gradient)
+};
+
+// One forward and backward of the model on `ranks` in-process ranks, tensor parallel `t`;
+// rank `report`'s figures, the logits gathered over its tensor group.
+std::vector<Outcome> RunModel(const TransformerOptions& o, int ranks, int t, int p,
+                              const std::function<std::pair<torch::Tensor, torch::Tensor>(int)>& batch_of) {
+  std::vector<Outcome> out(static_cast<size_t>(ranks));
+  comm::InProcessWorld world(ranks);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    torch::set_num_threads(1);
+    ParallelGroups groups(ctx, t, p);
+    TransformerLm lm = MakeTransformerLm(o, groups, 5);
+    const auto [x, y] = batch_of(ctx.rank());
+    const torch::Tensor logits = lm.model->Forward(x);
+    const torch::Tensor loss =
+        VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}), lm.embedding->vocab_begin(),
+                                  *lm.tensor_group)
+            .mean();
+    torch::Tensor total = loss;
+    for (const MoeLayer& m : lm.moe_layers) total = total + 0.01 * m->balance_loss() + 0.001 * m->z_loss();
+    total.backward();
+    // The logits of every vocabulary block, gathered in rank order (blocks may differ by one).
+    const int64_t v = o.vocab;
+    std::vector<float> all(static_cast<size_t>(x.numel() * v));
+    std::vector<uint64_t> counts;
+    for (int r = 0; r < t; ++r) {
+      const auto [b, e] = collective::BlockRange(static_cast<size_t>(v), t, r);
+      counts.push_back(static_cast<uint64_t>(x.numel()) * (e - b));
+    }
+    const torch::Tensor mine = logits.reshape({-1, logits.size(-1)}).t().contiguous();  // [Vl, N]
+    collective::Allgatherv(groups.tensor(), mine.data_ptr<float>(), all.data(), counts, DType::kFloat32);
+    Outcome& me = out[static_cast<size_t>(ctx.rank())];
+    me.logits = torch::from_blob(all.data(), {v, x.numel()}).t().reshape({x.size(0), x.size(1), v}).clone();
+    me.loss = loss.item<double>();
+    for (const auto& item : lm.model->named_parameters()) {
+      me.params[item.key()] = {item.value().detach().clone(), item.value().grad().clone()};
+    }
+  }));
+  return out;
+}
+
+// T = 2 and T = 3 (vocabulary 11: blocks 6 + 5 and 4 + 4 + 3) give one rank's logits, loss and
+// gradients, each rank's parameters being its shard of the one-rank model's.
+TEST(TensorParallel, MatchesOneRankIncludingAVocabularyThatDoesNotDivide) {
+  const TransformerOptions o = Small();
+  const auto batch = [&](int) { return FixedBatch(o.vocab, 3); };
+  const Outcome one = RunModel(o, 1, 1, 1, batch)[0];
+  for (int t : {2, 3}) {
+    const std::vector<Outcome> split = RunModel(o, t, t, 1, batch);
+    for (int r = 0; r < t; ++r) {
+      const Outcome& got = split[static_cast<size_t>(r)];
+      EXPECT_TRUE(torch::allclose(got.logits, one.logits, 1e-4, 1e-5)) << "T = " << t << ", rank " << r;
+      EXPECT_NEAR(got.loss, one.loss, 1e-5) << "T = " << t;
+      ASSERT_EQ(got.params.size(), one.params.size());
+      for (const auto& [name, value_grad] : one.params) {
+        const auto& [value, grad] = got.params.at(name);
+        const torch::Tensor want_value = Shard(name, value_grad.first, t, r, o.vocab);
+        const torch::Tensor want_grad = Shard(name, value_grad.second, t, r, o.vocab);
+        ASSERT_TRUE(torch::equal(value, want_value)) << name << ": T = " << t << " rank " << r << " holds another shard";
+        EXPECT_TRUE(torch::allclose(grad, want_grad, 1e-3, 1e-6))
+            << name << ": T = " << t << " rank " << r << " gradient differs by "
+            << (grad - want_grad).abs().max().item<double>();
+      }
+    }
+  }
+}
+
+// Two ranks with their own tokens: experts split over both (P = 2, tokens moved by all-to-all)
+// against every rank holding all experts (P = 1). Same losses and dense gradients on each rank; an
+// expert's gradient under P = 2 sums what the two ranks' copies got under P = 1.
+TEST(ExpertParallel, MatchesReplicatedExpertsForTheSameRouting) {
+  TransformerOptions o = Small();
+  o.moe_experts = 4;
+  o.moe_every = 1;
+  o.moe_top_k = 2;
+  o.capacity_factor = 1.0;  // some tokens dropped, the same ones in both layouts
+  const auto batch = [&](int rank) { return FixedBatch(o.vocab, 3 + 10 * rank); };
+  const std::vector<Outcome> replicated = RunModel(o, 2, 1, 1, batch);
+  const std::vector<Outcome> split = RunModel(o, 2, 1, 2, batch);
+  for (int r = 0; r < 2; ++r) {
+    const Outcome& a = replicated[static_cast<size_t>(r)];
+    const Outcome& b = split[static_cast<size_t>(r)];
+    EXPECT_NEAR(a.loss, b.loss, 1e-6) << "rank " << r;
+    for (const auto& [name, vg] : b.params) {
+      const bool expert = name.find(".moe.w") != std::string::npos || name.find(".moe.b") != std::string::npos;
+      if (!expert) {
+        EXPECT_TRUE(torch::allclose(vg.second, a.params.at(name).second, 1e-4, 1e-7)) << name << ", rank " << r;
+        continue;
+      }
+      // Rank r holds experts [2r, 2r + 2) of the replicated layer's four.
+      const torch::Tensor sum = replicated[0].params.at(name).second + replicated[1].params.at(name).second;
+      EXPECT_TRUE(torch::equal(vg.first, a.params.at(name).first.narrow(0, 2 * r, 2))) << name;
+      EXPECT_TRUE(torch::allclose(vg.second, sum.narrow(0, 2 * r, 2), 1e-4, 1e-7)) << name << ", rank " << r;
+    }
+  }
+}
+
+TEST(Moe, AuxiliaryLossesMatchAHandComputation) {
+  // Switch's balance loss: E sum_e f_e P_e with f = (1/2, 1/2, 0), P = (0.4, 0.4, 0.2): 3 x 0.4.
+  const torch::Tensor probs = torch::tensor({0.7f, 0.2f, 0.1f, 0.1f, 0.6f, 0.3f}).view({2, 3});
+  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1}, torch::kLong)).item<double>(), 1.2, 1e-6);
+  // Perfectly balanced routing with uniform probabilities gives 1.
+  EXPECT_NEAR(BalanceLoss(torch::full({4, 2}, 0.5f), torch::tensor({0, 1, 0, 1}, torch::kLong)).item<double>(), 1.0,
+              1e-6);
+  // z-loss: mean over tokens of (log sum exp logits)^2.
+  const double a = std::log(std::exp(1.0) + std::exp(2.0)), b = std::log(2.0);
+  EXPECT_NEAR(RouterZLoss(torch::tensor({1.0f, 2.0f, 0.0f, 0.0f}).view({2, 2})).item<double>(), (a * a + b * b) / 2,
+              1e-5);
+}
+
+// Four tokens that all prefer expert 0 (top-1, capacity ceil(4 x 1.0 / 2) = 2): the first two are
+// kept, computed by expert 0 and scaled by their gate; the last two are dropped (a zero output:
+// only the residual carries them), none is counted twice.
+TEST(Moe, TokensOverCapacityAreDroppedNeverDuplicated) {
+  comm::InProcessWorld world(1);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    torch::manual_seed(1);
+    MoeLayer moe(MoeOptions{.d_model = 4, .d_ff = 8, .experts = 2, .top_k = 1, .capacity_factor = 1.0}, ctx);
+    torch::NoGradGuard no_grad;
+    moe->router.copy_(torch::tensor({1.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f, 0.0f, 0.0f}).view({2, 4}));
+    const torch::Tensor x = torch::tensor({2.0f, 0.1f, 0.2f, 0.3f, 1.0f, -0.5f, 0.4f, 0.0f, 3.0f, 0.0f, 0.0f, 1.0f,
+                                           0.5f, 0.5f, 0.5f, 0.5f})
+                                .view({4, 4});
+    const torch::Tensor y = moe(x);
+    EXPECT_EQ(moe->stats().dropped, 2);
+    EXPECT_EQ(moe->stats().choices, 4);
+    EXPECT_EQ(moe->stats().routed, (std::vector<int64_t>{4, 0}));
+    for (int i = 0; i < 2; ++i) {
+      const torch::Tensor xi = x[i];
+      const torch::Tensor h = torch::gelu(torch::matmul(xi, moe->w1[0]) + moe->b1[0]);
+      const torch::Tensor expert = torch::matmul(h, moe->w2[0]) + moe->b2[0];
+      const double gate = torch::softmax(torch::matmul(moe->router, xi), 0)[0].item<double>();
+      EXPECT_TRUE(torch::allclose(y[i], expert * gate, 1e-5, 1e-6)) << "token " << i;
+    }
+    EXPECT_TRUE(torch::equal(y[2], torch::zeros({4})));
+    EXPECT_TRUE(torch::equal(y[3], torch::zeros({4})));
+  }));
+}
+
+// Top-2: every token's first choice takes a slot before any second choice.
+TEST(Moe, FirstChoicesTakeSlotsBeforeSecondChoices) {
+  comm::InProcessWorld world(1);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    torch::manual_seed(1);
+    // 4 tokens x 2 choices over 2 experts, capacity ceil(8 x 0.5 / 2) = 2 per expert.
+    MoeLayer moe(MoeOptions{.d_model = 2, .d_ff = 4, .experts = 2, .top_k = 2, .capacity_factor = 0.5}, ctx);
+    torch::NoGradGuard no_grad;
+    moe->router.copy_(torch::tensor({1.0f, 0.0f, 0.0f, 1.0f}).view({2, 2}));
+    // Tokens 0, 1 prefer expert 0; tokens 2, 3 prefer expert 1: the four first choices fill both.
+    moe(torch::tensor({1.0f, 0.0f, 2.0f, 0.0f, 0.0f, 1.0f, 0.0f, 2.0f}).view({4, 2}));
+    EXPECT_EQ(moe->stats().dropped, 4);  // every second choice
+    EXPECT_EQ(moe->stats().routed, (std::vector<int64_t>{4, 4}));
+  }));
+}
+
+TEST(ParallelLayout, ARankWithAnotherDegreeIsNamed) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParallelGroups groups(ctx, ctx.rank() == 0 ? 2 : 1, 1);
+  });
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank 1 runs tensor parallel 1 and expert parallel 1"));
+  EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0 runs tensor parallel 2 and expert parallel 1"));
+}
+
+TEST(ParallelLayout, DegreesThatDoNotDivideAreRefused) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { ParallelGroups groups(ctx, 1, 3); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("expert parallel 3 does not divide the 2"));
+  auto more = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParallelGroups groups(ctx, 2, 1);
+    MakeTransformerLm({.vocab = 11, .layers = 1, .d_model = 24, .heads = 3, .ffn = 48, .seq = 8}, groups, 1);
+  });
+  EXPECT_THAT(comm::testing::Message(more[0]), HasSubstr("3 heads do not split over tensor parallel 2"));
+}
+
+// The validation loss over 2 replicas x 2 tensor ranks is one rank's, batch by batch (the MoE
+// capacity is per batch, so the same batches must meet the same experts).
+TEST(LmEvaluation, SplitOverReplicasEqualsOneProcess) {
+  TransformerOptions o = Small();
+  o.moe_experts = 2;
+  o.moe_every = 2;
+  std::vector<int64_t> tokens;
+  for (int64_t i = 0; i < 200; ++i) tokens.push_back((i * 5 + i / 7) % o.vocab);
+  const auto evaluate = [&](int ranks, int t, int p) {
+    LmEvaluation got;
+    comm::InProcessWorld world(ranks);
+    comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      torch::set_num_threads(1);
+      ParallelGroups groups(ctx, t, p);
+      TransformerLm lm = MakeTransformerLm(o, groups, 9);
+      const LmEvaluation e = EvaluateLm(groups, lm, tokens, o.seq, 3, 0);
+      if (ctx.rank() == 0) got = e;
+    }));
+    return got;
+  };
+  const LmEvaluation one = evaluate(1, 1, 1);
+  EXPECT_EQ(one.tokens, 24 * 8);  // 24 whole windows of 8 (+ 1) in 200 tokens
+  for (const auto& [ranks, t, p] : {std::tuple{2, 1, 2}, std::tuple{4, 2, 2}, std::tuple{3, 1, 1}}) {
+    const LmEvaluation e = evaluate(ranks, t, p);
+    EXPECT_EQ(e.tokens, one.tokens);
+    EXPECT_NEAR(e.loss, one.loss, 1e-6 * one.loss) << ranks << " ranks, T " << t << ", P " << p;
+  }
+}
+
+// A text with structure to learn (sentences built from a small grammar): a few steps of a small
+// model on 2 replicas x 2 tensor ranks with a mixture of experts over the replicas cut the
+// validation loss well below its start, and the experts' load stays near even.
+TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
+  std::string text;
+  const char* subjects[] = {"the cat", "a dog", "my friend", "the king"};
+  const char* verbs[] = {"sees", "likes", "finds", "keeps"};
+  const char* objects[] = {"the ball.", "a hat.", "the bread.", "my book."};
+  for (int i = 0; i < 1200; ++i) {
+    text += fmt::format("{} {} {}\n", subjects[(i * 7) % 4], verbs[(i * 5 + i / 4) % 4], objects[(i * 3 + i / 16) % 4]);
+  }
+  LmOptions o;
+  o.data_path = WriteTemp("lm_grammar.txt", text);
+  o.model = {.layers = 2, .d_model = 32, .heads = 4, .ffn = 64, .seq = 32, .moe_experts = 4, .moe_every = 2};
+  o.batch = 8;
+  o.steps = 60;
+  o.optimizer.lr = 3e-3;
+  o.tensor_parallel = 2;
+  o.expert_parallel = 2;
+  o.eval_batches = 8;
+  std::vector<LmResult> results(4);
+  comm::InProcessWorld world(4);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    results[static_cast<size_t>(ctx.rank())] = TrainLm(ctx, o);
+  }));
+  const LmResult& r = results[0];
+  ASSERT_FALSE(r.evaluations.empty());
+  ASSERT_EQ(r.evaluations.back().step, 60);
+  ASSERT_EQ(r.steps.size(), 60u);
+  // The first step's loss is about log(vocabulary); the grammar leaves far less to guess.
+  EXPECT_NEAR(r.steps[0].loss, std::log(static_cast<double>(r.vocab)), 0.3);
+  EXPECT_LT(r.evaluations.back().loss, 0.5 * r.steps[0].loss);
+  EXPECT_LT(r.steps.back().expert_load, 2.0);  // 4 experts: 4 would be all on one
+  for (const LmResult& other : results) EXPECT_DOUBLE_EQ(other.evaluations.back().loss, r.evaluations.back().loss);
+}
+
+TEST(TextTokens, CharactersAndWordsWithTheirVocabulary) {
+  const std::string path = WriteTemp("lm_text.txt", "ab a\nba b\nab c\n");
+  const TextTokens c = ReadTextTokens(path, TextLevel::kChar, 0.3, 2);
+  EXPECT_EQ(c.vocab, (std::vector<std::string>{"\n", " ", "a", "b"}));
+  EXPECT_EQ(c.train.size(), 10u);                                     // "ab a\n" "ba b\n"
+  EXPECT_EQ(c.validation, (std::vector<int64_t>{2, 3, 1, 0}));        // 'c' unseen: left out
+  const TextTokens w = ReadTextTokens(path, TextLevel::kWord, 0.3, 2);
+  EXPECT_EQ(w.vocab, (std::vector<std::string>{"<eol>", "<unk>", "a", "ab", "b", "ba"}));
+  EXPECT_EQ(w.validation, (std::vector<int64_t>{3, 1, 0}));  // "ab c <eol>"
+}
+
+TEST(TextTokens, TooShortOrEmptyTextIsAnErrorNamingTheFile) {
+  const std::string empty = WriteTemp("lm_empty.txt", "");
+  EXPECT_THAT([&] { ReadTextTokens(empty, TextLevel::kChar, 0.1, 8); },
+              ::testing::ThrowsMessage<ParseError>(HasSubstr("lm_empty.txt: no text")));
+  const std::string small = WriteTemp("lm_small.txt", "abc\nd\n");
+  EXPECT_THAT([&] { ReadTextTokens(small, TextLevel::kChar, 0.5, 8); },
+              ::testing::ThrowsMessage<ParseError>(HasSubstr("each needs at least 9 (--seq 8 + 1)")));
+  EXPECT_THROW(ParseTextLevel("bytes"), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace parasol::dl
