@@ -14,27 +14,36 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-void AllToAll(comm::Context& group, const torch::Tensor& in, torch::Tensor& out) {
-  collective::Alltoall(group, in.data_ptr<float>(), out.data_ptr<float>(),
-                       static_cast<size_t>(in.numel() / group.size()), DType::kFloat32);
-}
-
-// Block p of the first dimension to rank p of the group, arriving in block `rank`; its own
-// reverse, so backward sends the gradients the same way.
-class AllToAllFunction : public torch::autograd::Function<AllToAllFunction> {
+// Variable blocks of rows: send[q] rows (of the row width) to rank q, recv[q] from it, in rank
+// order; backward sends the gradients back the other way.
+class AllToAllVFunction : public torch::autograd::Function<AllToAllVFunction> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& rows, int64_t group,
+                               const torch::Tensor& send, const torch::Tensor& recv) {
     ctx->saved_data["group"] = group;
-    const torch::Tensor in = x.contiguous();
-    torch::Tensor out = torch::empty_like(in);
-    AllToAll(*FromHandle<comm::Context>(group), in, out);
-    return out;
+    ctx->save_for_backward({send, recv});
+    return Exchange(*FromHandle<comm::Context>(group), rows.contiguous(), send, recv, rows.size(1));
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    auto saved = ctx->get_saved_variables();
     const torch::Tensor g = grad_outputs[0].contiguous();
-    torch::Tensor out = torch::empty_like(g);
-    AllToAll(*FromHandle<comm::Context>(ctx->saved_data["group"]), g, out);
-    return {out, torch::Tensor()};
+    return {Exchange(*FromHandle<comm::Context>(ctx->saved_data["group"]), g, saved[1], saved[0], g.size(1)),
+            torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+
+ private:
+  static torch::Tensor Exchange(comm::Context& group, const torch::Tensor& rows, const torch::Tensor& send,
+                                const torch::Tensor& recv, int64_t width) {
+    std::vector<uint64_t> s, r;
+    int64_t total = 0;
+    for (int64_t q = 0; q < send.numel(); ++q) {
+      s.push_back(static_cast<uint64_t>(send[q].item<int64_t>() * width));
+      r.push_back(static_cast<uint64_t>(recv[q].item<int64_t>() * width));
+      total += recv[q].item<int64_t>();
+    }
+    torch::Tensor out = torch::empty({total, width});
+    collective::Alltoallv(group, rows.data_ptr<float>(), s, out.data_ptr<float>(), r, DType::kFloat32);
+    return out;
   }
 };
 
@@ -45,9 +54,11 @@ torch::Tensor DrawExperts(std::vector<int64_t> shape, double std, int64_t first,
 
 }  // namespace
 
-torch::Tensor BalanceLoss(const torch::Tensor& probs, const torch::Tensor& first_choice) {
-  const int64_t e = probs.size(1);
-  const torch::Tensor share = torch::one_hot(first_choice, e).to(torch::kFloat32).mean(0);
+torch::Tensor BalanceLoss(const torch::Tensor& probs, const torch::Tensor& choices) {
+  const int64_t e = probs.size(1), k = choices.size(1);
+  // Every choice counts: with first choices alone (Switch, k = 1) an expert that is every token's
+  // second choice escapes the loss and takes twice its share of the load.
+  const torch::Tensor share = torch::one_hot(choices, e).to(torch::kFloat32).sum(1).mean(0) / static_cast<double>(k);
   return static_cast<double>(e) * (share * probs.mean(0)).sum();
 }
 
@@ -92,25 +103,66 @@ torch::Tensor MoeLayerImpl::AssignSlots(const torch::Tensor& choice, int64_t cap
   return all;
 }
 
-torch::Tensor MoeLayerImpl::RunExperts(const torch::Tensor& slots) {
-  const int64_t p = group_.size(), c = slots.size(1), d = slots.size(2);
-  torch::Tensor in = slots;  // [E, C, d]
-  if (p > 1) {
-    // [P(source), El, C, d] -> [El, P * C, d]: each local expert's slots from every rank.
-    in = AllToAllFunction::apply(slots, AsHandle(&group_)).view({p, local_, c, d}).transpose(0, 1).reshape(
-        {local_, p * c, d});
+// The local experts on their rows of `in` (expert-major: `counts` rows for each, in order).
+torch::Tensor MoeLayerImpl::ApplyExperts(const torch::Tensor& in, const std::vector<int64_t>& counts) {
+  std::vector<torch::Tensor> outs;
+  int64_t at = 0;
+  for (int64_t j = 0; j < local_; ++j) {
+    const int64_t c = counts[static_cast<size_t>(j)];
+    if (c == 0) continue;
+    const torch::Tensor h = torch::gelu(torch::addmm(b1[j], in.narrow(0, at, c), w1[j]));
+    outs.push_back(torch::addmm(b2[j], h, w2[j]));
+    at += c;
   }
-  torch::Tensor h = torch::gelu(torch::baddbmm(b1.unsqueeze(1), in, w1));
-  torch::Tensor out = torch::baddbmm(b2.unsqueeze(1), h, w2);
-  if (p > 1) {
-    out = out.view({local_, p, c, d}).transpose(0, 1).contiguous();  // [P(source), El, C, d]
-    out = AllToAllFunction::apply(out, AsHandle(&group_)).view({options_.experts, c, d});
-  }
-  return out;
+  return outs.empty() ? torch::zeros({0, options_.d_model}) : torch::cat(outs);
 }
 
+// Rows sorted by expert (counts[e] rows for expert e, every expert's) through the experts,
+// wherever they live; the outputs come back in the same order.
+torch::Tensor MoeLayerImpl::RunExperts(const torch::Tensor& rows, const std::vector<int64_t>& counts) {
+  const int64_t p = group_.size();
+  if (p == 1) return ApplyExperts(rows, counts);
+  // Every rank tells every other how many rows it sends each of its experts.
+  std::vector<int64_t> heard(counts.size());
+  collective::Alltoall(group_, counts.data(), heard.data(), static_cast<size_t>(local_), DType::kInt64);
+  std::vector<uint64_t> send(static_cast<size_t>(p), 0), recv(static_cast<size_t>(p), 0);
+  std::vector<int64_t> per_expert(static_cast<size_t>(local_), 0);
+  for (int64_t q = 0; q < p; ++q) {
+    for (int64_t j = 0; j < local_; ++j) {
+      send[static_cast<size_t>(q)] += static_cast<uint64_t>(counts[static_cast<size_t>(q * local_ + j)]);
+      recv[static_cast<size_t>(q)] += static_cast<uint64_t>(heard[static_cast<size_t>(q * local_ + j)]);
+      per_expert[static_cast<size_t>(j)] += heard[static_cast<size_t>(q * local_ + j)];
+    }
+  }
+  const torch::Tensor arrived = AllToAllV(rows, send, recv);  // by source, then expert
+  // Source-major to expert-major: the row order the experts take, and back.
+  std::vector<int64_t> order;
+  std::vector<int64_t> source_start(static_cast<size_t>(p), 0);
+  for (int64_t q = 1; q < p; ++q) source_start[static_cast<size_t>(q)] = source_start[static_cast<size_t>(q - 1)] +
+                                                                          static_cast<int64_t>(recv[static_cast<size_t>(q - 1)]);
+  for (int64_t j = 0; j < local_; ++j) {
+    for (int64_t q = 0; q < p; ++q) {
+      int64_t at = source_start[static_cast<size_t>(q)];
+      for (int64_t i = 0; i < j; ++i) at += heard[static_cast<size_t>(q * local_ + i)];
+      for (int64_t r = 0; r < heard[static_cast<size_t>(q * local_ + j)]; ++r) order.push_back(at + r);
+    }
+  }
+  const torch::Tensor to_expert = torch::tensor(order, torch::kLong);
+  const torch::Tensor back = torch::empty_like(to_expert).scatter_(0, to_expert, torch::arange(to_expert.numel()));
+  const torch::Tensor done = ApplyExperts(arrived.index_select(0, to_expert), per_expert).index_select(0, back);
+  return AllToAllV(done, recv, send);
+}
+
+torch::Tensor MoeLayerImpl::AllToAllV(const torch::Tensor& rows, const std::vector<uint64_t>& send,
+                                      const std::vector<uint64_t>& recv) {
+  return AllToAllVFunction::apply(rows, AsHandle(&group_), torch::tensor(std::vector<int64_t>(send.begin(), send.end())),
+                                  torch::tensor(std::vector<int64_t>(recv.begin(), recv.end())));
+}
+
+// Only the kept choices move and are computed (no capacity padding): sorted by slot, they are
+// grouped by expert in the order they took their places.
 torch::Tensor MoeLayerImpl::forward(const torch::Tensor& x) {
-  const int64_t n = x.size(0), d = x.size(1), e = options_.experts, k = options_.top_k;
+  const int64_t n = x.size(0), e = options_.experts, k = options_.top_k;
   const torch::Tensor logits = torch::matmul(x, router.t());
   const torch::Tensor probs = torch::softmax(logits, 1);
   auto [top, choice] = probs.topk(k, 1);
@@ -119,17 +171,17 @@ torch::Tensor MoeLayerImpl::forward(const torch::Tensor& x) {
   const auto capacity = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(static_cast<double>(k * n) * factor / static_cast<double>(e))));
   const torch::Tensor slots = AssignSlots(choice, capacity).reshape({-1});
-  const torch::Tensor tokens = torch::arange(n, torch::kLong).repeat_interleave(k);
   const torch::Tensor kept = (slots >= 0).nonzero().squeeze(1);
-  const torch::Tensor kept_slots = slots.index_select(0, kept), kept_tokens = tokens.index_select(0, kept);
-  const torch::Tensor buffer =
-      torch::zeros({e * capacity, d}).index_add(0, kept_slots, x.index_select(0, kept_tokens));
-  const torch::Tensor out = RunExperts(buffer.view({e, capacity, d})).reshape({e * capacity, d});
-  const torch::Tensor weighted =
-      out.index_select(0, kept_slots) * gates.reshape({-1}).index_select(0, kept).unsqueeze(1);
-  balance_loss_ = BalanceLoss(probs, choice.select(1, 0));
+  const auto [sorted_slots, by_slot] = slots.index_select(0, kept).sort();
+  const torch::Tensor choices = kept.index_select(0, by_slot);  // (token, choice) flat index, by slot
+  const torch::Tensor tokens = choices.div(k, "floor");
+  const torch::Tensor per_expert = torch::bincount(sorted_slots.div(capacity, "floor"), {}, e);
+  std::vector<int64_t> counts(per_expert.data_ptr<int64_t>(), per_expert.data_ptr<int64_t>() + e);
+  const torch::Tensor out = RunExperts(x.index_select(0, tokens), counts);
+  const torch::Tensor weighted = out * gates.reshape({-1}).index_select(0, choices).unsqueeze(1);
+  balance_loss_ = BalanceLoss(probs, choice);
   z_loss_ = RouterZLoss(logits);
-  return torch::zeros({n, d}).index_add(0, kept_tokens, weighted);
+  return torch::zeros({n, x.size(1)}).index_add(0, tokens, weighted);
 }
 
 }  // namespace parasol::dl

@@ -9,11 +9,14 @@
 //               not training); a token's choices take slots in priority order (every token's first
 //               choice before any second one, tokens in order); a choice past C is dropped: the
 //               token passes through the residual only (its other choice may still be taken)
-//   dispatch    an [E, C, d] buffer of the kept tokens; all-to-all over the expert group so each
-//               rank holds its E / P experts' slots from every rank; the experts run as batched
-//               products; all-to-all back; each token's kept outputs summed, weighted by the gates
-//   losses      load balancing E sum_e f_e P_e (f_e: share of tokens whose first choice is e, P_e:
-//               mean router probability of e; 1 when balanced) and the router z-loss
+//   dispatch    the kept choices only, sorted by slot (grouped by expert, in the order they took
+//               their places): no capacity padding is moved or computed. An all-to-all of counts,
+//               then one of the rows (variable blocks) over the expert group, so each rank holds
+//               its E / P experts' rows from every rank; each expert's rows through it; back by
+//               the reverse exchange; each token's kept outputs summed, weighted by the gates
+//   losses      load balancing E sum_e f_e P_e (f_e: share of the N k choices that picked e, P_e:
+//               mean router probability of e; 1 when balanced; Switch's loss for k = 1, and for
+//               k = 2 every choice counted, as Megablocks does) and the router z-loss
 //               mean_tokens (log sum_e exp(logits))^2, both kept for the trainer to weigh
 //
 // Every rank draws all E experts' initial weights and keeps its own, so the layer's values do not
@@ -71,7 +74,10 @@ class MoeLayerImpl : public torch::nn::Module {
  private:
   // Slot of each (token, choice) in the [E, C] buffer, -1 when dropped; fills stats_.
   torch::Tensor AssignSlots(const torch::Tensor& choice, int64_t capacity);
-  torch::Tensor RunExperts(const torch::Tensor& slots);  // [E, C, d] -> [E, C, d]
+  torch::Tensor RunExperts(const torch::Tensor& rows, const std::vector<int64_t>& counts);
+  torch::Tensor ApplyExperts(const torch::Tensor& in, const std::vector<int64_t>& counts);
+  torch::Tensor AllToAllV(const torch::Tensor& rows, const std::vector<uint64_t>& send,
+                          const std::vector<uint64_t>& recv);
 
   MoeOptions options_;
   comm::Context& group_;
@@ -81,9 +87,9 @@ class MoeLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(MoeLayer);
 
-// Switch's load-balancing loss from router probabilities [N, E] and each token's first choice
-// [N], and ST-MoE's z-loss from router logits [N, E].
-torch::Tensor BalanceLoss(const torch::Tensor& probs, const torch::Tensor& first_choice);
+// The load-balancing loss from router probabilities [N, E] and each token's choices [N, k], and
+// ST-MoE's z-loss from router logits [N, E].
+torch::Tensor BalanceLoss(const torch::Tensor& probs, const torch::Tensor& choices);
 torch::Tensor RouterZLoss(const torch::Tensor& logits);
 
 }  // namespace parasol::dl

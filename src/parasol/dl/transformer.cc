@@ -60,10 +60,11 @@ class BlockImpl : public nn::Module {
   torch::Tensor Attention(const torch::Tensor& x) {
     const int64_t b = x.size(0), l = x.size(1);
     const torch::Tensor qkv = qkv_(x).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});  // 3,B,H,L,hd
-    const torch::Tensor q = qkv[0], k = qkv[1], v = qkv[2];
-    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim_));
-    const torch::Tensor future = torch::ones({l, l}, torch::kBool).triu(1);
-    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    // The scale goes on q (L x head_dim per head) rather than on the scores (L x L), and the mask is
+    // written into the scores in place: two fewer passes over the largest tensor of the block.
+    const torch::Tensor q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k = qkv[1], v = qkv[2];
+    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));
+    scores.masked_fill_(torch::ones({l, l}, torch::kBool).triu(1), -std::numeric_limits<float>::infinity());
     const torch::Tensor a = torch::matmul(torch::softmax(scores, -1), v);  // B,H,L,hd
     return a.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
   }

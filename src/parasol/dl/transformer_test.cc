@@ -175,12 +175,16 @@ TEST(ExpertParallel, MatchesReplicatedExpertsForTheSameRouting) {
 }
 
 TEST(Moe, AuxiliaryLossesMatchAHandComputation) {
-  // Switch's balance loss: E sum_e f_e P_e with f = (1/2, 1/2, 0), P = (0.4, 0.4, 0.2): 3 x 0.4.
+  // Top-1 (Switch's loss): E sum_e f_e P_e with f = (1/2, 1/2, 0), P = (0.4, 0.4, 0.2): 3 x 0.4.
   const torch::Tensor probs = torch::tensor({0.7f, 0.2f, 0.1f, 0.1f, 0.6f, 0.3f}).view({2, 3});
-  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1}, torch::kLong)).item<double>(), 1.2, 1e-6);
+  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1}, torch::kLong).view({2, 1})).item<double>(), 1.2, 1e-6);
+  // Top-2, every choice counted: choices (0, 1) and (1, 2) give f = (1/4, 1/2, 1/4), so
+  // 3 (0.25 x 0.4 + 0.5 x 0.4 + 0.25 x 0.2) = 1.05.
+  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1, 1, 2}, torch::kLong).view({2, 2})).item<double>(), 1.05, 1e-6);
   // Perfectly balanced routing with uniform probabilities gives 1.
-  EXPECT_NEAR(BalanceLoss(torch::full({4, 2}, 0.5f), torch::tensor({0, 1, 0, 1}, torch::kLong)).item<double>(), 1.0,
-              1e-6);
+  EXPECT_NEAR(BalanceLoss(torch::full({4, 2}, 0.5f), torch::tensor({0, 1, 0, 1}, torch::kLong).view({4, 1}))
+                  .item<double>(),
+              1.0, 1e-6);
   // z-loss: mean over tokens of (log sum exp logits)^2.
   const double a = std::log(std::exp(1.0) + std::exp(2.0)), b = std::log(2.0);
   EXPECT_NEAR(RouterZLoss(torch::tensor({1.0f, 2.0f, 0.0f, 0.0f}).view({2, 2})).item<double>(), (a * a + b * b) / 2,
