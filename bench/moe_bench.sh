@@ -29,7 +29,7 @@ lm=(train --model transformer-lm --dataset text --data "$text" --layers 4 --d-mo
     --batch 16 --threads 1)
 moe=(--ffn 256 --moe-experts 8 --moe-top-k 2 --capacity-factor 1.25 --expert-parallel 2)
 tokens_per_sec() { sed -n 's/^median \([0-9]*\) tokens\/s.*/\1/p' "$1"; }
-params() { sed -n 's/.* \([0-9]*\) parameters on rank 0.*/\1/p' "$1"; }
+params() { sed -n 's/^median .* \([0-9]*\) parameters on rank 0.*/\1/p' "$1"; }
 peak_mb() { sed -n 's/.*Maximum resident set size (kbytes): \([0-9]*\)/\1/p' "$1" | sort -n | tail -1 | awk '{print $1 / 1024}'; }
 
 # 1. Convergence: each run writes its metrics (loss per step, validation per epoch).

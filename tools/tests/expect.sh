@@ -20,3 +20,6 @@ expect() {
 check() {
   if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
 }
+
+# `close A B T`: A and B are numbers within T of each other (either empty: not close).
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= t && -d <= t) }'; }

@@ -12,7 +12,6 @@ failures=0
 
 source "$(dirname "$0")/expect.sh"
 test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
-close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= t && -d <= t) }'; }
 
 cora="$data/cora"
 "$parasol" gnn --graph "$cora" --metrics "$tmp/m.csv" > "$tmp/one.txt" 2> "$tmp/err" ||

@@ -14,7 +14,6 @@ failures=0
 source "$(dirname "$0")/expect.sh"
 objective() { grep '^final:' "$1" | sed 's/.*objective \([^,]*\),.*/\1/'; }
 ev() { grep '^final:' "$1" | sed 's/.*explained variance \([^,]*\),.*/\1/'; }
-close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d < t && -d < t) }'; }
 
 schools="$data/school/school-20.csv"
 run=(mtrl --data "$schools" --split 0.7 --lambda2 0.1 --epsilon 1e-3 --tolerance 1e-9 --iterations 2000)

@@ -105,16 +105,19 @@ torch::Tensor MoeLayerImpl::AssignSlots(const torch::Tensor& choice, int64_t cap
 
 // The local experts on their rows of `in` (expert-major: `counts` rows for each, in order).
 torch::Tensor MoeLayerImpl::ApplyExperts(const torch::Tensor& in, const std::vector<int64_t>& counts) {
+  // One unbind and one split per call rather than an index per expert: the backward of each index
+  // would write a zeroed copy of the whole tensor.
+  const std::vector<torch::Tensor> w1s = w1.unbind(0), b1s = b1.unbind(0), w2s = w2.unbind(0), b2s = b2.unbind(0);
+  const std::vector<torch::Tensor> parts = in.split_with_sizes(counts);
   std::vector<torch::Tensor> outs;
-  int64_t at = 0;
   for (int64_t j = 0; j < local_; ++j) {
-    const int64_t c = counts[static_cast<size_t>(j)];
-    if (c == 0) continue;
-    const torch::Tensor h = torch::gelu(torch::addmm(b1[j], in.narrow(0, at, c), w1[j]));
-    outs.push_back(torch::addmm(b2[j], h, w2[j]));
-    at += c;
+    if (counts[static_cast<size_t>(j)] == 0) continue;
+    const auto e = static_cast<size_t>(j);
+    outs.push_back(torch::addmm(b2s[e], torch::gelu(torch::addmm(b1s[e], parts[e], w1s[e])), w2s[e]));
   }
-  return outs.empty() ? torch::zeros({0, options_.d_model}) : torch::cat(outs);
+  // No row for any local expert: still an output of `in` (0 rows), so that backward runs the
+  // reverse all-to-alls here as on every other rank of the group.
+  return outs.empty() ? in * 0.0 : torch::cat(outs);
 }
 
 // Rows sorted by expert (counts[e] rows for expert e, every expert's) through the experts,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 
 namespace parasol::dl {
@@ -59,17 +60,28 @@ class BlockImpl : public nn::Module {
   // Causal self-attention of this rank's heads: [B, L, d] -> [B, L, heads x head_dim].
   torch::Tensor Attention(const torch::Tensor& x) {
     const int64_t b = x.size(0), l = x.size(1);
-    const torch::Tensor qkv = qkv_(x).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4});  // 3,B,H,L,hd
-    // The scale goes on q (L x head_dim per head) rather than on the scores (L x L), and the mask is
-    // written into the scores in place: two fewer passes over the largest tensor of the block.
-    const torch::Tensor q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_))), k = qkv[1], v = qkv[2];
-    torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));
-    scores.masked_fill_(torch::ones({l, l}, torch::kBool).triu(1), -std::numeric_limits<float>::infinity());
-    const torch::Tensor a = torch::matmul(torch::softmax(scores, -1), v);  // B,H,L,hd
+    // One unbind of the 3, B, H, L, hd view (an index per q, k and v would each write a zeroed copy
+    // of the whole projection in backward); the scale goes on q (L x hd per head, not L x L), and
+    // the causal mask is the product's starting value (no pass of its own, none in backward).
+    const std::vector<torch::Tensor> qkv =
+        qkv_(x).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4}).unbind(0);
+    const torch::Tensor q = (qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_)))).reshape({b * heads_, l, head_dim_});
+    const torch::Tensor k = qkv[1].reshape({b * heads_, l, head_dim_}), v = qkv[2].reshape({b * heads_, l, head_dim_});
+    const torch::Tensor scores = torch::baddbmm(CausalMask(l).expand({b * heads_, l, l}), q, k.transpose(1, 2));
+    const torch::Tensor a = torch::bmm(torch::softmax(scores, -1), v).view({b, heads_, l, head_dim_});
     return a.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
   }
 
+  // 0 on and below the diagonal, -inf above: added to the scores, a position sees none after it.
+  torch::Tensor CausalMask(int64_t l) {
+    if (mask_.size(0) != l) {
+      mask_ = torch::full({l, l}, -std::numeric_limits<float>::infinity()).triu(1);
+    }
+    return mask_;
+  }
+
   int64_t heads_, head_dim_;
+  torch::Tensor mask_ = torch::empty({0, 0});
   nn::LayerNorm ln1_;
   ColumnParallelLinear qkv_;
   RowParallelLinear proj_;
@@ -105,10 +117,34 @@ void CheckShapes(const TransformerOptions& o, const ParallelGroups& g) {
   if (o.moe_experts > 0 && o.moe_every < 1) fail("moe_every must be at least 1");
 }
 
+// Every rank must build the same model: a rank with other experts or widths would meet the others
+// in collectives of other sizes. Named before any of them.
+void AgreeOnShape(const TransformerOptions& o, ParallelGroups& g) {
+  const std::vector<std::pair<const char*, int64_t>> fields = {
+      {"vocabulary", o.vocab}, {"layers", o.layers},     {"d_model", o.d_model},
+      {"heads", o.heads},      {"ffn", o.ffn},           {"seq", o.seq},
+      {"experts", o.moe_experts}, {"top-k", o.moe_top_k}, {"moe_every", o.moe_every}};
+  std::vector<int64_t> mine;
+  for (const auto& f : fields) mine.push_back(f.second);
+  comm::Context& world = g.world();
+  std::vector<int64_t> all(mine.size() * static_cast<size_t>(world.size()));
+  collective::Allgather(world, mine.data(), all.data(), mine.size(), DType::kInt64);
+  for (int r = 0; r < world.size(); ++r) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      const int64_t theirs = all[static_cast<size_t>(r) * mine.size() + i];
+      if (theirs != mine[i]) {
+        throw MismatchError(fmt::format("rank {}: transformer: rank {} builds a model of {} {}, this rank of {}",
+                                        world.rank(), r, theirs, fields[i].first, mine[i]));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TransformerLm MakeTransformerLm(const TransformerOptions& o, ParallelGroups& groups, uint64_t seed) {
   CheckShapes(o, groups);
+  AgreeOnShape(o, groups);
   TransformerLm lm;
   lm.tensor_group = std::make_unique<TensorGroup>(groups.tensor());  // collective: before the lock
   TensorGroup& group = *lm.tensor_group;

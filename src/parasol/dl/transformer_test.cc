@@ -221,6 +221,25 @@ TEST(Moe, TokensOverCapacityAreDroppedNeverDuplicated) {
 }
 
 // Top-2: every token's first choice takes a slot before any second choice.
+// Rank 1's experts get no token at all (the router sends every token to expert 0, on rank 0):
+// backward still meets in every all-to-all (a rank whose experts had no row once skipped its
+// reverse exchange, and the other waited for it until the deadline).
+TEST(Moe, AnExpertRankWithNoTokensTakesPartInBackward) {
+  comm::InProcessWorld world(2);
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    torch::manual_seed(1);
+    MoeLayer moe(MoeOptions{.d_model = 2, .d_ff = 4, .experts = 2, .top_k = 1, .capacity_factor = 1.0}, ctx);
+    {
+      torch::NoGradGuard no_grad;
+      moe->router.copy_(torch::tensor({1.0f, 0.0f, -1.0f, 0.0f}).view({2, 2}));
+    }
+    const torch::Tensor x = torch::tensor({1.0f, 0.5f, 2.0f, -1.0f}).view({2, 2}).requires_grad_();
+    moe(x).sum().backward();
+    EXPECT_EQ(moe->stats().routed, (std::vector<int64_t>{2, 0}));
+    EXPECT_TRUE(x.grad().defined());
+  }, {.timeout_ms = std::chrono::milliseconds(5000)}));
+}
+
 TEST(Moe, FirstChoicesTakeSlotsBeforeSecondChoices) {
   comm::InProcessWorld world(1);
   comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
@@ -244,6 +263,18 @@ TEST(ParallelLayout, ARankWithAnotherDegreeIsNamed) {
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank 1 runs tensor parallel 1 and expert parallel 1"));
   EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0 runs tensor parallel 2 and expert parallel 1"));
+}
+
+TEST(ParallelLayout, ARankWithAnotherExpertCountIsNamed) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParallelGroups groups(ctx, 1, 2);
+    TransformerOptions o = Small();
+    o.moe_experts = ctx.rank() == 0 ? 4 : 2;
+    MakeTransformerLm(o, groups, 1);
+  });
+  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank 1 builds a model of 2 experts, this rank of 4"));
+  EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0 builds a model of 4 experts, this rank of 2"));
 }
 
 TEST(ParallelLayout, DegreesThatDoNotDivideAreRefused) {

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `parasol train --model transformer-lm` as users meet it: a run learns and writes its metrics,
+# tensor parallelism (2 processes) and expert parallelism (2 processes) end where the plain
+# layout does, bad input is one line and exit 2. Usage: lm_cli_test.sh PARASOL MPIRUN DATA_DIR
+set -u
+parasol=$1
+mpirun=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+source "$(dirname "$0")/expect.sh"
+val_loss() { sed -n 's/.*validation loss \([0-9.]*\), perplexity.*/\1/p' "$1" | tail -1; }
+
+# The first 3,000 lines of the bundled Shakespeare: enough to learn from in a few steps.
+text="$tmp/text.txt"
+head -3000 "$data/tinyshakespeare/input.txt" > "$text"
+lm=(train --model transformer-lm --dataset text --data "$text" --layers 2 --d-model 32 --heads 4 --ffn 64 --seq 32
+    --batch 8 --eval-batches 10 --lr 0.005)
+"$parasol" "${lm[@]}" --steps 150 --metrics "$tmp/m.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
+  { echo "FAIL: transformer-lm, 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+# Characters drawn by their frequencies alone would cost 3.3 nats; a uniform guess ln 61 = 4.1.
+label="one process learns: validation loss $(val_loss "$tmp/one.txt") below 2.9"
+check awk -v a="$(val_loss "$tmp/one.txt")" 'BEGIN { exit !(a != "" && a < 2.9) }'
+label="metrics: a header and 150 steps"
+check [ "$(head -1 "$tmp/m.csv")" = \
+  "step,seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,dropped_fraction,val_loss,val_perplexity" ] &&
+  [ "$(wc -l < "$tmp/m.csv")" -eq 151 ]
+"$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 150 --tensor-parallel 2 > "$tmp/tp.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --tensor-parallel 2"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="tensor parallel 2 ends at one process's validation loss ($(val_loss "$tmp/one.txt"), $(val_loss "$tmp/tp.txt"))"
+check close "$(val_loss "$tmp/one.txt")" "$(val_loss "$tmp/tp.txt")" 0.002
+# 40 steps: routing is discrete, so float differences of the two layouts' sums may flip a choice and
+# part the runs further on.
+moe=(--moe-experts 4 --moe-every 2 --steps 40)
+"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" > "$tmp/dp.txt" 2> "$tmp/err" ||
+  { echo "FAIL: 2 replicas, experts on each"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --expert-parallel 2 > "$tmp/ep.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --expert-parallel 2"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="experts split over 2 processes end where replicated experts do ($(val_loss "$tmp/dp.txt"), $(val_loss "$tmp/ep.txt"))"
+check close "$(val_loss "$tmp/dp.txt")" "$(val_loss "$tmp/ep.txt")" 0.002
+label="the MoE run reports its routing"
+check grep -qE "balance [0-9.]+, z [0-9.]+, load max/mean [0-9.]+, dropped [0-9.]+%" "$tmp/ep.txt"
+
+: > "$tmp/empty.txt"
+expect 2 "empty.txt: no text" -- "$parasol" train --model transformer-lm --dataset text --data "$tmp/empty.txt"
+expect 2 "no.txt: cannot open" -- "$parasol" train --model transformer-lm --dataset text --data "$tmp/no.txt"
+expect 2 "--model transformer-lm trains on --dataset text" -- "$parasol" train --model transformer-lm --dataset mnist
+expect 2 "d_model 32 is not a multiple of the 3 heads" -- \
+  "$parasol" train --model transformer-lm --dataset text --data "$text" --d-model 32 --heads 3
+expect 2 "tensor parallel 2 does not divide the 1 ranks" -- "$parasol" "${lm[@]}" --tensor-parallel 2
+expect 2 "3 experts do not split over 2 expert-parallel ranks" -- \
+  "$mpirun" -np 2 "$parasol" "${lm[@]}" --moe-experts 3 --expert-parallel 2
+expect 2 "--checkpoint is not supported with --model transformer-lm" -- "$parasol" "${lm[@]}" --checkpoint "$tmp/c"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all passed"
