@@ -9,6 +9,7 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/core/error.h"
+#include "parasol/dl/dynamic/dynamic_trainer.h"
 #include "parasol/dl/lm_trainer.h"
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
@@ -21,11 +22,16 @@ class TrainCommand : public Command {
  public:
   explicit TrainCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("train", "Train a neural network, data parallel over the ranks");
-    app_->add_option("--model", o_.model, "mlp, lenet, resnet20, vgg or transformer-lm")->capture_default_str();
-    app_->add_option("--dataset", o_.data.kind, "mnist, cifar10-synthetic, synthetic or text (transformer-lm)")
+    app_->add_option("--model", o_.model,
+                     "mlp, lenet, resnet20, vgg, transformer-lm, or a dynamic network: tree-lstm, lstm-lm, tree-fc")
         ->capture_default_str();
-    app_->add_option("--data", o_.data.dir, "mnist: folder of the IDX files; text: a plain-text file");
+    app_->add_option("--dataset", o_.data.kind,
+                     "mnist, cifar10-synthetic, synthetic, text (transformer-lm, lstm-lm), sst (tree-lstm)")
+        ->capture_default_str();
+    app_->add_option("--data", o_.data.dir,
+                     "mnist: folder of the IDX files; text: a plain-text file; sst: folder of train/dev/test.txt");
     AddLanguageModelOptions();
+    AddDynamicOptions();
     app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->check(Between(1, 1e9))->capture_default_str();
     app_->add_option("--batch", o_.batch, "Batch per rank")->check(Between(1, 1e7))->capture_default_str();
     app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
@@ -107,6 +113,26 @@ class TrainCommand : public Command {
         ->check(NonNegative())->capture_default_str();
   }
 
+  // The dynamic networks' options (see dl/dynamic/dynamic_trainer.h).
+  void AddDynamicOptions() {
+    app_->add_option("--hidden", dyn_.hidden, "dynamic networks: hidden state width")->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--embedding", dyn_.embedding, "dynamic networks: word vector width")->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--embeddings", dyn_.embeddings_path, "dynamic networks: word vectors, 'word v1 ... vD' per line");
+    app_->add_option("--dropout", dyn_.dropout, "dynamic networks: dropout before the output layer")
+        ->check(Between(0, 0.95))->capture_default_str();
+    app_->add_option("--batching", batching_, "dynamic networks: batched (by level, across graphs) or per-node")
+        ->capture_default_str();
+    app_->add_flag("--no-lazy-batching", no_lazy_,
+                   "dynamic networks: project inputs level by level, not all at once");
+    app_->add_option("--trees", dyn_.tree_count, "tree-fc: synthetic trees")->check(Between(1, 1e8))->capture_default_str();
+    app_->add_option("--tree-depth", dyn_.tree_depth, "tree-fc: levels of each complete binary tree")
+        ->check(Between(1, 20))->capture_default_str();
+  }
+
+  bool Dynamic() const { return o_.model == "tree-lstm" || o_.model == "lstm-lm" || o_.model == "tree-fc"; }
+
   void Validate() override {
     dl::ParseSyncMode(sync_);
     dl::ParseBackend(comm_);
@@ -114,23 +140,45 @@ class TrainCommand : public Command {
     if (!o_.status_path.empty()) CheckOutputFile("--status", o_.status_path);
     if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
     if (o_.model == "transformer-lm") ValidateLanguageModel();
+    if (Dynamic()) ValidateDynamic();
+  }
+
+  void ValidateDynamic() {
+    const std::string want = o_.model == "tree-lstm" ? "sst" : o_.model == "lstm-lm" ? "text" : "synthetic";
+    if (app_->count("--dataset") > 0 && o_.data.kind != want) {
+      throw InvalidArgumentError(fmt::format("--model {} trains on --dataset {}", o_.model, want));
+    }
+    if (want != "synthetic" && o_.data.dir.empty()) throw InvalidArgumentError(fmt::format("--model {} needs --data", o_.model));
+    if (batching_ != "batched" && batching_ != "per-node") {
+      throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
+    }
+    for (const char* unsupported : {"--checkpoint", "--resume", "--status", "--stop-file", "--adaptive-batch",
+                                    "--batch-max", "--sync-bn", "--lars", "--shard-updates"}) {
+      if (app_->count(unsupported) > 0) {
+        throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
+      }
+    }
   }
 
   // What transformer-lm takes of the shared options, and what it does not take.
   void ValidateLanguageModel() {
     if (o_.data.kind != "text") throw InvalidArgumentError("--model transformer-lm trains on --dataset text");
     if (o_.data.dir.empty()) throw InvalidArgumentError("--dataset text needs --data FILE");
-    for (const char* unsupported : {"--checkpoint", "--resume", "--status", "--stop-file", "--adaptive-batch",
-                                    "--batch-max", "--sync-bn", "--lars"}) {
+    for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
+                                    "--lars"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model transformer-lm", unsupported));
       }
+    }
+    if (o_.sync.shard_updates && (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty())) {
+      throw InvalidArgumentError("transformer-lm: --checkpoint and --resume do not take --shard-updates");
     }
     lm_.level = dl::ParseTextLevel(level_);
   }
 
   int Run(comm::MpiRuntime* mpi) override {
     if (o_.model == "transformer-lm") return RunLanguageModel(mpi);
+    if (Dynamic()) return RunDynamic(mpi);
     o_.sync.mode = dl::ParseSyncMode(sync_);
     o_.sync.backend = dl::ParseBackend(comm_);
     o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
@@ -171,6 +219,9 @@ class TrainCommand : public Command {
     lm_.seed = o_.seed;
     lm_.evaluate = !no_eval_;
     lm_.metrics_path = o_.metrics_path;
+    lm_.checkpoint_dir = o_.checkpoint_dir;
+    lm_.checkpoint_every = o_.checkpoint_every;
+    lm_.resume_dir = o_.resume_dir;
     lm_.log = &std::cout;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     const dl::LmResult r = dl::TrainLm(ctx, lm_);
@@ -185,9 +236,41 @@ class TrainCommand : public Command {
     return 0;
   }
 
+  int RunDynamic(comm::MpiRuntime* mpi) {
+    dyn_.model = o_.model;
+    dyn_.data = o_.data.dir;
+    dyn_.batching = batching_ == "per-node" ? dl::dynamic::Batching::kPerNode : dl::dynamic::Batching::kBatched;
+    dyn_.hoist_inputs = !no_lazy_;
+    dyn_.batch = app_->count("--batch") > 0 ? o_.batch : 25;
+    dyn_.epochs = app_->count("--epochs") > 0 ? o_.epochs : 10;
+    dyn_.steps = o_.steps;
+    if (app_->count("--lr") > 0) dyn_.optimizer.lr = o_.optimizer.lr;
+    if (app_->count("--weight-decay") > 0) dyn_.optimizer.weight_decay = o_.optimizer.weight_decay;
+    dyn_.optimizer.warmup_steps = o_.optimizer.warmup_steps;
+    dyn_.sync = o_.sync;
+    dyn_.sync.mode = app_->count("--sync") > 0 ? dl::ParseSyncMode(sync_) : dl::SyncMode::kAfterBackward;
+    dyn_.sync.backend = dl::ParseBackend(comm_);
+    dyn_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+    dyn_.threads = o_.threads;
+    dyn_.seed = o_.seed;
+    dyn_.evaluate = !no_eval_;
+    dyn_.metrics_path = o_.metrics_path;
+    dyn_.log = &std::cout;
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    const dl::dynamic::DynamicResult r = dl::dynamic::TrainDynamic(ctx, dyn_);
+    if (ctx.rank() == 0) {
+      std::cout << fmt::format("median {:.1f} examples/s, last batch's loss {:.4f}\n", r.median_examples_per_sec,
+                               r.final_loss);
+    }
+    return 0;
+  }
+
  private:
   dl::TrainOptions o_;
   dl::LmOptions lm_;
+  dl::dynamic::DynamicTrainOptions dyn_;
+  std::string batching_ = "batched";
+  bool no_lazy_ = false;
   std::string level_ = "char";
   std::string sync_ = "wfbp";
   std::string comm_ = "allreduce";

@@ -13,6 +13,7 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
+#include "parasol/dl/lm_checkpoint.h"
 #include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/trainer.h"
 
@@ -67,6 +68,11 @@ class ExpertUpdater {
     for (const torch::Tensor& p : params) all.emplace_back(p, 0);
     flat_ = FlattenParameters(all);
     optimizer_ = std::make_unique<Optimizer>(o, flat_.params, flat_.grads, flat_.spans);
+  }
+  // Parameters, then Adam's two moments (empty without experts).
+  std::vector<torch::Tensor> State() {
+    if (!optimizer_) return {};
+    return {flat_.params, optimizer_->momentum_buffer(), optimizer_->second_moment()};
   }
   void ZeroGrad() {
     if (optimizer_) flat_.grads.zero_();
@@ -144,6 +150,66 @@ LmStep TrainStep(ParallelGroups& groups, TransformerLm& lm, GradSync& sync, Expe
   }
   RoutingFigures(groups, lm, &rec);
   return rec;
+}
+
+std::string ShapeName(const TransformerOptions& m) {
+  return fmt::format("v{}-l{}-d{}-h{}-f{}-s{}-e{}-k{}-m{}", m.vocab, m.layers, m.d_model, m.heads, m.ffn, m.seq,
+                     m.moe_experts, m.moe_top_k, m.moe_every);
+}
+
+// What a rank holds of the training state: the synchroniser's parameters and Adam moments, the
+// experts' (the same on every replica of a shard, but each rank writes its own: no gathering).
+std::vector<torch::Tensor> RankState(GradSync& sync, ExpertUpdater& experts) {
+  std::vector<torch::Tensor> state = {sync.flat_parameters(), sync.optimizer().momentum_buffer(),
+                                      sync.optimizer().second_moment()};
+  for (const torch::Tensor& t : experts.State()) state.push_back(t);
+  return state;
+}
+
+void SaveLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmOptions& o,
+            const TransformerOptions& shape, int64_t steps_done) {
+  sync.Flush();
+  std::vector<double> values;
+  for (const torch::Tensor& t : RankState(sync, experts)) {
+    const torch::Tensor d = t.to(torch::kFloat64).contiguous();
+    values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+  }
+  comm::Context& world = g.world();
+  WriteLmRankState(o.checkpoint_dir, world.rank(), steps_done, values);
+  collective::Barrier(world);  // every rank's file is whole
+  if (world.rank() == 0) {
+    WriteLmMeta(o.checkpoint_dir, {.step = steps_done,
+                                   .ranks = world.size(),
+                                   .tensor_parallel = g.tensor_parallel(),
+                                   .expert_parallel = g.expert_parallel(),
+                                   .shape = ShapeName(shape)});
+  }
+  collective::Barrier(world);  // nobody reports it before it is committed
+}
+
+int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmOptions& o,
+                 const TransformerOptions& shape) {
+  const LmCheckpointMeta m = ReadLmMeta(o.resume_dir);
+  const std::string here = ShapeName(shape);
+  if (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
+      m.expert_parallel != g.expert_parallel() || m.shape != here) {
+    throw InvalidArgumentError(fmt::format(
+        "{}: a checkpoint of {} ranks (tensor parallel {}, expert parallel {}) and model {}; this run has {} ranks "
+        "({}, {}) and model {}",
+        o.resume_dir, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape, g.world().size(), g.tensor_parallel(),
+        g.expert_parallel(), here));
+  }
+  std::vector<torch::Tensor> state = RankState(sync, experts);
+  uint64_t count = 0;
+  for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
+  const std::vector<double> values = ReadLmRankState(o.resume_dir, g.world().rank(), m.step, count);
+  torch::NoGradGuard no_grad;
+  size_t at = 0;
+  for (torch::Tensor& t : state) {
+    t.copy_(torch::from_blob(const_cast<double*>(values.data() + at), {t.numel()}, torch::kFloat64).view(t.sizes()));
+    at += static_cast<size_t>(t.numel());
+  }
+  return m.step;
 }
 
 std::vector<std::string> MetricsColumns() {
@@ -241,11 +307,15 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   std::unique_ptr<CsvWriter> csv;
   if (world.rank() == 0 && !o.metrics_path.empty()) csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
   lm.model->train();
+  if (!o.resume_dir.empty()) {
+    r.first_step = ResumeLm(groups, sync, experts, o, shape);
+    if (log) *log << fmt::format("# resuming {} at step {} of {}\n", o.resume_dir, r.first_step, total);
+  }
   std::vector<double> speeds;
-  for (int64_t step = 0; step < total; ++step) {
+  for (int64_t step = r.first_step; step < total; ++step) {
     const LmStep rec = TrainStep(groups, lm, sync, experts, text.train, o, step);
     r.steps.push_back(rec);
-    if (step > 0 || total == 1) speeds.push_back(rec.tokens_per_sec);
+    if (step > r.first_step || total - r.first_step == 1) speeds.push_back(rec.tokens_per_sec);
     const bool epoch_end = (step + 1) % steps_per_epoch == 0 || step + 1 == total;
     std::optional<LmEvaluation> e;
     if (o.evaluate && epoch_end) {
@@ -264,6 +334,8 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
       if (e) *log << fmt::format(", validation loss {:.4f}, perplexity {:.3f}", e->loss, e->perplexity);
       *log << "\n";
     }
+    const bool due = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
+    if (!o.checkpoint_dir.empty() && (due || step + 1 == total)) SaveLm(groups, sync, experts, o, shape, step + 1);
   }
   sync.Flush();
   if (csv) csv->Commit();

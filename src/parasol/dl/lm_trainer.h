@@ -40,6 +40,12 @@ struct LmOptions {
   // rank 0: step,seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,
   // dropped_fraction,val_loss,val_perplexity (the last two on evaluation steps)
   std::string metrics_path;
+  // Checkpoints (lm_checkpoint.h) every checkpoint_every steps (0: at the end only) when a folder
+  // is given; resume_dir: go on from the one there (the same ranks, layout and model), retracing
+  // the uninterrupted run's batches.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  std::string resume_dir;
   std::ostream* log = nullptr;  // rank 0's lines
 };
 
@@ -60,6 +66,7 @@ struct LmEvaluation {
 };
 
 struct LmResult {
+  int64_t first_step = 0;  // > 0 when resumed
   std::vector<LmStep> steps;
   std::vector<LmEvaluation> evaluations;
   double median_tokens_per_sec = 0;

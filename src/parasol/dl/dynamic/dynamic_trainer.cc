@@ -1,0 +1,205 @@
+#include "parasol/dl/dynamic/dynamic_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "parasol/collective/collectives.h"
+#include "parasol/core/csv_writer.h"
+#include "parasol/core/error.h"
+#include "parasol/core/stats.h"
+#include "parasol/dl/dynamic/dynamic_data.h"
+#include "parasol/dl/models.h"
+#include "parasol/dl/trainer.h"
+
+namespace parasol::dl::dynamic {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+DynamicData Load(const DynamicTrainOptions& o) {
+  if (o.model == "tree-lstm") return LoadSst(o.data);
+  if (o.model == "lstm-lm") return LoadTextChains(o.data);
+  if (o.model == "tree-fc") return MakeSyntheticTrees(o.tree_count, static_cast<int>(o.tree_depth), o.seed);
+  throw InvalidArgumentError(fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.model));
+}
+
+// torch's generator is process-wide: ranks that are threads of one process draw one at a time.
+DynamicNet BuildNet(const DynamicTrainOptions& o, const DynamicData& data) {
+  static std::mutex generator_mu;
+  std::lock_guard<std::mutex> lock(generator_mu);
+  torch::manual_seed(o.seed);
+  DynamicNet net(DynamicNetOptions{.cell = o.model,
+                                   .vocab = data.vocab,
+                                   .embedding = o.embedding,
+                                   .hidden = o.hidden,
+                                   .classes = data.classes,
+                                   .dropout = o.dropout});
+  net->set_executor_options({.hoist_inputs = o.hoist_inputs});
+  return net;
+}
+
+// Word vectors from a file replace the random rows of the words it has.
+void LoadEmbeddings(DynamicNet& net, const DynamicTrainOptions& o, const DynamicData& data, std::ostream* log) {
+  if (o.embeddings_path.empty()) return;
+  auto [rows, found] = ReadWordVectors(o.embeddings_path, data.words, o.embedding);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor vectors = torch::from_blob(rows.data(), {data.vocab, o.embedding}).clone();
+  const torch::Tensor have = vectors.abs().sum(1) > 0;
+  net->embedding->weight.index_copy_(0, have.nonzero().squeeze(1), vectors.index_select(0, have.nonzero().squeeze(1)));
+  if (log) *log << fmt::format("# {} of {} words have vectors in {}\n", found, data.vocab, o.embeddings_path);
+}
+
+int64_t Labelled(const ExampleGraph& g) {
+  return std::count_if(g.label.begin(), g.label.end(), [](int32_t l) { return l >= 0; });
+}
+
+// Root accuracy (fine and binary) or the per-vertex loss sum, over the ranks' shares of `set`.
+std::vector<double> EvaluateSet(comm::Context& ctx, DynamicNet& net, const std::vector<ExampleGraph>& set,
+                                Batching batching) {
+  torch::NoGradGuard no_grad;
+  net->eval();
+  std::vector<double> sums(6, 0.0);  // fine right, roots, binary right, binary roots, loss sum, labelled
+  std::vector<const ExampleGraph*> mine;
+  for (size_t i = static_cast<size_t>(ctx.rank()); i < set.size(); i += static_cast<size_t>(ctx.size())) mine.push_back(&set[i]);
+  for (size_t at = 0; at < mine.size(); at += 256) {
+    const std::span<const ExampleGraph* const> part(mine.data() + at, std::min<size_t>(256, mine.size() - at));
+    const Schedule s = MakeSchedule(part, batching);
+    auto [logits, labels] = net->Forward(s);
+    sums[4] += torch::nn::functional::cross_entropy(
+                   logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                   .item<double>();
+    sums[5] += static_cast<double>(labels.numel());
+    const torch::Tensor roots = net->RootLogits(s, logits);
+    const torch::Tensor truth = s.labels.index_select(0, s.roots);
+    sums[0] += (roots.argmax(1) == truth).sum().item<double>();
+    sums[1] += static_cast<double>(truth.numel());
+    if (roots.size(1) == 5) {
+      const torch::Tensor p = torch::softmax(roots, 1);
+      const torch::Tensor positive = p.narrow(1, 3, 2).sum(1) > p.narrow(1, 0, 2).sum(1);
+      const torch::Tensor polar = truth != 2;
+      sums[2] += (positive == (truth > 2)).logical_and(polar).sum().item<double>();
+      sums[3] += polar.sum().item<double>();
+    }
+  }
+  collective::Allreduce<double>(ctx, sums);
+  net->train();
+  return sums;
+}
+
+DynamicEvaluation Evaluate(comm::Context& ctx, DynamicNet& net, const DynamicData& data, const DynamicTrainOptions& o,
+                           int64_t epoch) {
+  DynamicEvaluation e{.epoch = epoch};
+  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  if (!data.dev.empty()) {
+    const std::vector<double> d = EvaluateSet(ctx, net, data.dev, o.batching);
+    e.dev_fine = ratio(d[0], d[1]);
+    e.dev_binary = ratio(d[2], d[3]);
+    e.dev_perplexity = std::exp(ratio(d[4], d[5]));
+  }
+  if (!data.test.empty()) {
+    const std::vector<double> t = EvaluateSet(ctx, net, data.test, o.batching);
+    e.test_fine = ratio(t[0], t[1]);
+    e.test_binary = ratio(t[2], t[3]);
+  }
+  return e;
+}
+
+void LogEvaluation(std::ostream& log, const DynamicTrainOptions& o, const DynamicEvaluation& e) {
+  if (o.model == "tree-lstm") {
+    log << fmt::format("epoch {}: root accuracy fine-grained dev {:.2f}% test {:.2f}%, binary dev {:.2f}% test {:.2f}%\n",
+                       e.epoch, 100 * e.dev_fine, 100 * e.test_fine, 100 * e.dev_binary, 100 * e.test_binary);
+  } else if (o.model == "lstm-lm") {
+    log << fmt::format("epoch {}: validation perplexity {:.2f}\n", e.epoch, e.dev_perplexity);
+  }
+}
+
+}  // namespace
+
+DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
+  if (ctx.size() > 1 && o.sync.mode != SyncMode::kAfterBackward) {
+    throw InvalidArgumentError(fmt::format(
+        "{}: --sync after-backward only (its backward runs level by level and reaches a parameter once per level)",
+        o.model));
+  }
+  if (o.batch < 1) throw InvalidArgumentError("--batch must be at least 1");
+  SetComputeThreads(o.threads);
+  const DynamicData data = Load(o);
+  std::ostream* log = ctx.rank() == 0 ? o.log : nullptr;
+  DynamicNet net = BuildNet(o, data);
+  LoadEmbeddings(net, o, data, log);
+  Model model(o.model, {});
+  model.AddStage("net", torch::nn::Sequential(net));
+  GradSync sync(ctx, model, o.optimizer, o.sync);
+  const auto p = static_cast<size_t>(ctx.size()), batch = static_cast<size_t>(o.batch);
+  const size_t global = batch * p, per_epoch = data.train.size() / global;
+  if (per_epoch == 0) {
+    throw InvalidArgumentError(fmt::format("{} training examples fill no global batch of {} ({} ranks x --batch {})",
+                                           data.train.size(), global, p, batch));
+  }
+  const int64_t total = o.steps > 0 ? o.steps : o.epochs * static_cast<int64_t>(per_epoch);
+  if (log) {
+    *log << fmt::format("# {}: {} training examples, vocabulary {}, {} classes; {} ranks x batch {}, {} steps, {}\n",
+                        o.model, data.train.size(), data.vocab, data.classes, p, batch, total,
+                        o.batching == Batching::kBatched ? "batched by level" : "one vertex at a time");
+  }
+  std::unique_ptr<CsvWriter> csv;
+  if (log && !o.metrics_path.empty()) {
+    csv = std::make_unique<CsvWriter>(o.metrics_path, std::vector<std::string>{"step", "seconds", "examples_per_sec", "loss"});
+  }
+  DynamicResult r;
+  std::vector<size_t> order(data.train.size());
+  std::vector<double> speeds;
+  net->train();
+  for (int64_t step = 0; step < total; ++step) {
+    const auto epoch = static_cast<int64_t>(static_cast<size_t>(step) / per_epoch);
+    const size_t in_epoch = static_cast<size_t>(step) % per_epoch;
+    if (in_epoch == 0) {  // the same shuffle on every rank
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937_64(o.seed * 1000003 + static_cast<uint64_t>(epoch)));
+    }
+    std::vector<const ExampleGraph*> mine;
+    int64_t labelled = 0;  // over the global batch: each rank's share of the mean
+    for (size_t i = 0; i < global; ++i) {
+      const ExampleGraph& g = data.train[order[in_epoch * global + i]];
+      labelled += Labelled(g);
+      if (i / batch == static_cast<size_t>(ctx.rank())) mine.push_back(&g);
+    }
+    const auto t0 = Clock::now();
+    const Schedule s = MakeSchedule(mine, o.batching);
+    auto [logits, labels] = net->Forward(s);
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(
+                                   logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) *
+                               (static_cast<double>(p) / static_cast<double>(labelled));
+    sync.BeforeBackward(step);
+    loss.backward();
+    net->Backward();
+    sync.AfterBackward();
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.step_seconds.push_back(seconds);
+    if (step > 0 || total == 1) speeds.push_back(static_cast<double>(global) / seconds);
+    r.final_loss = loss.item<double>() * static_cast<double>(labelled) / static_cast<double>(p * labels.numel());
+    if (csv) {
+      csv->Row({std::to_string(step), fmt::format("{:.6f}", seconds), fmt::format("{:.1f}", global / seconds),
+                fmt::format("{:.6f}", r.final_loss)});
+    }
+    const bool epoch_end = in_epoch + 1 == per_epoch || step + 1 == total;
+    if (o.evaluate && epoch_end && o.model != "tree-fc") {
+      sync.Flush();
+      r.evaluations.push_back(Evaluate(ctx, net, data, o, epoch + 1));
+      if (log) LogEvaluation(*log, o, r.evaluations.back());
+    }
+  }
+  sync.Flush();
+  if (csv) csv->Commit();
+  r.median_examples_per_sec = Median(speeds);
+  r.parameters = sync.flat_parameters().clone();
+  return r;
+}
+
+}  // namespace parasol::dl::dynamic

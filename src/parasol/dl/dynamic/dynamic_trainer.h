@@ -1,0 +1,61 @@
+// Training a dynamic network (Tree-LSTM on SST, an LSTM over variable-length lines, Tree-FC),
+// data parallel over the ranks: every rank takes its share of each global batch of examples, runs
+// it through the executor, and the synchroniser (after backward: the levels' backward reaches a
+// parameter once per level) averages the gradients; Adam. After each epoch, root accuracy (SST:
+// fine-grained, and binary on the non-neutral roots from the summed class probabilities) or
+// perplexity (LSTM) on the validation and test sets, split over the ranks.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "parasol/comm/context.h"
+#include "parasol/dl/dynamic/dynamic_net.h"
+#include "parasol/dl/dynamic/schedule.h"
+#include "parasol/dl/grad_sync.h"
+#include "parasol/dl/optimizer.h"
+
+namespace parasol::dl::dynamic {
+
+struct DynamicTrainOptions {
+  std::string model = "tree-lstm";  // tree-lstm (--data: an SST folder), lstm-lm (a text file), tree-fc
+  std::string data;
+  std::string embeddings_path;  // word vectors ("word v1 ... vD"); empty: random
+  int64_t embedding = 300, hidden = 150;
+  double dropout = 0.5;
+  Batching batching = Batching::kBatched;
+  bool hoist_inputs = true;
+  int64_t batch = 25;  // examples per rank and step
+  int64_t epochs = 10;
+  int64_t steps = 0;   // > 0: instead of epochs
+  int64_t tree_count = 1024, tree_depth = 8;  // tree-fc's synthetic trees
+  OptimizerOptions optimizer{.kind = OptimizerKind::kAdam, .lr = 2e-3, .momentum = 0, .weight_decay = 1e-4};
+  SyncOptions sync{.mode = SyncMode::kAfterBackward};
+  int threads = 1;
+  uint64_t seed = 1;
+  bool evaluate = true;
+  std::string metrics_path;     // rank 0: step,seconds,examples_per_sec,loss
+  std::ostream* log = nullptr;  // rank 0
+};
+
+struct DynamicEvaluation {
+  int64_t epoch = 0;
+  double dev_fine = 0, dev_binary = 0, test_fine = 0, test_binary = 0;  // tree-lstm: root accuracy
+  double dev_perplexity = 0;                                            // lstm-lm
+};
+
+struct DynamicResult {
+  std::vector<double> step_seconds;
+  double median_examples_per_sec = 0;  // all ranks
+  std::vector<DynamicEvaluation> evaluations;
+  double final_loss = 0;     // this rank's last batch: cross-entropy per labelled vertex
+  torch::Tensor parameters;  // flat, after training
+};
+
+// Collective over ctx. InvalidArgumentError (options: a --sync other than after-backward), IoError
+// and ParseError (data), and the synchroniser's errors.
+DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& options);
+
+}  // namespace parasol::dl::dynamic

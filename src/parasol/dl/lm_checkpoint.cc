@@ -1,0 +1,66 @@
+#include "parasol/dl/lm_checkpoint.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "parasol/core/array_file.h"
+#include "parasol/core/atomic_file.h"
+#include "parasol/core/error.h"
+#include "parasol/core/key_value_file.h"
+
+namespace parasol::dl {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kHeader[] = "parasol-lm-checkpoint";
+constexpr char kMagic[] = "PSLMRNK1";
+
+std::string RankFile(const std::string& dir, int rank, int64_t step) {
+  return (fs::path(dir) / fmt::format("rank-{}.step-{}.bin", rank, step)).string();
+}
+
+}  // namespace
+
+void WriteLmRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  WriteArrayFile(RankFile(dir, rank, step), kMagic, values);
+}
+
+void WriteLmMeta(const std::string& dir, const LmCheckpointMeta& m) {
+  WriteFileAtomically((fs::path(dir) / "lm.txt").string(), [&](std::ostream& out) {
+    out << fmt::format("{} 1\nstep {}\nranks {}\ntensor_parallel {}\nexpert_parallel {}\nshape {}\n", kHeader, m.step,
+                       m.ranks, m.tensor_parallel, m.expert_parallel, m.shape);
+  });
+  // The previous checkpoints' rank files: no longer named by lm.txt.
+  const std::string keep = fmt::format(".step-{}.bin", m.step);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) == 0 && name.size() > keep.size() &&
+        name.compare(name.size() - keep.size(), keep.size(), keep) != 0) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+}
+
+LmCheckpointMeta ReadLmMeta(const std::string& dir) {
+  const KeyValueFile f = KeyValueFile::Read((fs::path(dir) / "lm.txt").string(), kHeader, 1,
+                                            {"step", "ranks", "tensor_parallel", "expert_parallel", "shape"});
+  f.Require({"step", "ranks", "tensor_parallel", "expert_parallel", "shape"});
+  LmCheckpointMeta m;
+  m.step = f.NumberIn<int64_t>("step", 0, int64_t{1} << 50);
+  m.ranks = f.NumberIn<int>("ranks", 1, 1 << 20);
+  m.tensor_parallel = f.NumberIn<int>("tensor_parallel", 1, m.ranks);
+  m.expert_parallel = f.NumberIn<int>("expert_parallel", 1, m.ranks);
+  m.shape = std::string(f.Text("shape"));
+  return m;
+}
+
+std::vector<double> ReadLmRankState(const std::string& dir, int rank, int64_t step, uint64_t count) {
+  return ReadArrayFile(RankFile(dir, rank, step), kMagic, count);
+}
+
+}  // namespace parasol::dl

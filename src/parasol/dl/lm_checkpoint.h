@@ -1,0 +1,29 @@
+// Checkpoints of a language model's training (dl/lm_trainer): every rank's parameters and Adam
+// moments in a file of its own, named by the step (`rank-R.step-S.bin`, checksummed), and `lm.txt`,
+// written by rank 0 once every rank's file is whole, naming the step and the layout. A crash while
+// writing leaves the previous checkpoint whole: its files are removed only after the new lm.txt.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace parasol::dl {
+
+struct LmCheckpointMeta {
+  int64_t step = 0;  // steps done
+  int ranks = 1, tensor_parallel = 1, expert_parallel = 1;
+  std::string shape;  // the model's dimensions, "v65-l4-d128-h4-f512-s128-e0-k2-m1"
+};
+
+// Every rank, then rank 0 once all have (the caller's barrier between them).
+void WriteLmRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values);
+// Rank 0: the commit point; then removes the rank files of other steps.
+void WriteLmMeta(const std::string& dir, const LmCheckpointMeta& meta);
+
+// IoError (missing), ParseError (damaged) naming the file.
+LmCheckpointMeta ReadLmMeta(const std::string& dir);
+std::vector<double> ReadLmRankState(const std::string& dir, int rank, int64_t step, uint64_t count);
+
+}  // namespace parasol::dl
