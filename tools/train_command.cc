@@ -152,8 +152,8 @@ class TrainCommand : public Command {
     if (batching_ != "batched" && batching_ != "per-node") {
       throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
     }
-    for (const char* unsupported : {"--checkpoint", "--resume", "--status", "--stop-file", "--adaptive-batch",
-                                    "--batch-max", "--sync-bn", "--lars", "--shard-updates"}) {
+    for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
+                                    "--lars", "--shard-updates"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
       }
@@ -255,10 +255,18 @@ class TrainCommand : public Command {
     dyn_.seed = o_.seed;
     dyn_.evaluate = !no_eval_;
     dyn_.metrics_path = o_.metrics_path;
+    dyn_.checkpoint_dir = o_.checkpoint_dir;
+    dyn_.checkpoint_every = o_.checkpoint_every;
+    dyn_.resume_dir = o_.resume_dir;
     dyn_.log = &std::cout;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     const dl::dynamic::DynamicResult r = dl::dynamic::TrainDynamic(ctx, dyn_);
     if (ctx.rank() == 0) {
+      if (r.best_evaluation >= 0) {
+        const dl::dynamic::DynamicEvaluation& e = r.evaluations[static_cast<size_t>(r.best_evaluation)];
+        std::cout << fmt::format("best dev epoch {}: root accuracy fine-grained test {:.2f}%, binary test {:.2f}%\n",
+                                 e.epoch, 100 * e.test_fine, 100 * e.test_binary);
+      }
       std::cout << fmt::format("median {:.1f} examples/s, last batch's loss {:.4f}\n", r.median_examples_per_sec,
                                r.final_loss);
     }

@@ -13,7 +13,7 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
-#include "parasol/dl/lm_checkpoint.h"
+#include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/trainer.h"
 
@@ -175,10 +175,10 @@ void SaveLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmO
     values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
   }
   comm::Context& world = g.world();
-  WriteLmRankState(o.checkpoint_dir, world.rank(), steps_done, values);
+  WriteRankState(o.checkpoint_dir, world.rank(), steps_done, values);
   collective::Barrier(world);  // every rank's file is whole
   if (world.rank() == 0) {
-    WriteLmMeta(o.checkpoint_dir, {.step = steps_done,
+    WriteCheckpointMeta(o.checkpoint_dir, {.step = steps_done,
                                    .ranks = world.size(),
                                    .tensor_parallel = g.tensor_parallel(),
                                    .expert_parallel = g.expert_parallel(),
@@ -189,7 +189,7 @@ void SaveLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmO
 
 int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmOptions& o,
                  const TransformerOptions& shape) {
-  const LmCheckpointMeta m = ReadLmMeta(o.resume_dir);
+  const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
   const std::string here = ShapeName(shape);
   if (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
       m.expert_parallel != g.expert_parallel() || m.shape != here) {
@@ -202,7 +202,7 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
   std::vector<torch::Tensor> state = RankState(sync, experts);
   uint64_t count = 0;
   for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
-  const std::vector<double> values = ReadLmRankState(o.resume_dir, g.world().rank(), m.step, count);
+  const std::vector<double> values = ReadRankState(o.resume_dir, g.world().rank(), m.step, count);
   torch::NoGradGuard no_grad;
   size_t at = 0;
   for (torch::Tensor& t : state) {

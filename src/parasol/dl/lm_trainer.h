@@ -40,7 +40,7 @@ struct LmOptions {
   // rank 0: step,seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,
   // dropped_fraction,val_loss,val_perplexity (the last two on evaluation steps)
   std::string metrics_path;
-  // Checkpoints (lm_checkpoint.h) every checkpoint_every steps (0: at the end only) when a folder
+  // Checkpoints (rank_checkpoint.h) every checkpoint_every steps (0: at the end only) when a folder
   // is given; resume_dir: go on from the one there (the same ranks, layout and model), retracing
   // the uninterrupted run's batches.
   std::string checkpoint_dir;

@@ -27,7 +27,9 @@ DynamicNetImpl::DynamicNetImpl(const DynamicNetOptions& o) {
   } else {
     throw InvalidArgumentError(fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.cell));
   }
-  dropout_ = register_module("dropout", torch::nn::Dropout(o.dropout));
+  if (o.dropout < 0 || o.dropout >= 1) throw InvalidArgumentError(fmt::format("dropout {} is not in [0, 1)", o.dropout));
+  dropout_ = o.dropout;
+  generator_ = at::make_generator<at::CPUGeneratorImpl>(0);
   output = register_module("output", torch::nn::Linear(o.hidden, o.classes));
   executor_ = std::make_unique<Executor>(*program_);
 }
@@ -39,8 +41,15 @@ std::pair<torch::Tensor, torch::Tensor> DynamicNetImpl::Forward(const Schedule& 
   states_ = states;
   labelled_ = (s.labels >= 0).nonzero().squeeze(1);
   const torch::Tensor hidden = program_->Hidden(states.index_select(0, labelled_));
-  return {output(dropout_(hidden)), s.labels.index_select(0, labelled_)};
+  torch::Tensor kept = hidden;
+  if (is_training() && dropout_ > 0) {
+    const torch::Tensor keep = torch::empty_like(hidden).bernoulli_(1 - dropout_, generator_);
+    kept = hidden * keep * (1 / (1 - dropout_));
+  }
+  return {output(kept), s.labels.index_select(0, labelled_)};
 }
+
+void DynamicNetImpl::SeedDropout(uint64_t seed) { generator_.set_current_seed(seed); }
 
 void DynamicNetImpl::Backward() {
   if (!states_.defined() || !states_.grad().defined()) throw InternalError("dynamic network backward before loss.backward()");

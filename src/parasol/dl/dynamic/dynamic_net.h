@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include "parasol/dl/dynamic/executor.h"
@@ -40,6 +41,11 @@ class DynamicNetImpl : public torch::nn::Module {
   // Forward(schedule) only.
   torch::Tensor forward(const torch::Tensor&);
 
+  // Dropout draws from a generator of this network's own, seeded here (each step: the run's seed,
+  // the step and the rank), so that a run resumed from a checkpoint draws what the uninterrupted
+  // run drew, and ranks that are threads of one process do not share torch's global generator.
+  void SeedDropout(uint64_t seed);
+
   Executor& executor() { return *executor_; }
   void set_executor_options(const ExecutorOptions& o) { executor_ = std::make_unique<Executor>(*program_, o); }
 
@@ -48,7 +54,8 @@ class DynamicNetImpl : public torch::nn::Module {
 
  private:
   std::shared_ptr<VertexProgramImpl> program_;
-  torch::nn::Dropout dropout_{nullptr};
+  double dropout_ = 0;
+  at::Generator generator_;
   std::unique_ptr<Executor> executor_;
   torch::Tensor states_;    // the last forward's states, a leaf the loss's gradient reaches
   torch::Tensor labelled_;  // rows with a label

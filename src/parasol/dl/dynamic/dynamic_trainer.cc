@@ -15,6 +15,7 @@
 #include "parasol/core/stats.h"
 #include "parasol/dl/dynamic/dynamic_data.h"
 #include "parasol/dl/models.h"
+#include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/trainer.h"
 
 namespace parasol::dl::dynamic {
@@ -119,6 +120,77 @@ void LogEvaluation(std::ostream& log, const DynamicTrainOptions& o, const Dynami
   }
 }
 
+std::string ShapeName(const DynamicTrainOptions& o, const DynamicData& data) {
+  return fmt::format("{}-v{}-e{}-h{}-c{}-b{}", o.model, data.vocab, o.embedding, o.hidden, data.classes, o.batch);
+}
+
+// The state is the same on every rank (data parallel): rank 0 writes it, every rank reads it.
+std::vector<torch::Tensor> State(GradSync& sync) {
+  return {sync.flat_parameters(), sync.optimizer().momentum_buffer(), sync.optimizer().second_moment()};
+}
+
+void Save(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, const std::string& shape,
+          int64_t steps_done) {
+  sync.Flush();
+  if (ctx.rank() == 0) {
+    std::vector<double> values;
+    for (const torch::Tensor& t : State(sync)) {
+      const torch::Tensor d = t.to(torch::kFloat64).contiguous();
+      values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+    }
+    WriteRankState(o.checkpoint_dir, 0, steps_done, values);
+    WriteCheckpointMeta(o.checkpoint_dir, {.step = steps_done, .ranks = ctx.size(), .shape = shape});
+  }
+  collective::Barrier(ctx);  // nobody reports it before it is committed
+}
+
+int64_t Resume(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, const std::string& shape) {
+  const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
+  if (m.ranks != ctx.size() || m.tensor_parallel != 1 || m.expert_parallel != 1 || m.shape != shape) {
+    throw InvalidArgumentError(fmt::format("{}: a checkpoint of {} ranks and model {}; this run has {} ranks and model {}",
+                                           o.resume_dir, m.ranks, m.shape, ctx.size(), shape));
+  }
+  std::vector<torch::Tensor> state = State(sync);
+  uint64_t count = 0;
+  for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
+  const std::vector<double> values = ReadRankState(o.resume_dir, 0, m.step, count);
+  torch::NoGradGuard no_grad;
+  size_t at = 0;
+  for (torch::Tensor& t : state) {
+    t.copy_(torch::from_blob(const_cast<double*>(values.data() + at), {t.numel()}, torch::kFloat64).view(t.sizes()));
+    at += static_cast<size_t>(t.numel());
+  }
+  return m.step;
+}
+
+// The fine-grained dev accuracy picks the epoch whose test figures a run reports (Tai et al.'s
+// model selection); the last epoch is often past the best on SST.
+int BestEvaluation(const std::vector<DynamicEvaluation>& e) {
+  int best = -1;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (best < 0 || e[i].dev_fine > e[static_cast<size_t>(best)].dev_fine) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+// The examples of the global batch `step` (the same shuffle on every rank), and this rank's share.
+struct StepBatch {
+  std::vector<const ExampleGraph*> mine;
+  int64_t labelled = 0;  // over the global batch: each rank's share of the mean
+};
+
+StepBatch BatchOf(comm::Context& ctx, const std::vector<ExampleGraph>& train, const std::vector<size_t>& order,
+                  size_t in_epoch, size_t batch) {
+  StepBatch b;
+  const size_t global = batch * static_cast<size_t>(ctx.size());
+  for (size_t i = 0; i < global; ++i) {
+    const ExampleGraph& g = train[order[in_epoch * global + i]];
+    b.labelled += Labelled(g);
+    if (i / batch == static_cast<size_t>(ctx.rank())) b.mine.push_back(&g);
+  }
+  return b;
+}
+
 }  // namespace
 
 DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
@@ -143,10 +215,13 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
                                            data.train.size(), global, p, batch));
   }
   const int64_t total = o.steps > 0 ? o.steps : o.epochs * static_cast<int64_t>(per_epoch);
+  const std::string shape = ShapeName(o, data);
+  const int64_t first = o.resume_dir.empty() ? 0 : Resume(ctx, sync, o, shape);
   if (log) {
     *log << fmt::format("# {}: {} training examples, vocabulary {}, {} classes; {} ranks x batch {}, {} steps, {}\n",
                         o.model, data.train.size(), data.vocab, data.classes, p, batch, total,
                         o.batching == Batching::kBatched ? "batched by level" : "one vertex at a time");
+    if (!o.resume_dir.empty()) *log << fmt::format("# resuming {} at step {} of {}\n", o.resume_dir, first, total);
   }
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) {
@@ -155,39 +230,38 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   DynamicResult r;
   std::vector<size_t> order(data.train.size());
   std::vector<double> speeds;
+  int64_t shuffled = -1;
   net->train();
-  for (int64_t step = 0; step < total; ++step) {
+  for (int64_t step = first; step < total; ++step) {
     const auto epoch = static_cast<int64_t>(static_cast<size_t>(step) / per_epoch);
     const size_t in_epoch = static_cast<size_t>(step) % per_epoch;
-    if (in_epoch == 0) {  // the same shuffle on every rank
+    if (epoch != shuffled) {  // the same shuffle on every rank
       std::iota(order.begin(), order.end(), 0);
       std::shuffle(order.begin(), order.end(), std::mt19937_64(o.seed * 1000003 + static_cast<uint64_t>(epoch)));
+      shuffled = epoch;
     }
-    std::vector<const ExampleGraph*> mine;
-    int64_t labelled = 0;  // over the global batch: each rank's share of the mean
-    for (size_t i = 0; i < global; ++i) {
-      const ExampleGraph& g = data.train[order[in_epoch * global + i]];
-      labelled += Labelled(g);
-      if (i / batch == static_cast<size_t>(ctx.rank())) mine.push_back(&g);
-    }
+    const StepBatch b = BatchOf(ctx, data.train, order, in_epoch, batch);
+    net->SeedDropout((o.seed * 1000003 + static_cast<uint64_t>(step)) * 4099 + static_cast<uint64_t>(ctx.rank()));
     const auto t0 = Clock::now();
-    const Schedule s = MakeSchedule(mine, o.batching);
+    const Schedule s = MakeSchedule(b.mine, o.batching);
     auto [logits, labels] = net->Forward(s);
     const torch::Tensor loss = torch::nn::functional::cross_entropy(
                                    logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) *
-                               (static_cast<double>(p) / static_cast<double>(labelled));
+                               (static_cast<double>(p) / static_cast<double>(b.labelled));
     sync.BeforeBackward(step);
     loss.backward();
     net->Backward();
     sync.AfterBackward();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     r.step_seconds.push_back(seconds);
-    if (step > 0 || total == 1) speeds.push_back(static_cast<double>(global) / seconds);
-    r.final_loss = loss.item<double>() * static_cast<double>(labelled) / static_cast<double>(p * labels.numel());
+    if (step > first || total == first + 1) speeds.push_back(static_cast<double>(global) / seconds);
+    r.final_loss = loss.item<double>() * static_cast<double>(b.labelled) / static_cast<double>(p * labels.numel());
     if (csv) {
       csv->Row({std::to_string(step), fmt::format("{:.6f}", seconds), fmt::format("{:.1f}", global / seconds),
                 fmt::format("{:.6f}", r.final_loss)});
     }
+    const bool due = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
+    if (!o.checkpoint_dir.empty() && (due || step + 1 == total)) Save(ctx, sync, o, shape, step + 1);
     const bool epoch_end = in_epoch + 1 == per_epoch || step + 1 == total;
     if (o.evaluate && epoch_end && o.model != "tree-fc") {
       sync.Flush();
@@ -197,6 +271,7 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   }
   sync.Flush();
   if (csv) csv->Commit();
+  if (o.model == "tree-lstm") r.best_evaluation = BestEvaluation(r.evaluations);
   r.median_examples_per_sec = Median(speeds);
   r.parameters = sync.flat_parameters().clone();
   return r;

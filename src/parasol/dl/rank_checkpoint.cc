@@ -1,4 +1,4 @@
-#include "parasol/dl/lm_checkpoint.h"
+#include "parasol/dl/rank_checkpoint.h"
 
 #include <filesystem>
 
@@ -13,8 +13,8 @@ namespace parasol::dl {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr char kHeader[] = "parasol-lm-checkpoint";
-constexpr char kMagic[] = "PSLMRNK1";
+constexpr char kHeader[] = "parasol-rank-checkpoint";
+constexpr char kMagic[] = "PSRANKS1";
 
 std::string RankFile(const std::string& dir, int rank, int64_t step) {
   return (fs::path(dir) / fmt::format("rank-{}.step-{}.bin", rank, step)).string();
@@ -22,19 +22,19 @@ std::string RankFile(const std::string& dir, int rank, int64_t step) {
 
 }  // namespace
 
-void WriteLmRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values) {
+void WriteRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
   WriteArrayFile(RankFile(dir, rank, step), kMagic, values);
 }
 
-void WriteLmMeta(const std::string& dir, const LmCheckpointMeta& m) {
-  WriteFileAtomically((fs::path(dir) / "lm.txt").string(), [&](std::ostream& out) {
+void WriteCheckpointMeta(const std::string& dir, const RankCheckpointMeta& m) {
+  WriteFileAtomically((fs::path(dir) / "checkpoint.txt").string(), [&](std::ostream& out) {
     out << fmt::format("{} 1\nstep {}\nranks {}\ntensor_parallel {}\nexpert_parallel {}\nshape {}\n", kHeader, m.step,
                        m.ranks, m.tensor_parallel, m.expert_parallel, m.shape);
   });
-  // The previous checkpoints' rank files: no longer named by lm.txt.
+  // The previous checkpoints' rank files: no longer named by checkpoint.txt.
   const std::string keep = fmt::format(".step-{}.bin", m.step);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -46,11 +46,11 @@ void WriteLmMeta(const std::string& dir, const LmCheckpointMeta& m) {
   }
 }
 
-LmCheckpointMeta ReadLmMeta(const std::string& dir) {
-  const KeyValueFile f = KeyValueFile::Read((fs::path(dir) / "lm.txt").string(), kHeader, 1,
+RankCheckpointMeta ReadCheckpointMeta(const std::string& dir) {
+  const KeyValueFile f = KeyValueFile::Read((fs::path(dir) / "checkpoint.txt").string(), kHeader, 1,
                                             {"step", "ranks", "tensor_parallel", "expert_parallel", "shape"});
   f.Require({"step", "ranks", "tensor_parallel", "expert_parallel", "shape"});
-  LmCheckpointMeta m;
+  RankCheckpointMeta m;
   m.step = f.NumberIn<int64_t>("step", 0, int64_t{1} << 50);
   m.ranks = f.NumberIn<int>("ranks", 1, 1 << 20);
   m.tensor_parallel = f.NumberIn<int>("tensor_parallel", 1, m.ranks);
@@ -59,7 +59,7 @@ LmCheckpointMeta ReadLmMeta(const std::string& dir) {
   return m;
 }
 
-std::vector<double> ReadLmRankState(const std::string& dir, int rank, int64_t step, uint64_t count) {
+std::vector<double> ReadRankState(const std::string& dir, int rank, int64_t step, uint64_t count) {
   return ReadArrayFile(RankFile(dir, rank, step), kMagic, count);
 }
 
