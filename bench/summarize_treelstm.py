@@ -51,7 +51,7 @@ def main():
     print(f"parasol batched / per node: {ratio('parasol', 'parasol-per-node')}")
     print(f"2 ranks / 1 rank: {ratio('parasol-2-ranks', 'parasol')} (target 1.7x)")
 
-    epochs = []
+    epochs, best = [], "no best dev epoch reported"
     pattern = re.compile(r"epoch (\d+): root accuracy fine-grained dev ([\d.]+)% test ([\d.]+)%, "
                          r"binary dev ([\d.]+)% test ([\d.]+)%")
     with open(f"{out}/treelstm_epochs.txt") as f:
@@ -59,10 +59,13 @@ def main():
             m = pattern.search(line)
             if m:
                 epochs.append([int(m.group(1))] + [float(m.group(i)) for i in range(2, 6)])
+            elif line.startswith("best dev"):
+                best = line.strip()
     print("\n| epoch | fine dev | fine test | binary dev | binary test |")
     print("|---|---|---|---|---|")
     for e in epochs:
         print(f"| {e[0]} | {e[1]:.2f}% | {e[2]:.2f}% | {e[3]:.2f}% | {e[4]:.2f}% |")
+    print(best)
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     for system, style in (("parasol", "o-"), ("pytorch-levels", "s--")):

@@ -55,6 +55,6 @@ done
 # Accuracy: one run, root accuracy after each epoch.
 "$parasol" train --model tree-lstm --dataset sst --data "$sst" --threads 1 --epochs "$epochs" \
   --metrics "$out/treelstm_metrics.csv" > "$out/treelstm_accuracy.log" 2>&1
-grep '^epoch' "$out/treelstm_accuracy.log" | tee "$out/treelstm_epochs.txt"
+grep -E '^(epoch|best dev)' "$out/treelstm_accuracy.log" | tee "$out/treelstm_epochs.txt"
 echo "# $(date -u) $(uptime)" | tee -a "$out/treelstm_machine.txt"
 "$py" "$here/summarize_treelstm.py" "$out" | tee "$out/treelstm_summary.txt"

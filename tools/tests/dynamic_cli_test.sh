@@ -67,6 +67,16 @@ check awk -v p="$ppl" 'BEGIN { n = split(p, a, " "); exit !(n == 2 && a[2] < a[1
 label="tree-fc runs and reports its speed"
 check grep -qE "^median [0-9.]+ examples/s" "$tmp/fc.txt"
 
+# Word vectors from a file (GloVe's text format) replace the random rows of the words they name.
+for w in good bad the; do echo "$w $(seq -s ' ' 0.01 0.01 0.32)"; done > "$tmp/vectors.txt"
+"$parasol" "${tl[@]}" --steps 2 --no-eval --embeddings "$tmp/vectors.txt" > "$tmp/v.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --embeddings"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="--embeddings: the words the file has"
+check grep -q "^# 3 of 18281 words have vectors in $tmp/vectors.txt" "$tmp/v.txt"
+echo "worse 0.5 0.5" >> "$tmp/vectors.txt"
+expect 2 "vectors.txt:4: 2 values where --embedding is 32" -- \
+  "$parasol" "${tl[@]}" --steps 2 --embeddings "$tmp/vectors.txt"
+
 mkdir "$tmp/bad"
 cp "$data/sst/dev.txt" "$data/sst/test.txt" "$tmp/bad/"
 { head -4 "$data/sst/train.txt"; echo "(3 (2 a) (2 b)"; } > "$tmp/bad/train.txt"
