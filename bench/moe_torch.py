@@ -199,7 +199,7 @@ def main():
     for name, kind, default in (("ranks", int, 2), ("layers", int, 4), ("d-model", int, 128), ("heads", int, 4),
                                 ("ffn", int, 256), ("seq", int, 128), ("batch", int, 16), ("steps", int, 50),
                                 ("experts", int, 8), ("top-k", int, 2), ("moe-every", int, 1),
-                                ("capacity-factor", float, 1.25), ("aux-loss-coef", float, 0.01),
+                                ("capacity-factor", float, 1.25), ("aux-loss-coef", float, 0.02),
                                 ("z-loss-coef", float, 0.001), ("lr", float, 1e-3), ("threads", int, 1),
                                 ("seed", int, 1), ("port", int, 29517)):
         p.add_argument("--" + name, type=kind, default=default)

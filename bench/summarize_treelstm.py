@@ -69,8 +69,9 @@ def main():
 
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
     for system, style in (("parasol", "o-"), ("pytorch-levels", "s--")):
-        for h in hiddens:
-            a.plot(batches, [speed(system, bt, h) for bt in batches], style, label=f"{system}, hidden {h}")
+        for i, h in enumerate(hiddens):
+            a.plot(batches, [speed(system, bt, h) for bt in batches], style, color=f"C{i}",
+                   label=f"{system}, hidden {h}")
     a.set_xscale("log", base=2)
     a.set_yscale("log")
     a.set_xlabel("batch (sentences)")
