@@ -14,6 +14,7 @@
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
 #include "parasol/dl/rank_checkpoint.h"
+#include "parasol/dl/rank_tensors.h"
 #include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/trainer.h"
 
@@ -169,20 +170,15 @@ std::vector<torch::Tensor> RankState(GradSync& sync, ExpertUpdater& experts) {
 void SaveLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmOptions& o,
             const TransformerOptions& shape, int64_t steps_done) {
   sync.Flush();
-  std::vector<double> values;
-  for (const torch::Tensor& t : RankState(sync, experts)) {
-    const torch::Tensor d = t.to(torch::kFloat64).contiguous();
-    values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-  }
   comm::Context& world = g.world();
-  WriteRankState(o.checkpoint_dir, world.rank(), steps_done, values);
+  WriteRankTensors(o.checkpoint_dir, world.rank(), steps_done, RankState(sync, experts));
   collective::Barrier(world);  // every rank's file is whole
   if (world.rank() == 0) {
     WriteCheckpointMeta(o.checkpoint_dir, {.step = steps_done,
-                                   .ranks = world.size(),
-                                   .tensor_parallel = g.tensor_parallel(),
-                                   .expert_parallel = g.expert_parallel(),
-                                   .shape = ShapeName(shape)});
+                                           .ranks = world.size(),
+                                           .tensor_parallel = g.tensor_parallel(),
+                                           .expert_parallel = g.expert_parallel(),
+                                           .shape = ShapeName(shape)});
   }
   collective::Barrier(world);  // nobody reports it before it is committed
 }
@@ -199,16 +195,7 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
         o.resume_dir, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape, g.world().size(), g.tensor_parallel(),
         g.expert_parallel(), here));
   }
-  std::vector<torch::Tensor> state = RankState(sync, experts);
-  uint64_t count = 0;
-  for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
-  const std::vector<double> values = ReadRankState(o.resume_dir, g.world().rank(), m.step, count);
-  torch::NoGradGuard no_grad;
-  size_t at = 0;
-  for (torch::Tensor& t : state) {
-    t.copy_(torch::from_blob(const_cast<double*>(values.data() + at), {t.numel()}, torch::kFloat64).view(t.sizes()));
-    at += static_cast<size_t>(t.numel());
-  }
+  ReadRankTensors(o.resume_dir, g.world().rank(), m.step, RankState(sync, experts));
   return m.step;
 }
 

@@ -16,6 +16,7 @@
 #include "parasol/dl/dynamic/dynamic_data.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/rank_checkpoint.h"
+#include "parasol/dl/rank_tensors.h"
 #include "parasol/dl/trainer.h"
 
 namespace parasol::dl::dynamic {
@@ -133,12 +134,7 @@ void Save(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, cons
           int64_t steps_done) {
   sync.Flush();
   if (ctx.rank() == 0) {
-    std::vector<double> values;
-    for (const torch::Tensor& t : State(sync)) {
-      const torch::Tensor d = t.to(torch::kFloat64).contiguous();
-      values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-    }
-    WriteRankState(o.checkpoint_dir, 0, steps_done, values);
+    WriteRankTensors(o.checkpoint_dir, 0, steps_done, State(sync));
     WriteCheckpointMeta(o.checkpoint_dir, {.step = steps_done, .ranks = ctx.size(), .shape = shape});
   }
   collective::Barrier(ctx);  // nobody reports it before it is committed
@@ -150,16 +146,7 @@ int64_t Resume(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o,
     throw InvalidArgumentError(fmt::format("{}: a checkpoint of {} ranks and model {}; this run has {} ranks and model {}",
                                            o.resume_dir, m.ranks, m.shape, ctx.size(), shape));
   }
-  std::vector<torch::Tensor> state = State(sync);
-  uint64_t count = 0;
-  for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
-  const std::vector<double> values = ReadRankState(o.resume_dir, 0, m.step, count);
-  torch::NoGradGuard no_grad;
-  size_t at = 0;
-  for (torch::Tensor& t : state) {
-    t.copy_(torch::from_blob(const_cast<double*>(values.data() + at), {t.numel()}, torch::kFloat64).view(t.sizes()));
-    at += static_cast<size_t>(t.numel());
-  }
+  ReadRankTensors(o.resume_dir, 0, m.step, State(sync));
   return m.step;
 }
 
