@@ -84,9 +84,10 @@ void GradSync::RunSfb(Unit& u) {
 // for at the next clock at once: the table takes one update per row per clock, so a shard answers
 // each row when every rank's push of it is in, and the replies overlap backward too.
 void GradSync::PushPs(const Unit& u) {
-  auto table = impl_->worker->GetTable<float>(kPsTable);
+  const uint64_t step = impl_->worker->clock();
+  auto table = impl_->worker->GetTable<float>(PsTableOf(*impl_, step));
   const float* g = grads_.data_ptr<float>();
-  float* pushed = impl_->pushed.data();
+  float* pushed = impl_->pushed[step % static_cast<uint64_t>(impl_->num_tables)].data();
   const float scale = 1.0f / static_cast<float>(ctx_.size());
   const int64_t n = params_.numel();
   for (int64_t row = u.begin / kPsRowWidth; row * kPsRowWidth < u.end; ++row) {
@@ -119,7 +120,7 @@ void GradSync::PushPs(const Unit& u) {
 void GradSync::RunPsStep() {
   impl_->worker->Clock();
   impl_->unflushed.clear();
-  auto table = impl_->worker->GetTable<float>(kPsTable);
+  auto table = impl_->worker->GetTable<float>(PsTableOf(*impl_, impl_->worker->clock() - 1));
   std::vector<uint64_t> rows;
   for (int u = 0; u < num_units(); ++u) {
     rows.clear();

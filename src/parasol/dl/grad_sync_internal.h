@@ -29,9 +29,15 @@ struct GradSync::Impl {
   // g_t / P - g_{t-1} / P, so the table's rows stay gradient-sized (no running sum to lose
   // precision in float) and a read is the aggregated gradient itself: under BSP each rank's step-t
   // contribution, under SSP each rank's latest the bound lets through.
+  // Under BSP the steps alternate between two such tables: a shard answers a row once every
+  // rank's push of it is in, and the row it sends holds whatever has arrived by then, so with one
+  // table a rank already pushing step t+1 (it read every row of step t) would leak its step-t+1
+  // gradient into a slower rank's read of step t, and the replicas drift apart. A rank cannot
+  // push step t+2 before every rank has pushed step t+1, which each does after reading step t.
   std::unique_ptr<ps::ParameterServer> ps;
   std::unique_ptr<ps::Worker> worker;  // the communication thread's
-  std::vector<float> pushed;           // this rank's last contribution, per flat element
+  int num_tables = 1;                  // 2 under BSP
+  std::vector<float> pushed[2];        // this rank's last contribution to each table, per element
   std::vector<int64_t> row_left;       // per table row: elements still to come this step
   std::vector<float> row;              // scratch row
   std::vector<uint64_t> unflushed;     // rows pushed since the last Flush
@@ -47,7 +53,11 @@ struct GradSync::Impl {
   std::vector<uintptr_t> hook_keys;
 };
 
-constexpr uint32_t kPsTable = 1;
+constexpr uint32_t kPsTable = 1;  // and kPsTable + 1 under BSP
+// The table of the step a worker at `clock` is pushing (or, after its Clock, reading: clock - 1).
+inline uint32_t PsTableOf(const GradSync::Impl& impl, uint64_t step) {
+  return kPsTable + static_cast<uint32_t>(step % static_cast<uint64_t>(impl.num_tables));
+}
 constexpr int64_t kPsRowWidth = 4096;
 
 }  // namespace parasol::dl
