@@ -16,7 +16,8 @@ packages=(
   clang libclang-rt-dev             # fuzz/: libFuzzer targets (scripts/fuzz.sh)
   python3                           # benchmark summaries (bench/)
   libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
-  python3-torch                     # bench/: PyTorch DDP side by side with parasol train
+  python3-torch                     # `import parasol` (parasol.torch) and bench/: PyTorch DDP beside parasol
+  pybind11-dev python3-dev          # the Python extension
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
   liblapack-dev                     # parasol mtrl: symmetric eigen decomposition (dsyevd)
   libmetis-dev                      # parasol gnn: graph partitions that cut few edges

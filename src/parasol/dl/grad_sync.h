@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,6 +64,29 @@ struct SyncOptions {
   std::vector<torch::Tensor> excluded;
 };
 
+// A fully-connected layer the synchroniser may run by sufficient factors: its weight (out x in) and
+// bias, registered one after the other in their stage, and how to hand it a FactorSink (with one,
+// its backward must send the factors instead of forming the weight and bias gradients).
+struct FcSlot {
+  int stage = 0;
+  std::string name;
+  torch::Tensor weight, bias;
+  std::function<void(FactorSink)> set_sink;
+};
+
+// What the synchroniser needs of a model: its parameters stage by stage in forward order (a stage
+// is the unit whose forward may wait for its parameters: P3's priority), its fully-connected
+// layers, and the buffers (batch-norm statistics) every rank starts from rank 0's copy of. A
+// parameter belongs to one stage; parameters of no stage are not synchronised.
+struct SyncLayout {
+  std::vector<std::vector<torch::Tensor>> stage_params;
+  std::vector<FcSlot> fc_layers;
+  std::vector<torch::Tensor> buffers;
+  int num_stages() const { return static_cast<int>(stage_params.size()); }
+};
+// A Model's layout; throws InternalError if a parameter lies outside its stages.
+SyncLayout LayoutOf(Model& model);
+
 // Hybrid's decision for one fully-connected layer: bytes each would move per step.
 struct LayerChoice {
   std::string layer;
@@ -83,7 +107,10 @@ class GradSync {
  public:
   // Collective: broadcasts rank 0's parameters and buffers, and (ps) creates the tables. With
   // one rank nothing is synchronised whatever the options say.
-  GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& optimizer, const SyncOptions& options);
+  GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& optimizer, const SyncOptions& options)
+      : GradSync(ctx, LayoutOf(model), optimizer, options) {}
+  GradSync(comm::Context& ctx, const SyncLayout& layout, const OptimizerOptions& optimizer,
+           const SyncOptions& options);
   ~GradSync();
   GradSync(const GradSync&) = delete;
   GradSync& operator=(const GradSync&) = delete;
@@ -114,9 +141,9 @@ class GradSync {
 
  private:
 
-  void Flatten(Model& model);
-  void PlanHybrid(Model& model);
-  void PlanUnits(Model& model);
+  void Flatten(const SyncLayout& layout);
+  void PlanHybrid(const SyncLayout& layout);
+  void PlanUnits(const SyncLayout& layout);
   void AddDenseRun(int first_param, int end_param);
   void RegisterHooks();
   void OnGradReady(int param);

@@ -63,7 +63,28 @@ std::string ToString(Backend b) {
   return "?";
 }
 
-GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& optimizer, const SyncOptions& options)
+SyncLayout LayoutOf(Model& model) {
+  SyncLayout layout;
+  size_t staged = 0;
+  for (int s = 0; s < model.num_stages(); ++s) {
+    layout.stage_params.push_back(model.StageParameters(s));
+    staged += layout.stage_params.back().size();
+  }
+  if (staged != model.parameters().size()) throw InternalError("model parameters outside its stages");
+  for (const auto& [stage, fc] : model.fc_layers()) {
+    FcLayer layer = fc;
+    layout.fc_layers.push_back({.stage = stage,
+                                .name = model.StageName(stage),
+                                .weight = fc->weight,
+                                .bias = fc->bias,
+                                .set_sink = [layer](FactorSink sink) mutable { layer->set_factor_sink(std::move(sink)); }});
+  }
+  layout.buffers = model.buffers();
+  return layout;
+}
+
+GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const OptimizerOptions& optimizer,
+                   const SyncOptions& options)
     : ctx_(ctx), options_(options), impl_(std::make_unique<Impl>()) {
   if (options.shard_updates && options.backend != Backend::kAllreduce && options.backend != Backend::kHybrid) {
     throw InvalidArgumentError("--shard-updates needs --comm allreduce or hybrid");
@@ -71,32 +92,40 @@ GradSync::GradSync(comm::Context& ctx, Model& model, const OptimizerOptions& opt
   if (options.shard_updates && optimizer.lars && options.mode == SyncMode::kP3) {
     throw InvalidArgumentError("--lars with --shard-updates cannot use --sync p3 (slices cut the layers LARS normalises)");
   }
+  if (options.shard_updates && optimizer.kind == OptimizerKind::kExternal) {
+    throw InvalidArgumentError("weight-update sharding needs an optimizer parasol runs (SGD or AdamW)");
+  }
   if (options.bucket_bytes < 4 || options.slice_elements < 1) throw InvalidArgumentError("bucket and slice sizes must be positive");
-  Flatten(model);
+  Flatten(layout);
   collective::Broadcast(ctx_, params_.data_ptr<float>(), params_.numel(), DType::kFloat32);
-  for (torch::Tensor& b : model.buffers()) {
+  for (const torch::Tensor& b : layout.buffers) {
     if (b.scalar_type() == torch::kFloat32 && b.is_contiguous()) collective::Broadcast(ctx_, b.data_ptr<float>(), b.numel(), DType::kFloat32);
   }
   optimizer_ = std::make_unique<Optimizer>(optimizer, params_, grads_, spans_);
   // One rank has nothing to synchronise: every mode is the plain step (no thread, no hooks).
   if (ctx_.size() == 1) options_.backend = Backend::kNone;
   if (options_.backend == Backend::kNone) return;
-  PlanHybrid(model);
-  PlanUnits(model);
+  PlanHybrid(layout);
+  PlanUnits(layout);
   std::vector<int> unit_stage;
   for (const auto& u : units_) unit_stage.push_back(u->stage);
-  board_ = std::make_unique<UnitBoard>(std::move(unit_stage), model.num_stages());
+  board_ = std::make_unique<UnitBoard>(std::move(unit_stage), layout.num_stages());
   RegisterHooks();
   comm_ctx_ = ctx_.Duplicate(ctx_.DefaultDeadline());
   if (options_.backend == Backend::kPs) {
     impl_->ps = std::make_unique<ps::ParameterServer>(ctx_, ps::PsOptions{.workers_per_process = 1, .timeout_ms = options_.timeout_ms});
     const uint64_t rows = (params_.numel() + kPsRowWidth - 1) / kPsRowWidth;
-    impl_->ps->CreateTable({.id = kPsTable, .kind = ps::RowKind::kDense, .dtype = DType::kFloat32,
-                            .width = kPsRowWidth, .num_rows = rows,
-                            .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
-                            .staleness = options_.ps_staleness,
-                            .one_update_per_clock = true});
-    impl_->pushed.assign(rows * kPsRowWidth, 0.0f);
+    impl_->num_tables = options_.ps_staleness == 0 ? 2 : 1;
+    for (int t = 0; t < impl_->num_tables; ++t) {
+      impl_->ps->CreateTable({.id = kPsTable + static_cast<uint32_t>(t), .kind = ps::RowKind::kDense,
+                              .dtype = DType::kFloat32, .width = kPsRowWidth, .num_rows = rows,
+                              .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
+                              .staleness = options_.ps_staleness,
+                              // Every row is asked for each step, of the step's table only.
+                              .refresh_cached_rows = impl_->num_tables == 1,
+                              .one_update_per_clock = true});
+      impl_->pushed[t].assign(rows * kPsRowWidth, 0.0f);
+    }
     impl_->worker = impl_->ps->CreateWorker(0);
     impl_->row.resize(kPsRowWidth);
     for (uint64_t r = 0; r < rows; ++r) {
@@ -125,23 +154,17 @@ GradSync::~GradSync() {
   }
 }
 
-void GradSync::Flatten(Model& model) {
+void GradSync::Flatten(const SyncLayout& layout) {
   std::vector<std::pair<torch::Tensor, int>> all;
   const auto excluded = [&](const torch::Tensor& p) {
     return std::any_of(options_.excluded.begin(), options_.excluded.end(),
                        [&](const torch::Tensor& e) { return e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl(); });
   };
-  size_t left_out = 0;
-  for (int s = 0; s < model.num_stages(); ++s) {
-    for (torch::Tensor& p : model.StageParameters(s)) {
-      if (excluded(p)) {
-        ++left_out;
-      } else {
-        all.emplace_back(p, s);
-      }
+  for (int s = 0; s < layout.num_stages(); ++s) {
+    for (const torch::Tensor& p : layout.stage_params[s]) {
+      if (!excluded(p)) all.emplace_back(p, s);
     }
   }
-  if (all.size() + left_out != model.parameters().size()) throw InternalError("model parameters outside its stages");
   FlatParameters flat = FlattenParameters(all);
   params_ = flat.params;
   grads_ = flat.grads;
@@ -149,15 +172,15 @@ void GradSync::Flatten(Model& model) {
   for (auto& [p, s] : all) param_tensors_.push_back(p);
 }
 
-void GradSync::PlanHybrid(Model& model) {
+void GradSync::PlanHybrid(const SyncLayout& layout) {
   if (options_.backend != Backend::kHybrid) return;
   const uint64_t p = static_cast<uint64_t>(ctx_.size());
   const uint64_t k = static_cast<uint64_t>(options_.batch_per_rank);
-  for (const auto& [stage, fc] : model.fc_layers()) {
+  for (const FcSlot& fc : layout.fc_layers) {
     LayerChoice c;
-    c.layer = model.StageName(stage);
-    c.rows = fc->out_features();
-    c.cols = fc->in_features();
+    c.layer = fc.name;
+    c.rows = fc.weight.size(0);
+    c.cols = fc.weight.size(1);
     const uint64_t m = static_cast<uint64_t>(c.rows), n = static_cast<uint64_t>(c.cols);
     c.sfb_bytes = 2 * k * (p - 1) * (m + n) * 4;
     c.ps_bytes = 2 * m * n * (2 * p - 2) / p * 4;
@@ -217,18 +240,21 @@ void GradSync::AddDenseRun(int first, int end) {
   }
 }
 
-void GradSync::PlanUnits(Model& model) {
+void GradSync::PlanUnits(const SyncLayout& layout) {
   std::vector<int> sfb_weight(spans_.size(), -1);  // param index -> index into fc_layers
   for (size_t l = 0; l < choices_.size(); ++l) {
     if (!choices_[l].sfb) continue;
-    const FcLayer& fc = model.fc_layers()[l].second;
+    const FcSlot& fc = layout.fc_layers[l];
     for (size_t i = 0; i < param_tensors_.size(); ++i) {
-      if (param_tensors_[i].is_same(fc->weight)) sfb_weight[i] = static_cast<int>(l);
+      if (param_tensors_[i].is_same(fc.weight)) sfb_weight[i] = static_cast<int>(l);
     }
   }
   const int n = static_cast<int>(spans_.size());
   for (int i = 0; i < n;) {
     if (sfb_weight[i] >= 0) {
+      if (i + 1 >= n || !param_tensors_[i + 1].is_same(layout.fc_layers[sfb_weight[i]].bias)) {
+        throw InternalError("a fully-connected layer's bias does not follow its weight");
+      }
       // The weight, then the bias: registered in that order, so adjacent in the flat buffer.
       Unit* u = NewUnit(units_, spans_, i, i + 2, spans_[i].begin, spans_[i + 1].end());
       u->sfb = true;
@@ -246,9 +272,9 @@ void GradSync::PlanUnits(Model& model) {
   }
   std::sort(units_.begin(), units_.end(), [](const auto& a, const auto& b) { return a->begin < b->begin; });
   units_of_param_.assign(spans_.size(), {});
-  stage_first_unit_.assign(model.num_stages(), 0);
-  stage_end_unit_.assign(model.num_stages(), 0);
-  std::vector<bool> seen(model.num_stages(), false);
+  stage_first_unit_.assign(layout.num_stages(), 0);
+  stage_end_unit_.assign(layout.num_stages(), 0);
+  std::vector<bool> seen(layout.num_stages(), false);
   for (int u = 0; u < num_units(); ++u) {
     for (int p = units_[u]->first_param; p < units_[u]->end_param; ++p) {
       units_of_param_[p].push_back(u);
@@ -261,10 +287,9 @@ void GradSync::PlanUnits(Model& model) {
   // Sinks for the layers that send factors: the unit is launched by its factors, not by hooks.
   for (int u = 0; u < num_units(); ++u) {
     if (!units_[u]->sfb) continue;
-    for (const auto& [stage, fc] : model.fc_layers()) {
-      if (fc->weight.is_same(param_tensors_[units_[u]->weight])) {
-        FcLayer layer = fc;
-        layer->set_factor_sink([this, u](const torch::Tensor& g, const torch::Tensor& x) { OnFactors(u, g, x); });
+    for (const FcSlot& fc : layout.fc_layers) {
+      if (fc.weight.is_same(param_tensors_[units_[u]->weight])) {
+        fc.set_sink([this, u](const torch::Tensor& g, const torch::Tensor& x) { OnFactors(u, g, x); });
       }
     }
   }

@@ -27,7 +27,8 @@ FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>
 
 Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads, std::vector<ParamSpan> spans)
     : options_(options), params_(std::move(params)), grads_(std::move(grads)), spans_(std::move(spans)) {
-  momentum_ = torch::zeros_like(params_);
+  // An external optimizer keeps its own state.
+  momentum_ = options_.kind == OptimizerKind::kExternal ? torch::zeros({0}) : torch::zeros_like(params_);
   if (options_.kind == OptimizerKind::kAdam) second_ = torch::zeros_like(params_);
   set_step(0);
 }
@@ -68,7 +69,7 @@ void Optimizer::UpdateRange(int64_t begin, int64_t end, const std::vector<double
 // PyTorch's SGD: g += wd * w; buf = m * buf + g (buf = g at the first step, which the zero
 // buffer gives too when m * 0 = 0); w -= lr * buf. LARS scales g by the trust ratio first.
 void Optimizer::Apply(int64_t begin, int64_t end, double trust) {
-  if (end <= begin) return;
+  if (end <= begin || options_.kind == OptimizerKind::kExternal) return;
   if (options_.kind == OptimizerKind::kAdam) return ApplyAdam(begin, end);
   torch::NoGradGuard no_grad;
   torch::Tensor w = params_.narrow(0, begin, end - begin);

@@ -15,7 +15,9 @@
 
 namespace parasol::dl {
 
-enum class OptimizerKind { kSgd, kAdam };
+// kExternal: the synchroniser only averages the gradients; the caller steps its own optimizer on
+// them once every update is done (the Python plugin wrapping an optimizer it cannot run itself).
+enum class OptimizerKind { kSgd, kAdam, kExternal };
 
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::kSgd;

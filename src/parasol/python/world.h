@@ -1,0 +1,49 @@
+// The Python extension's hold on MPI: one World per process, made by parasol.init() (the Python
+// package keeps it; nothing here is process-global). Everything that talks (collectives, the
+// gradient synchroniser, parameter-server tables) holds a shared_ptr to it, so MPI outlives them;
+// Close() finalises MPI once they are gone, and every call after it fails with a clear error.
+//
+// Threading: collectives on the world context from one Python thread at a time (the GIL is
+// released while they wait, so they must not be interleaved from several threads).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "parasol/comm/context.h"
+#include "parasol/comm/mpi_runtime.h"
+
+namespace parasol::python {
+
+class World {
+ public:
+  explicit World(std::chrono::milliseconds timeout_ms);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // The world context; throws UnavailableError after Close().
+  comm::Context& ctx();
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  std::chrono::milliseconds timeout_ms() const { return timeout_ms_; }
+  void Close();
+  bool closed() const { return !ctx_; }
+
+ private:
+  std::unique_ptr<comm::MpiRuntime> runtime_;
+  std::unique_ptr<comm::Context> ctx_;
+  std::chrono::milliseconds timeout_ms_;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+};
+
+void RegisterComm(pybind11::module_& m);
+void RegisterSync(pybind11::module_& m);
+void RegisterPs(pybind11::module_& m);
+
+}  // namespace parasol::python
