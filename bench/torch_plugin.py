@@ -21,11 +21,14 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+from ddp_bench import MODELS as PARASOL_MODELS  # parasol train's architectures, in PyTorch
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--engine", choices=["parasol", "ddp", "plain"], required=True)
-    ap.add_argument("--model", default="resnet18")
+    ap.add_argument("--model", default="resnet18",
+                    help="a torchvision model (resnet18, vgg11, ...) or parasol train's mlp, resnet20, vgg")
     ap.add_argument("--batch", type=int, default=32, help="per rank")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--image-size", type=int, default=32)
@@ -38,7 +41,12 @@ def main():
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
     ranks = int(os.environ.get("OMPI_COMM_WORLD_SIZE", 1))
     torch.manual_seed(1)
-    model = getattr(torchvision.models, args.model)(num_classes=10)
+    if args.model in PARASOL_MODELS:
+        make, shape = PARASOL_MODELS[args.model]
+        model = make()
+    else:
+        model = getattr(torchvision.models, args.model)(num_classes=10)
+        shape = (3, args.image_size, args.image_size)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     wait = None
     if args.engine == "parasol":
@@ -49,10 +57,15 @@ def main():
     elif args.engine == "ddp":
         import torch.distributed as dist
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        # On network-namespace "hosts" gloo must use this host's link (its name differs per host).
+        prefix = os.environ.get("GLOO_IFNAME_PREFIX")
+        if prefix:
+            os.environ["GLOO_SOCKET_IFNAME"] = next(n for n in sorted(os.listdir("/sys/class/net"))
+                                                    if n.startswith(prefix))
         dist.init_process_group("gloo", rank=rank, world_size=ranks)
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mb)
     g = torch.Generator().manual_seed(rank)
-    x = torch.randn(args.batch, 3, args.image_size, args.image_size, generator=g)
+    x = torch.randn((args.batch,) + tuple(shape), generator=g)
     y = torch.randint(0, 10, (args.batch,), generator=g)
     times = []
     for step in range(args.steps + 2):

@@ -50,6 +50,9 @@ class TrainCommand : public Command {
     app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();
     app_->add_flag("--lars", o_.optimizer.lars, "LARS layer-wise trust ratios");
     app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->check(Positive())->capture_default_str();
+    app_->add_option("--lr-schedule", lr_schedule_,
+                     "constant, or cosine (to 0 at the last step); default: cosine, constant with --adaptive-batch")
+        ->check(CLI::IsMember({"constant", "cosine"}));
     app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
         ->capture_default_str();
     app_->add_option("--threads", o_.threads, "Compute threads per rank")->check(Between(1, 1024))->capture_default_str();
@@ -73,6 +76,8 @@ class TrainCommand : public Command {
     app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")
         ->check(NonNegative())->capture_default_str();
     app_->add_option("--resume", o_.resume_dir, "Resume from the checkpoint in this folder");
+    app_->add_flag("--eval-only", o_.eval_only,
+                   "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
     app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
     app_->add_option("--stop-file", o_.stop_path, "When this file appears: checkpoint the current step and stop");
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->check(Between(1, 86400000))
@@ -153,7 +158,7 @@ class TrainCommand : public Command {
       throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
     }
     for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
-                                    "--lars", "--shard-updates"}) {
+                                    "--lars", "--shard-updates", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
       }
@@ -165,7 +170,7 @@ class TrainCommand : public Command {
     if (o_.data.kind != "text") throw InvalidArgumentError("--model transformer-lm trains on --dataset text");
     if (o_.data.dir.empty()) throw InvalidArgumentError("--dataset text needs --data FILE");
     for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
-                                    "--lars"}) {
+                                    "--lars", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model transformer-lm", unsupported));
       }
@@ -184,11 +189,12 @@ class TrainCommand : public Command {
     o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
     o_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     o_.evaluate = !no_eval_;
+    o_.cosine_lr = lr_schedule_.empty() ? !o_.adaptive_batch : lr_schedule_ == "cosine";
     o_.log = &std::cout;
     o_.progress_bar = !no_progress_ && isatty(STDOUT_FILENO) != 0;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
     dl::TrainResult r = dl::Train(ctx, o_);
-    if (ctx.rank() == 0) {
+    if (ctx.rank() == 0 && !o_.eval_only) {
       // A run stopped before its first evaluation, or one with --no-eval, has no accuracy to show.
       const std::string accuracy = r.epoch_accuracy.empty()
                                        ? "not evaluated"
@@ -281,6 +287,7 @@ class TrainCommand : public Command {
   bool no_lazy_ = false;
   std::string level_ = "char";
   std::string sync_ = "wfbp";
+  std::string lr_schedule_;  // empty: cosine, or constant with --adaptive-batch
   std::string comm_ = "allreduce";
   double bucket_mb_ = 25;
   bool no_eval_ = false, no_progress_ = false;

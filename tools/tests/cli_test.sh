@@ -4,6 +4,7 @@
 set -u
 parasol=$1
 mpirun=$2
+data=$(cd "$(dirname "$0")/../../data" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -74,6 +75,16 @@ printf '%s\na,0,1,64,10,--model mlp --batch-max 32\n' "$header" > "$tmp/bad_jobs
 expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch-max 32 is below batch_size 64" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
 label="train --no-eval reports no test accuracy"
 check bash -c "'$parasol' train --model mlp --dataset synthetic --samples 256 --steps 2 --no-eval | grep -q ', not evaluated$'"
+
+expect 2 "--eval-only needs --resume DIR (the checkpoint)" -- "$parasol" train --model mlp --steps 1 --eval-only
+
+# --eval-only scores a saved checkpoint: the accuracy the run printed at its end, on 2 ranks too.
+"$parasol" train --model mlp --dataset mnist --data "$data/mnist" --steps 40 --checkpoint "$tmp/mlp" --no-progress \
+  > "$tmp/trained.txt" 2>&1
+trained=$(grep -o 'test accuracy [0-9.]*%' "$tmp/trained.txt" | tail -1)
+label="train --eval-only gives the trained run's test accuracy ($trained)"
+check bash -c "'$mpirun' -np 2 '$parasol' train --model mlp --dataset mnist --data '$data/mnist' --resume '$tmp/mlp' \
+  --eval-only | grep -q '^checkpoint of step 40: $trained, test loss'"
 
 # Under mpirun each rank's output is a terminal (OpenMPI's pty) even when mpirun's goes to a file.
 "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 256 --steps 4 --no-eval --no-progress \

@@ -1,6 +1,7 @@
 #include "parasol/dl/optimizer.h"
 
 #include <algorithm>
+#include <numbers>
 #include <cmath>
 
 namespace parasol::dl {
@@ -34,8 +35,13 @@ Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tens
 }
 
 double Optimizer::LearningRate(int64_t step) const {
-  if (options_.warmup_steps <= 0 || step >= options_.warmup_steps) return options_.lr;
-  return options_.lr * static_cast<double>(step + 1) / static_cast<double>(options_.warmup_steps);
+  if (options_.warmup_steps > 0 && step < options_.warmup_steps) {
+    return options_.lr * static_cast<double>(step + 1) / static_cast<double>(options_.warmup_steps);
+  }
+  if (options_.cosine_steps <= options_.warmup_steps) return options_.lr;
+  const double t = static_cast<double>(std::min(step, options_.cosine_steps) - options_.warmup_steps) /
+                   static_cast<double>(options_.cosine_steps - options_.warmup_steps);
+  return options_.lr * 0.5 * (1 + std::cos(std::numbers::pi * t));
 }
 
 double Optimizer::TrustRatio(double w_norm2, double g_norm2) const {

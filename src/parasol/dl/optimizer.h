@@ -27,6 +27,9 @@ struct OptimizerOptions {
   bool lars = false;          // trust ratio eta * |w| / (|g| + wd |w|) on weights (dim > 1)
   double lars_eta = 0.001;
   int64_t warmup_steps = 0;   // learning rate rises linearly to lr over these steps
+  // > 0: after warm-up the rate falls along a half cosine to 0 at this step (the run's last):
+  // large early steps, and late ones too small to undo what the run learned.
+  int64_t cosine_steps = 0;
   double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_eps = 1e-8;  // kAdam (momentum unused)
 };
 

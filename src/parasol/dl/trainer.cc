@@ -114,6 +114,8 @@ void ValidateOptions(const TrainOptions& o) {
   if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
   if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
   if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
+  if (o.cosine_lr && o.adaptive_batch) throw InvalidArgumentError("--lr-schedule cosine cannot take --adaptive-batch");
+  if (o.eval_only && o.resume_dir.empty()) throw InvalidArgumentError("--eval-only needs --resume DIR (the checkpoint)");
 }
 
 std::vector<std::string> MetricsColumns() {
@@ -263,6 +265,22 @@ void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const Dataset& t
   }
 }
 
+// --eval-only: the checkpoint's accuracy and loss on the test set.
+TrainResult EvaluateCheckpoint(comm::Context& ctx, Model& model, const Dataset& test, int64_t step,
+                               std::ostream* log) {
+  TrainResult r;
+  const Evaluation e = Evaluate(ctx, model, test, 256);
+  r.epoch_accuracy.push_back(e.accuracy);
+  r.test_accuracy = e.accuracy;
+  r.test_loss = e.loss;
+  r.first_step = r.steps_done = step;
+  if (log) {
+    *log << fmt::format("checkpoint of step {}: test accuracy {:.2f}%, test loss {:.4f} ({} samples)\n", step,
+                        100 * e.accuracy, e.loss, test.size());
+  }
+  return r;
+}
+
 }  // namespace
 
 // OpenBLAS keeps its own thread pool; size it like torch's (the symbol is absent with other BLAS).
@@ -284,7 +302,10 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
   sync_options.measure_gradient_norms = AgreeOnMeasuring(ctx, o);
-  GradSync sync(ctx, *model, o.optimizer, sync_options);
+  BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
+  OptimizerOptions optimizer = o.optimizer;
+  if (o.cosine_lr) optimizer.cosine_steps = o.steps > 0 ? o.steps : o.epochs * order.steps_per_epoch();
+  GradSync sync(ctx, *model, optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
   const int64_t batch = o.batch * ctx.size();
@@ -293,8 +314,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
         fmt::format("--batch-max {} is below the total batch {} ({} rank(s) x --batch {})", o.batch_max,
                     batch, ctx.size(), o.batch));
   }
-  BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
   const Start start = StartPosition(o, sync, *model, batch);
+  if (o.eval_only) return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, ctx.rank() == 0 ? o.log : nullptr);
   Position at = start.at;
   const int64_t base_batch = start.base_batch;
   NoiseScale noise(base_batch);

@@ -27,6 +27,9 @@ struct TrainOptions {
   bool adaptive_batch = false;
   int64_t batch_max = 0;  // > 0: the largest total batch a run may have (ranks x batch)
   OptimizerOptions optimizer;
+  // The rate falls along a half cosine to 0 at the run's last step (optimizer.cosine_steps set from
+  // --steps or --epochs); not with adaptive_batch, whose runs end at a progress, not a step.
+  bool cosine_lr = false;
   SyncOptions sync;
   bool sync_batch_norm = false;
   int threads = 1;              // intra-op threads of this rank
@@ -39,6 +42,8 @@ struct TrainOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0; // steps; 0: only at the end (when checkpoint_dir is set)
   std::string resume_dir;
+  // Only evaluate the checkpoint in resume_dir on the test set: no step, nothing written.
+  bool eval_only = false;
   // A cluster scheduler's handles (see job_control.h): a status file rank 0 keeps current, and a
   // file whose appearance makes every rank checkpoint the current step and return (REQUIRES
   // checkpoint_dir).
