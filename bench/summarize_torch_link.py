@@ -20,16 +20,17 @@ def main():
         print(f"| {rate} | {system} | {mode} | {med[(rate, system, mode)]:.1f} | {min(v):.1f}-{max(v):.1f} |")
     for rate in sorted({k[0] for k in runs}):
         for system in ("parasol train", "parasol.torch"):
-            def m(mode):
+            def m(mode, system=system):
                 return med.get((rate, system, mode), float("nan"))
+            best = max(v for k, v in med.items() if k[0] == rate and k[1] == system)
             print(f"{rate} {system}: p3 / after-backward {m('p3:allreduce') / m('after-backward:allreduce'):.2f}x, "
                   f"wfbp hybrid / wfbp allreduce {m('wfbp:hybrid') / m('wfbp:allreduce'):.2f}x, "
                   f"p3 hybrid / p3 allreduce {m('p3:hybrid') / m('p3:allreduce'):.2f}x, "
-                  f"best / DDP {max(v for k, v in med.items() if k[0] == rate and k[1] == system) / med[(rate, 'ddp', 'allreduce')]:.2f}x")
+                  f"best / DDP {best / med[(rate, 'ddp', 'allreduce')]:.2f}x")
         modes = sorted({k[2] for k in runs if k[1] == "parasol train" and k[0] == rate})
-        ratios = [med[(rate, "parasol.torch", x)] / med[(rate, "parasol train", x)] for x in modes
+        ratios = [(x, med[(rate, "parasol.torch", x)] / med[(rate, "parasol train", x)]) for x in modes
                   if (rate, "parasol.torch", x) in med]
-        print(f"{rate} plugin / parasol train, same mode: " + ", ".join(f"{x} {q:.2f}" for x, q in zip(modes, ratios)))
+        print(f"{rate} plugin / parasol train, same mode: " + ", ".join(f"{x} {q:.2f}" for x, q in ratios))
     plot(runs, med, sys.argv[2])
 
 

@@ -31,7 +31,8 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    print(f"{'model':9} {'ranks':>5} {'engine':28} {'samples/s':>10} {'min-max':>17} {'vs DDP/plain':>12} {'wait ms':>8}")
+    print(f"{'model':9} {'ranks':>5} {'engine':28} {'samples/s':>10} {'min-max':>17} "
+          f"{'vs DDP/plain':>12} {'wait ms':>8}")
     for r in rows:
         print(f"{r['model']:9} {r['ranks']:5} {r['engine']:28} {r['samples_per_sec']:10.1f} "
               f"{r['min']:8.1f}-{r['max']:<8.1f} {str(r['vs_base']):>12} {str(r['wait_ms_per_step']):>8}")

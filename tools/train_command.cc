@@ -50,8 +50,9 @@ class TrainCommand : public Command {
     app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();
     app_->add_flag("--lars", o_.optimizer.lars, "LARS layer-wise trust ratios");
     app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->check(Positive())->capture_default_str();
-    app_->add_option("--lr-schedule", lr_schedule_,
-                     "constant, or cosine (to 0 at the last step); default: cosine, constant with --adaptive-batch")
+    app_->add_option(
+            "--lr-schedule", lr_schedule_,
+            "constant, or cosine (to 0 at the last step); default: cosine, constant with --adaptive-batch")
         ->check(CLI::IsMember({"constant", "cosine"}));
     app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
         ->capture_default_str();

@@ -284,8 +284,8 @@ TEST(SyncBatchNorm, TwoRanksMatchOneRankWithTheGlobalBatch) {
 TEST(Optimizer, CosineScheduleFallsToZeroAfterWarmup) {
   torch::Tensor w = torch::zeros({2}), g = torch::zeros({2});
   Optimizer opt({.lr = 0.1, .warmup_steps = 2, .cosine_steps = 10}, w, g, {{.begin = 0, .numel = 2}});
-  EXPECT_DOUBLE_EQ(opt.LearningRate(0), 0.05);  // warm-up
-  EXPECT_DOUBLE_EQ(opt.LearningRate(2), 0.1);   // the cosine's top
+  EXPECT_DOUBLE_EQ(opt.LearningRate(0), 0.05);    // warm-up
+  EXPECT_DOUBLE_EQ(opt.LearningRate(2), 0.1);     // the cosine's top
   EXPECT_NEAR(opt.LearningRate(6), 0.05, 1e-12);  // half-way from step 2 to 10: cos(pi / 2) = 0
   EXPECT_NEAR(opt.LearningRate(4), 0.1 * (1 + std::sqrt(0.5)) / 2, 1e-12);  // a quarter: cos(pi / 4)
   EXPECT_NEAR(opt.LearningRate(10), 0.0, 1e-12);

@@ -140,7 +140,6 @@ class GradSync {
   struct Impl;
 
  private:
-
   void Flatten(const SyncLayout& layout);
   void PlanHybrid(const SyncLayout& layout);
   void PlanUnits(const SyncLayout& layout);

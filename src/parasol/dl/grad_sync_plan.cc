@@ -73,11 +73,12 @@ SyncLayout LayoutOf(Model& model) {
   if (staged != model.parameters().size()) throw InternalError("model parameters outside its stages");
   for (const auto& [stage, fc] : model.fc_layers()) {
     FcLayer layer = fc;
-    layout.fc_layers.push_back({.stage = stage,
-                                .name = model.StageName(stage),
-                                .weight = fc->weight,
-                                .bias = fc->bias,
-                                .set_sink = [layer](FactorSink sink) mutable { layer->set_factor_sink(std::move(sink)); }});
+    layout.fc_layers.push_back(
+        {.stage = stage,
+         .name = model.StageName(stage),
+         .weight = fc->weight,
+         .bias = fc->bias,
+         .set_sink = [layer](FactorSink sink) mutable { layer->set_factor_sink(std::move(sink)); }});
   }
   layout.buffers = model.buffers();
   return layout;
@@ -117,13 +118,17 @@ GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const Optimizer
     const uint64_t rows = (params_.numel() + kPsRowWidth - 1) / kPsRowWidth;
     impl_->num_tables = options_.ps_staleness == 0 ? 2 : 1;
     for (int t = 0; t < impl_->num_tables; ++t) {
-      impl_->ps->CreateTable({.id = kPsTable + static_cast<uint32_t>(t), .kind = ps::RowKind::kDense,
-                              .dtype = DType::kFloat32, .width = kPsRowWidth, .num_rows = rows,
-                              .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
-                              .staleness = options_.ps_staleness,
-                              // Every row is asked for each step, of the step's table only.
-                              .refresh_cached_rows = impl_->num_tables == 1,
-                              .one_update_per_clock = true});
+      impl_->ps->CreateTable(
+          {.id = kPsTable + static_cast<uint32_t>(t),
+           .kind = ps::RowKind::kDense,
+           .dtype = DType::kFloat32,
+           .width = kPsRowWidth,
+           .num_rows = rows,
+           .consistency = options_.ps_staleness == 0 ? ps::Consistency::kBsp : ps::Consistency::kSsp,
+           .staleness = options_.ps_staleness,
+           // Every row is asked for each step, of the step's table only.
+           .refresh_cached_rows = impl_->num_tables == 1,
+           .one_update_per_clock = true});
       impl_->pushed[t].assign(rows * kPsRowWidth, 0.0f);
     }
     impl_->worker = impl_->ps->CreateWorker(0);

@@ -1,8 +1,8 @@
 #include "parasol/dl/optimizer.h"
 
 #include <algorithm>
-#include <numbers>
 #include <cmath>
+#include <numbers>
 
 namespace parasol::dl {
 

@@ -114,8 +114,12 @@ void ValidateOptions(const TrainOptions& o) {
   if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
   if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
   if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
-  if (o.cosine_lr && o.adaptive_batch) throw InvalidArgumentError("--lr-schedule cosine cannot take --adaptive-batch");
-  if (o.eval_only && o.resume_dir.empty()) throw InvalidArgumentError("--eval-only needs --resume DIR (the checkpoint)");
+  if (o.cosine_lr && o.adaptive_batch) {
+    throw InvalidArgumentError("--lr-schedule cosine cannot take --adaptive-batch");
+  }
+  if (o.eval_only && o.resume_dir.empty()) {
+    throw InvalidArgumentError("--eval-only needs --resume DIR (the checkpoint)");
+  }
 }
 
 std::vector<std::string> MetricsColumns() {
@@ -315,7 +319,9 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
                     batch, ctx.size(), o.batch));
   }
   const Start start = StartPosition(o, sync, *model, batch);
-  if (o.eval_only) return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, ctx.rank() == 0 ? o.log : nullptr);
+  if (o.eval_only) {
+    return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, ctx.rank() == 0 ? o.log : nullptr);
+  }
   Position at = start.at;
   const int64_t base_batch = start.base_batch;
   NoiseScale noise(base_batch);

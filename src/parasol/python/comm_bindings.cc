@@ -1,7 +1,6 @@
 // parasol._parasol: the World (MPI and the job's context) and the collective library on tensors.
-#include <mpi.h>
-
 #include <fmt/format.h>
+#include <mpi.h>
 #include <torch/extension.h>
 
 #include "parasol/collective/collectives.h"
@@ -15,7 +14,8 @@ namespace parasol::python {
 World::World(std::chrono::milliseconds timeout_ms) : timeout_ms_(timeout_ms) {
   if (timeout_ms.count() <= 0) throw InvalidArgumentError("timeout_ms must be positive");
   runtime_ = std::make_unique<comm::MpiRuntime>(nullptr, nullptr);
-  ctx_ = std::make_unique<comm::Context>(runtime_->CreateWorldTransport(), comm::ContextOptions{.timeout_ms = timeout_ms});
+  ctx_ = std::make_unique<comm::Context>(runtime_->CreateWorldTransport(),
+                                         comm::ContextOptions{.timeout_ms = timeout_ms});
   rank_ = ctx_->rank();
   size_ = ctx_->size();
   // The ranks on this node: for choosing a device or a share of the cores.
@@ -42,19 +42,25 @@ namespace {
 
 DType DTypeOf(const torch::Tensor& t) {
   switch (t.scalar_type()) {
-    case torch::kFloat32: return DType::kFloat32;
-    case torch::kFloat64: return DType::kFloat64;
-    case torch::kInt32: return DType::kInt32;
-    case torch::kInt64: return DType::kInt64;
+    case torch::kFloat32:
+      return DType::kFloat32;
+    case torch::kFloat64:
+      return DType::kFloat64;
+    case torch::kInt32:
+      return DType::kInt32;
+    case torch::kInt64:
+      return DType::kInt64;
     default:
-      throw InvalidArgumentError(fmt::format("tensors of {} cannot be communicated: float32, float64, int32 or int64",
-                                             std::string(c10::toString(t.scalar_type()))));
+      throw InvalidArgumentError(
+          fmt::format("tensors of {} cannot be communicated: float32, float64, int32 or int64",
+                      std::string(c10::toString(t.scalar_type()))));
   }
 }
 
 // The collectives work on contiguous CPU memory: a tensor that is not gets a contiguous copy.
 torch::Tensor Dense(const torch::Tensor& t) {
-  if (!t.device().is_cpu()) throw InvalidArgumentError("parasol communicates CPU tensors (move it with .cpu())");
+  if (!t.device().is_cpu())
+    throw InvalidArgumentError("parasol communicates CPU tensors (move it with .cpu())");
   return t.contiguous();
 }
 
@@ -70,7 +76,8 @@ torch::Tensor Allreduce(World& w, const torch::Tensor& t, const std::string& op,
                                  .timeout_ms = Ms(timeout_ms)};
   {
     py::gil_scoped_release release;
-    collective::Allreduce(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()), DTypeOf(in), o);
+    collective::Allreduce(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()),
+                          DTypeOf(in), o);
   }
   if (op == "avg") out.div_(w.size());
   return out;
@@ -79,7 +86,8 @@ torch::Tensor Allreduce(World& w, const torch::Tensor& t, const std::string& op,
 // Writes the root's values into t on every rank (t itself when it is contiguous).
 torch::Tensor Broadcast(World& w, torch::Tensor t, int root, int64_t timeout_ms) {
   torch::Tensor buf = Dense(t);
-  if (root < 0 || root >= w.size()) throw InvalidArgumentError(fmt::format("root {} is not a rank of {}", root, w.size()));
+  if (root < 0 || root >= w.size())
+    throw InvalidArgumentError(fmt::format("root {} is not a rank of {}", root, w.size()));
   {
     py::gil_scoped_release release;
     collective::Broadcast(w.ctx(), buf.data_ptr(), static_cast<size_t>(buf.numel()), DTypeOf(buf),
@@ -107,13 +115,14 @@ torch::Tensor Allgather(World& w, const torch::Tensor& t, int64_t timeout_ms) {
 torch::Tensor Alltoall(World& w, const torch::Tensor& t, int64_t timeout_ms) {
   torch::Tensor in = Dense(t);
   if (in.dim() == 0 || in.size(0) % w.size() != 0) {
-    throw InvalidArgumentError(fmt::format("alltoall: the first dimension ({}) must divide into {} equal blocks",
-                                           in.dim() == 0 ? 0 : in.size(0), w.size()));
+    throw InvalidArgumentError(
+        fmt::format("alltoall: the first dimension ({}) must divide into {} equal blocks",
+                    in.dim() == 0 ? 0 : in.size(0), w.size()));
   }
   torch::Tensor out = torch::empty_like(in);
   py::gil_scoped_release release;
-  collective::Alltoall(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel() / w.size()), DTypeOf(in),
-                       {.timeout_ms = Ms(timeout_ms)});
+  collective::Alltoall(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel() / w.size()),
+                       DTypeOf(in), {.timeout_ms = Ms(timeout_ms)});
   return out;
 }
 
@@ -134,10 +143,13 @@ void RegisterComm(py::module_& m) {
       .def("broadcast", &Broadcast, py::arg("tensor"), py::arg("root") = 0, py::arg("timeout_ms") = 0)
       .def("allgather", &Allgather, py::arg("tensor"), py::arg("timeout_ms") = 0)
       .def("alltoall", &Alltoall, py::arg("tensor"), py::arg("timeout_ms") = 0)
-      .def("barrier", [](World& w, int64_t timeout_ms) {
-        py::gil_scoped_release release;
-        collective::Barrier(w.ctx(), Ms(timeout_ms));
-      }, py::arg("timeout_ms") = 0);
+      .def(
+          "barrier",
+          [](World& w, int64_t timeout_ms) {
+            py::gil_scoped_release release;
+            collective::Barrier(w.ctx(), Ms(timeout_ms));
+          },
+          py::arg("timeout_ms") = 0);
 }
 
 }  // namespace parasol::python

@@ -18,22 +18,30 @@ namespace {
 class PyParameterServer {
  public:
   PyParameterServer(std::shared_ptr<World> world, int64_t timeout_ms) : world_(std::move(world)) {
-    const auto timeout = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : world_->timeout_ms().count());
+    const auto timeout =
+        std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : world_->timeout_ms().count());
     comm::Context& ctx = world_->ctx();
     py::gil_scoped_release release;
-    ps_ = std::make_unique<ps::ParameterServer>(ctx, ps::PsOptions{.workers_per_process = 1, .timeout_ms = timeout});
+    ps_ = std::make_unique<ps::ParameterServer>(
+        ctx, ps::PsOptions{.workers_per_process = 1, .timeout_ms = timeout});
   }
   ~PyParameterServer() { Close(); }
 
   // Collective: every process creates the same tables in the same order, before its first read.
-  void CreateTable(uint32_t id, uint64_t width, uint64_t rows, const std::string& consistency, const std::string& dtype) {
+  void CreateTable(uint32_t id, uint64_t width, uint64_t rows, const std::string& consistency,
+                   const std::string& dtype) {
     if (worker_) throw InvalidArgumentError("create every table before the first read, update or clock");
-    if (dtype != "float32" && dtype != "float64") throw InvalidArgumentError("dtype '" + dtype + "': float32 or float64");
+    if (dtype != "float32" && dtype != "float64")
+      throw InvalidArgumentError("dtype '" + dtype + "': float32 or float64");
     const ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency);
-    const ps::TableConfig config{.id = id, .kind = ps::RowKind::kDense,
+    const ps::TableConfig config{.id = id,
+                                 .kind = ps::RowKind::kDense,
                                  .dtype = dtype == "float32" ? DType::kFloat32 : DType::kFloat64,
-                                 .width = width, .num_rows = rows, .consistency = spec.model,
-                                 .staleness = spec.staleness, .vap_threshold = spec.vap_threshold};
+                                 .width = width,
+                                 .num_rows = rows,
+                                 .consistency = spec.model,
+                                 .staleness = spec.staleness,
+                                 .vap_threshold = spec.vap_threshold};
     py::gil_scoped_release release;
     server().CreateTable(config);
     dtypes_[id] = config.dtype;
@@ -61,8 +69,8 @@ class PyParameterServer {
     torch::Tensor d = deltas.to(dtype == DType::kFloat32 ? torch::kFloat32 : torch::kFloat64).contiguous();
     if (d.dim() == 1) d = d.unsqueeze(0);
     if (d.dim() != 2 || d.size(0) != static_cast<int64_t>(rows.size()) || d.size(1) != width) {
-      throw InvalidArgumentError(fmt::format("inc: {} rows of width {} need deltas of shape [{}, {}]", rows.size(), width,
-                                             rows.size(), width));
+      throw InvalidArgumentError(fmt::format("inc: {} rows of width {} need deltas of shape [{}, {}]",
+                                             rows.size(), width, rows.size(), width));
     }
     ps::Worker& w = worker();
     if (dtype == DType::kFloat32) {
@@ -121,7 +129,8 @@ class PyParameterServer {
     for (size_t i = 0; i < rows.size(); ++i) t.Get(rows[i]).CopyTo(std::span<V>(o + i * width, width));
   }
   template <typename V>
-  static void Write(ps::Worker& w, uint32_t table, const std::vector<uint64_t>& rows, const torch::Tensor& d) {
+  static void Write(ps::Worker& w, uint32_t table, const std::vector<uint64_t>& rows,
+                    const torch::Tensor& d) {
     auto t = w.GetTable<V>(table);
     const V* p = d.data_ptr<V>();
     const auto width = static_cast<size_t>(d.size(1));

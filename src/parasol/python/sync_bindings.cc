@@ -60,18 +60,22 @@ class PyGradSync {
     for (const auto& [stage, name, weight, bias] : fc_layers) {
       auto port = std::make_shared<FactorPort>();
       ports_.push_back(port);
-      layout.fc_layers.push_back({.stage = stage, .name = name, .weight = weight, .bias = bias,
-                                  .set_sink = [port](dl::FactorSink sink) { port->set_sink(std::move(sink)); }});
+      layout.fc_layers.push_back(
+          {.stage = stage,
+           .name = name,
+           .weight = weight,
+           .bias = bias,
+           .set_sink = [port](dl::FactorSink sink) { port->set_sink(std::move(sink)); }});
     }
-    const dl::SyncOptions options{.mode = dl::ParseSyncMode(mode),
-                                  .backend = dl::ParseBackend(backend),
-                                  .bucket_bytes = bucket_bytes,
-                                  .slice_elements = slice_elements,
-                                  .shard_updates = shard_updates,
-                                  .ps_staleness = ps_staleness,
-                                  .batch_per_rank = batch_per_rank,
-                                  .timeout_ms = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms
-                                                                                         : world_->timeout_ms().count())};
+    const dl::SyncOptions options{
+        .mode = dl::ParseSyncMode(mode),
+        .backend = dl::ParseBackend(backend),
+        .bucket_bytes = bucket_bytes,
+        .slice_elements = slice_elements,
+        .shard_updates = shard_updates,
+        .ps_staleness = ps_staleness,
+        .batch_per_rank = batch_per_rank,
+        .timeout_ms = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : world_->timeout_ms().count())};
     const dl::OptimizerOptions opt = OptimizerFrom(optimizer);
     comm::Context& ctx = world_->ctx();
     py::gil_scoped_release release;
@@ -129,33 +133,43 @@ void RegisterSync(py::module_& m) {
   py::class_<PyGradSync>(m, "GradSync")
       .def(py::init<std::shared_ptr<World>, const std::vector<std::vector<torch::Tensor>>&,
                     const std::vector<std::tuple<int, std::string, torch::Tensor, torch::Tensor>>&,
-                    const std::vector<torch::Tensor>&, const py::dict&, const std::string&, const std::string&,
-                    uint64_t, int64_t, bool, uint32_t, int64_t, int64_t>(),
-           py::arg("world"), py::arg("stages"), py::arg("fc_layers"), py::arg("buffers"), py::arg("optimizer"),
-           py::arg("mode"), py::arg("backend"), py::arg("bucket_bytes"), py::arg("slice_elements"),
-           py::arg("shard_updates"), py::arg("ps_staleness"), py::arg("batch_per_rank"), py::arg("timeout_ms"))
+                    const std::vector<torch::Tensor>&, const py::dict&, const std::string&,
+                    const std::string&, uint64_t, int64_t, bool, uint32_t, int64_t, int64_t>(),
+           py::arg("world"), py::arg("stages"), py::arg("fc_layers"), py::arg("buffers"),
+           py::arg("optimizer"), py::arg("mode"), py::arg("backend"), py::arg("bucket_bytes"),
+           py::arg("slice_elements"), py::arg("shard_updates"), py::arg("ps_staleness"),
+           py::arg("batch_per_rank"), py::arg("timeout_ms"))
       .def_property_readonly("ports", &PyGradSync::ports)
       .def_property_readonly("num_units", [](PyGradSync& s) { return s.sync().num_units(); })
       .def_property_readonly("num_parameters", [](PyGradSync& s) { return s.sync().num_parameters(); })
-      .def("before_stage", [](PyGradSync& s, int stage) { s.sync().BeforeStage(stage); }, Release())
-      .def("before_backward", [](PyGradSync& s, int64_t step, double lr_scale) { s.sync().BeforeBackward(step, lr_scale); },
-           py::arg("step"), py::arg("lr_scale") = 1.0, Release())
-      .def("after_backward", [](PyGradSync& s) { s.sync().AfterBackward(); }, Release())
-      .def("flush", [](PyGradSync& s) { s.sync().Flush(); }, Release())
-      .def("optimizer_state", [](PyGradSync& s) {
-        // Collective (the momentum is gathered from the shards under weight-update sharding).
-        py::gil_scoped_release release;
-        return std::vector<torch::Tensor>{s.sync().GatherMomentum(), s.sync().optimizer().second_moment().clone()};
-      })
-      .def("load_optimizer_state", [](PyGradSync& s, const std::vector<torch::Tensor>& state) {
-        dl::Optimizer& o = s.sync().optimizer();
-        if (state.size() != 2 || !state[0].sizes().equals(o.momentum_buffer().sizes()) ||
-            !state[1].sizes().equals(o.second_moment().sizes())) {
-          throw InvalidArgumentError("the optimizer state is not this model's (another model or optimizer)");
-        }
-        o.momentum_buffer().copy_(state[0]);
-        o.second_moment().copy_(state[1]);
-      })
+      .def(
+          "before_stage", [](PyGradSync& s, int stage) { s.sync().BeforeStage(stage); }, Release())
+      .def(
+          "before_backward",
+          [](PyGradSync& s, int64_t step, double lr_scale) { s.sync().BeforeBackward(step, lr_scale); },
+          py::arg("step"), py::arg("lr_scale") = 1.0, Release())
+      .def(
+          "after_backward", [](PyGradSync& s) { s.sync().AfterBackward(); }, Release())
+      .def(
+          "flush", [](PyGradSync& s) { s.sync().Flush(); }, Release())
+      .def("optimizer_state",
+           [](PyGradSync& s) {
+             // Collective (the momentum is gathered from the shards under weight-update sharding).
+             py::gil_scoped_release release;
+             return std::vector<torch::Tensor>{s.sync().GatherMomentum(),
+                                               s.sync().optimizer().second_moment().clone()};
+           })
+      .def("load_optimizer_state",
+           [](PyGradSync& s, const std::vector<torch::Tensor>& state) {
+             dl::Optimizer& o = s.sync().optimizer();
+             if (state.size() != 2 || !state[0].sizes().equals(o.momentum_buffer().sizes()) ||
+                 !state[1].sizes().equals(o.second_moment().sizes())) {
+               throw InvalidArgumentError(
+                   "the optimizer state is not this model's (another model or optimizer)");
+             }
+             o.momentum_buffer().copy_(state[0]);
+             o.second_moment().copy_(state[1]);
+           })
       .def("stats", &StatsOf)
       .def("layer_choices", &ChoicesOf)
       .def("close", &PyGradSync::Close);

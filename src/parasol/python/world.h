@@ -7,11 +7,11 @@
 // released while they wait, so they must not be interleaved from several threads).
 #pragma once
 
+#include <pybind11/pybind11.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include <pybind11/pybind11.h>
 
 #include "parasol/comm/context.h"
 #include "parasol/comm/mpi_runtime.h"
