@@ -67,6 +67,10 @@ class GnnCommand : public Command {
                      "Epochs between checkpoints (default: the last)")
         ->check(Positive());
     app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
+    app_->add_option("--staleness", o_.staleness,
+                     "Epochs by which ghost rows and weight updates may lag (Dorylus; 0: synchronous)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
         ->check(Positive())
         ->capture_default_str();
@@ -104,10 +108,10 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
     std::cout
         << fmt::format(
                "# parasol gnn: {} vertices, {} edges, {} features, {} classes; {} train / {} val / {} test; "
-               "{}: {} layers, hidden {}; {} process(es), {} partition\n",
+               "{}: {} layers, hidden {}; {} process(es), {} partition, staleness {}\n",
                g.vertices, g.edges(), g.features, g.classes, g.CountSplit(Split::kTrain),
                g.CountSplit(Split::kValidation), g.CountSplit(Split::kTest), model_, layers_, hidden_,
-               ctx.size(), partition_)
+               ctx.size(), partition_, o_.staleness)
         << fmt::format("{:>6} {:>8} {:>10} {:>9} {:>8} {:>7} {:>8} {:>9}\n", "epoch", "seconds", "train_loss",
                        "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
     if (!metrics_.empty()) {

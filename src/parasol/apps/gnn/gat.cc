@@ -52,7 +52,7 @@ float Gat::AttentionKeep(const GraphShard& s, size_t l, size_t i, uint64_t k) co
   return keep ? 1.0f / (1.0f - dropout_.rate) : 0.0f;
 }
 
-void Gat::Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) {
+void Gat::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
   dropout_ = dropout;
   const size_t n = s.owned.size();
   for (size_t l = 0; l < layers(); ++l) {
@@ -66,7 +66,7 @@ void Gat::Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dr
       ActivateAndDrop(s, dropout, l, Activation::kElu, layers_[l - 1].z, in, &ls.h);
       Project(ls.h, n, in, w, out, ls.t.data());
     }
-    ghost_bytes_sent_ += RefreshGhosts(ctx, s, out, ls.t, &scratch_);
+    ghosts.Refresh(s, out, ls.t);
     Attend(s, l);
   }
 }
@@ -105,7 +105,7 @@ void Gat::Attend(const GraphShard& s, size_t l) {
   }
 }
 
-void Gat::AttendBackward(comm::Context& ctx, const GraphShard& s, size_t l, float* grad) {
+void Gat::AttendBackward(GhostExchange& ghosts, const GraphShard& s, size_t l, float* grad) {
   const size_t n = s.owned.size(), out = out_width(l), width = out + 1;
   const LayerState& ls = layers_[l];
   // Per local row: dT (out columns) then the gradient of its score a_src . T_j.
@@ -134,7 +134,7 @@ void Gat::AttendBackward(comm::Context& ctx, const GraphShard& s, size_t l, floa
       d_local_[j * width + out] += du;
     }
   }
-  ghost_bytes_sent_ += ReduceGhosts(ctx, s, width, d_local_, &scratch_);
+  ghosts.Reduce(s, width, d_local_);
   const float* a_src = params_.data() + attention_offset(l);
   const float* a_dst = a_src + out;
   float* g_src = grad + attention_offset(l);
@@ -151,7 +151,7 @@ void Gat::AttendBackward(comm::Context& ctx, const GraphShard& s, size_t l, floa
   }
 }
 
-void Gat::Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+void Gat::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                    std::span<float> grad) {
   const size_t n = s.owned.size();
   if (d_output.size() != n * out_width(layers() - 1) || grad.size() != params_.size())
@@ -161,7 +161,7 @@ void Gat::Backward(comm::Context& ctx, const GraphShard& s, std::span<const floa
   for (size_t l = layers(); l-- > 0;) {
     const size_t in = in_width(l), out = out_width(l);
     BiasBackward(d_ext_.data(), n, out, grad.data() + bias_offset(l));
-    AttendBackward(ctx, s, l, grad.data());
+    AttendBackward(ghosts, s, l, grad.data());
     float* gw = grad.data() + weight_offset(l);
     if (l == 0) {
       ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw);

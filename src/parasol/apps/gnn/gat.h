@@ -32,10 +32,9 @@ class Gat : public GnnModel {
   size_t bias_offset(size_t layer) const { return attention_offset(layer) + 2 * out_width(layer); }
   void InitGlorot(uint64_t seed) override;
 
-  void Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) override;
+  void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) override;
   std::span<const float> output() const override { return layers_.back().z; }
-  uint64_t ghost_bytes_sent() const override { return ghost_bytes_sent_; }
-  void Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+  void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                 std::span<float> grad) override;
 
  private:
@@ -51,16 +50,15 @@ class Gat : public GnnModel {
   // Attention and the weighted sum of layer l (T already refreshed).
   void Attend(const GraphShard& s, size_t l);
   // dT (and the gradients of a_src, a_dst) from dZ = d_ext_ of layer l into d_t_.
-  void AttendBackward(comm::Context& ctx, const GraphShard& s, size_t l, float* grad);
+  void AttendBackward(GhostExchange& ghosts, const GraphShard& s, size_t l, float* grad);
   // The dropout factor of adjacency entry k of owned row i: 0, or 1 / (1 - rate).
   float AttentionKeep(const GraphShard& s, size_t l, size_t i, uint64_t k) const;
 
   std::vector<size_t> widths_, offsets_;
   std::vector<float> params_;
   DropoutDraw dropout_;
-  uint64_t ghost_bytes_sent_ = 0;
   std::vector<LayerState> layers_;
-  std::vector<float> scratch_, d_ext_, d_t_, d_h_, d_local_, d_alpha_;
+  std::vector<float> d_ext_, d_t_, d_h_, d_local_, d_alpha_;
 };
 
 }  // namespace parasol::apps::gnn

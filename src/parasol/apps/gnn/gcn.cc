@@ -62,7 +62,7 @@ void Gcn::Aggregate(const GraphShard& s, size_t width, std::span<const float> in
   if (c0 < width) AggregateColumns<16, false>(s, width, c0, width - c0, in.data(), out.data());
 }
 
-void Gcn::Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) {
+void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
   dropout_ = dropout;
   const size_t n = s.owned.size();
   for (size_t l = 0; l < layers(); ++l) {
@@ -76,7 +76,7 @@ void Gcn::Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dr
       ActivateAndDrop(s, dropout, l, Activation::kRelu, z_[l - 1], in, &h_[l]);
       Project(h_[l], n, in, w, out, t.data());
     }
-    ghost_bytes_sent_ += RefreshGhosts(ctx, s, out, t, &scratch_);
+    ghosts.Refresh(s, out, t);
     z_[l].resize(n * out);
     Aggregate(s, out, t, z_[l]);
     const float* b = params_.data() + bias_offset(l);
@@ -85,7 +85,7 @@ void Gcn::Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dr
   }
 }
 
-void Gcn::Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+void Gcn::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                    std::span<float> grad) {
   const size_t n = s.owned.size();
   if (d_output.size() != n * out_width(layers() - 1) || grad.size() != params_.size())
@@ -97,7 +97,7 @@ void Gcn::Backward(comm::Context& ctx, const GraphShard& s, std::span<const floa
     BiasBackward(d_ext_.data(), n, out, grad.data() + bias_offset(l));
     // dT = A_hat dZ (A_hat is symmetric), which reads the ghosts' dZ.
     d_ext_.resize(s.local_rows() * out);
-    ghost_bytes_sent_ += RefreshGhosts(ctx, s, out, d_ext_, &scratch_);
+    ghosts.Refresh(s, out, d_ext_);
     d_t_.resize(n * out);
     Aggregate(s, out, d_ext_, d_t_);
     float* gw = grad.data() + weight_offset(l);

@@ -10,7 +10,6 @@
 
 #include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/graph_shard.h"
-#include "parasol/comm/context.h"
 
 namespace parasol::apps::gnn {
 
@@ -30,10 +29,9 @@ class Gcn : public GnnModel {
   size_t bias_offset(size_t layer) const { return offsets_[layer] + in_width(layer) * out_width(layer); }
   void InitGlorot(uint64_t seed) override;
 
-  void Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) override;
+  void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) override;
   std::span<const float> output() const override { return z_.back(); }
-  uint64_t ghost_bytes_sent() const override { return ghost_bytes_sent_; }
-  void Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+  void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                 std::span<float> grad) override;
 
  private:
@@ -42,12 +40,11 @@ class Gcn : public GnnModel {
   std::vector<size_t> widths_, offsets_;
   std::vector<float> params_;
   DropoutDraw dropout_;
-  uint64_t ghost_bytes_sent_ = 0;
   // Per layer: the input after ReLU and dropout (owned rows; layer 0's input is the sparse
   // features, its dropout drawn again in Backward), T = H W (local rows: ghosts refreshed), and
   // the output Z (owned rows).
   std::vector<std::vector<float>> h_, t_, z_;
-  std::vector<float> scratch_, d_ext_, d_t_, d_h_;
+  std::vector<float> d_ext_, d_t_, d_h_;
 };
 
 }  // namespace parasol::apps::gnn

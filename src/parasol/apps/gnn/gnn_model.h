@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/layer_ops.h"
-#include "parasol/comm/context.h"
 
 namespace parasol::apps::gnn {
 
@@ -33,14 +33,12 @@ class GnnModel {
   virtual void InitGlorot(uint64_t seed) = 0;
 
   // The output (owned rows x classes) of the shard's rows; keeps what Backward needs.
-  virtual void Forward(comm::Context& ctx, const GraphShard& s, const DropoutDraw& dropout) = 0;
+  virtual void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) = 0;
   virtual std::span<const float> output() const = 0;
   // The gradient of a loss whose gradient by the last Forward's output is `d_output`, written to
   // `grad` (the layout of parameters()). This rank's share only: sum it over ranks.
-  virtual void Backward(comm::Context& ctx, const GraphShard& s, std::span<const float> d_output,
+  virtual void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                         std::span<float> grad) = 0;
-  // Bytes of ghost rows this rank has sent, forward and backward, since it was made.
-  virtual uint64_t ghost_bytes_sent() const = 0;
 
   std::span<const float> parameters() const { return const_cast<GnnModel*>(this)->parameters(); }
 };

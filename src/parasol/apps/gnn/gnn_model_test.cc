@@ -64,6 +64,7 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   const GraphShard s = MakeShard(g, owner, 0, 1);
   comm::InProcessWorld world(1);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    GhostExchange ghosts(ctx, 0);
     for (const std::vector<size_t>& hidden : {std::vector<size_t>{4}, std::vector<size_t>{5, 4}}) {
       for (float rate : {0.0f, 0.3f}) {
         const std::unique_ptr<GnnModel> made = MakeGnnModel(GetParam(), g.features, hidden, 3);
@@ -74,19 +75,19 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
         const DropoutDraw draw{.rate = rate, .seed = 5, .epoch = 2};
         std::vector<float> r(g.vertices * 3);
         for (float& x : r) x = static_cast<float>(rng() % 200) / 100.0f - 1.0f;
-        model.Forward(ctx, s, draw);
+        model.Forward(ghosts, s, draw);
         std::vector<float> grad(model.parameters().size());
-        model.Backward(ctx, s, r, grad);
+        model.Backward(ghosts, s, r, grad);
         // Central differences at two steps: where they disagree, a kink (ReLU, LeakyReLU) lies
         // within the step and the difference quotient is not a derivative; such entries are
         // skipped (few).
         auto numeric = [&](float& p, float h) {
           const float saved = p;
           p = saved + h;
-          model.Forward(ctx, s, draw);
+          model.Forward(ghosts, s, draw);
           const double up = LinearLoss(model.output(), r);
           p = saved - h;
-          model.Forward(ctx, s, draw);
+          model.Forward(ghosts, s, draw);
           const double down = LinearLoss(model.output(), r);
           p = saved;
           return (up - down) / (2 * static_cast<double>(h));
@@ -141,10 +142,11 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
   {
     comm::InProcessWorld world(1);
     comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      GhostExchange ghosts(ctx, 0);
       const GraphShard s = MakeShard(g, std::vector<int32_t>(g.vertices, 0), 0, 1);
-      reference.Forward(ctx, s, draw);
+      reference.Forward(ghosts, s, draw);
       want_out.assign(reference.output().begin(), reference.output().end());
-      reference.Backward(ctx, s, r, want_grad);
+      reference.Backward(ghosts, s, r, want_grad);
     }));
   }
   const size_t c = static_cast<size_t>(g.classes);
@@ -155,11 +157,12 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
       std::mutex mu;
       comm::InProcessWorld world(ranks);
       comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+        GhostExchange ghosts(ctx, 0);
         const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
         const std::unique_ptr<GnnModel> mine = MakeGnnModel(GetParam(), g.features, {16}, c);
         GnnModel& model = *mine;
         model.InitGlorot(4);
-        model.Forward(ctx, s, draw);
+        model.Forward(ghosts, s, draw);
         std::vector<float> d(s.owned.size() * c);
         for (size_t i = 0; i < s.owned.size(); ++i) {
           for (size_t k = 0; k < c; ++k) {
@@ -169,7 +172,7 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
           }
         }
         std::vector<float> grad(model.parameters().size());
-        model.Backward(ctx, s, d, grad);
+        model.Backward(ghosts, s, d, grad);
         std::lock_guard lock(mu);
         for (size_t k = 0; k < grad.size(); ++k) sum[k] += grad[k];
       }));
@@ -196,7 +199,8 @@ TEST(GatTest, ZeroAttentionAveragesTheNeighbourhood) {
   std::copy(bias, bias + 3, p.begin() + 24);
   comm::InProcessWorld world(1);
   comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    gat->Forward(ctx, s, {});
+    GhostExchange ghosts(ctx, 0);
+    gat->Forward(ghosts, s, {});
     for (uint32_t v = 0; v < g.vertices; ++v) {
       std::vector<uint32_t> hood(g.NeighboursOf(v).begin(), g.NeighboursOf(v).end());
       hood.push_back(v);

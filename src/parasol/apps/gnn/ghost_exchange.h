@@ -1,0 +1,81 @@
+// How a rank's ghost rows are filled from their owners. With staleness 0 each refresh is an
+// alltoallv: every rank waits for the rows its peers compute in the same pass. With a staleness
+// bound S >= 1 (Dorylus's bounded asynchrony) a refresh sends this epoch's rows and fills the
+// ghosts with the rows the owners computed exactly S epochs earlier, which arrived long ago: a
+// rank then never waits for its peers' work of the same epoch, and the transfers overlap the
+// computation. Rows S epochs old, not "whatever has arrived", so that runs repeat bit for bit.
+//
+// A model's refreshes happen in the same order every epoch (layer by layer, forward then
+// backward); the i-th refresh of an epoch is channel i, and it finds the rows of the i-th refresh
+// of the epoch S before.
+//
+// Threading: one thread per rank calls everything; every rank makes the same calls in the same
+// order. Errors: TimeoutError or PeerGoneError naming the peer and the exchange.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/comm/context.h"
+
+namespace parasol::apps::gnn {
+
+class GhostExchange {
+ public:
+  // staleness > 0 duplicates `ctx` (collective): the stale rows travel in their own message space.
+  GhostExchange(comm::Context& ctx, uint32_t staleness);
+  // Abandons exchanges still in flight (an error ended training): their receives are cancelled.
+  ~GhostExchange();
+  GhostExchange(const GhostExchange&) = delete;
+  GhostExchange& operator=(const GhostExchange&) = delete;
+
+  uint32_t staleness() const { return staleness_; }
+  // Starts epoch `epoch` (greater than the last): the refreshes that follow are its channels.
+  void BeginEpoch(uint64_t epoch);
+  // Fills rows [owned, owned + ghosts) of `m` (local_rows x width): the owners' rows of this
+  // epoch (staleness 0), or of epoch max(e0, epoch - S), e0 being the first epoch begun.
+  void Refresh(const GraphShard& s, size_t width, std::span<float> m);
+  // ReduceGhosts, always at once (a gradient owed to an owner is not left for later).
+  void Reduce(const GraphShard& s, size_t width, std::span<float> m);
+  // Waits for every exchange in flight. Every rank calls it at the same point (training's end).
+  void Drain();
+
+  // Bytes of rows this rank has sent to others.
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  // The epoch in which the owners computed the rows the last Refresh wrote (0 before any).
+  uint64_t last_rows_epoch() const { return last_rows_epoch_; }
+
+ private:
+  // One refresh's messages in flight, and what they carry.
+  struct Slot {
+    uint64_t epoch = 0;
+    std::vector<float> send, recv;
+    std::vector<comm::Request> requests;
+  };
+  // The i-th refresh of every epoch.
+  struct Channel {
+    size_t width = 0;
+    std::deque<Slot> in_flight;  // oldest first
+    std::vector<float> rows;     // the newest ghost rows received, of epoch rows_epoch
+    uint64_t rows_epoch = 0;
+  };
+
+  void Post(const GraphShard& s, size_t width, comm::Tag tag, std::span<const float> m, Slot* slot);
+  void Complete(Slot* slot);
+
+  comm::Context& ctx_;
+  const uint32_t staleness_;
+  uint64_t epoch_ = 0;
+  size_t next_channel_ = 0;
+  uint64_t bytes_sent_ = 0, last_rows_epoch_ = 0;
+  std::vector<float> scratch_;
+  // Declared before async_ so that the transport is gone before the buffers a send may still read.
+  std::vector<Channel> channels_;
+  std::unique_ptr<comm::Context> async_;
+};
+
+}  // namespace parasol::apps::gnn
