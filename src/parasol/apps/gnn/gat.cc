@@ -61,7 +61,7 @@ void Gat::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw&
     const float* w = params_.data() + weight_offset(l);
     ls.t.resize(s.local_rows() * out);  // the ghost rows are filled by the refresh
     if (l == 0) {
-      ProjectFeatures(s, dropout, w, out, ls.t.data());
+      ProjectFeatures(s, dropout, w, out, ls.t.data(), n);
     } else {
       ActivateAndDrop(s, dropout, l, Activation::kElu, layers_[l - 1].z, in, &ls.h);
       Project(ls.h, n, in, w, out, ls.t.data());
@@ -164,7 +164,7 @@ void Gat::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
     AttendBackward(ghosts, s, l, grad.data());
     float* gw = grad.data() + weight_offset(l);
     if (l == 0) {
-      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw);
+      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw, n);
       break;
     }
     ProjectBackward(layers_[l].h, n, in, params_.data() + weight_offset(l), out, d_t_.data(), gw, &d_h_);

@@ -1,7 +1,8 @@
 // A graph convolutional network (Kipf and Welling): each layer is Z = A_hat (H W) + b over the
 // renormalised adjacency, ReLU and dropout between layers, softmax over the last layer's output.
-// Runs on one rank's GraphShard: the dense work (H W) on owned rows only, the graph work (A_hat)
-// after the ghost rows are refreshed from their owners, forward and backward alike.
+// Runs on one rank's GraphShard, as Dorylus gathers: a ghost's layer input H comes from its owner
+// (the first layer's from the ghost's own features: no exchange) and its product with the weights
+// is computed here, with this pass's weights, so a stale ghost is stale in its activations only.
 #pragma once
 
 #include <cstdint>
@@ -35,14 +36,24 @@ class Gcn : public GnnModel {
                 std::span<float> grad) override;
 
  private:
+  // out (owned rows) = A_hat in (local rows): the gather over edges.
   void Aggregate(const GraphShard& s, size_t width, std::span<const float> in, std::span<float> out) const;
+  // out (local rows) = A_hat' in (owned rows): the scatter.
+  void AggregateTransposed(const GraphShard& s, size_t width, std::span<const float> in,
+                           std::span<float> out) const;
+  // Layer l's weight gradient (into gw) and dH of its owned rows (d_h_, l > 0) from dZ (d_ext_).
+  // Synchronous ghosts: each owner forms its rows' whole dT from the ghosts' dZ (an exchange per
+  // layer, the least arithmetic). Stale ghosts: each rank differentiates the rows it used, ghosts
+  // included, and sends the ghosts' dH to their owners: the gradient of the forward pass that ran.
+  void BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
+  void BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
 
   std::vector<size_t> widths_, offsets_;
   std::vector<float> params_;
   DropoutDraw dropout_;
-  // Per layer: the input after ReLU and dropout (owned rows; layer 0's input is the sparse
-  // features, its dropout drawn again in Backward), T = H W (local rows: ghosts refreshed), and
-  // the output Z (owned rows).
+  // Per layer: the input after ReLU and dropout (local rows, the ghosts' from their owners; layer
+  // 0's input is the sparse features, its dropout drawn again in Backward), T = H W (local rows),
+  // and the output Z (owned rows).
   std::vector<std::vector<float>> h_, t_, z_;
   std::vector<float> d_ext_, d_t_, d_h_;
 };

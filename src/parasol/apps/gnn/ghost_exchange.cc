@@ -90,6 +90,10 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
   last_rows_epoch_ = c.rows_epoch;
 }
 
+void GhostExchange::RefreshNow(const GraphShard& s, size_t width, std::span<float> m) {
+  bytes_sent_ += RefreshGhosts(ctx_, s, width, m, &scratch_);
+}
+
 void GhostExchange::Reduce(const GraphShard& s, size_t width, std::span<float> m) {
   bytes_sent_ += ReduceGhosts(ctx_, s, width, m, &scratch_);
 }

@@ -39,6 +39,8 @@ class GhostExchange {
   // Fills rows [owned, owned + ghosts) of `m` (local_rows x width): the owners' rows of this
   // epoch (staleness 0), or of epoch max(e0, epoch - S), e0 being the first epoch begun.
   void Refresh(const GraphShard& s, size_t width, std::span<float> m);
+  // The owners' rows of this epoch whatever the bound (a pass that must not mix epochs).
+  void RefreshNow(const GraphShard& s, size_t width, std::span<float> m);
   // ReduceGhosts, always at once (a gradient owed to an owner is not left for later).
   void Reduce(const GraphShard& s, size_t width, std::span<float> m);
   // Waits for every exchange in flight. Every rank calls it at the same point (training's end).

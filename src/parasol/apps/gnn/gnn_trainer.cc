@@ -88,7 +88,7 @@ SplitSums Score(const GraphShard& s, std::span<const float> out, size_t train_to
 }
 
 void NormalizeFeatureRows(GraphShard* s) {
-  for (size_t i = 0; i < s->owned.size(); ++i) {
+  for (size_t i = 0; i < s->local_rows(); ++i) {
     const auto begin = s->feature_values.begin() + static_cast<std::ptrdiff_t>(s->feature_offsets[i]);
     const auto end = s->feature_values.begin() + static_cast<std::ptrdiff_t>(s->feature_offsets[i + 1]);
     double sum = 0;

@@ -62,16 +62,13 @@ size_t GraphShard::CountSplit(Split s) const {
 
 namespace {
 
-// Owned vertices' features, labels and splits.
-void CopyVertexData(const Graph& g, GraphShard* s) {
-  for (uint32_t v : s->owned) {
+void CopyFeatures(const Graph& g, std::span<const uint32_t> vertices, GraphShard* s) {
+  for (uint32_t v : vertices) {
     for (uint64_t k = g.feature_offsets[v]; k < g.feature_offsets[v + 1]; ++k) {
       s->feature_ids.push_back(g.feature_ids[k]);
       s->feature_values.push_back(g.feature_values[k]);
     }
     s->feature_offsets.push_back(s->feature_ids.size());
-    s->labels.push_back(g.labels[v]);
-    s->split.push_back(g.split[v]);
   }
 }
 
@@ -115,8 +112,13 @@ GraphShard MakeShard(const Graph& g, std::span<const int32_t> owner, int rank, i
   s.classes = g.classes;
   for (size_t v = 0; v < g.vertices; ++v)
     if (owner[v] == rank) s.owned.push_back(static_cast<uint32_t>(v));
-  CopyVertexData(g, &s);
+  for (uint32_t v : s.owned) {
+    s.labels.push_back(g.labels[v]);
+    s.split.push_back(g.split[v]);
+  }
   PlanGhosts(g, owner, &s);
+  CopyFeatures(g, s.owned, &s);
+  CopyFeatures(g, s.ghosts, &s);
   ps::FlatMap<uint32_t> local;  // global id -> local row
   for (size_t i = 0; i < s.owned.size(); ++i) local[s.owned[i]] = static_cast<uint32_t>(i);
   for (size_t i = 0; i < s.ghosts.size(); ++i) local[s.ghosts[i]] = static_cast<uint32_t>(s.owned.size() + i);

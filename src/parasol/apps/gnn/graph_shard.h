@@ -30,7 +30,8 @@ struct GraphShard {
   // Local rows: owned vertices [0, owned.size()) in ascending id, then ghosts ordered by owner
   // rank and id (so the rows a peer sends land as one block).
   std::vector<uint32_t> owned, ghosts;
-  // Owned rows' features (CSR over owned rows).
+  // Local rows' features (CSR over owned rows, then ghosts): a GCN projects its ghosts' inputs
+  // itself instead of receiving their first layer's rows.
   std::vector<uint64_t> feature_offsets{0};
   std::vector<uint32_t> feature_ids;
   std::vector<float> feature_values;

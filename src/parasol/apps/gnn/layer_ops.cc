@@ -3,25 +3,26 @@
 #include <algorithm>
 #include <cmath>
 
-#include "parasol/ps/flat_map.h"
 
 namespace parasol::apps::gnn {
 
-bool KeepEntry(const DropoutDraw& d, size_t layer, uint64_t vertex, uint64_t column) {
-  const uint64_t base = ps::MixKey(d.seed ^ ps::MixKey((d.epoch << 8) | layer));
-  const uint64_t h = ps::MixKey(base ^ ((vertex << 24) + column));
-  // The top 24 bits as a fraction in [0, 1).
-  return static_cast<float>(h >> 40) * 0x1p-24f >= d.rate;
+DropoutMask::DropoutMask(const DropoutDraw& d, size_t layer)
+    : base_(ps::MixKey(d.seed ^ ps::MixKey((d.epoch << 8) | layer))), active_(d.rate > 0) {
+  // The least k with k * 2^-24 >= rate (k * 2^-24 is exact in float for k < 2^24).
+  threshold_ = static_cast<uint64_t>(std::ceil(static_cast<double>(d.rate) * 0x1p24));
 }
 
-void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t) {
+void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t,
+                     size_t rows) {
   const float scale = 1.0f / (1.0f - d.rate);
-  std::fill(t, t + s.owned.size() * out, 0.0f);
-  for (size_t i = 0; i < s.owned.size(); ++i) {
+  const DropoutMask mask(d, 0);
+  std::fill(t, t + rows * out, 0.0f);
+  for (size_t i = 0; i < rows; ++i) {
     float* ti = t + i * out;
+    const uint32_t v = s.global_id(i);
     for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
       const uint32_t f = s.feature_ids[k];
-      if (d.rate > 0 && !KeepEntry(d, 0, s.owned[i], f)) continue;
+      if (mask.active() && !mask.Keep(v, f)) continue;
       const float x = d.rate > 0 ? s.feature_values[k] * scale : s.feature_values[k];
       const float* wf = w + static_cast<size_t>(f) * out;
       for (size_t j = 0; j < out; ++j) ti[j] += x * wf[j];
@@ -30,13 +31,15 @@ void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, 
 }
 
 void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out,
-                             float* gw) {
+                             float* gw, size_t rows) {
   const float scale = 1.0f / (1.0f - d.rate);
-  for (size_t i = 0; i < s.owned.size(); ++i) {
+  const DropoutMask mask(d, 0);
+  for (size_t i = 0; i < rows; ++i) {
     const float* dti = dt + i * out;
+    const uint32_t v = s.global_id(i);
     for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
       const uint32_t f = s.feature_ids[k];
-      if (d.rate > 0 && !KeepEntry(d, 0, s.owned[i], f)) continue;
+      if (mask.active() && !mask.Keep(v, f)) continue;
       const float x = d.rate > 0 ? s.feature_values[k] * scale : s.feature_values[k];
       float* gf = gw + static_cast<size_t>(f) * out;
       for (size_t j = 0; j < out; ++j) gf[j] += x * dti[j];
@@ -48,13 +51,14 @@ void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Ac
                      std::span<const float> z, size_t in, std::vector<float>* h) {
   const size_t n = s.owned.size();
   const float scale = 1.0f / (1.0f - d.rate);
-  h->resize(n * in);
+  const DropoutMask mask(d, layer);
+  if (h->size() < n * in) h->resize(n * in);
   for (size_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < in; ++c) {
       const float x = z[i * in + c];
       float v = act == Activation::kRelu ? std::max(x, 0.0f) : (x > 0 ? x : std::expm1(x));
       // A zero stays zero whatever the mask (ReLU leaves half): no hash for it.
-      if (d.rate > 0 && v != 0.0f) v = KeepEntry(d, layer, s.owned[i], c) ? v * scale : 0.0f;
+      if (mask.active() && v != 0.0f) v = mask.Keep(s.owned[i], c) ? v * scale : 0.0f;
       (*h)[i * in + c] = v;
     }
   }
@@ -65,13 +69,14 @@ void ActivateAndDropBackward(const GraphShard& s, const DropoutDraw& d, size_t l
                              std::vector<float>* dz) {
   const size_t n = s.owned.size();
   const float scale = 1.0f / (1.0f - d.rate);
+  const DropoutMask mask(d, layer);
   dz->resize(n * in);
   for (size_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < in; ++c) {
       const float x = z[i * in + c];
       const float slope = x > 0 ? 1.0f : (act == Activation::kRelu ? 0.0f : std::exp(x));
       float g = dh[i * in + c] * slope;
-      if (d.rate > 0 && g != 0.0f) g = KeepEntry(d, layer, s.owned[i], c) ? g * scale : 0.0f;
+      if (mask.active() && g != 0.0f) g = mask.Keep(s.owned[i], c) ? g * scale : 0.0f;
       (*dz)[i * in + c] = g;
     }
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/ps/flat_map.h"
 
 namespace parasol::apps::gnn {
 
@@ -20,17 +21,38 @@ struct DropoutDraw {
   uint64_t epoch = 0;
 };
 
-// Keep (and scale by 1 / (1 - rate)) or drop entry (vertex, column) of layer `layer`'s input.
-bool KeepEntry(const DropoutDraw& d, size_t layer, uint64_t vertex, uint64_t column);
+// The mask of one layer's input in one pass: Keep (and scale by 1 / (1 - rate)) or drop entry
+// (vertex, column). The draw's part of the hash is computed once, here.
+class DropoutMask {
+ public:
+  DropoutMask(const DropoutDraw& d, size_t layer);
+  bool active() const { return active_; }
+  bool Keep(uint64_t vertex, uint64_t column) const {
+    // The top 24 bits of the hash as a fraction in [0, 1), kept if at least the rate.
+    return (ps::MixKey(base_ ^ ((vertex << 24) + column)) >> 40) >= threshold_;
+  }
+
+ private:
+  uint64_t base_ = 0, threshold_ = 0;
+  bool active_ = false;
+};
+
+inline bool KeepEntry(const DropoutDraw& d, size_t layer, uint64_t vertex, uint64_t column) {
+  return DropoutMask(d, layer).Keep(vertex, column);
+}
 
 enum class Activation { kRelu, kElu };
 
-// t (rows of `out`, the first owned.size() rows written) = dropout(features) w, w: features x out.
-void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t);
-// gw += dropout(features)' dt, with the mask ProjectFeatures drew.
-void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out, float* gw);
+// t (rows of `out`, the first `rows` local rows written: owned.size() or local_rows()) =
+// dropout(features) w, w: features x out.
+void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t,
+                     size_t rows);
+// gw += dropout(features)' dt over the first `rows` local rows, with the mask ProjectFeatures drew.
+void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out, float* gw,
+                             size_t rows);
 
-// h (n x in) = dropout_layer(act(z)) for the owned rows; `layer` selects the mask.
+// h (n x in, or more rows, the first n written) = dropout_layer(act(z)) for the owned rows; `layer`
+// selects the mask.
 void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
                      std::span<const float> z, size_t in, std::vector<float>* h);
 // dz = dh through the same dropout and the activation's derivative at z.
