@@ -3,19 +3,34 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
-#include <string>
 
 #include "parasol/core/error.h"
 
 namespace parasol::apps::gnn {
 
+namespace {
+
+constexpr std::string_view kWhat = "gnn ghost rows (bounded staleness)";
+constexpr auto kPollInterval = std::chrono::microseconds(100);
+
+}  // namespace
+
 GhostExchange::GhostExchange(comm::Context& ctx, uint32_t staleness) : ctx_(ctx), staleness_(staleness) {
-  if (staleness_ > 0 && ctx.size() > 1) async_ = ctx.Duplicate(ctx.DefaultDeadline());
+  if (staleness_ == 0 || ctx.size() == 1) return;
+  async_ = ctx.Duplicate(ctx.DefaultDeadline());
+  thread_ = std::thread([this] { Progress(); });
 }
 
 GhostExchange::~GhostExchange() {
   if (!async_) return;
+  stop_ = true;
+  {
+    MutexLock lock(mu_);
+    cv_.NotifyAll();
+  }
+  thread_.join();
   for (Channel& c : channels_)
     for (Slot& slot : c.in_flight)
       for (comm::Request& r : slot.requests)
@@ -29,39 +44,106 @@ void GhostExchange::BeginEpoch(uint64_t epoch) {
 }
 
 void GhostExchange::Post(const GraphShard& s, size_t width, comm::Tag tag, std::span<const float> m,
-                         Slot* slot) {
+                         bool reduce, Slot* slot) {
   slot->epoch = epoch_;
-  slot->send.resize(s.send_rows.size() * width);
-  float* out = slot->send.data();
-  for (uint32_t row : s.send_rows) {
-    std::memcpy(out, m.data() + static_cast<size_t>(row) * width, width * sizeof(float));
-    out += width;
+  // A refresh sends owned rows to the ranks holding them as ghosts; a reduction the reverse.
+  const std::vector<uint64_t>& send_counts = reduce ? s.recv_counts : s.send_counts;
+  const std::vector<uint64_t>& recv_counts = reduce ? s.send_counts : s.recv_counts;
+  if (reduce) {
+    const auto ghosts = m.subspan(s.owned.size() * width);
+    slot->send.assign(ghosts.begin(), ghosts.end());
+    slot->recv.resize(s.send_rows.size() * width);
+  } else {
+    slot->send.resize(s.send_rows.size() * width);
+    float* out = slot->send.data();
+    for (uint32_t row : s.send_rows) {
+      std::memcpy(out, m.data() + static_cast<size_t>(row) * width, width * sizeof(float));
+      out += width;
+    }
+    slot->recv.resize(s.ghosts.size() * width);
   }
-  slot->recv.resize(s.ghosts.size() * width);
   comm::Transport& t = async_->transport();
   size_t sent = 0, received = 0;  // rows
   for (int p = 0; p < s.ranks; ++p) {
     const auto peer = static_cast<size_t>(p);
     if (p == s.rank) continue;  // an owner's own rows are never its ghosts
-    if (s.recv_counts[peer] > 0) {
+    if (recv_counts[peer] > 0) {
       slot->requests.push_back(t.Irecv(p, tag, slot->recv.data() + received * width,
-                                       s.recv_counts[peer] * width * sizeof(float)));
+                                       recv_counts[peer] * width * sizeof(float)));
     }
-    if (s.send_counts[peer] > 0) {
+    if (send_counts[peer] > 0) {
       slot->requests.push_back(t.Isend(p, tag, slot->send.data() + sent * width,
-                                       s.send_counts[peer] * width * sizeof(float)));
+                                       send_counts[peer] * width * sizeof(float)));
     }
-    sent += s.send_counts[peer];
-    received += s.recv_counts[peer];
+    sent += send_counts[peer];
+    received += recv_counts[peer];
   }
   bytes_sent_ += slot->send.size() * sizeof(float);
+  MutexLock lock(mu_);
+  queue_.push_back(slot);
+  cv_.NotifyAll();
+}
+
+void GhostExchange::Drive(Slot* slot) {
+  comm::Transport& t = async_->transport();
+  while (!stop_) {
+    int pending = -1;
+    for (comm::Request& r : slot->requests) {
+      if (!r.valid()) continue;
+      try {
+        if (t.Test(r)) continue;
+      } catch (const Error& e) {
+        // The transport's message names this rank and the peer; add the operation.
+        std::string_view inner = e.what();
+        const std::string prefix = fmt::format("rank {}: ", t.rank());
+        if (inner.starts_with(prefix)) inner.remove_prefix(prefix.size());
+        ThrowError(e.code(), fmt::format("rank {}: {}: {}", t.rank(), kWhat, inner));
+      }
+      if (pending < 0) pending = r.peer;
+    }
+    if (pending < 0) return;
+    if (auto failure = t.PeerFailure())
+      throw AbortedError(fmt::format("rank {}: {}: aborted because {}", t.rank(), kWhat, *failure));
+    {
+      MutexLock lock(mu_);
+      slot->waiting_for = pending;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void GhostExchange::Progress() {
+  MutexLock lock(mu_);
+  while (true) {
+    while (!stop_ && queue_.empty()) cv_.Wait(mu_);
+    if (stop_) return;
+    Slot* slot = queue_.front();
+    lock.Unlock();
+    std::exception_ptr error;
+    try {
+      Drive(slot);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.Lock();
+    if (stop_) return;
+    queue_.pop_front();
+    slot->done = true;
+    slot->error = error;
+    cv_.NotifyAll();
+  }
 }
 
 void GhostExchange::Complete(Slot* slot) {
   const Deadline deadline = async_->DefaultDeadline();
-  for (comm::Request& r : slot->requests)
-    if (r.valid()) comm::Wait(async_->transport(), r, deadline, "gnn ghost rows (bounded staleness)");
-  slot->requests.clear();
+  MutexLock lock(mu_);
+  while (!slot->done) {
+    if (!cv_.WaitUntil(mu_, deadline.time()) && deadline.Expired() && !slot->done) {
+      throw TimeoutError(fmt::format("rank {}: {}: deadline passed waiting for peer {} (the rows of epoch {})",
+                                     ctx_.rank(), kWhat, slot->waiting_for, slot->epoch));
+    }
+  }
+  if (slot->error) std::rethrow_exception(slot->error);
 }
 
 void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> m) {
@@ -74,7 +156,7 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
   if (next_channel_ == channels_.size()) channels_.emplace_back().width = width;
   Channel& c = channels_[next_channel_];
   if (c.width != width) throw InternalError("ghost exchange: a refresh changed width between epochs");
-  Post(s, width, static_cast<comm::Tag>(next_channel_), m, &c.in_flight.emplace_back());
+  Post(s, width, static_cast<comm::Tag>(next_channel_), m, false, &c.in_flight.emplace_back());
   ++next_channel_;
   // Take every exchange old enough (epoch - S), and the first one whatever its age: there is
   // nothing older to use.
@@ -95,7 +177,28 @@ void GhostExchange::RefreshNow(const GraphShard& s, size_t width, std::span<floa
 }
 
 void GhostExchange::Reduce(const GraphShard& s, size_t width, std::span<float> m) {
-  bytes_sent_ += ReduceGhosts(ctx_, s, width, m, &scratch_);
+  if (m.size() != s.local_rows() * width) throw InternalError("ghost exchange: matrix of the wrong size");
+  if (!async_) {
+    bytes_sent_ += ReduceGhosts(ctx_, s, width, m, &scratch_);
+    return;
+  }
+  if (next_channel_ == channels_.size()) channels_.emplace_back().width = width;
+  Channel& c = channels_[next_channel_];
+  if (c.width != width) throw InternalError("ghost exchange: a reduction changed width between epochs");
+  Post(s, width, static_cast<comm::Tag>(next_channel_), m, true, &c.in_flight.emplace_back());
+  ++next_channel_;
+  // The other ranks' parts of epoch - S (none in the first S epochs: they arrive S epochs late).
+  while (!c.in_flight.empty() && c.in_flight.front().epoch + staleness_ <= epoch_) {
+    Slot& oldest = c.in_flight.front();
+    Complete(&oldest);
+    const float* in = oldest.recv.data();
+    for (uint32_t row : s.send_rows) {
+      float* to = m.data() + static_cast<size_t>(row) * width;
+      for (size_t j = 0; j < width; ++j) to[j] += in[j];
+      in += width;
+    }
+    c.in_flight.pop_front();
+  }
 }
 
 void GhostExchange::Drain() {

@@ -1,26 +1,34 @@
 // How a rank's ghost rows are filled from their owners. With staleness 0 each refresh is an
 // alltoallv: every rank waits for the rows its peers compute in the same pass. With a staleness
 // bound S >= 1 (Dorylus's bounded asynchrony) a refresh sends this epoch's rows and fills the
-// ghosts with the rows the owners computed exactly S epochs earlier, which arrived long ago: a
-// rank then never waits for its peers' work of the same epoch, and the transfers overlap the
-// computation. Rows S epochs old, not "whatever has arrived", so that runs repeat bit for bit.
+// ghosts with the rows the owners computed exactly S epochs earlier, which a communication thread
+// has been moving while this rank computed: a rank then never waits for its peers' work of the
+// same epoch, and the transfers overlap the computation. Rows S epochs old, not "whatever has
+// arrived", so that runs repeat bit for bit.
 //
-// A model's refreshes happen in the same order every epoch (layer by layer, forward then
-// backward); the i-th refresh of an epoch is channel i, and it finds the rows of the i-th refresh
+// A model's refreshes and reductions happen in the same order every epoch (layer by layer,
+// forward then backward); the i-th of an epoch is channel i, and it finds the rows of the i-th
 // of the epoch S before.
 //
 // Threading: one thread per rank calls everything; every rank makes the same calls in the same
-// order. Errors: TimeoutError or PeerGoneError naming the peer and the exchange.
+// order. With S >= 1 a communication thread of the exchange's own drives the messages in flight
+// (polling every 100 us: MPI moves data only inside its calls). Errors: TimeoutError (the wait
+// for a refresh's rows passes the context's deadline), PeerGoneError or AbortedError, naming the
+// peer and the exchange.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/mutex.h"
 
 namespace parasol::apps::gnn {
 
@@ -28,7 +36,8 @@ class GhostExchange {
  public:
   // staleness > 0 duplicates `ctx` (collective): the stale rows travel in their own message space.
   GhostExchange(comm::Context& ctx, uint32_t staleness);
-  // Abandons exchanges still in flight (an error ended training): their receives are cancelled.
+  // Stops the communication thread and abandons exchanges still in flight (an error ended
+  // training): their receives are cancelled.
   ~GhostExchange();
   GhostExchange(const GhostExchange&) = delete;
   GhostExchange& operator=(const GhostExchange&) = delete;
@@ -41,7 +50,9 @@ class GhostExchange {
   void Refresh(const GraphShard& s, size_t width, std::span<float> m);
   // The owners' rows of this epoch whatever the bound (a pass that must not mix epochs).
   void RefreshNow(const GraphShard& s, size_t width, std::span<float> m);
-  // ReduceGhosts, always at once (a gradient owed to an owner is not left for later).
+  // Adds the ghost rows of `m` into their owners' rows (ReduceGhosts): at once (staleness 0), or
+  // what the other ranks' ghost rows held S epochs before (nothing in the first S epochs), so an
+  // owner never waits for the others' part of this epoch. Ghost rows are left as they were.
   void Reduce(const GraphShard& s, size_t width, std::span<float> m);
   // Waits for every exchange in flight. Every rank calls it at the same point (training's end).
   void Drain();
@@ -52,11 +63,15 @@ class GhostExchange {
   uint64_t last_rows_epoch() const { return last_rows_epoch_; }
 
  private:
-  // One refresh's messages in flight, and what they carry.
+  // One refresh's messages in flight, and what they carry. The communication thread drives the
+  // requests once the slot is queued; `done` and `error` are then written under mu_.
   struct Slot {
     uint64_t epoch = 0;
     std::vector<float> send, recv;
     std::vector<comm::Request> requests;
+    bool done = false;
+    std::exception_ptr error;
+    int waiting_for = -1;  // a peer whose message has not completed (for the timeout's message)
   };
   // The i-th refresh of every epoch.
   struct Channel {
@@ -66,8 +81,14 @@ class GhostExchange {
     uint64_t rows_epoch = 0;
   };
 
-  void Post(const GraphShard& s, size_t width, comm::Tag tag, std::span<const float> m, Slot* slot);
+  void Post(const GraphShard& s, size_t width, comm::Tag tag, std::span<const float> m, bool reduce,
+            Slot* slot);
+  // Blocks until the communication thread has completed `slot`; rethrows its error.
   void Complete(Slot* slot);
+  // The communication thread: drives queued slots in order.
+  void Progress();
+  // Tests `slot`'s requests until all completed or stop_; throws the transport's errors.
+  void Drive(Slot* slot);
 
   comm::Context& ctx_;
   const uint32_t staleness_;
@@ -75,9 +96,16 @@ class GhostExchange {
   size_t next_channel_ = 0;
   uint64_t bytes_sent_ = 0, last_rows_epoch_ = 0;
   std::vector<float> scratch_;
-  // Declared before async_ so that the transport is gone before the buffers a send may still read.
-  std::vector<Channel> channels_;
+  // Slots live here (a deque: they never move; queue_ points at them). Declared before async_ so
+  // that the transport is gone before the buffers a cancelled send may still read.
+  std::deque<Channel> channels_;
   std::unique_ptr<comm::Context> async_;
+
+  Mutex mu_;
+  CondVar cv_;  // a slot queued or done, or stop
+  std::deque<Slot*> queue_ PARASOL_GUARDED_BY(mu_);
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 }  // namespace parasol::apps::gnn

@@ -61,6 +61,50 @@ TEST(GhostExchangeTest, GhostRowsAreExactlyStalenessEpochsOld) {
   }
 }
 
+// Reduce under a bound S: each owner adds what the other ranks' ghost rows held exactly S epochs
+// before (nothing in the first S epochs), whatever the timing, after a refresh in the same epoch
+// (two channels of different kinds).
+TEST(GhostExchangeTest, ReductionsArriveExactlyStalenessEpochsLate) {
+  const Graph g = ReadGraphDir(kCora);
+  const int ranks = 3;
+  const std::vector<int32_t> owner = PartitionVertices(g, ranks, PartitionKind::kHash);
+  // How many ranks hold each vertex as a ghost.
+  std::vector<int> holders(g.vertices, 0);
+  std::vector<GraphShard> shards;
+  for (int r = 0; r < ranks; ++r) {
+    shards.push_back(MakeShard(g, owner, r, ranks));
+    for (uint32_t v : shards.back().ghosts) ++holders[v];
+  }
+  for (uint32_t staleness : {0u, 1u, 2u}) {
+    comm::InProcessWorld world(ranks);
+    world.AddFault({.src = 2, .delay_ms = std::chrono::milliseconds(5)});
+    comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      const GraphShard& s = shards[static_cast<size_t>(ctx.rank())];
+      GhostExchange ghosts(ctx, staleness);
+      const size_t w = 2;
+      std::vector<float> m;
+      for (uint64_t e = 1; e <= 6; ++e) {
+        ghosts.BeginEpoch(e);
+        m.assign(s.local_rows() * w, 0.0f);
+        ghosts.Refresh(s, w, m);
+        // Owned rows start at 0; every ghost row carries the epoch (and the column).
+        for (size_t k = 0; k < s.ghosts.size(); ++k)
+          for (size_t j = 0; j < w; ++j) m[(s.owned.size() + k) * w + j] = static_cast<float>(e * 10 + j);
+        ghosts.Reduce(s, w, m);
+        for (size_t i = 0; i < s.owned.size(); ++i) {
+          const uint32_t v = s.owned[i];
+          for (size_t j = 0; j < w; ++j) {
+            const float want = e > staleness ? static_cast<float>(holders[v] * ((e - staleness) * 10 + j)) : 0.0f;
+            ASSERT_EQ(m[i * w + j], want) << "rank " << ctx.rank() << ", vertex " << v << ", epoch " << e
+                                          << ", S = " << staleness;
+          }
+        }
+      }
+      ghosts.Drain();
+    }));
+  }
+}
+
 // A peer that stops exchanging: the wait for its rows ends at the deadline with an error that
 // names it, not a hang.
 TEST(GhostExchangeTest, APeerThatStopsIsATimeoutNamingIt) {

@@ -127,9 +127,9 @@ TEST(DropoutTest, KeepsTheExpectedShareAndDependsOnTheDraw) {
 
 // Partitioned over 2, 3 and 4 ranks, Cora's output rows equal one process's (each row sums its
 // neighbours in one order) and the gradients summed over ranks equal one process's up to the
-// order of the sum over vertices. Also under a staleness bound, in its first epoch (when the ghost
-// rows are fresh: there are no older ones), whose backward pass differentiates every local row
-// and sends the ghosts' part to their owners.
+// order of the sum over vertices. Also under a staleness bound (the backward pass then
+// differentiates every local row and sends the ghosts' part to their owners), for a pass repeated
+// until the rows and reductions it receives are from an identical pass.
 TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
   const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
   const DropoutDraw draw{.rate = 0.5f, .seed = 9, .epoch = 3};
@@ -161,22 +161,29 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
       comm::InProcessWorld world(ranks);
       comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
         GhostExchange ghosts(ctx, staleness);
-        ghosts.BeginEpoch(1);
         const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
         const std::unique_ptr<GnnModel> mine = MakeGnnModel(GetParam(), g.features, {16}, c);
         GnnModel& model = *mine;
         model.InitGlorot(4);
-        model.Forward(ghosts, s, draw);
         std::vector<float> d(s.owned.size() * c);
+        for (size_t i = 0; i < s.owned.size(); ++i)
+          for (size_t k = 0; k < c; ++k) d[i * c + k] = r[s.owned[i] * c + k];
+        std::vector<float> grad(model.parameters().size());
+        // The same pass 2S + 1 times: the last one's stale rows and late reductions then come from
+        // passes equal to it (a reduction of the first layer is complete from pass S + 1 on, once
+        // the second layer's has arrived).
+        for (uint64_t epoch = 1; epoch <= 2 * staleness + 1; ++epoch) {
+          ghosts.BeginEpoch(epoch);
+          model.Forward(ghosts, s, draw);
+          model.Backward(ghosts, s, d, grad);
+        }
         for (size_t i = 0; i < s.owned.size(); ++i) {
           for (size_t k = 0; k < c; ++k) {
             ASSERT_FLOAT_EQ(model.output()[i * c + k], want_out[s.owned[i] * c + k])
                 << "vertex " << s.owned[i];
-            d[i * c + k] = r[s.owned[i] * c + k];
           }
         }
-        std::vector<float> grad(model.parameters().size());
-        model.Backward(ghosts, s, d, grad);
+        ghosts.Drain();
         std::lock_guard lock(mu);
         for (size_t k = 0; k < grad.size(); ++k) sum[k] += grad[k];
       }));

@@ -68,18 +68,20 @@ TEST(GnnTrainerTest, TwoAndFourRanksTrainAsOneProcess) {
   }
 }
 
-// Under a staleness bound of 1 (ghost rows and weight updates an epoch behind) 2 ranks still
-// learn Cora, and, since the rows are exactly one epoch old rather than whatever arrived, a second
-// run repeats the first bit for bit.
+// Under a staleness bound of 1 (ghost rows, reductions and weight updates an epoch behind) 2
+// ranks learn Cora about as well as synchronously (both stopping early, as Kipf and Welling
+// train), and, since what arrives is exactly one epoch old rather than whatever came first, a
+// second run repeats the first bit for bit.
 TEST(GnnTrainerTest, BoundedStalenessLearnsCoraAndRepeats) {
   const Graph g = ReadGraphDir(kCora);
   GnnOptions o;
+  o.patience = 20;
   const GnnResult sync = Train(g, o, 2);
   o.staleness = 1;
   const GnnResult stale = Train(g, o, 2);
   const GnnResult again = Train(g, o, 2);
-  ASSERT_EQ(stale.epochs.size(), 200u);
-  EXPECT_GE(stale.reported.test_accuracy, 0.75);
+  EXPECT_GE(stale.reported.test_accuracy, 0.80);
+  EXPECT_NEAR(stale.reported.test_accuracy, sync.reported.test_accuracy, 0.015);
   EXPECT_NE(stale.parameters, sync.parameters) << "the bound changed nothing";
   EXPECT_EQ(again.parameters, stale.parameters);
   EXPECT_EQ(again.reported.test_accuracy, stale.reported.test_accuracy);
