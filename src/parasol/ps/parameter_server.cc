@@ -177,8 +177,13 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
   }
   // MPI cannot block with a timeout: spin briefly, then sleep in short steps so a waiting process
   // leaves its cores to the workers.
-  if (++idle_rounds < 16) sched_yield();
-  else std::this_thread::sleep_for(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
+  if (++idle_rounds < 16) {
+    sched_yield();
+  } else if (options_.idle_sleep.count() > 0) {
+    std::this_thread::sleep_for(options_.idle_sleep);
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
+  }
 }
 
 void ParameterServer::Loop() {

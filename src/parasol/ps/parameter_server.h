@@ -42,6 +42,10 @@ struct PsOptions {
   std::chrono::milliseconds timeout_ms{60000};
   // Where checkpoints are written (tests inject faults here); null: the local file system.
   FileSystem* file_system = nullptr;
+  // Over MPI, how long the communication thread sleeps between polls once idle: 0 adapts (20 us
+  // for a while after traffic, then 200 us). Each poll costs the workers' cores time: a job whose
+  // traffic comes once per long step (a GNN's epoch) sets a longer one.
+  std::chrono::microseconds idle_sleep{0};
 };
 
 class ParameterServer {

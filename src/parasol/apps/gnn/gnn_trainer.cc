@@ -8,10 +8,11 @@
 #include <iterator>
 #include <limits>
 
-#include "parasol/apps/gnn/delayed_allreduce.h"
+#include "parasol/apps/gnn/epoch_figures.h"
 #include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/gnn_checkpoint.h"
+#include "parasol/apps/gnn/gradient_table.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 
@@ -171,6 +172,25 @@ GraphShard MakeRankShard(comm::Context& ctx, const Graph& g, const GnnOptions& o
   return s;
 }
 
+// The reported epoch's figures again, with its parameters and fresh ghost rows: under a bound,
+// the epochs' evaluations read ghost rows S epochs old.
+void ReevaluateWithFreshGhosts(comm::Context& ctx, const GraphShard& s, const Graph& g, GnnModel* model,
+                               EarlyStop* stop) {
+  std::copy(stop->params.begin(), stop->params.end(), model->parameters().begin());
+  GhostExchange fresh(ctx, 0);
+  model->Forward(fresh, s, {});
+  const SplitSums eval = Score(s, model->output(), g.CountSplit(Split::kTrain), nullptr);
+  double sums[3] = {eval.loss[1], eval.correct[1], eval.correct[2]};
+  collective::Allreduce<double>(ctx, sums);
+  const auto val = static_cast<double>(g.CountSplit(Split::kValidation));
+  const auto test = static_cast<double>(g.CountSplit(Split::kTest));
+  if (val > 0) {
+    stop->best.val_loss = sums[0] / val;
+    stop->best.val_accuracy = sums[1] / val;
+  }
+  if (test > 0) stop->best.test_accuracy = sums[2] / test;
+}
+
 }  // namespace
 
 GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
@@ -179,8 +199,6 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   if (train == 0) throw InvalidArgumentError("the graph has no training vertex (split 'train')");
   if (o.patience > 0 && g.CountSplit(Split::kValidation) == 0)
     throw InvalidArgumentError("early stopping (patience) needs validation vertices (split 'val')");
-  const double counts[3] = {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
-                            static_cast<double>(g.CountSplit(Split::kTest))};
   const GraphShard s = MakeRankShard(ctx, g, o);
   const std::unique_ptr<GnnModel> made = MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
   GnnModel& model = *made;
@@ -190,59 +208,54 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   GnnResult result;
   if (!o.resume_dir.empty())
     result.first_epoch = static_cast<int>(Resume(o.resume_dir, &model, &adam, &stop)) + 1;
-  GhostExchange ghosts(ctx, o.staleness);
-  DelayedAllreduce gradient_sums(ctx, o.staleness);
-  std::vector<float> grad(model.parameters().size()), summed, d_out;
-  const auto start = std::chrono::steady_clock::now();
   bool stopped = o.patience > 0 && stop.since_best >= static_cast<uint64_t>(o.patience);
+  const bool carried = o.staleness > 0;  // the figures travel with the gradients
+  EpochFigures figures(ctx,
+                       {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
+                        static_cast<double>(g.CountSplit(Split::kTest))},
+                       carried, [&](const GnnEpoch& e, std::span<const float> params) {
+                         result.epochs.push_back(e);
+                         if (on_epoch) on_epoch(e);
+                         if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
+                           stop = {.best = e, .params = {params.begin(), params.end()}, .have = true};
+                         } else {
+                           stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
+                         }
+                       });
+  GhostExchange ghosts(ctx, o.staleness);
+  GradientTable gradient_sums(ctx, model.parameters().size(), carried ? EpochFigures::kCarried : 0, o.staleness,
+                              ctx.options().timeout_ms);
+  std::vector<float> grad(model.parameters().size()), summed, d_out;
+  std::vector<double> arrived;
+  const auto start = std::chrono::steady_clock::now();
   for (int epoch = result.first_epoch; epoch <= o.epochs && !stopped; ++epoch) {
     ghosts.BeginEpoch(static_cast<uint64_t>(epoch));
     model.Forward(ghosts, s, {.rate = o.dropout, .seed = o.seed, .epoch = static_cast<uint64_t>(epoch)});
     const SplitSums fit = Score(s, model.output(), train, &d_out);
     model.Backward(ghosts, s, d_out, grad);
-    if (gradient_sums.Push(grad, &summed)) {  // the sum of S epochs ago
+    const auto carry = figures.Fitted(epoch, fit.loss[0], fit.correct[0]);
+    if (gradient_sums.Push(grad, carried ? std::span<const double>(carry) : std::span<const double>(), &summed,
+                           &arrived)) {  // the sums of S epochs ago
+      if (carried) figures.Arrived(epoch - static_cast<int>(o.staleness), arrived);
       const float* w0 = model.parameters().data() + model.weight_offset(0);
       for (size_t i = 0; i < model.in_width(0) * model.out_width(0); ++i) summed[i] += o.weight_decay * w0[i];
       adam.Step(model.parameters(), summed);
     }
     model.Forward(ghosts, s, {});
     const SplitSums eval = Score(s, model.output(), train, nullptr);
-    double sums[5] = {fit.loss[0], fit.correct[0], eval.loss[1], eval.correct[1], eval.correct[2]};
-    collective::Allreduce<double>(ctx, sums);
-    GnnEpoch e{.epoch = epoch,
-               .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-               .train_loss = sums[0] / counts[0],
-               .train_accuracy = sums[1] / counts[0],
-               .val_loss = counts[1] > 0 ? sums[2] / counts[1] : 0,
-               .val_accuracy = counts[1] > 0 ? sums[3] / counts[1] : 0,
-               .test_accuracy = counts[2] > 0 ? sums[4] / counts[2] : 0,
-               .bytes_sent = ghosts.bytes_sent()};
-    result.epochs.push_back(e);
-    if (on_epoch) on_epoch(e);
-    if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
-      stop = {.best = e, .params = {model.parameters().begin(), model.parameters().end()}, .have = true};
-    } else {
-      stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
-    }
+    figures.Evaluated(epoch, {eval.loss[1], eval.correct[1], eval.correct[2]}, model.parameters(),
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                      ghosts.bytes_sent() + gradient_sums.bytes_sent());
     const bool due = o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (due || stopped || epoch == o.epochs))
+    if (!o.checkpoint_dir.empty() && (due || stopped || epoch == o.epochs)) {
+      figures.CompleteAll();  // the early-stopping state a resumed run starts from
       Checkpoint(ctx, o.checkpoint_dir, static_cast<uint64_t>(epoch), model, adam, stop);
-  }
-  ghosts.Drain();
-  if (o.staleness > 0 && stop.have) {
-    // The epochs' figures used ghost rows S epochs old; the reported ones are exact.
-    std::copy(stop.params.begin(), stop.params.end(), model.parameters().begin());
-    GhostExchange fresh(ctx, 0);
-    model.Forward(fresh, s, {});
-    const SplitSums eval = Score(s, model.output(), train, nullptr);
-    double sums[3] = {eval.loss[1], eval.correct[1], eval.correct[2]};
-    collective::Allreduce<double>(ctx, sums);
-    if (counts[1] > 0) {
-      stop.best.val_loss = sums[0] / counts[1];
-      stop.best.val_accuracy = sums[1] / counts[1];
     }
-    if (counts[2] > 0) stop.best.test_accuracy = sums[2] / counts[2];
   }
+  figures.CompleteAll();
+  ghosts.Drain();
+  gradient_sums.Finish();
+  if (o.staleness > 0 && stop.have) ReevaluateWithFreshGhosts(ctx, s, g, &model, &stop);
   result.reported = stop.best;
   result.parameters = std::move(stop.params);
   result.stopped_early = stopped;

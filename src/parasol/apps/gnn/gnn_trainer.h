@@ -1,8 +1,8 @@
 // Full-graph training of a node classifier over ranks: the graph partitioned by vertex, the
 // weights replicated and kept equal (every rank applies the same Adam step to the gradient summed
-// over ranks), so that any number of ranks computes what one process does, up to the order of
-// floating-point sums. Under a staleness bound (GnnOptions::staleness) the ranks stop waiting for
-// each other's work of the same epoch; the replicas still stay equal.
+// over ranks through the parameter server), so that any number of ranks computes what one process
+// does, up to the order of floating-point sums. Under a staleness bound (GnnOptions::staleness)
+// the ranks stop waiting for each other's work of the same epoch; the replicas still stay equal.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +35,11 @@ struct GnnOptions {
   std::string checkpoint_dir;  // a checkpoint here every checkpoint_every epochs and at the end
   int checkpoint_every = 0;
   std::string resume_dir;  // continue from this checkpoint up to `epochs`
-  // Bounded staleness (Dorylus): an epoch's ghost rows are the owners' of S epochs before, and
-  // its weights lack at most the gradients of the last S epochs (0: synchronous, equal to one
-  // process). A checkpoint keeps the weights, not the S gradient sums in flight.
+  // Bounded staleness (Dorylus): an epoch's ghost rows are the owners' of S epochs before, the
+  // other ranks' part of its backward pass arrives S epochs late, and its weights lack at most
+  // the gradients of the last S epochs (0: synchronous, equal to one process). The epochs'
+  // figures then travel with the gradients: each epoch is reported S + 1 epochs after it ran
+  // (early stopping decides as late). A checkpoint keeps the weights, not the sums in flight.
   uint32_t staleness = 0;
 };
 
