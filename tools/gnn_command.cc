@@ -71,6 +71,18 @@ class GnnCommand : public Command {
                      "Epochs by which ghost rows and weight updates may lag (Dorylus; 0: synchronous)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
+    app_->add_option("--graph-threads", o_.pipeline.graph_threads,
+                     "Threads per process for the graph tasks (gathers over edges; 0: the main thread)")
+        ->check(CLI::Range(0, 256))
+        ->capture_default_str();
+    app_->add_option("--tensor-threads", o_.pipeline.tensor_threads,
+                     "Threads per process for the tensor tasks (dense products, activations), which overlap "
+                     "the next interval's graph task (0: the main thread)")
+        ->check(CLI::Range(0, 256))
+        ->capture_default_str();
+    app_->add_option("--interval-rows", o_.pipeline.interval_rows, "Vertices per interval of the pipeline")
+        ->check(CLI::Range(1, 1 << 30))
+        ->capture_default_str();
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
         ->check(Positive())
         ->capture_default_str();

@@ -61,10 +61,11 @@ void Gat::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw&
     const float* w = params_.data() + weight_offset(l);
     ls.t.resize(s.local_rows() * out);  // the ghost rows are filled by the refresh
     if (l == 0) {
-      ProjectFeatures(s, dropout, w, out, ls.t.data(), n);
+      ProjectFeatures(s, dropout, w, out, {0, n}, ls.t.data());
     } else {
-      ActivateAndDrop(s, dropout, l, Activation::kElu, layers_[l - 1].z, in, &ls.h);
-      Project(ls.h, n, in, w, out, ls.t.data());
+      ls.h.resize(n * in);
+      ActivateAndDrop(s, dropout, l, Activation::kElu, layers_[l - 1].z.data(), in, {0, n}, ls.h.data());
+      Project(ls.h.data(), in, w, out, {0, n}, ls.t.data());
     }
     ghosts.Refresh(s, out, ls.t);
     Attend(s, l);
@@ -164,11 +165,15 @@ void Gat::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
     AttendBackward(ghosts, s, l, grad.data());
     float* gw = grad.data() + weight_offset(l);
     if (l == 0) {
-      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw, n);
+      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, {0, n}, gw);
       break;
     }
-    ProjectBackward(layers_[l].h, n, in, params_.data() + weight_offset(l), out, d_t_.data(), gw, &d_h_);
-    ActivateAndDropBackward(s, dropout_, l, Activation::kElu, layers_[l - 1].z, d_h_, in, &d_ext_);
+    d_h_.resize(n * in);
+    ProjectBackward(layers_[l].h.data(), in, params_.data() + weight_offset(l), out, d_t_.data(), {0, n}, gw,
+                    d_h_.data());
+    d_ext_.resize(n * in);
+    ActivateAndDropBackward(s, dropout_, l, Activation::kElu, layers_[l - 1].z.data(), d_h_.data(), in, {0, n},
+                            d_ext_.data());
   }
 }
 

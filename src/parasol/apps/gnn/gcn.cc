@@ -32,15 +32,17 @@ void Gcn::InitGlorot(uint64_t seed) {
 namespace {
 
 // out row i = sum over row i's entries a_ik in[column k] for columns [c0, c0 + w), w <= W (W when
-// kFixed: the loops unrolled): the sum is kept in registers and the rows ahead are prefetched,
-// since the neighbours' rows are scattered over memory (the cost is the misses).
+// kFixed: the loops unrolled), for the owned rows in `rows`: the sum is kept in registers and the
+// rows ahead are prefetched, since the neighbours' rows are scattered over memory (the cost is
+// the misses).
 template <size_t W, bool kFixed>
-void AggregateColumns(const GraphShard& s, size_t width, size_t c0, size_t w, const float* in, float* out) {
+void AggregateColumns(const GraphShard& s, size_t width, size_t c0, size_t w, RowRange rows, const float* in,
+                      float* out) {
   constexpr uint64_t kAhead = 8;
   const uint32_t* cols = s.adj_columns.data();
   const float* vals = s.adj_values.data();
   const uint64_t total = s.adj_columns.size();
-  for (size_t i = 0; i < s.owned.size(); ++i) {
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     float acc[W] = {};
     for (uint64_t k = s.adj_offsets[i]; k < s.adj_offsets[i + 1]; ++k) {
       if (k + kAhead < total) __builtin_prefetch(in + static_cast<size_t>(cols[k + kAhead]) * width + c0);
@@ -53,40 +55,18 @@ void AggregateColumns(const GraphShard& s, size_t width, size_t c0, size_t w, co
   }
 }
 
-}  // namespace
-
-void Gcn::Aggregate(const GraphShard& s, size_t width, std::span<const float> in,
-                    std::span<float> out) const {
-  size_t c0 = 0;
-  for (; c0 + 16 <= width; c0 += 16) AggregateColumns<16, true>(s, width, c0, 16, in.data(), out.data());
-  if (c0 < width) AggregateColumns<16, false>(s, width, c0, width - c0, in.data(), out.data());
+// Adds the partial weight gradients of the intervals into gw, in interval order.
+void AddPartials(const std::vector<std::vector<float>>& partials, float* gw) {
+  for (const std::vector<float>& p : partials)
+    for (size_t k = 0; k < p.size(); ++k) gw[k] += p[k];
 }
 
-void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
-  dropout_ = dropout;
-  const size_t n = s.owned.size(), rows = s.local_rows();
-  for (size_t l = 0; l < layers(); ++l) {
-    const size_t in = in_width(l), out = out_width(l);
-    const float* w = params_.data() + weight_offset(l);
-    std::vector<float>& t = t_[l];
-    t.resize(rows * out);
-    if (l == 0) {
-      // The ghosts' rows too, from their features: the first layer exchanges nothing.
-      ProjectFeatures(s, dropout, w, out, t.data(), rows);
-    } else {
-      // The layer's input (after ReLU and dropout) of the ghosts comes from their owners; their
-      // product with this layer's weights is computed here, with the weights of this pass.
-      h_[l].resize(rows * in);
-      ActivateAndDrop(s, dropout, l, Activation::kRelu, z_[l - 1], in, &h_[l]);
-      ghosts.Refresh(s, in, h_[l]);
-      Project(h_[l], rows, in, w, out, t.data());
-    }
-    z_[l].resize(n * out);
-    Aggregate(s, out, t, z_[l]);
-    const float* b = params_.data() + bias_offset(l);
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < out; ++j) z_[l][i * out + j] += b[j];
-  }
+}  // namespace
+
+void Gcn::Aggregate(const GraphShard& s, size_t width, RowRange rows, const float* in, float* out) const {
+  size_t c0 = 0;
+  for (; c0 + 16 <= width; c0 += 16) AggregateColumns<16, true>(s, width, c0, 16, rows, in, out);
+  if (c0 < width) AggregateColumns<16, false>(s, width, c0, width - c0, rows, in, out);
 }
 
 void Gcn::AggregateTransposed(const GraphShard& s, size_t width, std::span<const float> in,
@@ -107,32 +87,107 @@ void Gcn::AggregateTransposed(const GraphShard& s, size_t width, std::span<const
   }
 }
 
+void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
+  dropout_ = dropout;
+  const size_t n = s.owned.size(), rows = s.local_rows();
+  const std::vector<RowRange> owned = pipeline_->Intervals({0, n}), ghost = pipeline_->Intervals({n, rows});
+  // The first layer's T on every local row, the ghosts' from their own features: no exchange.
+  t_[0].resize(rows * out_width(0));
+  const std::vector<RowRange> local = pipeline_->Intervals({0, rows});
+  pipeline_->RunTensor(local.size(), [&](size_t i) {
+    ProjectFeatures(s, dropout, params_.data() + weight_offset(0), out_width(0), local[i], t_[0].data());
+  });
+  for (size_t l = 0; l < layers(); ++l) {
+    const size_t out = out_width(l);
+    const bool next = l + 1 < layers();
+    const size_t in_next = next ? in_width(l + 1) : 0, out_next = next ? out_width(l + 1) : 0;
+    z_[l].resize(n * out);
+    if (next) {
+      h_[l + 1].resize(rows * in_next);
+      t_[l + 1].resize(rows * out_next);
+    }
+    const float* b = params_.data() + bias_offset(l);
+    // Graph task: Z = A_hat T + b on an interval's rows; tensor task: the next layer's input H
+    // (ReLU, dropout) and T = H W on them.
+    pipeline_->Run(
+        owned.size(),
+        [&](size_t i) {
+          Aggregate(s, out, owned[i], t_[l].data(), z_[l].data());
+          for (size_t r = owned[i].begin; r < owned[i].end; ++r)
+            for (size_t j = 0; j < out; ++j) z_[l][r * out + j] += b[j];
+        },
+        next ? std::function<void(size_t)>([&](size_t i) {
+          ActivateAndDrop(s, dropout, l + 1, Activation::kRelu, z_[l].data(), in_next, owned[i], h_[l + 1].data());
+          Project(h_[l + 1].data(), in_next, params_.data() + weight_offset(l + 1), out_next, owned[i],
+                  t_[l + 1].data());
+        })
+             : std::function<void(size_t)>());
+    if (!next) break;
+    // The ghosts' H comes from their owners; their T is formed here, with this pass's weights, so
+    // a stale ghost is stale in its activations only.
+    ghosts.Refresh(s, in_next, h_[l + 1]);
+    pipeline_->RunTensor(ghost.size(), [&](size_t i) {
+      Project(h_[l + 1].data(), in_next, params_.data() + weight_offset(l + 1), out_next, ghost[i],
+              t_[l + 1].data());
+    });
+  }
+}
+
 void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
   const size_t n = s.owned.size(), in = in_width(l), out = out_width(l);
+  const std::vector<RowRange> owned = pipeline_->Intervals({0, n});
   // dT = A_hat dZ (A_hat is symmetric) for the owned rows, which reads the ghosts' dZ.
   d_ext_.resize(s.local_rows() * out);
   ghosts.RefreshNow(s, out, d_ext_);
   d_t_.resize(n * out);
-  Aggregate(s, out, d_ext_, d_t_);
-  if (l == 0) {
-    ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw, n);
-  } else {
-    ProjectBackward(h_[l], n, in, params_.data() + weight_offset(l), out, d_t_.data(), gw, &d_h_);
+  if (l > 0) {
+    d_h_.resize(n * in);
+    d_below_.resize(n * in);
   }
+  std::vector<std::vector<float>> partials(owned.size(), std::vector<float>(in * out, 0.0f));
+  pipeline_->Run(
+      owned.size(), [&](size_t i) { Aggregate(s, out, owned[i], d_ext_.data(), d_t_.data()); },
+      [&](size_t i) {
+        if (l == 0) {
+          ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, owned[i], partials[i].data());
+          return;
+        }
+        ProjectBackward(h_[l].data(), in, params_.data() + weight_offset(l), out, d_t_.data(), owned[i],
+                        partials[i].data(), d_h_.data());
+        // Back through dropout (the same mask and scale) and the ReLU to dZ of the layer below.
+        ActivateAndDropBackward(s, dropout_, l, Activation::kRelu, z_[l - 1].data(), d_h_.data(), in, owned[i],
+                                d_below_.data());
+      });
+  AddPartials(partials, gw);
 }
 
 void Gcn::BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
-  const size_t rows = s.local_rows(), in = in_width(l), out = out_width(l);
-  // This rank's part of dT = A_hat' dZ on every local row; the weights' gradient is a sum over
-  // ranks anyway, and a ghost's part of dH goes to its owner.
+  const size_t n = s.owned.size(), rows = s.local_rows(), in = in_width(l), out = out_width(l);
+  // This rank's part of dT = A_hat' dZ on every local row (a scatter, which intervals cannot
+  // split); the weights' gradient is a sum over ranks anyway, and a ghost's part of dH goes to
+  // its owner.
   d_t_.resize(rows * out);
-  AggregateTransposed(s, out, d_ext_, d_t_);
-  if (l == 0) {
-    ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, gw, rows);
-  } else {
-    ProjectBackward(h_[l], rows, in, params_.data() + weight_offset(l), out, d_t_.data(), gw, &d_h_);
-    ghosts.Reduce(s, in, d_h_);
-  }
+  AggregateTransposed(s, out, std::span<const float>(d_ext_).first(n * out), d_t_);
+  const std::vector<RowRange> local = pipeline_->Intervals({0, rows});
+  std::vector<std::vector<float>> partials(local.size(), std::vector<float>(in * out, 0.0f));
+  if (l > 0) d_h_.resize(rows * in);
+  pipeline_->RunTensor(local.size(), [&](size_t i) {
+    if (l == 0) {
+      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, local[i], partials[i].data());
+    } else {
+      ProjectBackward(h_[l].data(), in, params_.data() + weight_offset(l), out, d_t_.data(), local[i],
+                      partials[i].data(), d_h_.data());
+    }
+  });
+  AddPartials(partials, gw);
+  if (l == 0) return;
+  ghosts.Reduce(s, in, d_h_);
+  const std::vector<RowRange> owned = pipeline_->Intervals({0, n});
+  d_below_.resize(n * in);
+  pipeline_->RunTensor(owned.size(), [&](size_t i) {
+    ActivateAndDropBackward(s, dropout_, l, Activation::kRelu, z_[l - 1].data(), d_h_.data(), in, owned[i],
+                            d_below_.data());
+  });
 }
 
 void Gcn::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
@@ -151,8 +206,7 @@ void Gcn::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
       BackwardByLocalRows(ghosts, s, l, gw);
     }
     if (l == 0) break;
-    // Back through dropout (the same mask and scale) and the ReLU to dZ of the layer below.
-    ActivateAndDropBackward(s, dropout_, l, Activation::kRelu, z_[l - 1], d_h_, in_width(l), &d_ext_);
+    d_ext_.swap(d_below_);  // dZ of the layer below
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/apps/gnn/interval_pipeline.h"
 
 namespace parasol::apps::gnn {
 
@@ -30,14 +31,15 @@ class Gcn : public GnnModel {
   size_t bias_offset(size_t layer) const { return offsets_[layer] + in_width(layer) * out_width(layer); }
   void InitGlorot(uint64_t seed) override;
 
+  void UsePipeline(IntervalPipeline* pipeline) override { pipeline_ = pipeline ? pipeline : &inline_; }
   void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) override;
   std::span<const float> output() const override { return z_.back(); }
   void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                 std::span<float> grad) override;
 
  private:
-  // out (owned rows) = A_hat in (local rows): the gather over edges.
-  void Aggregate(const GraphShard& s, size_t width, std::span<const float> in, std::span<float> out) const;
+  // out = A_hat in (local rows) on the owned rows in `rows`: the gather over edges.
+  void Aggregate(const GraphShard& s, size_t width, RowRange rows, const float* in, float* out) const;
   // out (local rows) = A_hat' in (owned rows): the scatter.
   void AggregateTransposed(const GraphShard& s, size_t width, std::span<const float> in,
                            std::span<float> out) const;
@@ -55,7 +57,9 @@ class Gcn : public GnnModel {
   // 0's input is the sparse features, its dropout drawn again in Backward), T = H W (local rows),
   // and the output Z (owned rows).
   std::vector<std::vector<float>> h_, t_, z_;
-  std::vector<float> d_ext_, d_t_, d_h_;
+  std::vector<float> d_ext_, d_t_, d_h_, d_below_;
+  IntervalPipeline inline_;  // no pools: every task on the caller's thread
+  IntervalPipeline* pipeline_ = &inline_;
 };
 
 }  // namespace parasol::apps::gnn

@@ -13,6 +13,7 @@
 
 #include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/apps/gnn/interval_pipeline.h"
 #include "parasol/apps/gnn/layer_ops.h"
 
 namespace parasol::apps::gnn {
@@ -31,6 +32,10 @@ class GnnModel {
   virtual size_t weight_offset(size_t layer) const = 0;
   // Glorot-uniform weights drawn from `seed` (the same on every rank), zero biases.
   virtual void InitGlorot(uint64_t seed) = 0;
+
+  // Where the passes run their graph and tensor tasks (Dorylus's computation separation); the
+  // pipeline outlives the model's passes. A model may ignore it (GAT runs on the caller's thread).
+  virtual void UsePipeline(IntervalPipeline* /*pipeline*/) {}
 
   // The output (owned rows x classes) of the shard's rows; keeps what Backward needs.
   virtual void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) = 0;

@@ -203,6 +203,8 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   const std::unique_ptr<GnnModel> made = MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
   GnnModel& model = *made;
   model.InitGlorot(o.seed);
+  IntervalPipeline pipeline(o.pipeline);
+  model.UsePipeline(&pipeline);
   Adam adam(model.parameters().size(), o.lr);
   EarlyStop stop;
   GnnResult result;

@@ -12,6 +12,7 @@
 
 #include "parasol/apps/gnn/graph.h"
 #include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/apps/gnn/interval_pipeline.h"
 #include "parasol/comm/context.h"
 
 namespace parasol::apps::gnn {
@@ -41,6 +42,8 @@ struct GnnOptions {
   // figures then travel with the gradients: each epoch is reported S + 1 epochs after it ran
   // (early stopping decides as late). A checkpoint keeps the weights, not the sums in flight.
   uint32_t staleness = 0;
+  // The graph and tensor pools of each rank (computation separation) and the intervals' rows.
+  PipelineOptions pipeline;
 };
 
 struct GnnEpoch {

@@ -12,12 +12,12 @@ DropoutMask::DropoutMask(const DropoutDraw& d, size_t layer)
   threshold_ = static_cast<uint64_t>(std::ceil(static_cast<double>(d.rate) * 0x1p24));
 }
 
-void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t,
-                     size_t rows) {
+void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, RowRange rows,
+                     float* t) {
   const float scale = 1.0f / (1.0f - d.rate);
   const DropoutMask mask(d, 0);
-  std::fill(t, t + rows * out, 0.0f);
-  for (size_t i = 0; i < rows; ++i) {
+  std::fill(t + rows.begin * out, t + rows.end * out, 0.0f);
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     float* ti = t + i * out;
     const uint32_t v = s.global_id(i);
     for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
@@ -31,10 +31,10 @@ void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, 
 }
 
 void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out,
-                             float* gw, size_t rows) {
+                             RowRange rows, float* gw) {
   const float scale = 1.0f / (1.0f - d.rate);
   const DropoutMask mask(d, 0);
-  for (size_t i = 0; i < rows; ++i) {
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     const float* dti = dt + i * out;
     const uint32_t v = s.global_id(i);
     for (uint64_t k = s.feature_offsets[i]; k < s.feature_offsets[i + 1]; ++k) {
@@ -47,44 +47,39 @@ void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const fl
   }
 }
 
-void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
-                     std::span<const float> z, size_t in, std::vector<float>* h) {
-  const size_t n = s.owned.size();
+void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act, const float* z,
+                     size_t in, RowRange rows, float* h) {
   const float scale = 1.0f / (1.0f - d.rate);
   const DropoutMask mask(d, layer);
-  if (h->size() < n * in) h->resize(n * in);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     for (size_t c = 0; c < in; ++c) {
       const float x = z[i * in + c];
       float v = act == Activation::kRelu ? std::max(x, 0.0f) : (x > 0 ? x : std::expm1(x));
       // A zero stays zero whatever the mask (ReLU leaves half): no hash for it.
       if (mask.active() && v != 0.0f) v = mask.Keep(s.owned[i], c) ? v * scale : 0.0f;
-      (*h)[i * in + c] = v;
+      h[i * in + c] = v;
     }
   }
 }
 
 void ActivateAndDropBackward(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
-                             std::span<const float> z, std::span<const float> dh, size_t in,
-                             std::vector<float>* dz) {
-  const size_t n = s.owned.size();
+                             const float* z, const float* dh, size_t in, RowRange rows, float* dz) {
   const float scale = 1.0f / (1.0f - d.rate);
   const DropoutMask mask(d, layer);
-  dz->resize(n * in);
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     for (size_t c = 0; c < in; ++c) {
       const float x = z[i * in + c];
       const float slope = x > 0 ? 1.0f : (act == Activation::kRelu ? 0.0f : std::exp(x));
       float g = dh[i * in + c] * slope;
       if (mask.active() && g != 0.0f) g = mask.Keep(s.owned[i], c) ? g * scale : 0.0f;
-      (*dz)[i * in + c] = g;
+      dz[i * in + c] = g;
     }
   }
 }
 
-void Project(std::span<const float> h, size_t n, size_t in, const float* w, size_t out, float* t) {
-  std::fill(t, t + n * out, 0.0f);
-  for (size_t i = 0; i < n; ++i) {
+void Project(const float* h, size_t in, const float* w, size_t out, RowRange rows, float* t) {
+  std::fill(t + rows.begin * out, t + rows.end * out, 0.0f);
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     float* ti = t + i * out;
     for (size_t c = 0; c < in; ++c) {
       const float x = h[i * in + c];
@@ -95,10 +90,9 @@ void Project(std::span<const float> h, size_t n, size_t in, const float* w, size
   }
 }
 
-void ProjectBackward(std::span<const float> h, size_t n, size_t in, const float* w, size_t out,
-                     const float* dt, float* gw, std::vector<float>* dh) {
-  dh->assign(n * in, 0.0f);
-  for (size_t i = 0; i < n; ++i) {
+void ProjectBackward(const float* h, size_t in, const float* w, size_t out, const float* dt, RowRange rows,
+                     float* gw, float* dh) {
+  for (size_t i = rows.begin; i < rows.end; ++i) {
     const float* dti = dt + i * out;
     for (size_t c = 0; c < in; ++c) {
       const float x = h[i * in + c];
@@ -109,7 +103,7 @@ void ProjectBackward(std::span<const float> h, size_t n, size_t in, const float*
         gc[j] += x * dti[j];
         g += wc[j] * dti[j];
       }
-      (*dh)[i * in + c] = g;
+      dh[i * in + c] = g;
     }
   }
 }

@@ -43,30 +43,35 @@ inline bool KeepEntry(const DropoutDraw& d, size_t layer, uint64_t vertex, uint6
 
 enum class Activation { kRelu, kElu };
 
-// t (rows of `out`, the first `rows` local rows written: owned.size() or local_rows()) =
-// dropout(features) w, w: features x out.
-void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, float* t,
-                     size_t rows);
-// gw += dropout(features)' dt over the first `rows` local rows, with the mask ProjectFeatures drew.
-void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out, float* gw,
-                             size_t rows);
+// Rows [begin, end) of a matrix whose rows are a shard's local rows (owned, then ghosts). The
+// functions below read and write only those rows of the matrices they get (whole, row-major), so
+// intervals of rows can run as separate tasks.
+struct RowRange {
+  size_t begin = 0, end = 0;
+  size_t size() const { return end - begin; }
+};
 
-// h (n x in, or more rows, the first n written) = dropout_layer(act(z)) for the owned rows; `layer`
-// selects the mask.
-void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
-                     std::span<const float> z, size_t in, std::vector<float>* h);
-// dz = dh through the same dropout and the activation's derivative at z.
+// t (out columns) = dropout(features) w on the rows, w: features x out.
+void ProjectFeatures(const GraphShard& s, const DropoutDraw& d, const float* w, size_t out, RowRange rows,
+                     float* t);
+// gw += dropout(features)' dt over the rows, with the mask ProjectFeatures drew.
+void ProjectFeaturesBackward(const GraphShard& s, const DropoutDraw& d, const float* dt, size_t out,
+                             RowRange rows, float* gw);
+
+// h (in columns) = dropout_layer(act(z)) on the rows (owned rows); `layer` selects the mask.
+void ActivateAndDrop(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act, const float* z,
+                     size_t in, RowRange rows, float* h);
+// dz = dh through the same dropout and the activation's derivative at z, on the rows.
 void ActivateAndDropBackward(const GraphShard& s, const DropoutDraw& d, size_t layer, Activation act,
-                             std::span<const float> z, std::span<const float> dh, size_t in,
-                             std::vector<float>* dz);
+                             const float* z, const float* dh, size_t in, RowRange rows, float* dz);
 
 // gb (out) += the column sums of dz (n x out): a bias's gradient.
 void BiasBackward(const float* dz, size_t n, size_t out, float* gb);
 
-// t (n x out) = h (n x in) w (in x out); rows of t are overwritten.
-void Project(std::span<const float> h, size_t n, size_t in, const float* w, size_t out, float* t);
-// gw += h' dt and dh = dt w' (n x in).
-void ProjectBackward(std::span<const float> h, size_t n, size_t in, const float* w, size_t out,
-                     const float* dt, float* gw, std::vector<float>* dh);
+// t (out columns) = h (in columns) w (in x out) on the rows; those rows of t are overwritten.
+void Project(const float* h, size_t in, const float* w, size_t out, RowRange rows, float* t);
+// gw += h' dt and dh = dt w' on the rows (dh's rows overwritten).
+void ProjectBackward(const float* h, size_t in, const float* w, size_t out, const float* dt, RowRange rows,
+                     float* gw, float* dh);
 
 }  // namespace parasol::apps::gnn
