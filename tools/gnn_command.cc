@@ -80,6 +80,10 @@ class GnnCommand : public Command {
                      "the next interval's graph task (0: the main thread)")
         ->check(CLI::Range(0, 256))
         ->capture_default_str();
+    app_->add_option("--tensor-workers", o_.tensor_workers,
+                     "The last N processes run only the others' tensor tasks (Dorylus's cheap workers; gcn)")
+        ->check(CLI::Range(0, 1 << 20))
+        ->capture_default_str();
     app_->add_option("--interval-rows", o_.pipeline.interval_rows, "Vertices per interval of the pipeline")
         ->check(CLI::Range(1, 1 << 30))
         ->capture_default_str();
@@ -95,6 +99,8 @@ class GnnCommand : public Command {
     o_.model = model_;
     o_.partition = apps::gnn::ParsePartitionKind(partition_);
     o_.normalize_features = !raw_features_;
+    if (o_.tensor_workers > 0 && model_ != "gcn")
+      throw InvalidArgumentError(fmt::format("--tensor-workers runs GCN's tensor tasks, not {}'s", model_));
     if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     CheckCheckpointOptions(o_.checkpoint_dir, &checkpoint_every_, static_cast<uint64_t>(o_.epochs));
     o_.checkpoint_every = static_cast<int>(checkpoint_every_);
@@ -114,16 +120,20 @@ class GnnCommand : public Command {
 int GnnCommand::Run(comm::MpiRuntime* mpi) {
   comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
   const bool root = ctx.rank() == 0;
+  if (o_.tensor_workers >= static_cast<uint32_t>(ctx.size())) {
+    throw InvalidArgumentError(fmt::format("--tensor-workers {} leaves no graph process of {}", o_.tensor_workers,
+                                           ctx.size()));
+  }
   const apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
   std::unique_ptr<CsvWriter> csv;
   if (root) {
     std::cout
         << fmt::format(
                "# parasol gnn: {} vertices, {} edges, {} features, {} classes; {} train / {} val / {} test; "
-               "{}: {} layers, hidden {}; {} process(es), {} partition, staleness {}\n",
+               "{}: {} layers, hidden {}; {} process(es) ({} tensor workers), {} partition, staleness {}\n",
                g.vertices, g.edges(), g.features, g.classes, g.CountSplit(Split::kTrain),
                g.CountSplit(Split::kValidation), g.CountSplit(Split::kTest), model_, layers_, hidden_,
-               ctx.size(), partition_, o_.staleness)
+               ctx.size(), o_.tensor_workers, partition_, o_.staleness)
         << fmt::format("{:>6} {:>8} {:>10} {:>9} {:>8} {:>7} {:>8} {:>9}\n", "epoch", "seconds", "train_loss",
                        "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
     if (!metrics_.empty()) {

@@ -18,6 +18,7 @@ Gcn::Gcn(size_t features, std::vector<size_t> hidden, size_t classes) {
     total += in_width(l) * out_width(l) + out_width(l);
   }
   params_.assign(total, 0.0f);
+  shapes_ = {.widths = widths_, .offsets = offsets_};
   h_.resize(layers());
   t_.resize(layers());
   z_.resize(layers());
@@ -87,24 +88,32 @@ void Gcn::AggregateTransposed(const GraphShard& s, size_t width, std::span<const
   }
 }
 
+TensorOps& Gcn::Ops(const GraphShard& s) {
+  if (remote_) return *remote_;
+  if (!local_ || local_shard_ != &s) {
+    local_ = std::make_unique<LocalTensorOps>(s, shapes_);
+    local_shard_ = &s;
+  }
+  return *local_;
+}
+
 void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
   dropout_ = dropout;
+  TensorOps& ops = Ops(s);
+  ops.SetParameters(params_);
   const size_t n = s.owned.size(), rows = s.local_rows();
   const std::vector<RowRange> owned = pipeline_->Intervals({0, n}), ghost = pipeline_->Intervals({n, rows});
   // The first layer's T on every local row, the ghosts' from their own features: no exchange.
   t_[0].resize(rows * out_width(0));
   const std::vector<RowRange> local = pipeline_->Intervals({0, rows});
-  pipeline_->RunTensor(local.size(), [&](size_t i) {
-    ProjectFeatures(s, dropout, params_.data() + weight_offset(0), out_width(0), local[i], t_[0].data());
-  });
+  pipeline_->RunTensor(local.size(), [&](size_t i) { ops.ProjectFeatures(dropout, local[i], t_[0].data()); });
   for (size_t l = 0; l < layers(); ++l) {
     const size_t out = out_width(l);
     const bool next = l + 1 < layers();
-    const size_t in_next = next ? in_width(l + 1) : 0, out_next = next ? out_width(l + 1) : 0;
     z_[l].resize(n * out);
     if (next) {
-      h_[l + 1].resize(rows * in_next);
-      t_[l + 1].resize(rows * out_next);
+      h_[l + 1].resize(rows * in_width(l + 1));
+      t_[l + 1].resize(rows * out_width(l + 1));
     }
     const float* b = params_.data() + bias_offset(l);
     // Graph task: Z = A_hat T + b on an interval's rows; tensor task: the next layer's input H
@@ -117,23 +126,20 @@ void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw&
             for (size_t j = 0; j < out; ++j) z_[l][r * out + j] += b[j];
         },
         next ? std::function<void(size_t)>([&](size_t i) {
-          ActivateAndDrop(s, dropout, l + 1, Activation::kRelu, z_[l].data(), in_next, owned[i], h_[l + 1].data());
-          Project(h_[l + 1].data(), in_next, params_.data() + weight_offset(l + 1), out_next, owned[i],
-                  t_[l + 1].data());
+          ops.ActivateProject(dropout, l + 1, z_[l].data(), owned[i], h_[l + 1].data(), t_[l + 1].data());
         })
              : std::function<void(size_t)>());
     if (!next) break;
     // The ghosts' H comes from their owners; their T is formed here, with this pass's weights, so
     // a stale ghost is stale in its activations only.
-    ghosts.Refresh(s, in_next, h_[l + 1]);
-    pipeline_->RunTensor(ghost.size(), [&](size_t i) {
-      Project(h_[l + 1].data(), in_next, params_.data() + weight_offset(l + 1), out_next, ghost[i],
-              t_[l + 1].data());
-    });
+    ghosts.Refresh(s, in_width(l + 1), h_[l + 1]);
+    pipeline_->RunTensor(ghost.size(),
+                         [&](size_t i) { ops.Project(l + 1, h_[l + 1].data(), ghost[i], t_[l + 1].data()); });
   }
 }
 
 void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
+  TensorOps& ops = Ops(s);
   const size_t n = s.owned.size(), in = in_width(l), out = out_width(l);
   const std::vector<RowRange> owned = pipeline_->Intervals({0, n});
   // dT = A_hat dZ (A_hat is symmetric) for the owned rows, which reads the ghosts' dZ.
@@ -148,20 +154,16 @@ void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l,
   pipeline_->Run(
       owned.size(), [&](size_t i) { Aggregate(s, out, owned[i], d_ext_.data(), d_t_.data()); },
       [&](size_t i) {
-        if (l == 0) {
-          ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, owned[i], partials[i].data());
-          return;
-        }
-        ProjectBackward(h_[l].data(), in, params_.data() + weight_offset(l), out, d_t_.data(), owned[i],
-                        partials[i].data(), d_h_.data());
+        ops.BackwardRows(dropout_, l, d_t_.data(), l > 0 ? h_[l].data() : nullptr, owned[i], partials[i].data(),
+                         l > 0 ? d_h_.data() : nullptr);
         // Back through dropout (the same mask and scale) and the ReLU to dZ of the layer below.
-        ActivateAndDropBackward(s, dropout_, l, Activation::kRelu, z_[l - 1].data(), d_h_.data(), in, owned[i],
-                                d_below_.data());
+        if (l > 0) ops.ActivateBackward(dropout_, l, z_[l - 1].data(), d_h_.data(), owned[i], d_below_.data());
       });
   AddPartials(partials, gw);
 }
 
 void Gcn::BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
+  TensorOps& ops = Ops(s);
   const size_t n = s.owned.size(), rows = s.local_rows(), in = in_width(l), out = out_width(l);
   // This rank's part of dT = A_hat' dZ on every local row (a scatter, which intervals cannot
   // split); the weights' gradient is a sum over ranks anyway, and a ghost's part of dH goes to
@@ -172,12 +174,8 @@ void Gcn::BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t
   std::vector<std::vector<float>> partials(local.size(), std::vector<float>(in * out, 0.0f));
   if (l > 0) d_h_.resize(rows * in);
   pipeline_->RunTensor(local.size(), [&](size_t i) {
-    if (l == 0) {
-      ProjectFeaturesBackward(s, dropout_, d_t_.data(), out, local[i], partials[i].data());
-    } else {
-      ProjectBackward(h_[l].data(), in, params_.data() + weight_offset(l), out, d_t_.data(), local[i],
-                      partials[i].data(), d_h_.data());
-    }
+    ops.BackwardRows(dropout_, l, d_t_.data(), l > 0 ? h_[l].data() : nullptr, local[i], partials[i].data(),
+                     l > 0 ? d_h_.data() : nullptr);
   });
   AddPartials(partials, gw);
   if (l == 0) return;
@@ -185,8 +183,7 @@ void Gcn::BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t
   const std::vector<RowRange> owned = pipeline_->Intervals({0, n});
   d_below_.resize(n * in);
   pipeline_->RunTensor(owned.size(), [&](size_t i) {
-    ActivateAndDropBackward(s, dropout_, l, Activation::kRelu, z_[l - 1].data(), d_h_.data(), in, owned[i],
-                            d_below_.data());
+    ops.ActivateBackward(dropout_, l, z_[l - 1].data(), d_h_.data(), owned[i], d_below_.data());
   });
 }
 
@@ -195,6 +192,7 @@ void Gcn::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
   const size_t n = s.owned.size();
   if (d_output.size() != n * out_width(layers() - 1) || grad.size() != params_.size())
     throw InternalError("gcn backward: gradient sizes do not match the model");
+  Ops(s).SetParameters(params_);
   std::fill(grad.begin(), grad.end(), 0.0f);
   d_ext_.assign(d_output.begin(), d_output.end());  // dZ of the top layer, owned rows
   for (size_t l = layers(); l-- > 0;) {

@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/interval_pipeline.h"
+#include "parasol/apps/gnn/tensor_ops.h"
 
 namespace parasol::apps::gnn {
 
@@ -32,6 +34,8 @@ class Gcn : public GnnModel {
   void InitGlorot(uint64_t seed) override;
 
   void UsePipeline(IntervalPipeline* pipeline) override { pipeline_ = pipeline ? pipeline : &inline_; }
+  void UseTensorOps(TensorOps* ops) override { remote_ = ops; }
+  const LayerShapes& shapes() const { return shapes_; }
   void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) override;
   std::span<const float> output() const override { return z_.back(); }
   void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
@@ -49,8 +53,11 @@ class Gcn : public GnnModel {
   // included, and sends the ghosts' dH to their owners: the gradient of the forward pass that ran.
   void BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
   void BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
+  // Where the tensor tasks run: UseTensorOps's, or this process (for shard s).
+  TensorOps& Ops(const GraphShard& s);
 
   std::vector<size_t> widths_, offsets_;
+  LayerShapes shapes_;
   std::vector<float> params_;
   DropoutDraw dropout_;
   // Per layer: the input after ReLU and dropout (local rows, the ghosts' from their owners; layer
@@ -60,6 +67,9 @@ class Gcn : public GnnModel {
   std::vector<float> d_ext_, d_t_, d_h_, d_below_;
   IntervalPipeline inline_;  // no pools: every task on the caller's thread
   IntervalPipeline* pipeline_ = &inline_;
+  std::unique_ptr<LocalTensorOps> local_;
+  const GraphShard* local_shard_ = nullptr;
+  TensorOps* remote_ = nullptr;
 };
 
 }  // namespace parasol::apps::gnn

@@ -14,6 +14,7 @@
 #include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/interval_pipeline.h"
+#include "parasol/apps/gnn/tensor_ops.h"
 #include "parasol/apps/gnn/layer_ops.h"
 
 namespace parasol::apps::gnn {
@@ -36,6 +37,9 @@ class GnnModel {
   // Where the passes run their graph and tensor tasks (Dorylus's computation separation); the
   // pipeline outlives the model's passes. A model may ignore it (GAT runs on the caller's thread).
   virtual void UsePipeline(IntervalPipeline* /*pipeline*/) {}
+  // Where the tensor tasks run instead of this process (a tensor worker's client); null: here.
+  // Only GCN runs its tensor tasks elsewhere.
+  virtual void UseTensorOps(TensorOps* /*ops*/) {}
 
   // The output (owned rows x classes) of the shard's rows; keeps what Backward needs.
   virtual void Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) = 0;

@@ -13,6 +13,7 @@
 #include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/gnn_checkpoint.h"
 #include "parasol/apps/gnn/gradient_table.h"
+#include "parasol/apps/gnn/tensor_worker.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 
@@ -191,10 +192,19 @@ void ReevaluateWithFreshGhosts(comm::Context& ctx, const GraphShard& s, const Gr
   if (test > 0) stop->best.test_accuracy = sums[2] / test;
 }
 
-}  // namespace
+// The tensor tasks' shapes as the model lays out its parameters.
+LayerShapes ShapesOf(const GnnModel& model) {
+  LayerShapes shapes{.widths = {model.in_width(0)}};
+  for (size_t l = 0; l < model.layers(); ++l) {
+    shapes.widths.push_back(model.out_width(l));
+    shapes.offsets.push_back(model.weight_offset(l));
+  }
+  return shapes;
+}
 
-GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
-                   const std::function<void(const GnnEpoch&)>& on_epoch) {
+// Training on the graph ranks (ctx); `link`, if any, reaches this rank's tensor worker.
+GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, const GnnOptions& o, comm::Context* link,
+                            const std::function<void(const GnnEpoch&)>& on_epoch) {
   const size_t train = g.CountSplit(Split::kTrain);
   if (train == 0) throw InvalidArgumentError("the graph has no training vertex (split 'train')");
   if (o.patience > 0 && g.CountSplit(Split::kValidation) == 0)
@@ -205,6 +215,13 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   model.InitGlorot(o.seed);
   IntervalPipeline pipeline(o.pipeline);
   model.UsePipeline(&pipeline);
+  const LayerShapes shapes = ShapesOf(model);
+  std::unique_ptr<RemoteTensorOps> remote;
+  if (link) {
+    remote = std::make_unique<RemoteTensorOps>(
+        *link, TensorWorkerOf(ctx.rank(), ctx.size(), static_cast<int>(o.tensor_workers)), s, shapes);
+    model.UseTensorOps(remote.get());
+  }
   Adam adam(model.parameters().size(), o.lr);
   EarlyStop stop;
   GnnResult result;
@@ -247,7 +264,7 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
     const SplitSums eval = Score(s, model.output(), train, nullptr);
     figures.Evaluated(epoch, {eval.loss[1], eval.correct[1], eval.correct[2]}, model.parameters(),
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                      ghosts.bytes_sent() + gradient_sums.bytes_sent());
+                      ghosts.bytes_sent() + gradient_sums.bytes_sent() + (remote ? remote->bytes_sent() : 0));
     const bool due = o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0;
     if (!o.checkpoint_dir.empty() && (due || stopped || epoch == o.epochs)) {
       figures.CompleteAll();  // the early-stopping state a resumed run starts from
@@ -258,11 +275,35 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   ghosts.Drain();
   gradient_sums.Finish();
   if (o.staleness > 0 && stop.have) ReevaluateWithFreshGhosts(ctx, s, g, &model, &stop);
+  if (remote) remote->Finish();
   result.reported = stop.best;
   result.parameters = std::move(stop.params);
   result.stopped_early = stopped;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+}  // namespace
+
+GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch) {
+  if (o.tensor_workers == 0) return TrainOnGraphRanks(ctx, g, o, nullptr, on_epoch);
+  if (o.model != "gcn") throw InvalidArgumentError(fmt::format("tensor workers run GCN's tensor tasks, not {}'s", o.model));
+  const int workers = static_cast<int>(o.tensor_workers), graph_ranks = ctx.size() - workers;
+  if (graph_ranks < 1)
+    throw InvalidArgumentError(fmt::format("{} tensor worker(s) leave no graph rank of {} processes", workers, ctx.size()));
+  // Every rank takes part in both, in this order: the link over all ranks, the graph ranks' own.
+  std::unique_ptr<comm::Context> link = ctx.Duplicate(ctx.DefaultDeadline());
+  const bool worker = ctx.rank() >= graph_ranks;
+  std::unique_ptr<comm::Context> group = ctx.Split(worker ? 1 : 0, ctx.DefaultDeadline());
+  if (!worker) return TrainOnGraphRanks(*group, g, o, link.get(), on_epoch);
+  std::vector<int> clients;
+  for (int r = 0; r < graph_ranks; ++r)
+    if (TensorWorkerOf(r, graph_ranks, workers) == ctx.rank()) clients.push_back(r);
+  ServeTensorTasks(*link, clients);
+  GnnResult served;
+  served.tensor_worker = true;
+  return served;
 }
 
 }  // namespace parasol::apps::gnn

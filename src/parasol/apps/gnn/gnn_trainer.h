@@ -44,6 +44,9 @@ struct GnnOptions {
   uint32_t staleness = 0;
   // The graph and tensor pools of each rank (computation separation) and the intervals' rows.
   PipelineOptions pipeline;
+  // The last this many ranks run only the tensor tasks of the others (Dorylus's cheap workers;
+  // GCN only): graph rank r sends them to worker graph_ranks + r % tensor_workers.
+  uint32_t tensor_workers = 0;
 };
 
 struct GnnEpoch {
@@ -63,6 +66,7 @@ struct GnnResult {
   std::vector<float> parameters;
   bool stopped_early = false;
   double seconds = 0;
+  bool tensor_worker = false;  // this rank served tensor tasks: nothing above is set
 };
 
 // Every rank passes the whole graph (it keeps only its part). `on_epoch` runs on every rank after

@@ -143,6 +143,48 @@ TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
   std::filesystem::remove_all(dir);
 }
 
+// Tensor workers change where the dense work runs, not what it computes: 2 graph ranks with 1 or
+// 2 workers (one then serves nobody), and 1 graph rank with 1 worker, end with the parameters of
+// the same graph ranks alone, bit for bit, synchronous and under a bound, with the tasks in
+// flight from a tensor pool of two threads.
+TEST(GnnTrainerTest, TensorWorkersComputeWhatTheirGraphRanksWould) {
+  const Graph g = ReadGraphDir(kCora);
+  for (uint32_t staleness : {0u, 1u}) {
+    GnnOptions o;
+    o.epochs = 15;
+    o.staleness = staleness;
+    o.pipeline = {.tensor_threads = 2, .interval_rows = 500};
+    for (auto [graph_ranks, workers] : {std::pair{2, 1}, std::pair{2, 2}, std::pair{1, 1}}) {
+      o.tensor_workers = 0;
+      const GnnResult alone = Train(g, o, graph_ranks);
+      o.tensor_workers = static_cast<uint32_t>(workers);
+      const GnnResult helped = Train(g, o, graph_ranks + workers);
+      EXPECT_EQ(helped.parameters, alone.parameters) << graph_ranks << " graph ranks, " << workers << " workers";
+      ASSERT_EQ(helped.epochs.size(), alone.epochs.size());
+      EXPECT_GT(helped.epochs.back().bytes_sent, alone.epochs.back().bytes_sent) << "rows went to the workers";
+    }
+  }
+}
+
+// A tensor worker that dies mid-run: its graph rank's next task fails naming it, not a hang.
+TEST(GnnTrainerTest, ADeadTensorWorkerIsAnErrorNamingIt) {
+  const Graph g = ReadGraphDir(kCora);
+  GnnOptions o;
+  o.epochs = 50;
+  o.tensor_workers = 1;
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(
+      world,
+      [&](comm::Context& ctx) {
+        TrainGnn(ctx, g, o, [&](const GnnEpoch& e) {
+          if (e.epoch == 3) world.KillRank(1);
+        });
+      },
+      {.timeout_ms = std::chrono::milliseconds(2000)});
+  ASSERT_TRUE(errors[0]);
+  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("gnn tensor worker 1"));
+}
+
 TEST(GnnTrainerTest, APeerThatNeverComesIsATimeoutNamingIt) {
   const Graph g = ReadGraphDir(kCora);
   GnnOptions o;
