@@ -124,7 +124,7 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
     throw InvalidArgumentError(fmt::format("--tensor-workers {} leaves no graph process of {}", o_.tensor_workers,
                                            ctx.size()));
   }
-  const apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
+  apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
   std::unique_ptr<CsvWriter> csv;
   if (root) {
     std::cout
@@ -155,7 +155,7 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
     }
   };
   if (root && !o_.resume_dir.empty()) std::cout << fmt::format("# resuming from {}\n", o_.resume_dir);
-  const apps::gnn::GnnResult r = apps::gnn::TrainGnn(ctx, g, o_, on_epoch);
+  const apps::gnn::GnnResult r = apps::gnn::TrainGnn(ctx, std::move(g), o_, on_epoch);
   if (!root) return 0;
   if (csv) csv->Commit();
   const int last = r.epochs.empty() ? r.first_epoch - 1 : r.epochs.back().epoch;

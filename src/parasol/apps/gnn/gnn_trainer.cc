@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <iterator>
@@ -175,16 +176,15 @@ GraphShard MakeRankShard(comm::Context& ctx, const Graph& g, const GnnOptions& o
 
 // The reported epoch's figures again, with its parameters and fresh ghost rows: under a bound,
 // the epochs' evaluations read ghost rows S epochs old.
-void ReevaluateWithFreshGhosts(comm::Context& ctx, const GraphShard& s, const Graph& g, GnnModel* model,
-                               EarlyStop* stop) {
+void ReevaluateWithFreshGhosts(comm::Context& ctx, const GraphShard& s, const std::array<double, 3>& counts,
+                               GnnModel* model, EarlyStop* stop) {
   std::copy(stop->params.begin(), stop->params.end(), model->parameters().begin());
   GhostExchange fresh(ctx, 0);
   model->Forward(fresh, s, {});
-  const SplitSums eval = Score(s, model->output(), g.CountSplit(Split::kTrain), nullptr);
+  const SplitSums eval = Score(s, model->output(), static_cast<size_t>(counts[0]), nullptr);
   double sums[3] = {eval.loss[1], eval.correct[1], eval.correct[2]};
   collective::Allreduce<double>(ctx, sums);
-  const auto val = static_cast<double>(g.CountSplit(Split::kValidation));
-  const auto test = static_cast<double>(g.CountSplit(Split::kTest));
+  const double val = counts[1], test = counts[2];
   if (val > 0) {
     stop->best.val_loss = sums[0] / val;
     stop->best.val_accuracy = sums[1] / val;
@@ -202,15 +202,20 @@ LayerShapes ShapesOf(const GnnModel& model) {
   return shapes;
 }
 
-// Training on the graph ranks (ctx); `link`, if any, reaches this rank's tensor worker.
-GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, const GnnOptions& o, comm::Context* link,
-                            const std::function<void(const GnnEpoch&)>& on_epoch) {
+// Training on the graph ranks (ctx); `link`, if any, reaches this rank's tensor worker. With
+// `release` (the graph itself), the graph is freed once this rank's shard is cut from it.
+GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, const GnnOptions& o,
+                            comm::Context* link, const std::function<void(const GnnEpoch&)>& on_epoch) {
   const size_t train = g.CountSplit(Split::kTrain);
   if (train == 0) throw InvalidArgumentError("the graph has no training vertex (split 'train')");
   if (o.patience > 0 && g.CountSplit(Split::kValidation) == 0)
     throw InvalidArgumentError("early stopping (patience) needs validation vertices (split 'val')");
+  const std::array<double, 3> counts = {static_cast<double>(train),
+                                        static_cast<double>(g.CountSplit(Split::kValidation)),
+                                        static_cast<double>(g.CountSplit(Split::kTest))};
   const GraphShard s = MakeRankShard(ctx, g, o);
   const std::unique_ptr<GnnModel> made = MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
+  if (release) *release = Graph();
   GnnModel& model = *made;
   model.InitGlorot(o.seed);
   IntervalPipeline pipeline(o.pipeline);
@@ -229,10 +234,7 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, const GnnOptions
     result.first_epoch = static_cast<int>(Resume(o.resume_dir, &model, &adam, &stop)) + 1;
   bool stopped = o.patience > 0 && stop.since_best >= static_cast<uint64_t>(o.patience);
   const bool carried = o.staleness > 0;  // the figures travel with the gradients
-  EpochFigures figures(ctx,
-                       {static_cast<double>(train), static_cast<double>(g.CountSplit(Split::kValidation)),
-                        static_cast<double>(g.CountSplit(Split::kTest))},
-                       carried, [&](const GnnEpoch& e, std::span<const float> params) {
+  EpochFigures figures(ctx, counts, carried, [&](const GnnEpoch& e, std::span<const float> params) {
                          result.epochs.push_back(e);
                          if (on_epoch) on_epoch(e);
                          if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
@@ -274,7 +276,7 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, const GnnOptions
   figures.CompleteAll();
   ghosts.Drain();
   gradient_sums.Finish();
-  if (o.staleness > 0 && stop.have) ReevaluateWithFreshGhosts(ctx, s, g, &model, &stop);
+  if (o.staleness > 0 && stop.have) ReevaluateWithFreshGhosts(ctx, s, counts, &model, &stop);
   if (remote) remote->Finish();
   result.reported = stop.best;
   result.parameters = std::move(stop.params);
@@ -283,11 +285,9 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, const GnnOptions
   return result;
 }
 
-}  // namespace
-
-GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
-                   const std::function<void(const GnnEpoch&)>& on_epoch) {
-  if (o.tensor_workers == 0) return TrainOnGraphRanks(ctx, g, o, nullptr, on_epoch);
+GnnResult TrainRanks(comm::Context& ctx, const Graph& g, Graph* release, const GnnOptions& o,
+                     const std::function<void(const GnnEpoch&)>& on_epoch) {
+  if (o.tensor_workers == 0) return TrainOnGraphRanks(ctx, g, release, o, nullptr, on_epoch);
   if (o.model != "gcn") throw InvalidArgumentError(fmt::format("tensor workers run GCN's tensor tasks, not {}'s", o.model));
   const int workers = static_cast<int>(o.tensor_workers), graph_ranks = ctx.size() - workers;
   if (graph_ranks < 1)
@@ -296,7 +296,8 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   std::unique_ptr<comm::Context> link = ctx.Duplicate(ctx.DefaultDeadline());
   const bool worker = ctx.rank() >= graph_ranks;
   std::unique_ptr<comm::Context> group = ctx.Split(worker ? 1 : 0, ctx.DefaultDeadline());
-  if (!worker) return TrainOnGraphRanks(*group, g, o, link.get(), on_epoch);
+  if (!worker) return TrainOnGraphRanks(*group, g, release, o, link.get(), on_epoch);
+  if (release) *release = Graph();
   std::vector<int> clients;
   for (int r = 0; r < graph_ranks; ++r)
     if (TensorWorkerOf(r, graph_ranks, workers) == ctx.rank()) clients.push_back(r);
@@ -304,6 +305,18 @@ GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
   GnnResult served;
   served.tensor_worker = true;
   return served;
+}
+
+}  // namespace
+
+GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch) {
+  return TrainRanks(ctx, g, nullptr, o, on_epoch);
+}
+
+GnnResult TrainGnn(comm::Context& ctx, Graph&& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch) {
+  return TrainRanks(ctx, g, &g, o, on_epoch);
 }
 
 }  // namespace parasol::apps::gnn

@@ -75,5 +75,9 @@ struct GnnResult {
 // when the graph has no training vertex or the checkpoint to resume is of another model.
 GnnResult TrainGnn(comm::Context& ctx, const Graph& g, const GnnOptions& o,
                    const std::function<void(const GnnEpoch&)>& on_epoch = {});
+// The same, freeing the graph once this rank's part is cut from it (a process then holds its part
+// alone while it trains).
+GnnResult TrainGnn(comm::Context& ctx, Graph&& g, const GnnOptions& o,
+                   const std::function<void(const GnnEpoch&)>& on_epoch = {});
 
 }  // namespace parasol::apps::gnn

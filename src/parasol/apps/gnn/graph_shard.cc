@@ -110,19 +110,33 @@ GraphShard MakeShard(const Graph& g, std::span<const int32_t> owner, int rank, i
   s.ranks = ranks;
   s.features = g.features;
   s.classes = g.classes;
-  for (size_t v = 0; v < g.vertices; ++v)
-    if (owner[v] == rank) s.owned.push_back(static_cast<uint32_t>(v));
+  uint64_t entries = 0, features = 0;
+  for (size_t v = 0; v < g.vertices; ++v) {
+    if (owner[v] != rank) continue;
+    s.owned.push_back(static_cast<uint32_t>(v));
+    entries += g.degree(static_cast<uint32_t>(v)) + 1;
+  }
   for (uint32_t v : s.owned) {
     s.labels.push_back(g.labels[v]);
     s.split.push_back(g.split[v]);
   }
   PlanGhosts(g, owner, &s);
+  // Sized up front: growing by doubling would hold twice the adjacency for a moment.
+  for (auto* list : {&s.owned, &s.ghosts})
+    for (uint32_t v : *list) features += g.feature_offsets[v + 1] - g.feature_offsets[v];
+  s.feature_ids.reserve(features);
+  s.feature_values.reserve(features);
+  s.feature_offsets.reserve(s.local_rows() + 1);
   CopyFeatures(g, s.owned, &s);
   CopyFeatures(g, s.ghosts, &s);
-  ps::FlatMap<uint32_t> local;  // global id -> local row
+  constexpr uint32_t kNotLocal = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> local(g.vertices, kNotLocal);  // global id -> local row
   for (size_t i = 0; i < s.owned.size(); ++i) local[s.owned[i]] = static_cast<uint32_t>(i);
   for (size_t i = 0; i < s.ghosts.size(); ++i) local[s.ghosts[i]] = static_cast<uint32_t>(s.owned.size() + i);
   auto inv_sqrt_degree = [&](uint32_t v) { return 1.0f / std::sqrt(static_cast<float>(g.degree(v) + 1)); };
+  s.adj_columns.reserve(entries);
+  s.adj_values.reserve(entries);
+  s.adj_offsets.reserve(s.owned.size() + 1);
   for (uint32_t v : s.owned) {
     // The self-loop takes its place among the neighbours in id order.
     auto nbrs = g.NeighboursOf(v);
