@@ -51,6 +51,28 @@ check [ "$(grep '^final' "$tmp/resumed.txt" | sed 's/, [0-9.]* s:/:/')" = \
         "$(grep '^final' "$tmp/two_hash.txt" | sed 's/, [0-9.]* s:/:/')" ] && grep -q "^    41 " "$tmp/resumed.txt"
 expect 2 "a checkpoint of a 1432x16x7 model" -- "$parasol" gnn --graph "$cora" --hidden 8 --resume "$tmp/ckpt"
 
+# Dorylus's pieces: a staleness bound, graph and tensor pools, tensor workers.
+final() { grep '^final' "$1" | sed 's/, [0-9.]* s:/:/'; }
+for k in 1 2; do
+  "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --staleness 1 --patience 20 > "$tmp/stale$k.txt" 2> "$tmp/err" ||
+    { echo "FAIL: --staleness 1"; cat "$tmp/err"; failures=$((failures + 1)); }
+done
+label="--staleness 1 on 2 processes learns Cora ($(test_acc "$tmp/stale1.txt")) and repeats itself"
+check awk -v a="$(test_acc "$tmp/stale1.txt")" 'BEGIN { exit !(a != "" && a >= 0.79) }' &&
+  [ "$(final "$tmp/stale1.txt")" = "$(final "$tmp/stale2.txt")" ]
+"$parasol" gnn --graph "$cora" --graph-threads 1 --tensor-threads 2 --interval-rows 300 > "$tmp/pools.txt" \
+  2> "$tmp/err" || { echo "FAIL: --graph-threads/--tensor-threads"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$parasol" gnn --graph "$cora" --interval-rows 300 > "$tmp/nopools.txt" 2> /dev/null
+label="graph and tensor threads end where the main thread alone does: $(final "$tmp/pools.txt")"
+check [ "$(final "$tmp/pools.txt")" = "$(final "$tmp/nopools.txt")" ]
+"$mpirun" -np 3 "$parasol" gnn --graph "$cora" --tensor-workers 1 > "$tmp/workers.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --tensor-workers 1"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="2 graph processes and a tensor worker end where the 2 processes alone do: $(final "$tmp/workers.txt")"
+check [ "$(final "$tmp/workers.txt")" = "$(final "$tmp/two_hash.txt")" ]
+expect 2 "--tensor-workers runs GCN's tensor tasks, not gat's" -- "$parasol" gnn --graph "$cora" --model gat \
+  --tensor-workers 1
+expect 2 "--tensor-workers 1 leaves no graph process of 1" -- "$parasol" gnn --graph "$cora" --tensor-workers 1
+
 mkdir -p "$tmp/bad" "$tmp/edge" "$tmp/empty"
 printf '0 0 train 1:1\n1 0 val 2:x\n' > "$tmp/bad/g.content"; : > "$tmp/bad/g.cites"
 expect 2 "g.content:2: feature value 'x' is not a finite number" -- "$parasol" gnn --graph "$tmp/bad"
