@@ -4,14 +4,20 @@
 # hyper-parameters (hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4):
 #  1. Cora, 200 epochs, seeds 1..SEEDS: test accuracy of both (Kipf and Welling report 81.5%);
 #     then the one-head GAT of both with GAT_ARGS (Velickovic et al. report 83.0% with 8 heads);
+#     and the GCN on 2 processes under a staleness bound of 0 and 1, with and without early
+#     stopping (--patience 20, as Kipf and Welling train);
 #  2. a generated graph (parasol make-graph: VERTICES, EDGES), REPEAT times interleaved: the
 #     median epoch (training step and evaluation, the first epoch left out) of parasol on 1 and 2
-#     processes and of PyTorch, and each run's peak memory (of its largest process).
+#     processes, on 1 process with a tensor thread beside the main one (--tensor-threads 1), on 1
+#     graph process with 1 tensor worker (--tensor-workers 1), and of PyTorch; each run's peak
+#     memory (of its largest process) and the cores it used;
+#  3. as root, the same graph over a LINK_RATE link between two network namespaces, one process
+#     each, staleness 0 against 1 (REPEAT times interleaved); skipped when not root.
 #
 # Usage: gnn_bench.sh BUILD_DIR OUT_DIR
 # Environment: REPEAT (3), SEEDS (10), VERTICES (1000000), EDGES (20000000), EPOCHS (6),
 #              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph),
-#              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005")
+#              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005"), LINK_RATE (1gbit)
 source "$(dirname "$0")/common.sh" "$@"
 ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
@@ -47,22 +53,62 @@ for model in gcn gat; do
   done
 done
 
+stale="$out/gnn_stale.csv"
+echo "staleness,patience,seed,test_accuracy" > "$stale"
+for s in $(seq "$seeds"); do
+  for bound in 0 1; do
+    for patience in 0 20; do
+      "$mpirun" -np 2 "$parasol" gnn --graph "$root/data/cora" --seed "$s" --staleness "$bound" \
+        --patience "$patience" > "$out/gnn_p.log"
+      echo "$bound,$patience,$s,$(test_acc "$out/gnn_p.log")" >> "$stale"
+    done
+  done
+done
+
 graph="$out/gnn_graph_${vertices}_${edges}"
 [ -s "$graph/synthetic.edges" ] ||
   "$parasol" make-graph --vertices "$vertices" --edges "$edges" --output "$graph" | tee "$out/gnn_graph.txt"
 big="$out/gnn_big.csv"
-echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy" > "$big"
+echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy,cores" > "$big"
 rss() { awk 'END { printf "%.0f", $1 / 1024 }' "$1"; }  # /usr/bin/time -f %M: KB of the largest process
+# run_big NAME CORES LAUNCHER...: one parasol run on the big graph, a row of gnn_big.csv.
+run_big() {
+  local name=$1 cores=$2
+  shift 2
+  /usr/bin/time -f %M -o "$out/gnn_rss" "$@" gnn --graph "$graph" --epochs "$epochs" --metrics "$out/gnn_m.csv" \
+    "${extra[@]}" > "$out/gnn_p.log"
+  echo "$name,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log"),$cores" >> "$big"
+}
 for r in $(seq "$repeat"); do
-  /usr/bin/time -f %M -o "$out/gnn_rss" "$parasol" gnn --graph "$graph" --epochs "$epochs" \
-    --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
-  echo "parasol-1,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log")" >> "$big"
-  /usr/bin/time -f %M -o "$out/gnn_rss" "$mpirun" -np 2 "$parasol" gnn --graph "$graph" --epochs "$epochs" \
-    --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
-  echo "parasol-2,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log")" >> "$big"
+  extra=(); run_big parasol-1 1 "$parasol"
+  extra=(); run_big parasol-2 2 "$mpirun" -np 2 "$parasol"
+  extra=(--tensor-threads 1); run_big parasol-1-tensor-thread 2 "$parasol"
+  extra=(--tensor-workers 1 --tensor-threads 1); run_big parasol-1-tensor-worker 2 "$mpirun" -np 2 "$parasol"
   /usr/bin/time -f %M -o "$out/gnn_rss" "$py" "$here/gnn_torch.py" "$graph" --epochs "$torch_epochs" \
     > "$out/gnn_t.log"
-  echo "pytorch,$r,$(field "$out/gnn_t.log" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$out/gnn_t.log" test_accuracy)" >> "$big"
+  echo "pytorch,$r,$(field "$out/gnn_t.log" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$out/gnn_t.log" test_accuracy),1" >> "$big"
 done
+
+link="$out/gnn_link.csv"
+echo "rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
+if [ "$(id -u)" = 0 ]; then
+  rate=${LINK_RATE:-1gbit}
+  prefix=gnb
+  export NETNS_PREFIX=$prefix
+  trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
+  bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
+  bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+  for r in $(seq "$repeat"); do
+    for bound in 0 1; do
+      ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+        --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
+        --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+        "$parasol" gnn --graph "$graph" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
+        > "$out/gnn_p.log"
+      mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")
+      echo "$rate,$bound,$r,$(median_epoch_ms "$out/gnn_m.csv"),$mb" | tee -a "$link"
+    done
+  done
+fi
 echo "# finished $(date -u) $(uptime)" | tee -a "$out/gnn_machine.txt"
-"$py" "$here/summarize_gnn.py" "$csv" "$big" "$out/gnn.png" | tee "$out/gnn_summary.txt"
+"$py" "$here/summarize_gnn.py" "$csv" "$big" "$stale" "$link" "$out/gnn.png" | tee "$out/gnn_summary.txt"

@@ -13,8 +13,9 @@
 #         included).
 #   tsan  ThreadSanitizer (build-tsan): the in-process tests of the code with threads of its own:
 #         core (thread pool), comm, collective, ps, and the applications that run several
-#         threads on it (lda's samplers and ranks, mf's workers; lda's single-threaded
-#         statistical tests are filtered out under TSan, see its CMakeLists.txt). The other applications' threads are the
+#         threads on it (lda's samplers and ranks, mf's workers, gnn's exchanges, pools and tensor
+#         workers; lda's single-threaded statistical tests and gnn's runs to an accuracy are
+#         filtered out under TSan, see their CMakeLists.txt). The other applications' threads are the
 #         parameter server's and the collectives', tested here directly. MPI's own threads are not
 #         instrumented, so runs under mpirun are left out; libtorch's OpenMP threads neither, so
 #         of dl only the handshake of its training and gradient threads runs (unit_board_test).
@@ -43,7 +44,7 @@ case "$kind" in
       ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$excluded"
     ;;
   tsan)
-    tests=(core_test comm_test collective_test ps_test lda_test mf_test unit_board_test)
+    tests=(core_test comm_test collective_test ps_test lda_test mf_test gnn_test unit_board_test)
     cmake --build build-tsan -j "$jobs" --target "${tests[@]}"
     regex="^($(IFS='|'; echo "${tests[*]}"))\$"
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \

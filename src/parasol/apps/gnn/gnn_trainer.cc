@@ -237,6 +237,9 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
   EpochFigures figures(ctx, counts, carried, [&](const GnnEpoch& e, std::span<const float> params) {
                          result.epochs.push_back(e);
                          if (on_epoch) on_epoch(e);
+                         // Under a bound the epochs that ran while a decision to stop travelled are
+                         // reported, not chosen: the choice is the one a synchronous run makes.
+                         if (stopped) return;
                          if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
                            stop = {.best = e, .params = {params.begin(), params.end()}, .have = true};
                          } else {
