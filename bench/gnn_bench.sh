@@ -11,13 +11,16 @@
 #     processes, on 1 process with a tensor thread beside the main one (--tensor-threads 1), on 1
 #     graph process with 1 tensor worker (--tensor-workers 1), and of PyTorch; each run's peak
 #     memory (of its largest process) and the cores it used;
-#  3. as root, the same graph over a LINK_RATE link between two network namespaces, one process
-#     each, staleness 0 against 1 (REPEAT times interleaved); skipped when not root.
+#  3. as root, over a LINK_RATE link between two network namespaces, one process each, staleness
+#     0 against 1 (REPEAT times interleaved), on the same graph and on a smaller one
+#     (LINK_VERTICES, LINK_EDGES), whose exchanges weigh more against its computation; skipped
+#     when not root.
 #
 # Usage: gnn_bench.sh BUILD_DIR OUT_DIR
 # Environment: REPEAT (3), SEEDS (10), VERTICES (1000000), EDGES (20000000), EPOCHS (6),
 #              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph),
-#              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005"), LINK_RATE (1gbit)
+#              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005"), LINK_RATE (1gbit),
+#              LINK_VERTICES (300000), LINK_EDGES (6000000)
 source "$(dirname "$0")/common.sh" "$@"
 ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
@@ -90,23 +93,28 @@ for r in $(seq "$repeat"); do
 done
 
 link="$out/gnn_link.csv"
-echo "rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
+echo "graph,rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
 if [ "$(id -u)" = 0 ]; then
   rate=${LINK_RATE:-1gbit}
+  small="$out/gnn_graph_${LINK_VERTICES:-300000}_${LINK_EDGES:-6000000}"
+  [ -s "$small/synthetic.edges" ] ||
+    "$parasol" make-graph --vertices "${LINK_VERTICES:-300000}" --edges "${LINK_EDGES:-6000000}" --output "$small"
   prefix=gnb
   export NETNS_PREFIX=$prefix
   trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
   bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
   bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
-  for r in $(seq "$repeat"); do
-    for bound in 0 1; do
-      ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-        --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
-        --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-        "$parasol" gnn --graph "$graph" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
-        > "$out/gnn_p.log"
-      mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")
-      echo "$rate,$bound,$r,$(median_epoch_ms "$out/gnn_m.csv"),$mb" | tee -a "$link"
+  for g in "$small" "$graph"; do
+    for r in $(seq "$repeat"); do
+      for bound in 0 1; do
+        ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+          --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
+          --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+          "$parasol" gnn --graph "$g" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
+          > "$out/gnn_p.log"
+        mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")
+        echo "$(basename "$g"),$rate,$bound,$r,$(median_epoch_ms "$out/gnn_m.csv"),$mb" | tee -a "$link"
+      done
     done
   done
 fi

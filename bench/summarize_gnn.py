@@ -36,24 +36,29 @@ def staleness_table(stale):
 
 
 def link_table(link):
-    """Two processes over a shaped link: the median epoch by bound; returns (S=0, S=1) medians."""
+    """Two processes over a shaped link: the median epoch by graph and bound; returns
+    {graph: (S=0, S=1)} medians."""
     if not link:
         print("\n(no link run: not root)")
-        return None
+        return {}
     med = statistics.median
-    print(f"\nTwo processes over a {link[0]['rate']} link, {len({r['run'] for r in link})} repetitions:")
-    print("| staleness | median epoch (ms), median (range) | MB sent per epoch per process |")
-    print("|---|---|---|")
-    by = {}
-    for b in ("0", "1"):
-        e = [float(r["median_epoch_ms"]) for r in link if r["staleness"] == b]
-        mb = [float(r["mb_sent_per_epoch"]) for r in link if r["staleness"] == b]
-        by[b] = e
-        print(f"| {b} | {med(e):.0f} ({min(e):.0f}-{max(e):.0f}) | {med(mb):.1f} |")
-    xs = [a / b for a, b in zip(by["0"], by["1"])]
-    print(f"S=0 epoch / S=1 epoch: {med(xs):.2f}x (range {min(xs):.2f}-{max(xs):.2f}); "
-          f"time saved {100 * (1 - med(by['1']) / med(by['0'])):.0f}%")
-    return med(by["0"]), med(by["1"])
+    out = {}
+    for g in dict.fromkeys(r["graph"] for r in link):
+        rs = [r for r in link if r["graph"] == g]
+        print(f"\n{g}: two processes over a {rs[0]['rate']} link, {len({r['run'] for r in rs})} repetitions:")
+        print("| staleness | median epoch (ms), median (range) | MB sent per epoch per process |")
+        print("|---|---|---|")
+        by = {}
+        for b in ("0", "1"):
+            e = [float(r["median_epoch_ms"]) for r in rs if r["staleness"] == b]
+            mb = [float(r["mb_sent_per_epoch"]) for r in rs if r["staleness"] == b]
+            by[b] = e
+            print(f"| {b} | {med(e):.0f} ({min(e):.0f}-{max(e):.0f}) | {med(mb):.1f} |")
+        xs = [a / b for a, b in zip(by["0"], by["1"])]
+        print(f"S=0 epoch / S=1 epoch: {med(xs):.2f}x (range {min(xs):.2f}-{max(xs):.2f}); "
+              f"time saved {100 * (1 - med(by['1']) / med(by['0'])):.0f}%")
+        out[g] = (med(by["0"]), med(by["1"]))
+    return out
 
 
 def main():
@@ -115,7 +120,8 @@ def main():
     c.set_ylabel("Cora test accuracy (%)")
     c.set_title("GCN, 2 processes: staleness bound")
     if links:
-        d.bar(["S=0", "S=1"], [x / 1000 for x in links])
+        names = [f"{g.replace('gnn_graph_', '')}\nS={b}" for g in links for b in (0, 1)]
+        d.bar(names, [t / 1000 for g in links for t in links[g]])
         d.set_ylabel("seconds per epoch")
         d.set_title(f"2 processes over a {link[0]['rate']} link")
     else:
