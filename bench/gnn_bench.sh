@@ -20,7 +20,8 @@
 # Environment: REPEAT (3), SEEDS (10), VERTICES (1000000), EDGES (20000000), EPOCHS (6),
 #              TORCH_EPOCHS (3: PyTorch takes about 40 s an epoch on the default graph),
 #              GAT_ARGS ("--hidden 64 --dropout 0.6 --lr 0.005"), LINK_RATE (1gbit),
-#              LINK_VERTICES (300000), LINK_EDGES (6000000)
+#              LINK_VERTICES (300000), LINK_EDGES (6000000), PARTS ("cora big link": the
+#              sections to run; the summary reads the CSVs of earlier runs for the others)
 source "$(dirname "$0")/common.sh" "$@"
 ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
@@ -43,7 +44,12 @@ median_epoch_ms() {
 test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
 field() { sed "s/.* $2 \([0-9.]*\).*/\1/" "$1"; }  # field LOG NAME (the torch line)
 
+parts=" ${PARTS:-cora big link} "
+has() { [[ $parts == *" $1 "* ]]; }
+
 csv="$out/gnn_cora.csv"
+stale="$out/gnn_stale.csv"
+if has cora; then
 echo "model,system,seed,test_accuracy,median_epoch_ms" > "$csv"
 for model in gcn gat; do
   args=(--model "$model")
@@ -56,7 +62,6 @@ for model in gcn gat; do
   done
 done
 
-stale="$out/gnn_stale.csv"
 echo "staleness,patience,seed,test_accuracy" > "$stale"
 for s in $(seq "$seeds"); do
   for bound in 0 1; do
@@ -67,11 +72,13 @@ for s in $(seq "$seeds"); do
     done
   done
 done
+fi
 
 graph="$out/gnn_graph_${vertices}_${edges}"
 [ -s "$graph/synthetic.edges" ] ||
   "$parasol" make-graph --vertices "$vertices" --edges "$edges" --output "$graph" | tee "$out/gnn_graph.txt"
 big="$out/gnn_big.csv"
+if has big; then
 echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy,cores" > "$big"
 rss() { awk 'END { printf "%.0f", $1 / 1024 }' "$1"; }  # /usr/bin/time -f %M: KB of the largest process
 # run_big NAME CORES LAUNCHER...: one parasol run on the big graph, a row of gnn_big.csv.
@@ -91,10 +98,13 @@ for r in $(seq "$repeat"); do
     > "$out/gnn_t.log"
   echo "pytorch,$r,$(field "$out/gnn_t.log" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$out/gnn_t.log" test_accuracy),1" >> "$big"
 done
+fi
 
 link="$out/gnn_link.csv"
+if has link; then
 echo "graph,rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
-if [ "$(id -u)" = 0 ]; then
+fi
+if has link && [ "$(id -u)" = 0 ]; then
   rate=${LINK_RATE:-1gbit}
   small="$out/gnn_graph_${LINK_VERTICES:-300000}_${LINK_EDGES:-6000000}"
   [ -s "$small/synthetic.edges" ] ||

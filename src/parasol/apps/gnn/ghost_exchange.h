@@ -12,7 +12,7 @@
 //
 // Threading: one thread per rank calls everything; every rank makes the same calls in the same
 // order. With S >= 1 a communication thread of the exchange's own drives the messages in flight
-// (polling every 100 us: MPI moves data only inside its calls). Errors: TimeoutError (the wait
+// (polling every millisecond: MPI moves data only inside its calls). Errors: TimeoutError (the wait
 // for a refresh's rows passes the context's deadline), PeerGoneError or AbortedError, naming the
 // peer and the exchange.
 #pragma once
