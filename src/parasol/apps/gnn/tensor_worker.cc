@@ -44,6 +44,7 @@ class Reader {
   template <typename T>
   void Read(T* out, size_t count) {
     if (count > (bytes_.size() - at_) / sizeof(T)) throw InternalError("tensor worker: a request shorter than it says");
+    if (count == 0) return;  // `out` may be an empty vector's null
     std::memcpy(out, bytes_.data() + at_, count * sizeof(T));
     at_ += count * sizeof(T);
   }
