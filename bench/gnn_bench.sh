@@ -50,28 +50,30 @@ has() { [[ $parts == *" $1 "* ]]; }
 csv="$out/gnn_cora.csv"
 stale="$out/gnn_stale.csv"
 if has cora; then
-echo "model,system,seed,test_accuracy,median_epoch_ms" > "$csv"
-for model in gcn gat; do
-  args=(--model "$model")
-  [ "$model" = gat ] && args+=("${gat_args[@]}")
-  for s in $(seq "$seeds"); do
-    "$parasol" gnn --graph "$root/data/cora" --seed "$s" "${args[@]}" --metrics "$out/gnn_m.csv" > "$out/gnn_p.log"
-    echo "$model,parasol,$s,$(test_acc "$out/gnn_p.log"),$(median_epoch_ms "$out/gnn_m.csv")" >> "$csv"
-    "$py" "$here/gnn_torch.py" "$root/data/cora" --seed "$s" "${args[@]}" > "$out/gnn_t.log"
-    echo "$model,pytorch,$s,$(field "$out/gnn_t.log" test_accuracy),$(field "$out/gnn_t.log" median_epoch_ms)" >> "$csv"
-  done
-done
-
-echo "staleness,patience,seed,test_accuracy" > "$stale"
-for s in $(seq "$seeds"); do
-  for bound in 0 1; do
-    for patience in 0 20; do
-      "$mpirun" -np 2 "$parasol" gnn --graph "$root/data/cora" --seed "$s" --staleness "$bound" \
-        --patience "$patience" > "$out/gnn_p.log"
-      echo "$bound,$patience,$s,$(test_acc "$out/gnn_p.log")" >> "$stale"
+  echo "model,system,seed,test_accuracy,median_epoch_ms" > "$csv"
+  for model in gcn gat; do
+    args=(--model "$model")
+    [ "$model" = gat ] && args+=("${gat_args[@]}")
+    for s in $(seq "$seeds"); do
+      "$parasol" gnn --graph "$root/data/cora" --seed "$s" "${args[@]}" --metrics "$out/gnn_m.csv" \
+        > "$out/gnn_p.log"
+      echo "$model,parasol,$s,$(test_acc "$out/gnn_p.log"),$(median_epoch_ms "$out/gnn_m.csv")" >> "$csv"
+      "$py" "$here/gnn_torch.py" "$root/data/cora" --seed "$s" "${args[@]}" > "$out/gnn_t.log"
+      t="$out/gnn_t.log"
+      echo "$model,pytorch,$s,$(field "$t" test_accuracy),$(field "$t" median_epoch_ms)" >> "$csv"
     done
   done
-done
+
+  echo "staleness,patience,seed,test_accuracy" > "$stale"
+  for s in $(seq "$seeds"); do
+    for bound in 0 1; do
+      for patience in 0 20; do
+        "$mpirun" -np 2 "$parasol" gnn --graph "$root/data/cora" --seed "$s" --staleness "$bound" \
+          --patience "$patience" > "$out/gnn_p.log"
+        echo "$bound,$patience,$s,$(test_acc "$out/gnn_p.log")" >> "$stale"
+      done
+    done
+  done
 fi
 
 graph="$out/gnn_graph_${vertices}_${edges}"
@@ -79,54 +81,58 @@ graph="$out/gnn_graph_${vertices}_${edges}"
   "$parasol" make-graph --vertices "$vertices" --edges "$edges" --output "$graph" | tee "$out/gnn_graph.txt"
 big="$out/gnn_big.csv"
 if has big; then
-echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy,cores" > "$big"
-rss() { awk 'END { printf "%.0f", $1 / 1024 }' "$1"; }  # /usr/bin/time -f %M: KB of the largest process
-# run_big NAME CORES LAUNCHER...: one parasol run on the big graph, a row of gnn_big.csv.
-run_big() {
-  local name=$1 cores=$2
-  shift 2
-  /usr/bin/time -f %M -o "$out/gnn_rss" "$@" gnn --graph "$graph" --epochs "$epochs" --metrics "$out/gnn_m.csv" \
-    "${extra[@]}" > "$out/gnn_p.log"
-  echo "$name,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log"),$cores" >> "$big"
-}
-for r in $(seq "$repeat"); do
-  extra=(); run_big parasol-1 1 "$parasol"
-  extra=(); run_big parasol-2 2 "$mpirun" -np 2 "$parasol"
-  extra=(--tensor-threads 1); run_big parasol-1-tensor-thread 2 "$parasol"
-  extra=(--tensor-workers 1 --tensor-threads 1); run_big parasol-1-tensor-worker 2 "$mpirun" -np 2 "$parasol"
-  /usr/bin/time -f %M -o "$out/gnn_rss" "$py" "$here/gnn_torch.py" "$graph" --epochs "$torch_epochs" \
-    > "$out/gnn_t.log"
-  echo "pytorch,$r,$(field "$out/gnn_t.log" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$out/gnn_t.log" test_accuracy),1" >> "$big"
-done
+  echo "system,run,median_epoch_ms,peak_rss_mb,test_accuracy,cores" > "$big"
+  rss() { awk 'END { printf "%.0f", $1 / 1024 }' "$1"; }  # /usr/bin/time -f %M: KB of the largest process
+  # run_big NAME CORES LAUNCHER...: one parasol run on the big graph, a row of gnn_big.csv.
+  run_big() {
+    local name=$1 cores=$2
+    shift 2
+    /usr/bin/time -f %M -o "$out/gnn_rss" "$@" gnn --graph "$graph" --epochs "$epochs" \
+      --metrics "$out/gnn_m.csv" "${extra[@]}" > "$out/gnn_p.log"
+    echo "$name,$r,$(median_epoch_ms "$out/gnn_m.csv"),$(rss "$out/gnn_rss"),$(test_acc "$out/gnn_p.log"),$cores" \
+      >> "$big"
+  }
+  for r in $(seq "$repeat"); do
+    extra=(); run_big parasol-1 1 "$parasol"
+    extra=(); run_big parasol-2 2 "$mpirun" -np 2 "$parasol"
+    extra=(--tensor-threads 1); run_big parasol-1-tensor-thread 2 "$parasol"
+    extra=(--tensor-workers 1 --tensor-threads 1)
+    run_big parasol-1-tensor-worker 2 "$mpirun" -np 2 "$parasol"
+    /usr/bin/time -f %M -o "$out/gnn_rss" "$py" "$here/gnn_torch.py" "$graph" --epochs "$torch_epochs" \
+      > "$out/gnn_t.log"
+    t="$out/gnn_t.log"
+    echo "pytorch,$r,$(field "$t" median_epoch_ms),$(rss "$out/gnn_rss"),$(field "$t" test_accuracy),1" >> "$big"
+  done
 fi
 
 link="$out/gnn_link.csv"
 if has link; then
-echo "graph,rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
+  echo "graph,rate,staleness,run,median_epoch_ms,mb_sent_per_epoch" > "$link"
 fi
 if has link && [ "$(id -u)" = 0 ]; then
-  rate=${LINK_RATE:-1gbit}
-  small="$out/gnn_graph_${LINK_VERTICES:-300000}_${LINK_EDGES:-6000000}"
-  [ -s "$small/synthetic.edges" ] ||
-    "$parasol" make-graph --vertices "${LINK_VERTICES:-300000}" --edges "${LINK_EDGES:-6000000}" --output "$small"
-  prefix=gnb
-  export NETNS_PREFIX=$prefix
-  trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
-  bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
-  bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
-  for g in "$small" "$graph"; do
-    for r in $(seq "$repeat"); do
-      for bound in 0 1; do
-        ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-          --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
-          --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-          "$parasol" gnn --graph "$g" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
-          > "$out/gnn_p.log"
-        mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")
-        echo "$(basename "$g"),$rate,$bound,$r,$(median_epoch_ms "$out/gnn_m.csv"),$mb" | tee -a "$link"
+    rate=${LINK_RATE:-1gbit}
+    small="$out/gnn_graph_${LINK_VERTICES:-300000}_${LINK_EDGES:-6000000}"
+    [ -s "$small/synthetic.edges" ] ||
+      "$parasol" make-graph --vertices "${LINK_VERTICES:-300000}" --edges "${LINK_EDGES:-6000000}" \
+        --output "$small"
+    prefix=gnb
+    export NETNS_PREFIX=$prefix
+    trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
+    bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
+    bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+    for g in "$small" "$graph"; do
+      for r in $(seq "$repeat"); do
+        for bound in 0 1; do
+          ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+            --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
+            --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+            "$parasol" gnn --graph "$g" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
+            > "$out/gnn_p.log"
+          mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")
+          echo "$(basename "$g"),$rate,$bound,$r,$(median_epoch_ms "$out/gnn_m.csv"),$mb" | tee -a "$link"
+        done
       done
     done
-  done
 fi
 echo "# finished $(date -u) $(uptime)" | tee -a "$out/gnn_machine.txt"
 "$py" "$here/summarize_gnn.py" "$csv" "$big" "$stale" "$link" "$out/gnn.png" | tee "$out/gnn_summary.txt"

@@ -121,8 +121,8 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
   comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
   const bool root = ctx.rank() == 0;
   if (o_.tensor_workers >= static_cast<uint32_t>(ctx.size())) {
-    throw InvalidArgumentError(fmt::format("--tensor-workers {} leaves no graph process of {}", o_.tensor_workers,
-                                           ctx.size()));
+    throw InvalidArgumentError(
+        fmt::format("--tensor-workers {} leaves no graph process of {}", o_.tensor_workers, ctx.size()));
   }
   apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
   std::unique_ptr<CsvWriter> csv;

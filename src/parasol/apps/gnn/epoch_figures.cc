@@ -17,8 +17,8 @@ std::array<double, EpochFigures::kCarried> EpochFigures::Fitted(int epoch, doubl
   return carried;
 }
 
-void EpochFigures::Evaluated(int epoch, std::array<double, 3> eval, std::span<const float> params, double seconds,
-                             uint64_t bytes_sent) {
+void EpochFigures::Evaluated(int epoch, std::array<double, 3> eval, std::span<const float> params,
+                             double seconds, uint64_t bytes_sent) {
   Pending& p = pending_[epoch];
   std::copy(eval.begin(), eval.end(), p.local.begin() + 2);
   p.seconds = seconds;
@@ -62,7 +62,8 @@ void EpochFigures::CompleteAll() {
   }
 }
 
-void EpochFigures::Complete(int epoch, const std::array<double, kCarried>& sums, std::span<const float> params) {
+void EpochFigures::Complete(int epoch, const std::array<double, kCarried>& sums,
+                            std::span<const float> params) {
   auto it = pending_.find(epoch);
   Pending& p = it->second;
   const GnnEpoch e{.epoch = epoch,

@@ -51,7 +51,8 @@ TEST(EpochFiguresTest, CarriedFiguresEqualSummedOnes) {
       for (int e = 1; e <= 8; ++e) {
         const GnnEpoch& got = reported[static_cast<size_t>(e - 1)];
         EXPECT_EQ(got.epoch, e);
-        EXPECT_DOUBLE_EQ(got.train_loss, e * (1 + 2 + 3) / counts[0]) << "epoch " << e << ", S = " << staleness;
+        EXPECT_DOUBLE_EQ(got.train_loss, e * (1 + 2 + 3) / counts[0])
+            << "epoch " << e << ", S = " << staleness;
         EXPECT_DOUBLE_EQ(got.train_accuracy, 3 / counts[0]);
         EXPECT_DOUBLE_EQ(got.val_loss, (3 * e + 3) / counts[1]) << "epoch " << e << ", S = " << staleness;
         EXPECT_DOUBLE_EQ(got.val_accuracy, 3 / counts[1]);

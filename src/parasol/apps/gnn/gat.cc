@@ -172,8 +172,8 @@ void Gat::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
     ProjectBackward(layers_[l].h.data(), in, params_.data() + weight_offset(l), out, d_t_.data(), {0, n}, gw,
                     d_h_.data());
     d_ext_.resize(n * in);
-    ActivateAndDropBackward(s, dropout_, l, Activation::kElu, layers_[l - 1].z.data(), d_h_.data(), in, {0, n},
-                            d_ext_.data());
+    ActivateAndDropBackward(s, dropout_, l, Activation::kElu, layers_[l - 1].z.data(), d_h_.data(), in,
+                            {0, n}, d_ext_.data());
   }
 }
 

@@ -27,7 +27,8 @@ Gcn::Gcn(size_t features, std::vector<size_t> hidden, size_t classes) {
 void Gcn::InitGlorot(uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::fill(params_.begin(), params_.end(), 0.0f);
-  for (size_t l = 0; l < layers(); ++l) FillGlorot(&rng, in_width(l), out_width(l), params_.data() + weight_offset(l));
+  for (size_t l = 0; l < layers(); ++l)
+    FillGlorot(&rng, in_width(l), out_width(l), params_.data() + weight_offset(l));
 }
 
 namespace {
@@ -80,7 +81,8 @@ void Gcn::AggregateTransposed(const GraphShard& s, size_t width, std::span<const
   for (size_t i = 0; i < s.owned.size(); ++i) {
     const float* x = in.data() + i * width;
     for (uint64_t k = s.adj_offsets[i]; k < s.adj_offsets[i + 1]; ++k) {
-      if (k + kAhead < total) __builtin_prefetch(out.data() + static_cast<size_t>(cols[k + kAhead]) * width, 1);
+      if (k + kAhead < total)
+        __builtin_prefetch(out.data() + static_cast<size_t>(cols[k + kAhead]) * width, 1);
       const float a = vals[k];
       float* o = out.data() + static_cast<size_t>(cols[k]) * width;
       for (size_t j = 0; j < width; ++j) o[j] += a * x[j];
@@ -154,10 +156,11 @@ void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l,
   pipeline_->Run(
       owned.size(), [&](size_t i) { Aggregate(s, out, owned[i], d_ext_.data(), d_t_.data()); },
       [&](size_t i) {
-        ops.BackwardRows(dropout_, l, d_t_.data(), l > 0 ? h_[l].data() : nullptr, owned[i], partials[i].data(),
-                         l > 0 ? d_h_.data() : nullptr);
+        ops.BackwardRows(dropout_, l, d_t_.data(), l > 0 ? h_[l].data() : nullptr, owned[i],
+                         partials[i].data(), l > 0 ? d_h_.data() : nullptr);
         // Back through dropout (the same mask and scale) and the ReLU to dZ of the layer below.
-        if (l > 0) ops.ActivateBackward(dropout_, l, z_[l - 1].data(), d_h_.data(), owned[i], d_below_.data());
+        if (l > 0)
+          ops.ActivateBackward(dropout_, l, z_[l - 1].data(), d_h_.data(), owned[i], d_below_.data());
       });
   AddPartials(partials, gw);
 }

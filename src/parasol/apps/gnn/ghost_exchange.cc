@@ -71,12 +71,12 @@ void GhostExchange::Post(const GraphShard& s, size_t width, comm::Tag tag, std::
     const auto peer = static_cast<size_t>(p);
     if (p == s.rank) continue;  // an owner's own rows are never its ghosts
     if (recv_counts[peer] > 0) {
-      slot->requests.push_back(t.Irecv(p, tag, slot->recv.data() + received * width,
-                                       recv_counts[peer] * width * sizeof(float)));
+      slot->requests.push_back(
+          t.Irecv(p, tag, slot->recv.data() + received * width, recv_counts[peer] * width * sizeof(float)));
     }
     if (send_counts[peer] > 0) {
-      slot->requests.push_back(t.Isend(p, tag, slot->send.data() + sent * width,
-                                       send_counts[peer] * width * sizeof(float)));
+      slot->requests.push_back(
+          t.Isend(p, tag, slot->send.data() + sent * width, send_counts[peer] * width * sizeof(float)));
     }
     sent += send_counts[peer];
     received += recv_counts[peer];
@@ -142,8 +142,9 @@ void GhostExchange::Complete(Slot* slot) {
   MutexLock lock(mu_);
   while (!slot->done) {
     if (!cv_.WaitUntil(mu_, deadline.time()) && deadline.Expired() && !slot->done) {
-      throw TimeoutError(fmt::format("rank {}: {}: deadline passed waiting for peer {} (the rows of epoch {})",
-                                     ctx_.rank(), kWhat, slot->waiting_for, slot->epoch));
+      throw TimeoutError(
+          fmt::format("rank {}: {}: deadline passed waiting for peer {} (the rows of epoch {})", ctx_.rank(),
+                      kWhat, slot->waiting_for, slot->epoch));
     }
   }
   if (slot->error) std::rethrow_exception(slot->error);
@@ -163,8 +164,7 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
   ++next_channel_;
   // Take every exchange old enough (epoch - S), and the first one whatever its age: there is
   // nothing older to use.
-  while (!c.in_flight.empty() &&
-         (c.in_flight.front().epoch + staleness_ <= epoch_ || c.rows_epoch == 0)) {
+  while (!c.in_flight.empty() && (c.in_flight.front().epoch + staleness_ <= epoch_ || c.rows_epoch == 0)) {
     Slot& oldest = c.in_flight.front();
     Complete(&oldest);
     c.rows.swap(oldest.recv);

@@ -49,8 +49,8 @@ TEST(GhostExchangeTest, GhostRowsAreExactlyStalenessEpochsOld) {
           for (size_t k = 0; k < s.ghosts.size(); ++k) {
             for (size_t j = 0; j < w; ++j) {
               ASSERT_EQ(m[(s.owned.size() + k) * w + j], Stamp(want, c, s.ghosts[k], j))
-                  << "rank " << ctx.rank() << ", ghost " << s.ghosts[k] << ", epoch " << e << ", S = "
-                  << staleness;
+                  << "rank " << ctx.rank() << ", ghost " << s.ghosts[k] << ", epoch " << e
+                  << ", S = " << staleness;
             }
           }
         }
@@ -94,9 +94,10 @@ TEST(GhostExchangeTest, ReductionsArriveExactlyStalenessEpochsLate) {
         for (size_t i = 0; i < s.owned.size(); ++i) {
           const uint32_t v = s.owned[i];
           for (size_t j = 0; j < w; ++j) {
-            const float want = e > staleness ? static_cast<float>(holders[v] * ((e - staleness) * 10 + j)) : 0.0f;
-            ASSERT_EQ(m[i * w + j], want) << "rank " << ctx.rank() << ", vertex " << v << ", epoch " << e
-                                          << ", S = " << staleness;
+            const float want =
+                e > staleness ? static_cast<float>(holders[v] * ((e - staleness) * 10 + j)) : 0.0f;
+            ASSERT_EQ(m[i * w + j], want)
+                << "rank " << ctx.rank() << ", vertex " << v << ", epoch " << e << ", S = " << staleness;
           }
         }
       }
@@ -111,20 +112,20 @@ TEST(GhostExchangeTest, APeerThatStopsIsATimeoutNamingIt) {
   const Graph g = ReadGraphDir(kCora);
   const std::vector<int32_t> owner = PartitionVertices(g, 2, PartitionKind::kHash);
   comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(
-      world,
-      [&](comm::Context& ctx) {
-        const GraphShard s = MakeShard(g, owner, ctx.rank(), 2);
-        GhostExchange ghosts(ctx, 1);
-        std::vector<float> m(s.local_rows(), 1.0f);
-        const uint64_t last = ctx.rank() == 1 ? 1 : 4;  // rank 1 stops after epoch 1
-        for (uint64_t e = 1; e <= last; ++e) {
-          ghosts.BeginEpoch(e);
-          ghosts.Refresh(s, 1, m);
-        }
-        if (ctx.rank() == 0) ghosts.Drain();
-      },
-      {.timeout_ms = std::chrono::milliseconds(300)});
+  auto errors = comm::testing::RunRanks(world,
+                                        [&](comm::Context& ctx) {
+                                          const GraphShard s = MakeShard(g, owner, ctx.rank(), 2);
+                                          GhostExchange ghosts(ctx, 1);
+                                          std::vector<float> m(s.local_rows(), 1.0f);
+                                          const uint64_t last =
+                                              ctx.rank() == 1 ? 1 : 4;  // rank 1 stops after epoch 1
+                                          for (uint64_t e = 1; e <= last; ++e) {
+                                            ghosts.BeginEpoch(e);
+                                            ghosts.Refresh(s, 1, m);
+                                          }
+                                          if (ctx.rank() == 0) ghosts.Drain();
+                                        },
+                                        {.timeout_ms = std::chrono::milliseconds(300)});
   ASSERT_TRUE(errors[0]);
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("peer 1"));
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("gnn ghost rows"));

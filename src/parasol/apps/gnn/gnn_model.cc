@@ -1,8 +1,8 @@
 #include "parasol/apps/gnn/gnn_model.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "parasol/apps/gnn/gat.h"
 #include "parasol/apps/gnn/gcn.h"

@@ -14,8 +14,8 @@
 #include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/interval_pipeline.h"
-#include "parasol/apps/gnn/tensor_ops.h"
 #include "parasol/apps/gnn/layer_ops.h"
+#include "parasol/apps/gnn/tensor_ops.h"
 
 namespace parasol::apps::gnn {
 

@@ -133,7 +133,8 @@ TEST(DropoutTest, KeepsTheExpectedShareAndDependsOnTheDraw) {
 TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
   const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
   const DropoutDraw draw{.rate = 0.5f, .seed = 9, .epoch = 3};
-  const std::unique_ptr<GnnModel> made = MakeGnnModel(GetParam(), g.features, {16}, static_cast<size_t>(g.classes));
+  const std::unique_ptr<GnnModel> made =
+      MakeGnnModel(GetParam(), g.features, {16}, static_cast<size_t>(g.classes));
   GnnModel& reference = *made;
   reference.InitGlorot(4);
   std::mt19937_64 rng(2);
@@ -206,9 +207,10 @@ TEST(GcnTest, PoolsComputeWhatTheCallerComputesAlone) {
   for (float& x : r) x = static_cast<float>(rng() % 200) / 100.0f - 1.0f;
   for (uint32_t staleness : {0u, 1u}) {
     std::vector<std::vector<float>> outputs, grads;
-    for (PipelineOptions po : {PipelineOptions{.interval_rows = 100},
-                               PipelineOptions{.graph_threads = 1, .tensor_threads = 1, .interval_rows = 100},
-                               PipelineOptions{.graph_threads = 2, .tensor_threads = 3, .interval_rows = 100}}) {
+    for (PipelineOptions po :
+         {PipelineOptions{.interval_rows = 100},
+          PipelineOptions{.graph_threads = 1, .tensor_threads = 1, .interval_rows = 100},
+          PipelineOptions{.graph_threads = 2, .tensor_threads = 3, .interval_rows = 100}}) {
       std::vector<float> out, grad;
       comm::InProcessWorld world(2);
       comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {

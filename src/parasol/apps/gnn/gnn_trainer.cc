@@ -11,8 +11,8 @@
 
 #include "parasol/apps/gnn/epoch_figures.h"
 #include "parasol/apps/gnn/ghost_exchange.h"
-#include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/gnn_checkpoint.h"
+#include "parasol/apps/gnn/gnn_model.h"
 #include "parasol/apps/gnn/gradient_table.h"
 #include "parasol/apps/gnn/tensor_worker.h"
 #include "parasol/collective/collectives.h"
@@ -214,7 +214,8 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
                                         static_cast<double>(g.CountSplit(Split::kValidation)),
                                         static_cast<double>(g.CountSplit(Split::kTest))};
   const GraphShard s = MakeRankShard(ctx, g, o);
-  const std::unique_ptr<GnnModel> made = MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
+  const std::unique_ptr<GnnModel> made =
+      MakeGnnModel(o.model, g.features, o.hidden, static_cast<size_t>(g.classes));
   if (release) *release = Graph();
   GnnModel& model = *made;
   model.InitGlorot(o.seed);
@@ -235,20 +236,20 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
   bool stopped = o.patience > 0 && stop.since_best >= static_cast<uint64_t>(o.patience);
   const bool carried = o.staleness > 0;  // the figures travel with the gradients
   EpochFigures figures(ctx, counts, carried, [&](const GnnEpoch& e, std::span<const float> params) {
-                         result.epochs.push_back(e);
-                         if (on_epoch) on_epoch(e);
-                         // Under a bound the epochs that ran while a decision to stop travelled are
-                         // reported, not chosen: the choice is the one a synchronous run makes.
-                         if (stopped) return;
-                         if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
-                           stop = {.best = e, .params = {params.begin(), params.end()}, .have = true};
-                         } else {
-                           stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
-                         }
-                       });
+    result.epochs.push_back(e);
+    if (on_epoch) on_epoch(e);
+    // Under a bound the epochs that ran while a decision to stop travelled are
+    // reported, not chosen: the choice is the one a synchronous run makes.
+    if (stopped) return;
+    if (o.patience == 0 || !stop.have || e.val_loss < stop.best.val_loss) {
+      stop = {.best = e, .params = {params.begin(), params.end()}, .have = true};
+    } else {
+      stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
+    }
+  });
   GhostExchange ghosts(ctx, o.staleness);
-  GradientTable gradient_sums(ctx, model.parameters().size(), carried ? EpochFigures::kCarried : 0, o.staleness,
-                              ctx.options().timeout_ms);
+  GradientTable gradient_sums(ctx, model.parameters().size(), carried ? EpochFigures::kCarried : 0,
+                              o.staleness, ctx.options().timeout_ms);
   std::vector<float> grad(model.parameters().size()), summed, d_out;
   std::vector<double> arrived;
   const auto start = std::chrono::steady_clock::now();
@@ -258,7 +259,8 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
     const SplitSums fit = Score(s, model.output(), train, &d_out);
     model.Backward(ghosts, s, d_out, grad);
     const auto carry = figures.Fitted(epoch, fit.loss[0], fit.correct[0]);
-    if (gradient_sums.Push(grad, carried ? std::span<const double>(carry) : std::span<const double>(), &summed,
+    if (gradient_sums.Push(grad, carried ? std::span<const double>(carry) : std::span<const double>(),
+                           &summed,
                            &arrived)) {  // the sums of S epochs ago
       if (carried) figures.Arrived(epoch - static_cast<int>(o.staleness), arrived);
       const float* w0 = model.parameters().data() + model.weight_offset(0);
@@ -291,10 +293,12 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
 GnnResult TrainRanks(comm::Context& ctx, const Graph& g, Graph* release, const GnnOptions& o,
                      const std::function<void(const GnnEpoch&)>& on_epoch) {
   if (o.tensor_workers == 0) return TrainOnGraphRanks(ctx, g, release, o, nullptr, on_epoch);
-  if (o.model != "gcn") throw InvalidArgumentError(fmt::format("tensor workers run GCN's tensor tasks, not {}'s", o.model));
+  if (o.model != "gcn")
+    throw InvalidArgumentError(fmt::format("tensor workers run GCN's tensor tasks, not {}'s", o.model));
   const int workers = static_cast<int>(o.tensor_workers), graph_ranks = ctx.size() - workers;
   if (graph_ranks < 1)
-    throw InvalidArgumentError(fmt::format("{} tensor worker(s) leave no graph rank of {} processes", workers, ctx.size()));
+    throw InvalidArgumentError(
+        fmt::format("{} tensor worker(s) leave no graph rank of {} processes", workers, ctx.size()));
   // Every rank takes part in both, in this order: the link over all ranks, the graph ranks' own.
   std::unique_ptr<comm::Context> link = ctx.Duplicate(ctx.DefaultDeadline());
   const bool worker = ctx.rank() >= graph_ranks;

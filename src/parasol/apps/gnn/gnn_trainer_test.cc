@@ -159,9 +159,11 @@ TEST(GnnTrainerTest, TensorWorkersComputeWhatTheirGraphRanksWould) {
       const GnnResult alone = Train(g, o, graph_ranks);
       o.tensor_workers = static_cast<uint32_t>(workers);
       const GnnResult helped = Train(g, o, graph_ranks + workers);
-      EXPECT_EQ(helped.parameters, alone.parameters) << graph_ranks << " graph ranks, " << workers << " workers";
+      EXPECT_EQ(helped.parameters, alone.parameters)
+          << graph_ranks << " graph ranks, " << workers << " workers";
       ASSERT_EQ(helped.epochs.size(), alone.epochs.size());
-      EXPECT_GT(helped.epochs.back().bytes_sent, alone.epochs.back().bytes_sent) << "rows went to the workers";
+      EXPECT_GT(helped.epochs.back().bytes_sent, alone.epochs.back().bytes_sent)
+          << "rows went to the workers";
     }
   }
 }
@@ -173,14 +175,13 @@ TEST(GnnTrainerTest, ADeadTensorWorkerIsAnErrorNamingIt) {
   o.epochs = 50;
   o.tensor_workers = 1;
   comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(
-      world,
-      [&](comm::Context& ctx) {
-        TrainGnn(ctx, g, o, [&](const GnnEpoch& e) {
-          if (e.epoch == 3) world.KillRank(1);
-        });
-      },
-      {.timeout_ms = std::chrono::milliseconds(2000)});
+  auto errors = comm::testing::RunRanks(world,
+                                        [&](comm::Context& ctx) {
+                                          TrainGnn(ctx, g, o, [&](const GnnEpoch& e) {
+                                            if (e.epoch == 3) world.KillRank(1);
+                                          });
+                                        },
+                                        {.timeout_ms = std::chrono::milliseconds(2000)});
   ASSERT_TRUE(errors[0]);
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("gnn tensor worker 1"));
 }

@@ -50,7 +50,8 @@ uint64_t GradientTable::RowOf(uint64_t slot, int rank, size_t chunk) const {
 bool GradientTable::Push(std::span<const float> grad, std::span<const double> extra, std::vector<float>* sum,
                          std::vector<double>* extra_sum) {
   const size_t total = size_ + extra_;
-  if (grad.size() != size_ || extra.size() != extra_) throw InternalError("gradient table: a push of another size");
+  if (grad.size() != size_ || extra.size() != extra_)
+    throw InternalError("gradient table: a push of another size");
   values_.assign(grad.begin(), grad.end());
   values_.insert(values_.end(), extra.begin(), extra.end());
   const uint64_t push = worker_->clock();
@@ -83,7 +84,8 @@ bool GradientTable::Push(std::span<const float> grad, std::span<const double> ex
   }
   // Under a bound the next read's rows (of push + 1 - S) are asked for now: the replies then
   // travel during the next epoch instead of queueing behind its other traffic when it ends.
-  if (staleness_ > 0 && push + 1 >= staleness_) table.PrefetchNextClock(SlotRows((push + 1 - staleness_) % slots_));
+  if (staleness_ > 0 && push + 1 >= staleness_)
+    table.PrefetchNextClock(SlotRows((push + 1 - staleness_) % slots_));
   return got;
 }
 

@@ -55,17 +55,18 @@ TEST(GradientTableTest, HandsBackTheSumOfExactlySPushesAgo) {
 // not a hang.
 TEST(GradientTableTest, ARankThatStopsIsAnError) {
   comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(
-      world,
-      [&](comm::Context& ctx) {
-        GradientTable table(ctx, 10, 0, 1, 300ms);
-        std::vector<float> grad(10, 1.0f), sum;
-        std::vector<double> extra_sum;
-        const uint64_t last = ctx.rank() == 1 ? 1 : 6;  // rank 1 stops after one push
-        for (uint64_t k = 0; k < last; ++k) table.Push(grad, {}, &sum, &extra_sum);
-        if (ctx.rank() == 1) std::this_thread::sleep_for(1s);
-      },
-      {.timeout_ms = std::chrono::milliseconds(300)});
+  auto errors = comm::testing::RunRanks(world,
+                                        [&](comm::Context& ctx) {
+                                          GradientTable table(ctx, 10, 0, 1, 300ms);
+                                          std::vector<float> grad(10, 1.0f), sum;
+                                          std::vector<double> extra_sum;
+                                          const uint64_t last =
+                                              ctx.rank() == 1 ? 1 : 6;  // rank 1 stops after one push
+                                          for (uint64_t k = 0; k < last; ++k)
+                                            table.Push(grad, {}, &sum, &extra_sum);
+                                          if (ctx.rank() == 1) std::this_thread::sleep_for(1s);
+                                        },
+                                        {.timeout_ms = std::chrono::milliseconds(300)});
   ASSERT_TRUE(errors[0]);
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("rank 0"));
 }

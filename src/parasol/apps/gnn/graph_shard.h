@@ -50,7 +50,9 @@ struct GraphShard {
 
   size_t local_rows() const { return owned.size() + ghosts.size(); }
   // The global id of local row `row`.
-  uint32_t global_id(size_t row) const { return row < owned.size() ? owned[row] : ghosts[row - owned.size()]; }
+  uint32_t global_id(size_t row) const {
+    return row < owned.size() ? owned[row] : ghosts[row - owned.size()];
+  }
   // Owned vertices in split `s` on this rank.
   size_t CountSplit(Split s) const;
 };

@@ -37,7 +37,8 @@ class IntervalPipeline {
   std::vector<RowRange> Intervals(RowRange rows) const;
   // graph(i), then tensor(i), for every interval i. Rethrows the first task's error once every
   // task started has ended.
-  void Run(size_t intervals, const std::function<void(size_t)>& graph, const std::function<void(size_t)>& tensor);
+  void Run(size_t intervals, const std::function<void(size_t)>& graph,
+           const std::function<void(size_t)>& tensor);
   // tensor(i) for every interval, on the tensor pool.
   void RunTensor(size_t intervals, const std::function<void(size_t)>& tensor);
 

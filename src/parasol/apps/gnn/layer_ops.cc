@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace parasol::apps::gnn {
 
 DropoutMask::DropoutMask(const DropoutDraw& d, size_t layer)

@@ -16,8 +16,8 @@ void LocalTensorOps::Project(size_t l, const float* h, RowRange rows, float* t) 
   gnn::Project(h, shapes_.in(l), weights(l), shapes_.out(l), rows, t);
 }
 
-void LocalTensorOps::BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows,
-                                  float* gw, float* dh) {
+void LocalTensorOps::BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h,
+                                  RowRange rows, float* gw, float* dh) {
   if (l == 0) {
     ProjectFeaturesBackward(s_, d, dt, shapes_.out(0), rows, gw);
   } else {

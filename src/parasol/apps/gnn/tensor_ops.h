@@ -33,16 +33,17 @@ class TensorOps {
   virtual void ProjectFeatures(const DropoutDraw& d, RowRange rows, float* t) = 0;
   // h = dropout_l(relu(z)) and t = h W_l on the rows (owned): layer l's input from the output of
   // layer l - 1 (z: in(l) columns, bias added).
-  virtual void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h, float* t) = 0;
+  virtual void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h,
+                               float* t) = 0;
   // t = h W_l on the rows.
   virtual void Project(size_t l, const float* h, RowRange rows, float* t) = 0;
   // gw (in(l) x out(l), zeroed by the caller) += h' dt on the rows, and dh = dt W_l' (l > 0); for
   // layer 0 h is the dropped-out features and dh is not formed.
-  virtual void BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows, float* gw,
-                            float* dh) = 0;
+  virtual void BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows,
+                            float* gw, float* dh) = 0;
   // dz = dh through dropout_l and ReLU at z (layer l's input back to layer l - 1's output).
-  virtual void ActivateBackward(const DropoutDraw& d, size_t l, const float* z, const float* dh, RowRange rows,
-                                float* dz) = 0;
+  virtual void ActivateBackward(const DropoutDraw& d, size_t l, const float* z, const float* dh,
+                                RowRange rows, float* dz) = 0;
 };
 
 // The tasks on this process's cores.
@@ -53,7 +54,8 @@ class LocalTensorOps : public TensorOps {
 
   void SetParameters(std::span<const float> params) override { params_ = params; }
   void ProjectFeatures(const DropoutDraw& d, RowRange rows, float* t) override;
-  void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h, float* t) override;
+  void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h,
+                       float* t) override;
   void Project(size_t l, const float* h, RowRange rows, float* t) override;
   void BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows, float* gw,
                     float* dh) override;

@@ -20,7 +20,16 @@ namespace {
 constexpr comm::Tag kRequestTag = 1;
 constexpr uint32_t kReplyTags = 1u << 20;  // replies on tags 2 .. 2 + kReplyTags - 1
 
-enum Op : uint32_t { kShard, kParams, kProjectFeatures, kActivateProject, kProject, kBackwardRows, kActivateBackward, kFinish };
+enum Op : uint32_t {
+  kShard,
+  kParams,
+  kProjectFeatures,
+  kActivateProject,
+  kProject,
+  kBackwardRows,
+  kActivateBackward,
+  kFinish
+};
 
 // The fixed part of a request.
 struct Header {
@@ -43,7 +52,8 @@ class Reader {
   explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
   template <typename T>
   void Read(T* out, size_t count) {
-    if (count > (bytes_.size() - at_) / sizeof(T)) throw InternalError("tensor worker: a request shorter than it says");
+    if (count > (bytes_.size() - at_) / sizeof(T))
+      throw InternalError("tensor worker: a request shorter than it says");
     if (count == 0) return;  // `out` may be an empty vector's null
     std::memcpy(out, bytes_.data() + at_, count * sizeof(T));
     at_ += count * sizeof(T);
@@ -98,7 +108,8 @@ void ReadShard(Reader& r, Client* c) {
   r.Read(s.feature_ids.data(), nnz);
   r.Read(s.feature_values.data(), nnz);
   for (uint32_t f : s.feature_ids)
-    if (f >= c->shapes.widths[0]) throw InternalError("tensor worker: a feature id beyond the model's inputs");
+    if (f >= c->shapes.widths[0])
+      throw InternalError("tensor worker: a feature id beyond the model's inputs");
 }
 
 // Runs one task of client c; returns the reply's floats.
@@ -123,7 +134,8 @@ std::vector<float> RunTask(const Header& h, Reader& r, Client* c) {
   std::vector<float> reply;
   switch (h.op) {
     case kParams: {
-      const size_t n = sh.offsets.back() + sh.in(sh.layers() - 1) * sh.out(sh.layers() - 1) + sh.out(sh.layers() - 1);
+      const size_t n =
+          sh.offsets.back() + sh.in(sh.layers() - 1) * sh.out(sh.layers() - 1) + sh.out(sh.layers() - 1);
       c->params.resize(n);
       r.Read(c->params.data(), n);
       reply.push_back(0);
@@ -154,7 +166,7 @@ std::vector<float> RunTask(const Header& h, Reader& r, Client* c) {
     case kBackwardRows: {
       const float* dt = in_rows(&c->a, sh.out(l));
       const float* hh = l > 0 ? in_rows(&c->b, sh.in(l)) : nullptr;
-      std::vector<float> gw(sh.in(l) * sh.out(l), 0.0f);
+      std::vector<float> gw(sh.in(l)*sh.out(l), 0.0f);
       float* dh = l > 0 ? Whole(&c->c, s, sh.in(l)) : nullptr;
       ops.BackwardRows(d, l, dt, hh, rows, gw.data(), dh);
       reply = std::move(gw);
@@ -178,9 +190,12 @@ std::vector<float> RunTask(const Header& h, Reader& r, Client* c) {
 
 }  // namespace
 
-int TensorWorkerOf(int graph_rank, int graph_ranks, int workers) { return graph_ranks + graph_rank % workers; }
+int TensorWorkerOf(int graph_rank, int graph_ranks, int workers) {
+  return graph_ranks + graph_rank % workers;
+}
 
-RemoteTensorOps::RemoteTensorOps(comm::Context& link, int worker, const GraphShard& s, const LayerShapes& shapes)
+RemoteTensorOps::RemoteTensorOps(comm::Context& link, int worker, const GraphShard& s,
+                                 const LayerShapes& shapes)
     : link_(link), worker_(worker), s_(s), shapes_(shapes) {
   std::vector<std::byte> payload;
   const uint64_t counts[3] = {s.owned.size(), s.ghosts.size(), shapes.widths.size()};
@@ -208,8 +223,8 @@ RemoteTensorOps::RemoteTensorOps(comm::Context& link, int worker, const GraphSha
   bytes_sent_ += message.size();
 }
 
-void RemoteTensorOps::Call(uint32_t op, size_t l, RowRange rows, const DropoutDraw& d, std::span<const Part> parts,
-                           std::vector<float>* reply, size_t reply_floats) {
+void RemoteTensorOps::Call(uint32_t op, size_t l, RowRange rows, const DropoutDraw& d,
+                           std::span<const Part> parts, std::vector<float>* reply, size_t reply_floats) {
   const Header h{.op = op,
                  .reply_tag = 2 + next_call_++ % kReplyTags,
                  .layer = l,
@@ -268,15 +283,16 @@ void RemoteTensorOps::Project(size_t l, const float* h, RowRange rows, float* t)
   std::copy(reply.begin(), reply.end(), t + rows.begin * out);
 }
 
-void RemoteTensorOps::BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows,
-                                   float* gw, float* dh) {
+void RemoteTensorOps::BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h,
+                                   RowRange rows, float* gw, float* dh) {
   std::vector<float> reply;
   const size_t in = shapes_.in(l), out = shapes_.out(l);
   const Part parts[2] = {{dt, out}, {h, in}};
   Call(kBackwardRows, l, rows, d, std::span<const Part>(parts, l > 0 ? 2 : 1), &reply,
        in * out + (l > 0 ? rows.size() * in : 0));
   for (size_t k = 0; k < in * out; ++k) gw[k] += reply[k];
-  if (l > 0) std::copy(reply.begin() + static_cast<std::ptrdiff_t>(in * out), reply.end(), dh + rows.begin * in);
+  if (l > 0)
+    std::copy(reply.begin() + static_cast<std::ptrdiff_t>(in * out), reply.end(), dh + rows.begin * in);
 }
 
 void RemoteTensorOps::ActivateBackward(const DropoutDraw& d, size_t l, const float* z, const float* dh,
@@ -310,8 +326,8 @@ void ServeTensorTasks(comm::Context& link, std::span<const int> clients) {
         std::string waiting;
         for (const auto& [rank, c] : state)
           if (!c.finished) waiting += fmt::format("{}{}", waiting.empty() ? "" : ", ", rank);
-        throw TimeoutError(fmt::format("rank {}: gnn tensor worker: deadline passed waiting for graph rank(s) {}",
-                                       t.rank(), waiting));
+        throw TimeoutError(fmt::format(
+            "rank {}: gnn tensor worker: deadline passed waiting for graph rank(s) {}", t.rank(), waiting));
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
       continue;

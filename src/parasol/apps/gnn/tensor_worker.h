@@ -33,7 +33,8 @@ class RemoteTensorOps : public TensorOps {
 
   void SetParameters(std::span<const float> params) override;
   void ProjectFeatures(const DropoutDraw& d, RowRange rows, float* t) override;
-  void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h, float* t) override;
+  void ActivateProject(const DropoutDraw& d, size_t l, const float* z, RowRange rows, float* h,
+                       float* t) override;
   void Project(size_t l, const float* h, RowRange rows, float* t) override;
   void BackwardRows(const DropoutDraw& d, size_t l, const float* dt, const float* h, RowRange rows, float* gw,
                     float* dh) override;
