@@ -49,17 +49,21 @@ void WaitAll(Transport& t, std::vector<Request>& reqs, Deadline deadline, std::s
 
 }  // namespace
 
+void RethrowWithOperation(const Transport& t, const Error& e, std::string_view what) {
+  // The transport's message names this rank and the peer; add the operation.
+  std::string_view inner = e.what();
+  const std::string prefix = fmt::format("rank {}: ", t.rank());
+  if (inner.starts_with(prefix)) inner.remove_prefix(prefix.size());
+  ThrowError(e.code(), fmt::format("rank {}: {}: {}", t.rank(), what, inner));
+}
+
 void Wait(Transport& t, Request& req, Deadline deadline, std::string_view what) {
   while (true) {
     uint64_t epoch = t.Epoch();
     try {
       if (t.Test(req)) return;
     } catch (const Error& e) {
-      // The transport's message names this rank and the peer; add the operation.
-      std::string_view inner = e.what();
-      const std::string prefix = fmt::format("rank {}: ", t.rank());
-      if (inner.starts_with(prefix)) inner.remove_prefix(prefix.size());
-      ThrowError(e.code(), fmt::format("rank {}: {}: {}", t.rank(), what, inner));
+      RethrowWithOperation(t, e, what);
     }
     if (auto failure = t.PeerFailure()) {
       t.Cancel(req);

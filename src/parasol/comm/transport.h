@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "parasol/core/deadline.h"
+#include "parasol/core/error.h"
 
 namespace parasol::comm {
 
@@ -110,6 +111,10 @@ class Transport {
   // transport; waits for them until `deadline`. Errors on the new transport name its ranks.
   virtual std::unique_ptr<Transport> Split(int color, Deadline deadline) = 0;
 };
+
+// Rethrows a transport's error (which names this rank and the peer) as the same kind of error
+// with the operation `what` added: "rank R: WHAT: ...". For callers that test requests themselves.
+[[noreturn]] void RethrowWithOperation(const Transport& t, const Error& e, std::string_view what);
 
 // Waits for `req` until `deadline`. On timeout the request is cancelled and a TimeoutError names
 // this rank, `what` (the operation) and the peer. A failure notice from another rank becomes an

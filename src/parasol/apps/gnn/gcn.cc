@@ -90,25 +90,17 @@ void Gcn::AggregateTransposed(const GraphShard& s, size_t width, std::span<const
   }
 }
 
-TensorOps& Gcn::Ops(const GraphShard& s) {
-  if (remote_) return *remote_;
-  if (!local_ || local_shard_ != &s) {
-    local_ = std::make_unique<LocalTensorOps>(s, shapes_);
-    local_shard_ = &s;
-  }
-  return *local_;
-}
-
 void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw& dropout) {
   dropout_ = dropout;
-  TensorOps& ops = Ops(s);
+  LocalTensorOps local(s, shapes_);
+  TensorOps& ops = remote_ ? *remote_ : local;
   ops.SetParameters(params_);
   const size_t n = s.owned.size(), rows = s.local_rows();
   const std::vector<RowRange> owned = pipeline_->Intervals({0, n}), ghost = pipeline_->Intervals({n, rows});
   // The first layer's T on every local row, the ghosts' from their own features: no exchange.
   t_[0].resize(rows * out_width(0));
-  const std::vector<RowRange> local = pipeline_->Intervals({0, rows});
-  pipeline_->RunTensor(local.size(), [&](size_t i) { ops.ProjectFeatures(dropout, local[i], t_[0].data()); });
+  const std::vector<RowRange> all = pipeline_->Intervals({0, rows});
+  pipeline_->RunTensor(all.size(), [&](size_t i) { ops.ProjectFeatures(dropout, all[i], t_[0].data()); });
   for (size_t l = 0; l < layers(); ++l) {
     const size_t out = out_width(l);
     const bool next = l + 1 < layers();
@@ -140,8 +132,7 @@ void Gcn::Forward(GhostExchange& ghosts, const GraphShard& s, const DropoutDraw&
   }
 }
 
-void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
-  TensorOps& ops = Ops(s);
+void Gcn::BackwardByOwners(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l, float* gw) {
   const size_t n = s.owned.size(), in = in_width(l), out = out_width(l);
   const std::vector<RowRange> owned = pipeline_->Intervals({0, n});
   // dT = A_hat dZ (A_hat is symmetric) for the owned rows, which reads the ghosts' dZ.
@@ -165,8 +156,8 @@ void Gcn::BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l,
   AddPartials(partials, gw);
 }
 
-void Gcn::BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw) {
-  TensorOps& ops = Ops(s);
+void Gcn::BackwardByLocalRows(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l,
+                              float* gw) {
   const size_t n = s.owned.size(), rows = s.local_rows(), in = in_width(l), out = out_width(l);
   // This rank's part of dT = A_hat' dZ on every local row (a scatter, which intervals cannot
   // split); the weights' gradient is a sum over ranks anyway, and a ghost's part of dH goes to
@@ -195,16 +186,18 @@ void Gcn::Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const f
   const size_t n = s.owned.size();
   if (d_output.size() != n * out_width(layers() - 1) || grad.size() != params_.size())
     throw InternalError("gcn backward: gradient sizes do not match the model");
-  Ops(s).SetParameters(params_);
+  LocalTensorOps local(s, shapes_);
+  TensorOps& ops = remote_ ? *remote_ : local;
+  ops.SetParameters(params_);
   std::fill(grad.begin(), grad.end(), 0.0f);
   d_ext_.assign(d_output.begin(), d_output.end());  // dZ of the top layer, owned rows
   for (size_t l = layers(); l-- > 0;) {
     BiasBackward(d_ext_.data(), n, out_width(l), grad.data() + bias_offset(l));
     float* gw = grad.data() + weight_offset(l);
     if (ghosts.staleness() == 0) {
-      BackwardByOwners(ghosts, s, l, gw);
+      BackwardByOwners(ghosts, ops, s, l, gw);
     } else {
-      BackwardByLocalRows(ghosts, s, l, gw);
+      BackwardByLocalRows(ghosts, ops, s, l, gw);
     }
     if (l == 0) break;
     d_ext_.swap(d_below_);  // dZ of the layer below

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -51,10 +50,8 @@ class Gcn : public GnnModel {
   // Synchronous ghosts: each owner forms its rows' whole dT from the ghosts' dZ (an exchange per
   // layer, the least arithmetic). Stale ghosts: each rank differentiates the rows it used, ghosts
   // included, and sends the ghosts' dH to their owners: the gradient of the forward pass that ran.
-  void BackwardByOwners(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
-  void BackwardByLocalRows(GhostExchange& ghosts, const GraphShard& s, size_t l, float* gw);
-  // Where the tensor tasks run: UseTensorOps's, or this process (for shard s).
-  TensorOps& Ops(const GraphShard& s);
+  void BackwardByOwners(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l, float* gw);
+  void BackwardByLocalRows(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l, float* gw);
 
   std::vector<size_t> widths_, offsets_;
   LayerShapes shapes_;
@@ -67,9 +64,7 @@ class Gcn : public GnnModel {
   std::vector<float> d_ext_, d_t_, d_h_, d_below_;
   IntervalPipeline inline_;  // no pools: every task on the caller's thread
   IntervalPipeline* pipeline_ = &inline_;
-  std::unique_ptr<LocalTensorOps> local_;
-  const GraphShard* local_shard_ = nullptr;
-  TensorOps* remote_ = nullptr;
+  TensorOps* remote_ = nullptr;  // where the tensor tasks run; null: this process
 };
 
 }  // namespace parasol::apps::gnn

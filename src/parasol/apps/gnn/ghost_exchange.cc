@@ -96,11 +96,7 @@ void GhostExchange::Drive(Slot* slot) {
       try {
         if (t.Test(r)) continue;
       } catch (const Error& e) {
-        // The transport's message names this rank and the peer; add the operation.
-        std::string_view inner = e.what();
-        const std::string prefix = fmt::format("rank {}: ", t.rank());
-        if (inner.starts_with(prefix)) inner.remove_prefix(prefix.size());
-        ThrowError(e.code(), fmt::format("rank {}: {}: {}", t.rank(), kWhat, inner));
+        comm::RethrowWithOperation(t, e, kWhat);
       }
       if (pending < 0) pending = r.peer;
     }
@@ -150,6 +146,16 @@ void GhostExchange::Complete(Slot* slot) {
   if (slot->error) std::rethrow_exception(slot->error);
 }
 
+GhostExchange::Channel& GhostExchange::PostNext(const GraphShard& s, size_t width, std::span<const float> m,
+                                                bool reduce) {
+  if (next_channel_ == channels_.size()) channels_.emplace_back().width = width;
+  Channel& c = channels_[next_channel_];
+  if (c.width != width) throw InternalError("ghost exchange: an exchange changed width between epochs");
+  Post(s, width, static_cast<comm::Tag>(next_channel_), m, reduce, &c.in_flight.emplace_back());
+  ++next_channel_;
+  return c;
+}
+
 void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> m) {
   if (m.size() != s.local_rows() * width) throw InternalError("ghost exchange: matrix of the wrong size");
   last_rows_epoch_ = epoch_;
@@ -157,11 +163,7 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
     bytes_sent_ += RefreshGhosts(ctx_, s, width, m, &scratch_);
     return;
   }
-  if (next_channel_ == channels_.size()) channels_.emplace_back().width = width;
-  Channel& c = channels_[next_channel_];
-  if (c.width != width) throw InternalError("ghost exchange: a refresh changed width between epochs");
-  Post(s, width, static_cast<comm::Tag>(next_channel_), m, false, &c.in_flight.emplace_back());
-  ++next_channel_;
+  Channel& c = PostNext(s, width, m, false);
   // Take every exchange old enough (epoch - S), and the first one whatever its age: there is
   // nothing older to use.
   while (!c.in_flight.empty() && (c.in_flight.front().epoch + staleness_ <= epoch_ || c.rows_epoch == 0)) {
@@ -185,11 +187,7 @@ void GhostExchange::Reduce(const GraphShard& s, size_t width, std::span<float> m
     bytes_sent_ += ReduceGhosts(ctx_, s, width, m, &scratch_);
     return;
   }
-  if (next_channel_ == channels_.size()) channels_.emplace_back().width = width;
-  Channel& c = channels_[next_channel_];
-  if (c.width != width) throw InternalError("ghost exchange: a reduction changed width between epochs");
-  Post(s, width, static_cast<comm::Tag>(next_channel_), m, true, &c.in_flight.emplace_back());
-  ++next_channel_;
+  Channel& c = PostNext(s, width, m, true);
   // The other ranks' parts of epoch - S (none in the first S epochs: they arrive S epochs late).
   while (!c.in_flight.empty() && c.in_flight.front().epoch + staleness_ <= epoch_) {
     Slot& oldest = c.in_flight.front();

@@ -83,6 +83,8 @@ class GhostExchange {
 
   void Post(const GraphShard& s, size_t width, comm::Tag tag, std::span<const float> m, bool reduce,
             Slot* slot);
+  // This epoch's next channel (made in the first epoch), with m's rows posted on it.
+  Channel& PostNext(const GraphShard& s, size_t width, std::span<const float> m, bool reduce);
   // Blocks until the communication thread has completed `slot`; rethrows its error.
   void Complete(Slot* slot);
   // The communication thread: drives queued slots in order.

@@ -197,29 +197,36 @@ int TensorWorkerOf(int graph_rank, int graph_ranks, int workers) {
 RemoteTensorOps::RemoteTensorOps(comm::Context& link, int worker, const GraphShard& s,
                                  const LayerShapes& shapes)
     : link_(link), worker_(worker), s_(s), shapes_(shapes) {
-  std::vector<std::byte> payload;
-  const uint64_t counts[3] = {s.owned.size(), s.ghosts.size(), shapes.widths.size()};
-  Append(&payload, counts, 3);
-  Append(&payload, shapes.widths.data(), shapes.widths.size());
-  Append(&payload, s.owned.data(), s.owned.size());
-  Append(&payload, s.ghosts.data(), s.ghosts.size());
-  Append(&payload, s.feature_offsets.data(), s.feature_offsets.size());
-  Append(&payload, s.feature_ids.data(), s.feature_ids.size());
-  Append(&payload, s.feature_values.data(), s.feature_values.size());
-  std::vector<float> reply;
   // The shard travels as raw bytes after the header (Call's parts are float rows).
   Header h{.op = kShard, .reply_tag = 2 + next_call_++ % kReplyTags};
   std::vector<std::byte> message;
   Append(&message, &h, 1);
-  message.insert(message.end(), payload.begin(), payload.end());
+  const uint64_t counts[3] = {s.owned.size(), s.ghosts.size(), shapes.widths.size()};
+  Append(&message, counts, 3);
+  Append(&message, shapes.widths.data(), shapes.widths.size());
+  Append(&message, s.owned.data(), s.owned.size());
+  Append(&message, s.ghosts.data(), s.ghosts.size());
+  Append(&message, s.feature_offsets.data(), s.feature_offsets.size());
+  Append(&message, s.feature_ids.data(), s.feature_ids.size());
+  Append(&message, s.feature_values.data(), s.feature_values.size());
+  std::vector<float> reply;
+  Exchange(message, h.reply_tag, &reply, 1, fmt::format("gnn tensor worker {}: the shard", worker_));
+}
+
+void RemoteTensorOps::Exchange(const std::vector<std::byte>& message, uint32_t reply_tag,
+                               std::vector<float>* reply, size_t reply_floats, const std::string& what) {
+  reply->resize(reply_floats);
   comm::Transport& t = link_.transport();
-  reply.resize(1);
-  comm::Request recv = t.Irecv(worker_, h.reply_tag, reply.data(), sizeof(float));
+  comm::Request recv = t.Irecv(worker_, reply_tag, reply->data(), reply_floats * sizeof(float));
   comm::Request send = t.Isend(worker_, kRequestTag, message.data(), message.size());
   const Deadline deadline = link_.DefaultDeadline();
-  const std::string what = fmt::format("gnn tensor worker {}: the shard", worker_);
-  comm::Wait(t, send, deadline, what);
-  comm::Wait(t, recv, deadline, what);
+  try {
+    comm::Wait(t, send, deadline, what);
+    comm::Wait(t, recv, deadline, what);
+  } catch (...) {
+    if (recv.valid()) t.Cancel(recv);
+    throw;
+  }
   bytes_sent_ += message.size();
 }
 
@@ -236,20 +243,8 @@ void RemoteTensorOps::Call(uint32_t op, size_t l, RowRange rows, const DropoutDr
   std::vector<std::byte> message;
   Append(&message, &h, 1);
   for (const Part& p : parts) Append(&message, p.rows + rows.begin * p.width, rows.size() * p.width);
-  reply->resize(reply_floats);
-  comm::Transport& t = link_.transport();
-  comm::Request recv = t.Irecv(worker_, h.reply_tag, reply->data(), reply_floats * sizeof(float));
-  comm::Request send = t.Isend(worker_, kRequestTag, message.data(), message.size());
-  const Deadline deadline = link_.DefaultDeadline();
-  const std::string what = fmt::format("gnn tensor worker {}: task {}", worker_, op);
-  try {
-    comm::Wait(t, send, deadline, what);
-    comm::Wait(t, recv, deadline, what);
-  } catch (...) {
-    if (recv.valid()) t.Cancel(recv);
-    throw;
-  }
-  bytes_sent_ += message.size();
+  Exchange(message, h.reply_tag, reply, reply_floats,
+           fmt::format("gnn tensor worker {}: task {}", worker_, op));
 }
 
 void RemoteTensorOps::SetParameters(std::span<const float> params) {

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "parasol/apps/gnn/tensor_ops.h"
@@ -53,6 +54,10 @@ class RemoteTensorOps : public TensorOps {
   // `reply_floats` long, into `reply`.
   void Call(uint32_t op, size_t l, RowRange rows, const DropoutDraw& d, std::span<const Part> parts,
             std::vector<float>* reply, size_t reply_floats);
+  // Sends `message` on the request tag and waits for the reply on `reply_tag`; `what` names the
+  // operation in errors.
+  void Exchange(const std::vector<std::byte>& message, uint32_t reply_tag, std::vector<float>* reply,
+                size_t reply_floats, const std::string& what);
 
   comm::Context& link_;
   const int worker_;
