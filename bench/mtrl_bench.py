@@ -118,9 +118,9 @@ def summary(out):
             it = [r["iterations"] for r in runs if r["data"] == d and r["processes"] == np_]
             obj = [r["objective"] for r in runs if r["data"] == d and r["processes"] == np_]
             med[d, np_] = statistics.median(t)
-            lines.append(f"  {d:9s} {np_} process(es): {med[d, np_]:.3f} s [{min(t):.3f}, {max(t):.3f}]"
+            lines.append(f"  {d:14s} {np_} process(es): {med[d, np_]:.3f} s [{min(t):.3f}, {max(t):.3f}]"
                          f"  iterations {'/'.join(it)}  objective {obj[0]}")
-        lines.append(f"  {d:9s} 2 processes are {med[d, '1'] / med[d, '2']:.2f}x one")
+        lines.append(f"  {d:14s} 2 processes are {med[d, '1'] / med[d, '2']:.2f}x one")
     text = "\n".join(lines)
     print(text)
     open(f"{out}/mtrl_summary.txt", "w").write(text + "\n")

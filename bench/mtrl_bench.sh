@@ -24,7 +24,7 @@ helper="$(dirname "$0")/mtrl_bench.py"
 "$py" "$helper" splits "$school" "$data"   # split.S.train.csv / .test.csv, S = 0 (validation), 1..10
 final_ev() { grep '^final:' "$1" | sed 's/.*explained variance \([^,]*\),.*/\1/'; }
 seconds() { grep '^final:' "$1" | sed 's/.*), \([0-9.]*\) s,.*/\1/'; }
-mtrl=(mtrl --lambda1 1e-3 --epsilon 1e-3 --tolerance 1e-6 --iterations 500)
+mtrl=(mtrl --lambda1 1e-3 --epsilon 1e-3 --tolerance 1e-6 --iterations 2000)
 
 # Penalties: parasol's lambda2 on the validation split; scikit-learn's alphas inside the helper.
 best_l2=""; best_ev=-1
@@ -52,11 +52,15 @@ done
 runs="$out/mtrl_runs.csv"
 echo "data,processes,run,seconds,iterations,objective" > "$runs"
 for r in $(seq 1 "$repeat"); do
-  for set in school generated; do
-    if [ "$set" = school ]; then input="$school"; else input="$data/generated.csv"; fi
+  # school-rounds5: School with five weight rounds per Omega step (the default before 2026-11-25).
+  for set in school generated school-rounds5; do
+    input="$school" rounds=1
+    [ "$set" = generated ] && input="$data/generated.csv"
+    [ "$set" = school-rounds5 ] && rounds=5
     for np in 1 2; do
       log="$data/time.$set.$np.$r.txt"
-      "$mpirun" -np "$np" "$parasol" "${mtrl[@]}" --lambda2 "$best_l2" --data "$input" --seed "$r" > "$log"
+      "$mpirun" -np "$np" "$parasol" "${mtrl[@]}" --lambda2 "$best_l2" --data "$input" --seed "$r" \
+        --rounds "$rounds" > "$log"
       grep '^final:' "$log" | sed 's/.*after \([0-9]*\) iterations.*objective \([^,]*\),.*/\1 \2/' |
         awk -v d="$set" -v np="$np" -v r="$r" -v s="$(seconds "$log")" '{ print d "," np "," r "," s "," $1 "," $2 }' >> "$runs"
     done

@@ -126,11 +126,23 @@ class WeightStep {
     return w;
   }
 
-  // Every task's weights (m x d) from each rank's own. Collective.
-  std::vector<double> GatherWeights(const std::vector<double>& own) {
+  // Under BSP a round's read of V is exact (every rank's changes, nothing newer); under a bound
+  // it may lag, and the Omega step needs SyncAll's V.
+  bool RoundsReadExactV() const { return o_.consistency.model == ps::Consistency::kBsp; }
+
+  // Every task's weights (m x d) from each rank's own and, unless null, *sums summed over the
+  // ranks, in one collective: two would double its latency, a good part of an iteration's.
+  std::vector<double> GatherWeights(const std::vector<double>& own, Sums* sums) {
     std::vector<double> w(m_ * d_, 0.0);
     std::copy(own.begin(), own.end(), w.begin() + static_cast<int64_t>(first_ * d_));
+    if (sums != nullptr)
+      w.insert(w.end(), {sums->loss, sums->dual, sums->squared_error, sums->quad, sums->norm});
     if (ctx_.size() > 1) collective::Allreduce<double>(ctx_, std::span<double>(w));
+    if (sums != nullptr) {
+      const double* s = &w[m_ * d_];
+      *sums = {.loss = s[0], .dual = s[1], .squared_error = s[2], .quad = s[3], .norm = s[4]};
+      w.resize(m_ * d_);
+    }
     return w;
   }
 
@@ -284,11 +296,10 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
   for (uint64_t it = result.first_iteration; it <= o.iterations; ++it) {
     for (uint64_t r = 0; r < o.rounds; ++r) step.Round((o.seed * 1000003 + it) * 1000033 + r);
     rounds += o.rounds;
-    step.SyncAll();
+    if (!step.RoundsReadExactV()) step.SyncAll();
     const std::vector<double> own = step.OwnWeights();
     Sums sums = step.Evaluate(own);
-    if (ctx.size() > 1) collective::Allreduce<double>(ctx, std::span<double>(&sums.loss, 5));
-    const std::vector<double> w = step.GatherWeights(own);
+    const std::vector<double> w = step.GatherWeights(own, &sums);
     const double quad = sums.quad;  // tr(W Sigma^-1 W') = tr(V Sigma V') = tr(V' W)
     MtrlIteration e{.iteration = it, .rounds = rounds};
     e.duality_gap = (sums.loss + quad / 2) - (sums.dual - quad / 2);
@@ -336,7 +347,7 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
     if (result.converged) break;
   }
   if (result.iterations.empty())  // resumed with nothing left to do
-    result.model.weights = step.GatherWeights(step.OwnWeights());
+    result.model.weights = step.GatherWeights(step.OwnWeights(), nullptr);
   result.model.omega = cov.Omega();
   result.bytes_sent = step.BytesSent();
   step.Finish();

@@ -12,9 +12,10 @@
 //    tasks is bounded by sigma' = ranks (as CoCoA+ does), adds its tasks' change of V to the
 //    parameter server (d values per task) and reads V back. The data never moves.
 //  - Omega, W fixed: (W W' + epsilon I)^1/2 over its trace. Each rank works out its tasks' rows
-//    of W from V (read after a global barrier) and its rows of Sigma; W is summed over the ranks
-//    (m x d values) and every rank fits the same Omega, from the d x d matrix W'W when there are
-//    fewer features than tasks (O(m d^2), not O(m^3): School's 139 tasks have 28 features).
+//    of W from V (the last round's under BSP, else read after a global barrier) and its rows of
+//    Sigma; W is summed over the ranks (m x d values, with the objective's sums) and every rank
+//    fits the same Omega, from the d x d matrix W'W when there are fewer features than tasks
+//    (O(m d^2), not O(m^3): School's 139 tasks have 28 features).
 // `rounds` weight rounds separate two Omega steps; the objective reported after an iteration is
 // F at the current W and the Omega fitted to it.
 #pragma once
@@ -34,9 +35,12 @@ namespace parasol::apps::mtrl {
 struct MtrlOptions {
   double lambda1 = 1e-3, lambda2 = 0.1, epsilon = 1e-6;
   bool learn_covariance = true;  // false: Omega stays I / m (lambda2 then acts as more ridge)
-  uint64_t iterations = 100;     // Omega steps at most
-  uint64_t rounds = 5;           // weight rounds per iteration
-  uint64_t local_passes = 1;     // passes over a rank's samples per round
+  uint64_t iterations = 1000;    // Omega steps at most
+  // Weight rounds per iteration, and passes over a rank's samples per round. Convergence goes
+  // with the number of Omega steps (School: about 550 whatever the rounds), so more weight work
+  // between two of them costs time and buys little.
+  uint64_t rounds = 1;
+  uint64_t local_passes = 1;
   // Stop once the objective changed by less than this (relative) in an iteration and the weight
   // step's duality gap is below it (relative to the objective).
   double tolerance = 1e-6;
