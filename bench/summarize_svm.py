@@ -50,10 +50,46 @@ def main():
     ratio(("libsvm", "c10-shrinking"), ("parasol", "c10-standard-1proc"), "C = 10: svm-train / parasol, 1 process")
     ratio(("parasol", "c10-none-1proc"), ("parasol", "c10-standard-1proc"), "C = 10: parasol without elimination / with")
     ratio(("parasol", "c10-standard-1proc"), ("parasol", "c10-standard-2proc"), "C = 10: parasol 1 process / 2")
+    bound = elimination_bound(out)
+    if bound:
+        lines.append(f"- bound on elimination / none (C = 1, run 1), were the work of an iteration in proportion to "
+                     f"the active set: {bound[0]:.2f}x; none spends {bound[1]:.2f} s of {bound[2]:.2f} s before "
+                     f"elimination has removed a tenth of the samples")
     text = "\n".join(lines) + "\n"
     open(os.path.join(out, "svm_summary.md"), "w").write(text)
     print(text)
     plot(out, med)
+
+
+def elimination_bound(out):
+    """The speed-up elimination could give at most if an iteration's work (kernel columns,
+    selection, gradient update) shrank with the active set and cost nothing else: none's time per
+    progress interval, weighted by the share of samples the standard run still had active at the
+    same iteration (the two runs take nearly the same steps). Also none's time until that share
+    first falls below 90%."""
+    paths = [os.path.join(out, "svm_data", f"parasol.{c}-1proc.1.csv") for c in ("none", "standard")]
+    if not all(os.path.exists(p) for p in paths):
+        return None
+    none, standard = ([(int(r["iteration"]), float(r["seconds"]), int(r["active"]))
+                       for r in csv.DictReader(open(p))] for p in paths)
+    n = none[0][2]
+
+    def active_share(iteration):  # the standard run's, at its last report at or before `iteration`
+        share = 1.0
+        for it, _, active in standard:
+            if it > iteration:
+                break
+            share = active / n
+        return share
+
+    estimate, before, last_it, last_s = 0.0, None, 0, 0.0
+    for it, seconds, _ in none:
+        share = active_share(last_it)
+        estimate += (seconds - last_s) * share
+        if before is None and share < 0.9:
+            before = last_s
+        last_it, last_s = it, seconds
+    return last_s / estimate, before if before is not None else last_s, last_s
 
 
 def plot(out, med):
