@@ -88,10 +88,12 @@ class WeightStep {
     v_.assign(m_ * d_, 0.0);
   }
 
-  size_t first_task() const { return first_; }
-  size_t last_task() const { return last_; }
-  // Sigma's rows of this rank's tasks ((last - first) x m): all that its half of the step uses.
-  void SetSigmaRows(std::vector<double> rows) { sigma_ = std::move(rows); }
+  // Sigma's rows of this rank's tasks ((last - first) x m), which the local passes use, and the
+  // covariance that forms W = Sigma V.
+  void SetCovariance(const TaskCovariance& cov) {
+    cov_ = cov;
+    sigma_ = cov.SigmaRows(o_.lambda1, o_.lambda2, first_, last_);
+  }
 
   // Local passes over this rank's samples, then V's change to the parameter server and V back.
   void Round(uint64_t seed) {
@@ -119,11 +121,7 @@ class WeightStep {
 
   // W = Sigma V for this rank's tasks ((last - first) x d).
   std::vector<double> OwnWeights() const {
-    std::vector<double> w((last_ - first_) * d_, 0.0);
-    for (size_t i = first_; i < last_; ++i)
-      for (size_t k = 0; k < m_; ++k)
-        Axpy(sigma_[(i - first_) * m_ + k], &v_[k * d_], &w[(i - first_) * d_], d_);
-    return w;
+    return cov_.SigmaTimes(o_.lambda1, o_.lambda2, v_, d_, first_, last_);
   }
 
   // Under BSP a round's read of V is exact (every rank's changes, nothing newer); under a bound
@@ -240,6 +238,7 @@ class WeightStep {
   std::unique_ptr<ps::Worker> worker_;
   bool exact_ = false;
   std::vector<double> alpha_, sq_norm_;  // this rank's samples
+  TaskCovariance cov_;
   std::vector<double> v_, sigma_;        // m x d; this rank's rows of Sigma, (last - first) x m
   std::vector<double> w_own_, dv_;       // this rank's tasks x d
 };
@@ -289,10 +288,7 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
     rounds = c.rounds;
     previous = c.objective;
   }
-  const auto set_sigma = [&] {
-    step.SetSigmaRows(cov.SigmaRows(o.lambda1, o.lambda2, step.first_task(), step.last_task()));
-  };
-  set_sigma();
+  step.SetCovariance(cov);
   for (uint64_t it = result.first_iteration; it <= o.iterations; ++it) {
     for (uint64_t r = 0; r < o.rounds; ++r) step.Round((o.seed * 1000003 + it) * 1000033 + r);
     rounds += o.rounds;
@@ -308,7 +304,7 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
       cov = TaskCovariance::Fit(w, m, d, o.epsilon);
       const double root = cov.trace_root();
       e.objective = sums.loss + o.lambda1 / 2 * sums.norm + o.lambda2 / 2 * root * root;
-      set_sigma();
+      step.SetCovariance(cov);
     } else {
       e.objective = sums.loss + quad / 2 + o.lambda2 * o.epsilon / 2 * cov.TraceInverse();
     }

@@ -183,6 +183,28 @@ std::vector<double> TaskCovariance::SigmaRows(double lambda1, double lambda2, si
   return Compose([=](double s) { return s / (lambda1 * s + lambda2); }, first, last);
 }
 
+std::vector<double> TaskCovariance::SigmaTimes(double lambda1, double lambda2, std::span<const double> v,
+                                               size_t d, size_t first, size_t last) const {
+  const auto f = [=](double s) { return s / (lambda1 * s + lambda2); };
+  const size_t m = m_, r = values_.size();
+  const double rest = r < m ? f(rest_value_) : 0.0;
+  std::vector<double> out((last - first) * d), projected(d);
+  for (size_t i = first; i < last; ++i)
+    for (size_t c = 0; c < d; ++c) out[(i - first) * d + c] = rest * v[i * d + c];
+  for (size_t j = 0; j < r; ++j) {
+    const double g = f(values_[j]) - rest;
+    const double* u = vectors_.data() + j * m;
+    std::fill(projected.begin(), projected.end(), 0.0);  // u_j' V
+    for (size_t k = 0; k < m; ++k)
+      for (size_t c = 0; c < d; ++c) projected[c] += u[k] * v[k * d + c];
+    for (size_t i = first; i < last; ++i) {
+      const double scale = g * u[i];
+      for (size_t c = 0; c < d; ++c) out[(i - first) * d + c] += scale * projected[c];
+    }
+  }
+  return out;
+}
+
 std::vector<double> Correlation(std::span<const double> cov, size_t m) {
   std::vector<double> c(m * m);
   for (size_t i = 0; i < m; ++i)

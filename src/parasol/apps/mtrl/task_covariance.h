@@ -42,6 +42,10 @@ class TaskCovariance {
   std::vector<double> Sigma(double lambda1, double lambda2) const {
     return SigmaRows(lambda1, lambda2, 0, m_);
   }
+  // Rows [first, last) of Sigma V for an m x d matrix V ((last - first) x d): through U's r
+  // columns, O(m r d), where the rows of Sigma would cost O((last - first) m d).
+  std::vector<double> SigmaTimes(double lambda1, double lambda2, std::span<const double> v, size_t d,
+                                 size_t first, size_t last) const;
   double TraceInverse() const;
   // Fit only: tr((W W' + epsilon I)^1/2); the penalty lambda2/2 (tr(W Omega^-1 W') + epsilon
   // tr(Omega^-1)) at the fitted Omega is lambda2/2 times its square.

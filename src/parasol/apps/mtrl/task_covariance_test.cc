@@ -1,7 +1,8 @@
 // The task covariance checked against its definitions, not against another decomposition: a fit
 // Omega has trace 1 and (t Omega)^2 = W W' + epsilon I; Sigma (lambda1 Omega + lambda2 I) = Omega;
-// tr(Omega^-1) is the trace of the inverse found by elimination. With fewer features than tasks
-// (the low-rank path) and with more (the dense one), and for weights of lower rank still.
+// tr(Omega^-1) is the trace of the inverse found by elimination; Sigma V is the product with
+// Sigma. With fewer features than tasks (the low-rank path) and with more (the dense one), and for
+// weights of lower rank still.
 #include "parasol/apps/mtrl/task_covariance.h"
 
 #include <gtest/gtest.h>
@@ -107,6 +108,15 @@ void CheckFit(size_t m, size_t d, size_t rank, double epsilon) {
   const std::vector<double> rows = c.SigmaRows(lambda1, lambda2, 2, 5);
   EXPECT_LT(MaxDifference(rows, Matrix(sigma.begin() + 2 * m, sigma.begin() + 5 * m)), 1e-15);
   EXPECT_NEAR(c.TraceInverse(), TraceOfInverse(omega, m), 1e-7 * TraceOfInverse(omega, m));
+  // Sigma V through the eigenvectors is the product with Sigma's rows.
+  const size_t width = 3;
+  const std::vector<double> v = Weights(m, width, width, m + 7);
+  const std::vector<double> product = c.SigmaTimes(lambda1, lambda2, v, width, 2, 5);
+  Matrix want(3 * width, 0.0);
+  for (size_t i = 2; i < 5; ++i)
+    for (size_t k = 0; k < m; ++k)
+      for (size_t f = 0; f < width; ++f) want[(i - 2) * width + f] += sigma[i * m + k] * v[k * width + f];
+  EXPECT_LT(MaxDifference(product, want), 1e-12);
 }
 
 TEST(TaskCovarianceTest, AFitMeetsItsDefinition) {
