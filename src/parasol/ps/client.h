@@ -11,6 +11,7 @@
 // handlers; one mutex guards the state and workers wait on one condition variable.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -108,6 +109,8 @@ class Client {
 
   PsStats stats() const;
   uint64_t process_clock() const;
+  // Whether a worker is blocked on an answer from a shard (any thread may ask).
+  bool HasWaiters() const { return waiters_.load(std::memory_order_relaxed) > 0; }
 
  private:
   struct CacheEntry {
@@ -161,6 +164,7 @@ class Client {
   Sender send_;
   mutable Mutex mu_;
   CondVar cv_;
+  std::atomic<int> waiters_{0};  // workers inside a wait on cv_ for a shard's answer
   std::map<uint32_t, TableState> tables_ PARASOL_GUARDED_BY(mu_);
   std::vector<Batch> open_ PARASOL_GUARDED_BY(mu_);  // per shard
   std::vector<std::deque<Sent>> sent_ PARASOL_GUARDED_BY(mu_);  // per shard

@@ -167,7 +167,7 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
   return busy;
 }
 
-void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
+void ParameterServer::Idle(uint64_t epoch, int& idle_rounds, int& spin_rounds) {
   comm::Transport& t = messages_->transport();
   // A rank that failed said so: waiting workers get its reason instead of a timeout later.
   if (auto notice = t.PeerFailure()) client_->Fail(ErrorCode::kAborted, fmt::format("rank {}: parameter server: {}", rank_, *notice));
@@ -177,6 +177,11 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
   }
   // MPI cannot block with a timeout: spin briefly, then sleep in short steps so a waiting process
   // leaves its cores to the workers.
+  constexpr int kWaitSpinPolls = 20000;  // a few milliseconds
+  if (options_.spin_while_waiting && client_->HasWaiters() && ++spin_rounds < kWaitSpinPolls) {
+    sched_yield();
+    return;
+  }
   if (++idle_rounds < 16) {
     sched_yield();
   } else if (options_.idle_sleep.count() > 0) {
@@ -189,7 +194,7 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds) {
 void ParameterServer::Loop() {
   std::vector<std::pair<comm::Request, std::vector<std::byte>>> inflight;
   comm::Transport& t = messages_->transport();
-  int idle_rounds = 0;
+  int idle_rounds = 0, spin_rounds = 0;
   while (true) {
     uint64_t epoch = t.Epoch();
     bool busy = false;
@@ -208,7 +213,7 @@ void ParameterServer::Loop() {
       break;
     }
     if (busy) {
-      idle_rounds = 0;
+      idle_rounds = spin_rounds = 0;
       continue;
     }
     if (stop_) {
@@ -216,7 +221,7 @@ void ParameterServer::Loop() {
       if (outbox_.empty()) break;
       continue;
     }
-    Idle(epoch, idle_rounds);
+    Idle(epoch, idle_rounds, spin_rounds);
   }
   for (auto& f : inflight) t.Cancel(f.first);  // peers have stopped listening
 }

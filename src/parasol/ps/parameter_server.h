@@ -46,6 +46,13 @@ struct PsOptions {
   // for a while after traffic, then 200 us). Each poll costs the workers' cores time: a job whose
   // traffic comes once per long step (a GNN's epoch) sets a longer one.
   std::chrono::microseconds idle_sleep{0};
+  // Over MPI, while a worker of this process waits for a shard's answer, poll without sleeping
+  // (yielding the core; for at most kWaitSpinPolls polls in a row): each message of a round trip
+  // then leaves and is taken in at once instead of after a sleep, which with Linux's timer slack
+  // is 50-70 us. The waiting worker's core is idle, so this costs nothing where each process has
+  // its cores; where ranks share cores it takes time from the others. For jobs of many short
+  // rounds under BSP (MTRL).
+  bool spin_while_waiting = false;
 };
 
 class ParameterServer {
@@ -102,7 +109,9 @@ class ParameterServer {
   void Loop();
   bool Poll(std::vector<std::pair<comm::Request, std::vector<std::byte>>>& inflight);
   void Dispatch(comm::Transport::Message& m);
-  void Idle(uint64_t epoch, int& idle_rounds);
+  // Sleeps or yields before the next poll; `idle_rounds` and `spin_rounds` count polls since
+  // the last traffic (the communication thread's own).
+  void Idle(uint64_t epoch, int& idle_rounds, int& spin_rounds);
 
   const int rank_;
   const int size_;

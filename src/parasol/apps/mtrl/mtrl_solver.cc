@@ -69,7 +69,7 @@ class WeightStep {
         o_(o),
         m_(s.tasks()),
         d_(s.features),
-        ps_(ctx, {.workers_per_process = 1, .timeout_ms = o.timeout_ms}) {
+        ps_(ctx, {.workers_per_process = 1, .timeout_ms = o.timeout_ms, .spin_while_waiting = true}) {
     std::tie(first_, last_) = TasksOf(s, ctx.size(), ctx.rank());
     ps_.CreateTable({.id = kVTable,
                      .kind = ps::RowKind::kDense,
