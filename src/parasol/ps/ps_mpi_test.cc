@@ -50,6 +50,17 @@ TEST_F(MpiPs, EveryModelRespectsItsBoundAndLosesNothing) {
   }
 }
 
+// A communication thread that yields instead of sleeping while workers wait changes when
+// messages move, never what the workers see: the same bounds, nothing lost.
+TEST_F(MpiPs, SpinningWhileWaitingKeepsTheBounds) {
+  for (auto [model, staleness] : {std::pair{Consistency::kBsp, 0u}, std::pair{Consistency::kSsp, 2u}}) {
+    testing::CountingOptions o{
+        .model = model, .staleness = staleness, .slow_worker = 1, .spin_while_waiting = true};
+    auto r = testing::RunCounting(*ctx_, o, nullptr);
+    EXPECT_EQ(r.reads, static_cast<uint64_t>(o.workers * o.clocks * o.rows)) << ConsistencyName(model);
+  }
+}
+
 // Every rank writes its shard at clock 4; a new parameter server over the same processes resumes
 // and continues to clock 6.
 TEST_F(MpiPs, CheckpointAndResume) {

@@ -29,6 +29,7 @@ struct CountingOptions {
   int max_sleep_us = 1500;  // random pause per worker per clock (a moving straggler)
   int slow_worker = -1;     // global worker id that sleeps 4x as long
   RowKind kind = RowKind::kDense;
+  bool spin_while_waiting = false;  // PsOptions'
 };
 
 struct CountingResult {
@@ -45,7 +46,9 @@ struct CountingResult {
 // null under mpirun). At the end the table must hold exactly `clocks` in every column on every
 // shard: nothing lost or counted twice.
 inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o, std::atomic<int64_t>* issued) {
-  ParameterServer ps(ctx, {.workers_per_process = o.workers, .timeout_ms = std::chrono::milliseconds(30000)});
+  ParameterServer ps(ctx, {.workers_per_process = o.workers,
+                           .timeout_ms = std::chrono::milliseconds(30000),
+                           .spin_while_waiting = o.spin_while_waiting});
   const uint64_t total_workers = static_cast<uint64_t>(ctx.size() * o.workers);
   TableConfig config{.id = 5, .kind = o.kind, .dtype = DType::kInt64, .width = total_workers,
                      .num_rows = static_cast<uint64_t>(o.rows), .consistency = o.model, .staleness = o.staleness,
