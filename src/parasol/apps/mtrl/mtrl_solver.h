@@ -37,8 +37,8 @@ struct MtrlOptions {
   bool learn_covariance = true;  // false: Omega stays I / m (lambda2 then acts as more ridge)
   uint64_t iterations = 1000;    // Omega steps at most
   // Weight rounds per iteration, and passes over a rank's samples per round. Convergence goes
-  // with the number of Omega steps (School: about 550 whatever the rounds), so more weight work
-  // between two of them costs time and buys little.
+  // mostly with the number of Omega steps (School at epsilon 1e-3: about 550 whatever the
+  // rounds), so more weight work between two of them costs time and buys little.
   uint64_t rounds = 1;
   uint64_t local_passes = 1;
   // Stop once the objective changed by less than this (relative) in an iteration and the weight
