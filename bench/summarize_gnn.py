@@ -88,7 +88,8 @@ def main():
         m = [float(r["peak_rss_mb"]) for r in by[s]]
         cores = int(by[s][0]["cores"])
         per_core[s] = 1000 / (med(e) * cores)
-        print(f"| {s} | {cores} | {med(e):.0f} ({min(e):.0f}-{max(e):.0f}) | {per_core[s]:.3f} | {med(m):.0f} |")
+        print(f"| {s} | {cores} | {med(e):.0f} ({min(e):.0f}-{max(e):.0f}) | "
+              f"{per_core[s]:.3f} | {med(m):.0f} |")
 
     def ratio(a, b):  # per repetition, then the median and range
         xs = [float(x["median_epoch_ms"]) / float(y["median_epoch_ms"]) for x, y in zip(by[a], by[b])]
@@ -96,7 +97,8 @@ def main():
 
     print(f"\nPyTorch epoch / parasol 1 process: {ratio('pytorch', 'parasol-1')}")
     print(f"parasol 1 process / 2 processes: {ratio('parasol-1', 'parasol-2')}")
-    print(f"parasol 1 process / 1 process with a tensor thread: {ratio('parasol-1', 'parasol-1-tensor-thread')}")
+    print("parasol 1 process / 1 process with a tensor thread: "
+          f"{ratio('parasol-1', 'parasol-1-tensor-thread')}")
     print(f"parasol 1 process / 1 graph process with a tensor worker: "
           f"{ratio('parasol-1', 'parasol-1-tensor-worker')}")
     mem = {s: med(float(r["peak_rss_mb"]) for r in by[s]) for s in systems}
@@ -116,7 +118,8 @@ def main():
     b.set_title("generated graph")
     b.tick_params(axis="x", labelrotation=20)
     c.boxplot([[100 * x for x in v] for _, v in sorted(groups.items())],
-              labels=[f"S={k[0]}\n{'patience ' + str(k[1]) if k[1] else '200 epochs'}" for k in sorted(groups)])
+              labels=[f"S={k[0]}\n{'patience ' + str(k[1]) if k[1] else '200 epochs'}"
+                      for k in sorted(groups)])
     c.set_ylabel("Cora test accuracy (%)")
     c.set_title("GCN, 2 processes: staleness bound")
     if links:
