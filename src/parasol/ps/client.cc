@@ -143,9 +143,10 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
     }
     Ask(t, row, need);
     // Wake at least every 100 ms: a far deadline must not overflow the clock conversion.
-    waiters_.fetch_add(1, std::memory_order_relaxed);
-    cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
-    waiters_.fetch_sub(1, std::memory_order_relaxed);
+    {
+      Waiting waiting(waiters_);
+      cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
+    }
     if (deadline.Expired()) {
       throw TimeoutError(fmt::format(
           "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not answer by the deadline (its clock is {})",
@@ -443,10 +444,11 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
     for (uint64_t row : mine) w.Put(row);
     send_(shard, w.Take());
   }
-  waiters_.fetch_add(1, std::memory_order_relaxed);
-  while (!failure_ && !AllSet(p.answered) && cv_.WaitUntil(mu_, deadline.time())) {
+  {
+    Waiting waiting(waiters_);
+    while (!failure_ && !AllSet(p.answered) && cv_.WaitUntil(mu_, deadline.time())) {
+    }
   }
-  waiters_.fetch_sub(1, std::memory_order_relaxed);
   const bool ok = failure_ || AllSet(p.answered);
   PendingRead result = std::move(p);
   reads_.erase(id);
@@ -486,10 +488,11 @@ void Client::Sync(Deadline deadline) {
     w.Put(MsgType::kSync);
     send_(shard, w.Take());
   }
-  waiters_.fetch_add(1, std::memory_order_relaxed);
-  while (!failure_ && !AllSet(synced_) && cv_.WaitUntil(mu_, deadline.time())) {
+  {
+    Waiting waiting(waiters_);
+    while (!failure_ && !AllSet(synced_) && cv_.WaitUntil(mu_, deadline.time())) {
+    }
   }
-  waiters_.fetch_sub(1, std::memory_order_relaxed);
   if (!failure_ && !AllSet(synced_)) {
     int silent = static_cast<int>(std::find(synced_.begin(), synced_.end(), 0) - synced_.begin());
     throw TimeoutError(fmt::format("rank {}: barrier: shard {} did not confirm this process's updates by the deadline",

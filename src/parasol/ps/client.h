@@ -165,6 +165,17 @@ class Client {
   mutable Mutex mu_;
   CondVar cv_;
   std::atomic<int> waiters_{0};  // workers inside a wait on cv_ for a shard's answer
+  // Counts its holder among waiters_ while it lives.
+  class Waiting {
+   public:
+    explicit Waiting(std::atomic<int>& n) : n_(n) { n_.fetch_add(1, std::memory_order_relaxed); }
+    ~Waiting() { n_.fetch_sub(1, std::memory_order_relaxed); }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+
+   private:
+    std::atomic<int>& n_;
+  };
   std::map<uint32_t, TableState> tables_ PARASOL_GUARDED_BY(mu_);
   std::vector<Batch> open_ PARASOL_GUARDED_BY(mu_);  // per shard
   std::vector<std::deque<Sent>> sent_ PARASOL_GUARDED_BY(mu_);  // per shard

@@ -112,6 +112,11 @@ void LowRankEigen(std::span<const double> w, size_t m, size_t d, std::vector<dou
   }
 }
 
+// Sigma = (lambda1 I + lambda2 Omega^-1)^-1 as a function of Omega's eigenvalues.
+auto SigmaOfEigenvalue(double lambda1, double lambda2) {
+  return [=](double s) { return s / (lambda1 * s + lambda2); };
+}
+
 }  // namespace
 
 TaskCovariance TaskCovariance::Fit(std::span<const double> weights, size_t m, size_t d, double epsilon) {
@@ -180,12 +185,12 @@ std::vector<double> TaskCovariance::Omega() const {
 
 std::vector<double> TaskCovariance::SigmaRows(double lambda1, double lambda2, size_t first,
                                               size_t last) const {
-  return Compose([=](double s) { return s / (lambda1 * s + lambda2); }, first, last);
+  return Compose(SigmaOfEigenvalue(lambda1, lambda2), first, last);
 }
 
 std::vector<double> TaskCovariance::SigmaTimes(double lambda1, double lambda2, std::span<const double> v,
                                                size_t d, size_t first, size_t last) const {
-  const auto f = [=](double s) { return s / (lambda1 * s + lambda2); };
+  const auto f = SigmaOfEigenvalue(lambda1, lambda2);
   const size_t m = m_, r = values_.size();
   const double rest = r < m ? f(rest_value_) : 0.0;
   std::vector<double> out((last - first) * d), projected(d);
