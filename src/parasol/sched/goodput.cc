@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 namespace parasol::sched {
@@ -109,6 +110,20 @@ Vec Minimise(const FitProblem& f, Vec start, int iterations) {
   return f.Clamp(s[best]);
 }
 
+// Least squares of compute time on batch per rank, both coefficients at least 1e-8.
+std::pair<double, double> ComputeLine(std::span<const PerfObservation> obs) {
+  double mx = 0, my = 0;
+  for (const PerfObservation& o : obs) mx += o.atomic_bsz, my += o.compute_time;
+  mx /= static_cast<double>(obs.size()), my /= static_cast<double>(obs.size());
+  double sxy = 0, sxx = 0;
+  for (const PerfObservation& o : obs) {
+    sxy += (o.atomic_bsz - mx) * (o.compute_time - my);
+    sxx += (o.atomic_bsz - mx) * (o.atomic_bsz - mx);
+  }
+  const double beta = sxx > 0 ? std::max(1e-8, sxy / sxx) : 1e-8;
+  return {std::max(1e-8, my - beta * mx), beta};
+}
+
 }  // namespace
 
 PerfParams FitPerfParams(std::span<const PerfObservation> obs) {
@@ -128,8 +143,19 @@ PerfParams FitPerfParams(std::span<const PerfObservation> obs) {
   if (!multi_node) fix(2, 1e-8), fix(3, 1e-8);
   if (!single_node_multi) fix(4, 1e-8), fix(5, 1e-8);
   if (!above_two) fix(3, 1e-8), fix(5, 1e-8);
-  Vec best = Minimise(f, start, 400);
-  best = Minimise(f, best, 400);  // restart: Nelder-Mead stalls on flat valleys
+  // Nelder-Mead from two points, the better kept: the neutral start, and the compute line through
+  // the data. From the neutral one alone a job's few batches on one rank (milliseconds a step) can
+  // leave beta_c on its bound: a flat compute time that makes every larger batch look free.
+  Vec data_start = start;
+  const auto [alpha_c, beta_c] = ComputeLine(obs);
+  if (!one_bsz) data_start[0] = alpha_c;
+  data_start[1] = one_bsz ? std::max(1e-8, mean_compute / 2 / obs[0].atomic_bsz) : beta_c;
+  Vec best = start;
+  for (const Vec& from : {start, data_start}) {
+    Vec v = Minimise(f, from, 400);
+    v = Minimise(f, v, 400);  // restart: Nelder-Mead stalls on flat valleys
+    if (from == start || f.Objective(v) < f.Objective(best)) best = v;
+  }
   PerfParams p = FromVec(best);
   if (!multi_node) {  // a prior: crossing nodes costs at least what staying on one does
     p.alpha_n = std::max(p.alpha_n, p.alpha_r * 1.1);
@@ -183,7 +209,8 @@ GoodputModel::Choice GoodputModel::Optimize(int nodes, int replicas, int max_bat
   for (int i = 0; i < kSamples; ++i) {
     const double batch = lo * std::pow(hi / lo, i / static_cast<double>(kSamples - 1));
     const double local = batch / replicas;
-    const auto [atomic, accum] = SplitLocalBatch(local, max_atomic, replicas == 1 && local > init_batch_ + 1e-8);
+    const bool two_passes = accumulate && replicas == 1 && local > init_batch_ + 1e-8;
+    const auto [atomic, accum] = SplitLocalBatch(local, max_atomic, two_passes);
     if (atomic < min_atomic || atomic > max_atomic || (!accumulate && accum > 0)) continue;
     const double g = Goodput(nodes, replicas, atomic, accum);
     if (g > best.goodput) best = {g, atomic, accum};

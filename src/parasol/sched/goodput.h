@@ -91,7 +91,8 @@ class GoodputModel {
   // to max_batch, each split into per-GPU batches within [min_atomic, max_atomic] (more
   // accumulation steps when one does not fit; at least one step on a single GPU above the initial
   // batch, whose gradient statistics need two). goodput 0 when nothing fits. A job that cannot
-  // `accumulate` runs every batch in one pass.
+  // `accumulate` runs every batch in one pass (one GPU measures its noise from consecutive steps
+  // instead).
   Choice Optimize(int nodes, int replicas, int max_batch, int min_atomic, int max_atomic,
                   bool accumulate = true) const;
 

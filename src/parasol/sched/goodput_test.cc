@@ -31,6 +31,22 @@ TEST(Goodput, FitRecoversKnownParameters) {
   EXPECT_NEAR(fit.alpha_n, truth.alpha_n, 0.25 * truth.alpha_n);
 }
 
+// A live job's first measurements: one rank, a few batches, milliseconds a step (an MLP on one
+// core: 4.4 ms + 0.07 ms a sample). The fit follows the compute line; a compute time flat in the
+// batch would make every larger batch look free.
+TEST(Goodput, FitFollowsAFewFastStepsOnOneRank) {
+  std::vector<PerfObservation> obs;
+  for (double bsz : {64.0, 128.0, 256.0}) {
+    const double t = 0.0044 + 0.00007 * bsz;
+    obs.push_back({1, 1, bsz, t, t});
+  }
+  const PerfParams fit = FitPerfParams(obs);
+  EXPECT_NEAR(fit.beta_c, 0.00007, 0.1 * 0.00007);
+  EXPECT_NEAR(fit.alpha_c, 0.0044, 0.1 * 0.0044);
+  const GoodputModel model(fit, 1, 0, 64);  // no noise: only the throughput counts
+  EXPECT_NEAR(model.StepTime(1, 1, 1024, 0) / (0.0044 + 0.00007 * 1024), 1.0, 0.1);
+}
+
 // Efficiency is 1 at the initial batch and falls once the batch passes the noise scale
 // (var / sqr * B0 = 4 x 32 = 128 here).
 TEST(Goodput, EfficiencyFallsPastTheNoiseScale) {
