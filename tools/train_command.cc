@@ -81,6 +81,9 @@ class TrainCommand : public Command {
                    "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
     app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
     app_->add_option("--stop-file", o_.stop_path, "When this file appears: checkpoint the current step and stop");
+    app_->add_option("--batch-file", o_.batch_path,
+                     "With --adaptive-batch: when this file appears, go on at the batch per rank it holds "
+                     "(and remove it)");
     app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->check(Between(1, 86400000))
         ->capture_default_str();
   }
@@ -158,8 +161,9 @@ class TrainCommand : public Command {
     if (batching_ != "batched" && batching_ != "per-node") {
       throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
     }
-    for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
-                                    "--lars", "--shard-updates", "--eval-only", "--lr-schedule"}) {
+    for (const char* unsupported : {"--status", "--stop-file", "--batch-file", "--adaptive-batch",
+                                    "--batch-max", "--sync-bn", "--lars", "--shard-updates", "--eval-only",
+                                    "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
       }
@@ -170,8 +174,8 @@ class TrainCommand : public Command {
   void ValidateLanguageModel() {
     if (o_.data.kind != "text") throw InvalidArgumentError("--model transformer-lm trains on --dataset text");
     if (o_.data.dir.empty()) throw InvalidArgumentError("--dataset text needs --data FILE");
-    for (const char* unsupported : {"--status", "--stop-file", "--adaptive-batch", "--batch-max", "--sync-bn",
-                                    "--lars", "--eval-only", "--lr-schedule"}) {
+    for (const char* unsupported : {"--status", "--stop-file", "--batch-file", "--adaptive-batch",
+                                    "--batch-max", "--sync-bn", "--lars", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model transformer-lm", unsupported));
       }

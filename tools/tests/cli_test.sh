@@ -71,6 +71,10 @@ expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" tra
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
 expect 2 "train.ckpt: cannot open" -- "$parasol" train --model mlp --steps 1 --resume "$tmp/none"
 expect 2 "--batch-max 16 is below the total batch 32 (1 rank(s) x --batch 32)" -- "$parasol" train --model mlp --steps 1 --batch-max 16
+expect 2 "--batch-file needs --adaptive-batch" -- "$parasol" train --model mlp --steps 1 --batch-file "$tmp/batch"
+echo 100 > "$tmp/batch"
+expect 2 "$tmp/batch:1: batch per rank 100 is not in [1, 64]" -- "$mpirun" -np 2 "$parasol" train --model mlp \
+  --dataset synthetic --samples 256 --steps 4 --no-eval --adaptive-batch --batch-max 128 --batch-file "$tmp/batch"
 printf '%s\na,0,1,64,10,--model mlp --batch-max 32\n' "$header" > "$tmp/bad_jobs.csv"
 expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch-max 32 is below batch_size 64" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
 label="train --no-eval reports no test accuracy"

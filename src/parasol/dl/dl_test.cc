@@ -503,6 +503,56 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
   EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("--stop-file needs --checkpoint DIR"));
 }
 
+// Pollux's in-place batch change: a batch file read after the first step makes every rank go on
+// at the new batch from the next one, and the run trains the model that a stop after that step and
+// a resume at the new batch train (same samples, gradient noise and AdaScale gain). A file whose
+// batch breaks --batch-max ends every rank with an error naming it.
+TEST(Training, ABatchFileChangesTheBatchInPlaceAsAResumeWould) {
+  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_batch_file";
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp);
+  const std::string stop = (tmp / "stop").string(), batch_file = (tmp / "batch").string();
+  TrainOptions o = Small("mlp", 8, 6);
+  o.adaptive_batch = true;
+  o.batch_max = 64;
+  TrainOptions part = o;
+  part.checkpoint_dir = (tmp / "ckpt").string();
+  part.stop_path = stop;
+  std::ofstream(stop) << "";
+  TrainOn(2, part);
+  TrainOptions rest = o;
+  rest.batch = 16;
+  rest.resume_dir = rest.checkpoint_dir = part.checkpoint_dir;
+  TrainResult resumed_result;
+  torch::Tensor resumed = TrainOn(2, rest, &resumed_result);
+
+  TrainOptions in_place = o;
+  in_place.batch_path = batch_file;
+  in_place.status_path = (tmp / "status").string();
+  std::ofstream(batch_file) << "16\n";
+  TrainResult r;
+  torch::Tensor changed = TrainOn(2, in_place, &r);
+  EXPECT_FALSE(std::filesystem::exists(batch_file));
+  EXPECT_EQ(r.steps_done, resumed_result.steps_done);
+  EXPECT_LT(r.steps_done, 6);  // AdaScale: more than one iteration's progress per step at 32
+  EXPECT_DOUBLE_EQ(r.progress, resumed_result.progress);
+  EXPECT_LT(MaxDiff(changed, resumed), 1e-6);
+  EXPECT_EQ(ReadJobStatus(in_place.status_path).batch_per_rank, 16);
+
+  std::ofstream(batch_file) << "40\n";  // 2 x 40 > --batch-max 64
+  InProcessWorld world(2);
+  auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, in_place); });
+  EXPECT_THAT(comm::testing::Message(errors[0]),
+              ::testing::HasSubstr(batch_file + ":1: batch per rank 40 is not in [1, 32]"));
+  EXPECT_THAT(comm::testing::Message(errors[1]), ::testing::HasSubstr(batch_file + ":1: refused by rank 0"));
+  TrainOptions fixed = Small("mlp", 8, 6);
+  fixed.batch_path = batch_file;
+  InProcessWorld one(1);
+  errors = RunRanks(one, [&](comm::Context& ctx) { Train(ctx, fixed); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("--batch-file needs --adaptive-batch"));
+  std::filesystem::remove_all(tmp);
+}
+
 TEST(Faults, DeadPeerEndsEveryRankWithAnError) {
   InProcessWorld world(3);
   // More steps than any machine finishes: rank 2 dies once rank 0 has logged two steps.

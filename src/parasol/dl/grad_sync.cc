@@ -73,6 +73,11 @@ void GradSync::Flush() {
   if (options_.backend != Backend::kNone) WaitUnits(0, num_units());
 }
 
+void GradSync::SetBatchPerRank(int64_t batch_per_rank) {
+  options_.batch_per_rank = batch_per_rank;
+  previous_step_ = -1;
+}
+
 void GradSync::WaitUnits(int first, int end) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + 2 * options_.timeout_ms + std::chrono::seconds(1);

@@ -120,6 +120,10 @@ class GradSync {
   void AfterBackward();
   // Waits for every pending update (before evaluation and checkpoints).
   void Flush();
+  // The steps after this one take `batch_per_rank` samples per rank (an in-place batch change):
+  // the gradient norms are measured at it, and one rank's unpaired gradient is dropped (it was
+  // over the old batch). The hybrid plan made at construction stays. REQUIRES: after Flush.
+  void SetBatchPerRank(int64_t batch_per_rank);
 
   const std::vector<LayerChoice>& layer_choices() const { return choices_; }
   // The training thread's view: call it between steps (after Flush or AfterBackward).

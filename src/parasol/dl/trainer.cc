@@ -114,6 +114,9 @@ void ValidateOptions(const TrainOptions& o) {
   if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
   if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
   if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
+  if (!o.batch_path.empty() && !o.adaptive_batch) {
+    throw InvalidArgumentError("--batch-file needs --adaptive-batch");
+  }
   if (o.cosine_lr && o.adaptive_batch) {
     throw InvalidArgumentError("--lr-schedule cosine cannot take --adaptive-batch");
   }
@@ -312,7 +315,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   GradSync sync(ctx, *model, optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
-  const int64_t batch = o.batch * ctx.size();
+  int64_t per_rank = o.batch, batch = o.batch * ctx.size();  // a batch file may change both
   if (o.batch_max > 0 && batch > o.batch_max) {
     throw InvalidArgumentError(
         fmt::format("--batch-max {} is below the total batch {} ({} rank(s) x --batch {})", o.batch_max,
@@ -344,12 +347,13 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
   model->train();
-  JobControl control(ctx, o.status_path, o.stop_path, total, o.batch);
+  JobControl control(ctx, {o.status_path, o.stop_path, o.batch_path}, total, o.batch);
+  const int64_t most_per_rank = (o.batch_max > 0 ? o.batch_max : split.train.size()) / ctx.size();
   double train_seconds = 0;
   r.steps_done = at.step;
   while (!finished(at)) {
     const double gain = o.adaptive_batch ? noise.Gain(batch) : 1.0;
-    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, o.batch, at, gain);
+    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, per_rank, at, gain);
     const int64_t epoch_samples = order.steps_per_epoch() * batch, epoch = at.samples / epoch_samples;
     at = {at.step + 1, at.progress + gain, at.samples + batch};
     train_seconds += rec.seconds;
@@ -365,7 +369,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     }
     const bool checkpoint_now = o.checkpoint_every > 0 && at.step % o.checkpoint_every == 0;
     if (!o.checkpoint_dir.empty() && (checkpoint_now || last)) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
-    if (!last && control.StopRequested()) {
+    const JobControl::Request asked = last ? JobControl::Request{} : control.Check(most_per_rank);
+    if (asked.stop) {
       if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
       r.stopped = true;
       if (log) {
@@ -373,6 +378,20 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
                             o.progress_bar ? "\n" : "", at.step, at.progress, total);
       }
       break;
+    }
+    if (asked.batch_per_rank > 0) {
+      // Pollux's in-place change: the data order goes on from the samples seen, AdaScale's gain
+      // follows the new batch.
+      sync.Flush();
+      per_rank = asked.batch_per_rank;
+      batch = per_rank * ctx.size();
+      order = BatchOrder(split.train.size(), per_rank, ctx.size(), o.seed);
+      sync.SetBatchPerRank(per_rank);
+      control.SetBatchPerRank(per_rank);
+      if (log) {
+        *log << fmt::format("{}# batch: total {} ({} per rank) from step {}, AdaScale gain {:.3f}\n",
+                            o.progress_bar ? "\n" : "", batch, per_rank, at.step, noise.Gain(batch));
+      }
     }
   }
   sync.Flush();

@@ -44,11 +44,13 @@ struct TrainOptions {
   std::string resume_dir;
   // Only evaluate the checkpoint in resume_dir on the test set: no step, nothing written.
   bool eval_only = false;
-  // A cluster scheduler's handles (see job_control.h): a status file rank 0 keeps current, and a
+  // A cluster scheduler's handles (see job_control.h): a status file rank 0 keeps current, a
   // file whose appearance makes every rank checkpoint the current step and return (REQUIRES
-  // checkpoint_dir).
+  // checkpoint_dir), and a file that changes the batch per rank from the next step (REQUIRES
+  // adaptive_batch; at most batch_max in total).
   std::string status_path;
   std::string stop_path;
+  std::string batch_path;
   std::ostream* log = nullptr;  // rank 0's progress and summaries
   bool progress_bar = false;    // redraw one line per step on log (a terminal)
 };

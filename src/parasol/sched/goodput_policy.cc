@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "parasol/sched/count_search.h"
@@ -34,6 +35,9 @@ GoodputPolicy::Curve GoodputPolicy::SpeedupCurve(const Job& job, const ClusterSp
 }
 
 namespace {
+
+// The value of a job's current count when it must keep it: more than any sum of speedups.
+constexpr double kKeep = 1e9;
 
 // Placement: jobs whose count is unchanged keep their GPUs; then the largest first: distributed
 // jobs on whole free nodes plus at most one partly free node with no other distributed job,
@@ -161,14 +165,22 @@ Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& a
     // A new allocation holds at most until the job ends: a job that would finish at its current
     // count before a restart paid off keeps it.
     double hold = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
+    double left_s = std::numeric_limits<double>::infinity();  // at its current count
     if (current > 0 && curve.one_gpu_goodput > 0) {
       const auto at = std::find(curve.counts.begin(), curve.counts.end(), current);
       if (at != curve.counts.end() && curve.speedup[at - curve.counts.begin()] > 0) {
         const double goodput = curve.one_gpu_goodput * curve.speedup[at - curve.counts.begin()];
-        hold = std::min(hold, job.remaining_iterations() * job.batch_limits().init_batch / goodput);
+        left_s = job.remaining_iterations() * job.batch_limits().init_batch / goodput;
+        hold = std::min(hold, left_s);
       }
     }
     const double penalty = std::max(o_.restart_penalty_s, job.measured_restart_s());
+    if (left_s < penalty) {
+      // Done before a restart would be: any change ends it later, and its GPUs are free soon. (A
+      // sum of speedups would take them for another job's first GPU when its own gain is small.)
+      choices[j] = {{0, current}, {0.0, kKeep}};
+      continue;
+    }
     const double stay = current > 0 ? hold / (hold + penalty) : 1.0;
     const double weight = Weight(job, curve);
     choices[j].counts = curve.counts;

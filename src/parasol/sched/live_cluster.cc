@@ -19,6 +19,10 @@ namespace {
 
 using Clock = Deadline::Clock;
 
+// An in-place batch change costs a step's flush, but the model's goodput is a fit: smaller
+// predicted gains are noise that would flip the batch back and forth.
+constexpr double kMinBatchGain = 1.05;
+
 bool Finished(const LiveJob& j) { return j.state() == LiveJob::State::kDone || j.state() == LiveJob::State::kFailed; }
 
 class LiveRun {
@@ -35,13 +39,14 @@ class LiveRun {
   }
 
   LiveResult Run() {
-    double last_schedule = -1e300;
+    double last_schedule = -1e300, last_rebatch = -1e300;
     std::set<std::string> last_active;
     while (!std::all_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return Finished(*j); })) {
       for (auto& j : jobs_) Poll(*j);
       if (multi_host_) CheckHosts(), RetryLostHosts();
       const double now = Now();
       if (o_.timeout_s > 0 && now > o_.timeout_s) throw TimeoutError(Unfinished());
+      if (now - last_rebatch >= o_.rebatch_interval_s) ChangeBatches(), last_rebatch = now;
       std::vector<const Job*> active;
       std::set<std::string> names;
       for (auto& j : jobs_) {
@@ -80,10 +85,20 @@ class LiveRun {
     if (o_.log) *o_.log << fmt::format("{:8.1f} s  {}\n", Now(), line) << std::flush;
   }
 
+  void ChangeBatches() {
+    for (auto& j : jobs_) {
+      if (const std::optional<int> b = j->BetterBatch(kMinBatchGain)) j->ChangeBatch(*b);
+    }
+  }
+
   void Poll(LiveJob& j) {
     const bool was_running = j.state() == LiveJob::State::kRunning;
+    const int batch = j.batch();
     j.Poll();
     if (!was_running) return;
+    if (j.state() == LiveJob::State::kRunning && j.batch() != batch) {
+      Log(fmt::format("{}: batch {} -> {} in place at step {}", j.name(), batch, j.batch(), j.steps_done()));
+    }
     if (j.state() == LiveJob::State::kDone) Log(fmt::format("{}: done after {} steps", j.name(), j.steps_done()));
     if (j.state() != LiveJob::State::kFailed) return;
     if (multi_host_) {

@@ -3,7 +3,9 @@
 // launched there with `mpirun --host`), scheduled by the same policy objects as the simulator.
 // At every interval, and whenever a job arrives, finishes or fails, the policy sees what each job
 // has measured of itself and returns GPU counts and where; a job whose count changes is stopped at
-// its current step (checkpoint) and restarted on the new count from there.
+// its current step (checkpoint) and restarted on the new count from there. Between rounds, every
+// `rebatch_interval_s`, a running job with an adaptive batch whose model gives another batch 5%
+// more goodput on its ranks is asked to change batch in place (see live_job.h).
 //
 // Hosts: when a job's run fails, or reports no new step for `stall_timeout_s`, each of its hosts
 // is probed (the launcher starts `true` there); a host where that fails, or does not end within
@@ -31,6 +33,7 @@ struct LiveOptions {
   double host_retry_s = 60;      // hosts: a lost host is probed this often, rejoins if it answers (0: never)
   bool adaptive = true;          // the policy chooses GPU counts (goodput); else the users' (Tiresias)
   double interval_s = 10;
+  double rebatch_interval_s = 2;
   double stop_timeout_s = 60;    // a job that has not checkpointed and stopped by then is killed
   double poll_s = 0.2;
   double timeout_s = 0;          // the whole run (0: none): past it, a TimeoutError naming the jobs left

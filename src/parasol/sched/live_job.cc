@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_reader.h"
 #include "parasol/core/error.h"
 #include "parasol/core/text_fields.h"
@@ -22,9 +23,9 @@ namespace {
 
 // Flags the runner sets itself on every run.
 const std::set<std::string>& RunnerFlags() {
-  static const std::set<std::string> flags{"--batch",          "--steps",      "--epochs", "--threads",
-                                           "--checkpoint",     "--resume",     "--status", "--stop-file",
-                                           "--adaptive-batch", "--no-progress"};
+  static const std::set<std::string> flags{"--batch",          "--steps",      "--epochs",    "--threads",
+                                           "--checkpoint",     "--resume",     "--status",    "--stop-file",
+                                           "--batch-file",     "--adaptive-batch", "--no-progress"};
   return flags;
 }
 
@@ -89,7 +90,7 @@ LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive,
   std::error_code ec;
   fs::create_directories(Path(""), ec);
   // A job of the same name from an earlier run must not be resumed.
-  for (const char* stale : {"ckpt", "status", "stop", "train.log"}) {
+  for (const char* stale : {"ckpt", "status", "stop", "batch", "train.log"}) {
     if (!ec) fs::remove_all(Path(stale), ec);
   }
   if (ec) throw IoError(fmt::format("{}: cannot prepare the job's folder: {}", Path(""), ec.message()));
@@ -144,6 +145,27 @@ int LiveJob::ChooseBatch(int replicas, int nodes) const {
   return std::min(local, most) * replicas;
 }
 
+std::optional<int> LiveJob::BetterBatch(double min_gain) const {
+  if (state_ != State::kRunning || !run_measured_ || !adaptive_batch() || !noise_ || asked_batch_ > 0) {
+    return std::nullopt;
+  }
+  const int want = ChooseBatch(ranks_, nodes_);
+  const std::optional<GoodputModel> model = Model();
+  if (want == batch_ || !model) return std::nullopt;
+  auto goodput = [&](int total) {
+    return model->Goodput(nodes_, ranks_, static_cast<double>(total) / ranks_, 0);
+  };
+  if (goodput(want) < min_gain * goodput(batch_)) return std::nullopt;
+  return want;
+}
+
+void LiveJob::ChangeBatch(int total) {
+  WriteFileAtomically(Path("batch"), [&](std::ostream& out) { out << total / ranks_ << "\n"; });
+  asked_batch_ = total;
+  std::ofstream(Path("train.log"), std::ios::app)
+      << fmt::format("# {:.1f} s: total batch {} asked in place\n", Now(), total);
+}
+
 void LiveJob::Start(int replicas, const HostRanks& hosts) {
   hosts_ = hosts;
   nodes_ = std::max<int>(1, static_cast<int>(hosts.size()));
@@ -164,10 +186,12 @@ void LiveJob::Start(int replicas, const HostRanks& hosts) {
   argv.insert(argv.end(), {"--batch", std::to_string(batch_ / replicas), "--steps",
                            std::to_string(spec_.steps), "--threads", "1", "--checkpoint", Path("ckpt"),
                            "--status", Path("status"), "--stop-file", Path("stop"), "--no-progress"});
-  if (adaptive_batch()) argv.push_back("--adaptive-batch");
+  if (adaptive_batch()) argv.insert(argv.end(), {"--adaptive-batch", "--batch-file", Path("batch")});
   if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
   fs::remove(Path("stop"));
   fs::remove(Path("status"));
+  fs::remove(Path("batch"));
+  asked_batch_ = 0;
   std::string where;
   for (const auto& [host, ranks] : hosts) where += fmt::format(" {}:{}", host, ranks);
   std::ofstream(Path("train.log"), std::ios::app)
@@ -242,6 +266,10 @@ void LiveJob::ReadStatus() {
   steps_known_ = true;
   progress_ = s.progress;
   if (s.grad_measured && s.grad_sqr > 0) noise_ = {s.grad_sqr, s.grad_var};
+  if (s.ranks == ranks_ && s.batch_per_rank > 0) {
+    batch_ = static_cast<int>(s.batch_per_rank) * ranks_;  // in place: the run has taken it
+    if (batch_ == asked_batch_) asked_batch_ = 0;
+  }
   // A status without a batch per rank (hand-written, or from another program) gives no shape.
   if (s.step_seconds > 0 && s.ranks == ranks_ && s.batch_per_rank > 0) Observe(s);
 }

@@ -7,10 +7,11 @@
 // A job whose train_args give `--batch-max` above its batch has an adaptive batch under the
 // goodput policy (Pollux): each run's total batch is chosen for its rank count from the goodput
 // model, with the statistical efficiency from the noise scale the job reports (a batch per rank at
-// most twice the largest measured: the throughput fit is a guess beyond that, and a wrong guess
-// costs a restart, not a step as in Pollux's in-process batch changes), and the job runs
+// most twice the largest measured: the throughput fit is a guess beyond that), and the job runs
 // with `--adaptive-batch` (AdaScale's learning rate; progress in scale-invariant iterations at the
-// first batch). Otherwise its total batch stays what the user asked for, split over the ranks, so
+// first batch). Between resizes its batch changes in place, as Pollux's agent does: the scheduler
+// writes a new batch per rank into the run's batch file, and the run takes it at its next step
+// (no restart). Otherwise its total batch stays what the user asked for, split over the ranks, so
 // every count trains the same model (see dl_test's stop-and-resize test).
 #pragma once
 
@@ -106,6 +107,14 @@ class LiveJob : public Job {
   void Start(int replicas, const HostRanks& hosts = {});
   // The total batch a run on `replicas` ranks over `nodes` hosts would get now.
   int ChooseBatch(int replicas, int nodes = 1) const;
+  // A total batch for the current run whose modelled goodput is at least `min_gain` times the
+  // current one's; none while the run starts, before it has measured its noise, or while an
+  // earlier change is not yet taken.
+  std::optional<int> BetterBatch(double min_gain) const;
+  // Asks the run to go on at `total` (split over its ranks) from its next step; batch() follows
+  // once its status shows it. REQUIRES: state() kRunning, adaptive_batch(), `total` a multiple of
+  // ranks() within --batch-max.
+  void ChangeBatch(int total);
   // The hosts of the current run, or of the last one when none runs.
   const HostRanks& hosts() const { return hosts_; }
   // Seconds the current run has gone without reporting a new step after its first (0 when it is
@@ -141,6 +150,7 @@ class LiveJob : public Job {
   HostRanks hosts_;
   int64_t max_local_run_ = 0;  // the largest batch per rank measured
   int batch_;
+  int asked_batch_ = 0;  // in place, not yet taken (0: none)
   int64_t steps_done_ = 0, run_first_step_ = 0;
   double progress_ = 0;  // scale-invariant iterations (= steps under a fixed batch)
   std::optional<std::pair<double, double>> noise_;  // the latest |G|^2 and per-sample variance

@@ -83,15 +83,16 @@ TEST(LiveJobs, BadLinesNameFileAndLine) {
 }
 
 // A job as the live runner presents it: batch fixed, measured on some counts (1 ms + 2 ms per
-// sample on a rank, plus 2 ms of synchronisation with more than one), counts that split its
+// sample on a rank, plus `sync_s` of synchronisation with more than one), counts that split its
 // batch only.
 class MeasuredJob : public Job {
  public:
-  MeasuredJob(std::string name, int batch, std::vector<int> measured, double remaining = 100)
+  MeasuredJob(std::string name, int batch, std::vector<int> measured, double remaining = 100,
+              double sync_s = 0.002)
       : name_(std::move(name)), batch_(batch), remaining_(remaining) {
     std::vector<PerfObservation> obs;
     for (int k : measured) {
-      const double compute = 0.001 + 0.002 * batch / k, sync = k > 1 ? 0.002 : 0.0;
+      const double compute = 0.001 + 0.002 * batch / k, sync = k > 1 ? sync_s : 0.0;
       obs.push_back({1, k, static_cast<double>(batch / k), compute, compute + sync});
       max_ = std::max(max_, k);
     }
@@ -153,19 +154,31 @@ TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
 
 // A stand-in for `parasol train` (and for mpirun, which drops "-np N"): it appends its arguments to
 // args.txt, reports 5 steps on one rank at batch 64 with the given gradient noise (|G|^2 = 1,
-// per-sample variance `var`) and waits for its stop file.
+// per-sample variance `var`), and waits for its stop file; a batch file meanwhile is taken as the
+// real one is (removed, and reported as the batch per rank from step 6).
 fs::path FakeTrainer(const fs::path& dir, double var) {
   fs::create_directories(dir);
   WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
   WriteScript(dir / "parasol",
               fmt::format("echo \"$@\" >> {}\n"
                           "while [ $# -gt 0 ]; do\n"
-                          "  case \"$1\" in --status) st=$2;; --stop-file) stop=$2;; esac; shift\n"
+                          "  case \"$1\" in\n"
+                          "    --status) st=$2;; --stop-file) stop=$2;; --batch-file) bf=$2;;\n"
+                          "  esac\n"
+                          "  shift\n"
                           "done\n"
-                          "printf 'step 5\\ntotal_steps 100\\nprogress 5\\nranks 1\\nbatch_per_rank 64\\n"
+                          "report() {{\n"
+                          "  printf 'step %s\\ntotal_steps 100\\nprogress %s\\nranks 1\\nbatch_per_rank %s\\n"
                           "step_seconds 0.1\\nsync_seconds 0\\ngrad_sqr 1\\ngrad_var {}\\nstate running\\n' "
-                          "> \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n"
-                          "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n",
+                          "$1 $1 $2 > \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n"
+                          "}}\n"
+                          "report 5 64\n"
+                          "while [ ! -e \"$stop\" ]; do\n"
+                          "  if [ -n \"$bf\" ] && [ -e \"$bf\" ]; then\n"
+                          "    b=$(cat \"$bf\"); rm \"$bf\"; report 6 $b\n"
+                          "  fi\n"
+                          "  sleep 0.02\n"
+                          "done\n",
                           (dir / "args.txt").string(), var));
   return dir;
 }
@@ -177,9 +190,8 @@ std::vector<std::string> Lines(const fs::path& path) {
   return lines;
 }
 
-// Runs a job with `train_args` once on one rank (the fake trainer's measurements), stops it and
-// returns it, ready to resume.
-std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, const std::vector<std::string>& train_args,
+// A job with `train_args` running on one rank (the fake trainer's), once it has reported.
+std::unique_ptr<LiveJob> RunningOnOneRank(const fs::path& dir, const std::vector<std::string>& train_args,
                                           double var) {
   FakeTrainer(dir, var);
   // Through the job file's reader, which finds --batch-max in the arguments.
@@ -197,6 +209,13 @@ std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, const std::vector
     job->Poll();
   }
   EXPECT_EQ(job->steps_done(), 5);
+  return job;
+}
+
+// The same, stopped: ready to resume.
+std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, const std::vector<std::string>& train_args,
+                                          double var) {
+  auto job = RunningOnOneRank(dir, train_args, var);
   job->Stop(Deadline::After(std::chrono::seconds(20)));
   EXPECT_EQ(job->state(), LiveJob::State::kWaiting);
   EXPECT_DOUBLE_EQ(job->remaining_iterations(), 95);
@@ -232,6 +251,38 @@ TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
   EXPECT_EQ(fixed->ChooseBatch(2), 64);
   EXPECT_FALSE(fixed->AllowsReplicas(3));
   EXPECT_EQ(Lines(base / "fixed" / "args.txt")[0].find("--adaptive-batch"), std::string::npos);
+  fs::remove_all(base);
+}
+
+// Between resizes an adaptive batch changes in place, as Pollux's agent changes it: a running
+// job whose noise makes a larger batch worth more goodput is asked for it through its batch file
+// (twice its measured batch, the most it trusts; one change at a time) and takes it without a
+// restart; with a quiet gradient the batch stays.
+TEST(LiveJobs, AnAdaptiveBatchChangesInPlaceWhileItRuns) {
+  const fs::path base = fs::temp_directory_path() / fmt::format("live_in_place_{}", ::getpid());
+  fs::remove_all(base);
+  auto noisy = RunningOnOneRank(base / "noisy", {"--batch-max", "512"}, 6400);
+  EXPECT_THAT(Lines(base / "noisy" / "args.txt").at(0),
+              HasSubstr("--batch-file " + (base / "noisy" / "job" / "batch").string()));
+  const std::optional<int> better = noisy->BetterBatch(1.05);
+  ASSERT_TRUE(better.has_value());
+  EXPECT_EQ(*better, 128);
+  noisy->ChangeBatch(*better);
+  EXPECT_FALSE(noisy->BetterBatch(1.05).has_value());
+  for (int i = 0; i < 500 && noisy->steps_done() < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    noisy->Poll();
+  }
+  EXPECT_EQ(noisy->steps_done(), 6);
+  EXPECT_EQ(noisy->batch(), 128);
+  EXPECT_EQ(noisy->restarts(), 0);
+  EXPECT_EQ(Lines(base / "noisy" / "args.txt").size(), 1u);
+  noisy->Stop(Deadline::After(std::chrono::seconds(20)));
+
+  auto quiet = RunningOnOneRank(base / "quiet", {"--batch-max", "512"}, 0.1);
+  EXPECT_FALSE(quiet->BetterBatch(1.05).has_value());
+  EXPECT_EQ(quiet->batch(), 64);
+  quiet->Stop(Deadline::After(std::chrono::seconds(20)));
   fs::remove_all(base);
 }
 
@@ -396,6 +447,24 @@ TEST(LiveJobs, GoodputPolicyDoesNotResizeAJobAboutToFinish) {
   // Nor when its restarts have cost far more than the policy's penalty assumes.
   long_one.set_measured_restart_s(600);
   EXPECT_EQ(policy.Optimize(100, {&long_one}, on_one, one_node)["job"].size(), 1u);
+}
+
+// A job on both GPUs that a second GPU speeds up only 1.2x (40 ms of synchronisation against 129
+// ms a step), when another job arrives: with much work left it gives the newcomer a GPU; with two
+// steps left it keeps both (a restart to one GPU would end it later, and both are free soon).
+TEST(LiveJobs, GoodputPolicyLetsAJobAboutToFinishKeepItsGpus) {
+  const ClusterSpec one_node{1, 2};
+  GoodputPolicy policy({.restart_penalty_s = 5, .horizon_s = 60, .remaining_scale_s = 0});
+  const Allocations on_both{{"old", {0, 0}}};
+  MeasuredJob newcomer("new", 64, {1}, 100000);
+  MeasuredJob long_one("old", 64, {1, 2}, 100000, 0.04);
+  MeasuredJob ending("old", 64, {1, 2}, 2, 0.04);
+  Allocations a = policy.Optimize(100, {&long_one, &newcomer}, on_both, one_node);
+  EXPECT_EQ(a["old"].size(), 1u);
+  EXPECT_EQ(a["new"].size(), 1u);
+  a = policy.Optimize(100, {&ending, &newcomer}, on_both, one_node);
+  EXPECT_EQ(a["old"].size(), 2u);
+  EXPECT_FALSE(a.contains("new"));
 }
 
 }  // namespace
