@@ -21,9 +21,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 POLICIES = [("adaptive", "goodput, adaptive batch"), ("fixed", "goodput, fixed batch"),
             ("tiresias", "Tiresias (users' GPUs)")]
 # "    15.6 s  m1: resumes on 2 GPUs at step 1000, batch 256", "... m1: starts on 1 GPUs, batch 64",
-# "... m1: 2 -> 0 GPUs, stopped at step 3", "... m1: done after 2736 steps"
+# "... m1: 2 -> 0 GPUs, stopped at step 3", "... m1: done after 2736 steps",
+# "... m1: batch 64 -> 115 in place at step 93"
 EVENT = re.compile(r"^\s*([0-9.]+) s  (\S+): (?:starts on (\d+) GPUs(?:, batch (\d+))?|"
-                   r"resumes on (\d+) GPUs (?:at step \d+|from its last checkpoint)(?:, batch (\d+))?|\d+ -> (\d+) GPUs|(done))")
+                   r"resumes on (\d+) GPUs (?:at step \d+|from its last checkpoint)(?:, batch (\d+))?|"
+                   r"\d+ -> (\d+) GPUs|(done)|batch \d+ -> (\d+) in place)")
 
 
 def timeline(log):
@@ -40,6 +42,8 @@ def timeline(log):
         prev_batch = last[-1][2] if last else 0
         if m.group(7) or m.group(8):  # stopped (to resume on another count) or done
             last.append((t, 0, prev_batch))
+        elif m.group(9):  # the same GPUs, another batch
+            last.append((t, last[-1][1] if last else 0, int(m.group(9))))
         else:
             last.append((t, int(gpus), int(batch) if batch else prev_batch))
     return jobs
@@ -100,7 +104,8 @@ def plot(out, by):
         for i, (name, events) in enumerate(sorted(jobs.items())):
             for (t0, gpus, batch), (t1, _, _) in zip(events, events[1:]):
                 if gpus:
-                    bx.barh(i, t1 - t0, left=t0, height=0.3 * gpus, color="tab:green" if gpus > 1 else "tab:olive")
+                    colour = "tab:green" if gpus > 1 else "tab:olive"
+                    bx.barh(i, t1 - t0, left=t0, height=0.3 * gpus, color=colour)
                     bx.text(t0 + 0.5, i, str(batch), va="center", fontsize=7)
         bx.set_yticks(range(len(jobs)), sorted(jobs))
         bx.set(xlabel="seconds", title=f"adaptive run {run}: GPUs (bar height) and total batch (label)")
