@@ -103,7 +103,10 @@ class ClusterCommand : public Command {
     if (policy_ != "goodput") throw InvalidArgumentError(fmt::format("--policy '{}': goodput or tiresias", policy_));
     o_.adaptive = true;
     return std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{
-        .restart_penalty_s = restart_penalty_s_, .horizon_s = horizon_s_, .remaining_scale_s = remaining_scale_s_});
+        .restart_penalty_s = restart_penalty_s_,
+        .horizon_s = horizon_s_,
+        .min_hold_s = std::min(o_.interval_s, horizon_s_),
+        .remaining_scale_s = remaining_scale_s_});
   }
 
   void Report(const sched::LiveResult& r) const {

@@ -164,7 +164,7 @@ Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& a
     if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());
     // A new allocation holds at most until the job ends: a job that would finish at its current
     // count before a restart paid off keeps it.
-    double hold = std::min(std::max(0.0, now - job.submit_time()), o_.horizon_s);
+    double hold = std::min(std::max({0.0, now - job.submit_time(), o_.min_hold_s}), o_.horizon_s);
     double left_s = std::numeric_limits<double>::infinity();  // at its current count
     if (current > 0 && curve.one_gpu_goodput > 0) {
       const auto at = std::find(curve.counts.begin(), curve.counts.end(), current);

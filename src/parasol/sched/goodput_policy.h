@@ -24,8 +24,12 @@ namespace parasol::sched {
 
 struct GoodputPolicyOptions {
   double restart_penalty_s = 30;
-  // A new allocation is assumed to hold this long (the restart's cost is weighed against it).
+  // A new allocation is assumed to hold as long as the job has existed (its age), at most
+  // horizon_s and at least min_hold_s (the restart's cost is weighed against it). The live cluster
+  // sets min_hold_s to its interval: without it a job that has just measured itself would wait a
+  // whole interval on one GPU with others free.
   double horizon_s = 300;
+  double min_hold_s = 0;
   // Weights: by remaining work, halved at this many seconds of 1-GPU work left (0: off) ...
   double remaining_scale_s = 36000;
   // ... or by attained service, halved at this many GPU-seconds (0: off).

@@ -54,11 +54,13 @@ class LiveRun {
       }
       // A round waits while a run is starting up: stopping it then would throw its start-up away
       // (the trainer can only stop after a step).
-      const bool due = names != last_active || now - last_schedule >= o_.interval_s || hosts_changed_;
+      const bool due = names != last_active || now - last_schedule >= o_.interval_s || hosts_changed_ ||
+                       MeasuredNewCount();
       if (!active.empty() && due && !AnyStarting()) {
         std::erase_if(current_, [&](const auto& kv) { return !names.contains(kv.first); });
         current_ = policy_.Optimize(now, active, current_, Cluster());
         hosts_changed_ = false;
+        for (const auto& j : jobs_) counts_seen_[j->name()] = j->max_ranks_measured();
         Apply();
         last_schedule = now;
         last_active = std::move(names);
@@ -75,6 +77,17 @@ class LiveRun {
   ClusterSpec Cluster() const {
     return multi_host_ ? ClusterSpec{static_cast<int>(hosts_.size()), hosts_[0].slots}
                        : ClusterSpec{1, o_.gpus};
+  }
+
+  // Under a policy that chooses counts: a job has measured a GPU count it had not run before, so
+  // the last round's model of it was a guess (a new job runs on one GPU until it has measured it,
+  // and would otherwise wait a whole interval there with GPUs free).
+  bool MeasuredNewCount() const {
+    if (!o_.adaptive) return false;
+    return std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& j) {
+      const auto it = counts_seen_.find(j->name());
+      return j->max_ranks_measured() != (it == counts_seen_.end() ? 0 : it->second);
+    });
   }
 
   bool AnyStarting() const {
@@ -319,6 +332,7 @@ class LiveRun {
   bool hosts_changed_ = false;      // since the last schedule
   std::vector<LiveJob*> suspects_;  // runs failed since the last host check
   std::map<std::string, double> last_probe_;
+  std::map<std::string, int> counts_seen_;  // each job's max_ranks_measured() at the last round
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The live cluster (`parasol cluster`): real `parasol train` jobs on this machine's cores as the
 // "GPUs" (one rank per core, one node), or on the slots of several hosts (a node each, jobs
 // launched there with `mpirun --host`), scheduled by the same policy objects as the simulator.
-// At every interval, and whenever a job arrives, finishes or fails, the policy sees what each job
-// has measured of itself and returns GPU counts and where; a job whose count changes is stopped at
-// its current step (checkpoint) and restarted on the new count from there. Between rounds, every
+// At every interval, whenever a job arrives, finishes or fails, and (goodput) when a job has
+// measured a GPU count it had not run before, the policy sees what each job has measured of
+// itself and returns GPU counts and where; a job whose count changes is stopped at its current
+// step (checkpoint) and restarted on the new count from there. Between rounds, every
 // `rebatch_interval_s`, a running job with an adaptive batch whose model gives another batch 5%
 // more goodput on its ranks is asked to change batch in place (see live_job.h).
 //

@@ -89,6 +89,7 @@ class LiveJob : public Job {
   enum class State { kWaiting, kRunning, kStopping, kDone, kFailed };
   State state() const { return state_; }
   int ranks() const { return ranks_; }  // of the current run; 0 when none
+  int max_ranks_measured() const { return max_ranks_run_; }  // 0 until a step time is known
   int batch() const { return batch_; }  // total, of the current or the last run
   // Running, but no step of this run has been reported yet.
   bool starting() const { return state_ == State::kRunning && !run_measured_; }

@@ -397,6 +397,53 @@ TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
   fs::remove_all(dir);
 }
 
+// A new job runs on one GPU until it has measured itself; a round follows that measurement (not
+// the next interval, 1000 s away), and with the allocation assumed to hold an interval the policy
+// gives it the second GPU: its relaunch on two ranks (which the stand-in finishes at once) ends
+// the run.
+TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_measured_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
+  WriteScript(dir / "parasol",
+              fmt::format("echo \"$@\" >> {0}\n"
+                          "while [ $# -gt 0 ]; do\n"
+                          "  case \"$1\" in --status) st=$2;; --stop-file) stop=$2;; esac; shift\n"
+                          "done\n"
+                          "if [ $(wc -l < {0}) -gt 1 ]; then\n"
+                          "  printf 'step 100\\ntotal_steps 10000\\nprogress 10000\\nranks 2\\n"
+                          "batch_per_rank 32\\nstep_seconds 0.05\\nsync_seconds 0\\nstate done\\n' "
+                          "> \"$st.tmp\"\n"
+                          "  mv \"$st.tmp\" \"$st\"\n"
+                          "  exit 0\n"
+                          "fi\n"
+                          "printf 'step 5\\ntotal_steps 10000\\nprogress 5\\nranks 1\\nbatch_per_rank 64\\n"
+                          "step_seconds 0.1\\nsync_seconds 0\\nstate running\\n' > \"$st.tmp\"\n"
+                          "mv \"$st.tmp\" \"$st\"\n"
+                          "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n",
+                          (dir / "args.txt").string()));
+  LiveOptions o;
+  o.gpus = 2;
+  o.interval_s = 1000;
+  o.poll_s = 0.02;
+  o.timeout_s = 30;
+  o.launch = {.parasol = (dir / "parasol").string(),
+              .mpirun = {(dir / "mpirun").string()},
+              .work_dir = dir.string()};
+  GoodputPolicy policy(
+      {.restart_penalty_s = 5, .horizon_s = 60, .min_hold_s = 1000, .remaining_scale_s = 600});
+  // 10,000 steps of 0.1 s: long enough that a second GPU (1.33x by the model) repays a restart.
+  const LiveResult r = RunLive({{.name = "j", .batch = 64, .steps = 10000}}, policy, o);
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_EQ(r.jobs[0].restarts, 1);
+  EXPECT_GT(r.jobs[0].completion_time, 0);
+  const auto args = Lines(dir / "args.txt");
+  ASSERT_EQ(args.size(), 2u);
+  EXPECT_THAT(args[1], HasSubstr("--batch 32 "));
+  fs::remove_all(dir);
+}
+
 TEST(Hosts, ReadsAnMpiHostfile) {
   const fs::path p = fs::temp_directory_path() / fmt::format("live_hosts_{}.txt", ::getpid());
   std::ofstream(p) << "# the lab's machines\nnode-1 slots=4\n\n  node-2   slots=4  # spare\n";
