@@ -106,7 +106,8 @@ def plot(out, by):
                 if gpus:
                     colour = "tab:green" if gpus > 1 else "tab:olive"
                     bx.barh(i, t1 - t0, left=t0, height=0.3 * gpus, color=colour)
-                    bx.text(t0 + 0.5, i, str(batch), va="center", fontsize=7)
+                    if t1 - t0 >= 4:  # in-place changes come seconds apart: label the lasting ones
+                        bx.text(t0 + 0.5, i, str(batch), va="center", fontsize=7)
         bx.set_yticks(range(len(jobs)), sorted(jobs))
         bx.set(xlabel="seconds", title=f"adaptive run {run}: GPUs (bar height) and total batch (label)")
     fig.tight_layout()
