@@ -1,5 +1,9 @@
 # The two commands: `make run` and `make test`. Both install what is missing, configure and build.
+# The build is for the project's Python environment .venv (PyTorch 2 from PyPI, requirements.txt):
+# after it, `. .venv/bin/activate` gives `import parasol` and the `parasol` command of this build.
 BUILD_DIR ?= build
+VENV := $(CURDIR)/.venv
+PYTHON := $(VENV)/bin/python
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 MPIRUN := scripts/mpirun.sh
@@ -15,10 +19,14 @@ deps:
 	@bash scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPython_EXECUTABLE=$(PYTHON) >/dev/null
 
+# The build, then the build tree linked into .venv: a .pth puts build/python on its path and
+# .venv/bin/parasol is this build's command (`pip install .` installs a copy instead).
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
+	@echo "$(abspath $(BUILD_DIR))/python" > "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parasol-build.pth"
+	@ln -sf "$(abspath $(PARASOL))" $(VENV)/bin/parasol
 
 # Main job: a topic model of the bundled AP corpus (2,246 news articles); prints the topics and
 # writes the model, topics.txt and doc_topics.txt to $(BUILD_DIR)/lda-ap.

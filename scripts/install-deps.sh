@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages parasol builds and runs with. Idempotent: packages already
-# installed are skipped, and apt is not touched at all when nothing is missing.
+# Installs what parasol builds and runs with: Debian's packages (system libraries, MPI, test and
+# command-line tools), then the project's Python environment .venv (PyTorch 2 from PyPI and the
+# Python packages the tests and benchmarks use, pinned in requirements.txt). Idempotent: apt is not
+# touched when every package is there, pip not when .venv already holds requirements.txt.
+#   PARASOL_PYTHON   the interpreter .venv is made from (default: python3 on PATH, 3.10 or newer)
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libopenmpi-dev openmpi-bin        # launcher, transport, one-sided windows
   libgtest-dev libgmock-dev         # tests
   libbenchmark-dev                  # micro-benchmarks
@@ -14,10 +18,8 @@ packages=(
   zlib1g-dev                        # gzipped IDX files
   libarchive-dev                    # corpora in .tar(.gz|.xz|.bz2) and .zip archives
   clang libclang-rt-dev             # fuzz/: libFuzzer targets (scripts/fuzz.sh)
-  python3                           # benchmark summaries (bench/)
-  libtorch-dev libopenblas0-pthread # parasol train: libtorch compute; OpenBLAS (reference BLAS is 30x slower)
-  python3-torch                     # `import parasol` (parasol.torch) and bench/: PyTorch DDP beside parasol
-  pybind11-dev python3-dev          # the Python extension
+  python3 python3-venv python3-dev  # .venv when Debian's python3 makes it; the extension's headers
+  libopenblas0-pthread              # OpenBLAS (reference BLAS is 30x slower)
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
   liblapack-dev                     # parasol mtrl: symmetric eigen decomposition (dsyevd)
   libmetis-dev                      # parasol gnn: graph partitions that cut few edges
@@ -29,14 +31,28 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python="${PARASOL_PYTHON:-python3}"
+  if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+    echo "install-deps: $python is $("$python" --version 2>&1); parasol's environment needs Python 3.10 or newer" \
+         "(name one with PARASOL_PYTHON=...)" >&2
+    exit 1
+  fi
+  echo "install-deps: making $venv from $("$python" --version 2>&1)"
+  "$python" -m venv "$venv"
+fi
+if ! cmp -s "$root/requirements.txt" "$venv/parasol-requirements.txt"; then
+  echo "install-deps: installing requirements.txt into .venv (PyTorch's first download is about 3 GB)"
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$root/requirements.txt"
+  cp "$root/requirements.txt" "$venv/parasol-requirements.txt"
+fi

@@ -49,7 +49,7 @@ struct GradSync::Impl {
   // Gradient norms of the step under way (communication thread), handed over with its last unit.
   double local_sqr = 0, total_sqr = 0, shard_sqr = 0;
   GradientNorms finished;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
+  std::vector<c10::intrusive_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
   std::vector<uintptr_t> hook_keys;
 };
 
