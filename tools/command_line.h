@@ -1,0 +1,21 @@
+// The driver every `parasol` entry point shares: parses the command line into one of `commands`,
+// validates it, starts MPI if it needs it, runs it, and turns errors into exit codes (2 for bad
+// input, 1 for failures) with one line on stderr; under mpirun a failing rank ends the job.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/command.h"
+
+namespace parasol::tools {
+
+// Jobs free and allocate the same large buffers every step; keeps freed memory for reuse (see .cc).
+void KeepFreedMemory();
+
+// `app` holds the commands' subcommands (made with `app` as their parent). Returns the exit code.
+int RunCommandLine(CLI::App& app, std::vector<std::unique_ptr<Command>>& commands, int argc, char** argv);
+
+}  // namespace parasol::tools
