@@ -12,7 +12,15 @@ import atexit
 import ctypes
 import weakref
 
-import torch  # noqa: F401  (first: the extension's tensors are torch's types)
+import torch  # (first: the extension's tensors are torch's types, its libtorch the one loaded)
+
+from ._build_info import TORCH_VERSION as _BUILT_FOR
+
+if torch.__version__ != _BUILT_FOR:
+    raise ImportError(
+        f"parasol was built against torch {_BUILT_FOR}, but this environment's torch is "
+        f"{torch.__version__}: its C++ library differs. Rebuild parasol here "
+        f"(pip install --force-reinstall --no-deps .) or install torch=={_BUILT_FOR.split('+')[0]}")
 
 # OpenMPI opens its components with dlopen and they look for libmpi's symbols globally; Python
 # loads extensions with their symbols private, so libmpi is made global first.
@@ -28,19 +36,24 @@ from ._parasol import (  # noqa: E402,F401
     AbortedError, Error, InternalError, InvalidArgumentError, IoError, MismatchError, ParseError,
     PeerGoneError, TimeoutError, UnavailableError)
 
-__all__ = ["init", "shutdown", "world", "rank", "size", "local_rank", "local_size", "Error",
-           "TimeoutError", "PeerGoneError", "MismatchError", "AbortedError", "InvalidArgumentError"]
+# The errors stay out of `from parasol import *`: parasol.TimeoutError would shadow the built-in
+# it derives from (as InvalidArgumentError and ParseError derive from ValueError, IoError from
+# OSError, PeerGoneError from ConnectionError), so `except TimeoutError:` catches parasol's too.
+__all__ = ["init", "shutdown", "world", "rank", "size", "local_rank", "local_size"]
 
 _world = None
 _closers = weakref.WeakSet()  # synchronisers and servers to close before MPI ends
 
 
-def init(timeout_ms=60000):
-    """Starts MPI (once per process) and returns the World. timeout_ms bounds every blocking call
-    that is not given its own: a peer that died or stopped answering is an error naming it."""
+def init(timeout_ms=None):
+    """Starts MPI (once per process) and returns the World. timeout_ms (default 60 s) bounds every
+    blocking call that is not given its own: a peer that died or stopped answering is an error
+    naming it. Called again, it returns the same World, with timeout_ms if given."""
     global _world
     if _world is None or _world.closed:
-        _world = _parasol.World(timeout_ms=timeout_ms)
+        _world = _parasol.World(timeout_ms=timeout_ms or 60000)
+    elif timeout_ms is not None:
+        _world.timeout_ms = timeout_ms
     return _world
 
 
@@ -74,7 +87,10 @@ def _register_closer(obj):
 
 
 def shutdown():
-    """Closes every synchroniser and parameter server still open, then finalises MPI."""
+    """Closes every synchroniser and parameter server still open, then finalises MPI. After a
+    communication error (a peer that stopped answering, a mismatch) MPI cannot be finalised, as
+    that waits for every rank: the job is aborted instead (mpirun ends every rank, exit code 1),
+    so a failed job ends rather than hangs."""
     global _world
     for obj in list(_closers):
         obj.close()

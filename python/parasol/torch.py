@@ -13,12 +13,14 @@ user's optimizer, and the collectives on tensors.
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 
-Rules of a step: one forward of the model with gradients on, one backward, then step(). The
-gradients are averaged over the ranks; SGD (no Nesterov, no dampening) and AdamW with one
-parameter group run inside the engine, each parameter updated the moment its gradient is reduced
-(P3 lets the next forward start before the last layers are updated). Any other optimizer runs as
-given, on the averaged gradients, once they are all in.
+Rules of a step: one forward of the model with gradients on, one backward, then step(). When
+backward returns the gradients are averaged over the ranks (as under DDP) and step() is the
+wrapped optimizer's own. With overlap_update=True, SGD and AdamW run inside the engine instead,
+each parameter updated the moment its gradient is reduced (P3 lets the next forward start before
+the last layers are updated). `import parasol.torch` also registers the torch.distributed backend
+"parasol" (parasol.c10d).
 """
+import io
 import os
 import tempfile
 
@@ -59,14 +61,43 @@ def barrier(timeout_ms=0):
 
 
 def broadcast_parameters(params, root=0):
-    """Every rank takes the root's values: params is a state_dict, named_parameters() or a list."""
+    """Every rank takes the root's values. params: a Module (its parameters and buffers), a
+    state_dict, named_parameters() or any iterable of tensors or (name, tensor) pairs."""
+    if isinstance(params, torch.nn.Module):
+        params = params.state_dict()
     if isinstance(params, dict):
-        params = list(params.values())
+        params = params.values()
     for p in params:
         if isinstance(p, tuple):
             p = p[1]
-        if torch.is_tensor(p) and p.dtype in (torch.float32, torch.float64, torch.int32, torch.int64):
+        if not torch.is_tensor(p):
+            raise TypeError(f"broadcast_parameters: {type(p).__name__} is not a tensor")
+        if p.dtype in (torch.float32, torch.float64, torch.int32, torch.int64):
             broadcast(p.data if isinstance(p, torch.nn.Parameter) else p, root)
+
+
+def broadcast_bytes(payload, root=0):
+    """The root's bytes on every rank (the others pass anything, b"" say). Collective."""
+    n = broadcast(torch.tensor([len(payload)], dtype=torch.int64), root)[0].item()
+    words = torch.zeros((n + 3) // 4, dtype=torch.int32)
+    if parasol.rank() == root and n:
+        words.view(torch.uint8)[:n] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
+    broadcast(words, root)
+    return words.view(torch.uint8)[:n].numpy().tobytes()
+
+
+def broadcast_optimizer_state(optimizer, root=0):
+    """Every rank's optimizer takes the root's state (as after a resume on rank 0 only): its
+    state_dict, sent as bytes. Collective."""
+    state = optimizer.state_dict()  # on every rank: collective for a sharded DistributedOptimizer
+    payload = b""
+    if parasol.rank() == root:
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        payload = buf.getvalue()
+    payload = broadcast_bytes(payload, root)
+    if parasol.rank() != root:
+        optimizer.load_state_dict(torch.load(io.BytesIO(payload), weights_only=True))
 
 
 class _SfbLinear(torch.autograd.Function):
@@ -87,164 +118,293 @@ class _SfbLinear(torch.autograd.Function):
 
 
 def _engine_optimizer(optimizer):
-    """The engine's optimizer settings for optimizer, or kind "external" if it cannot run it."""
+    """The engine's settings to run optimizer itself, or None where it cannot (one parameter
+    group of torch.optim.SGD without Nesterov or dampening, or of AdamW without amsgrad)."""
     if len(optimizer.param_groups) != 1:
-        return {"kind": "external"}
+        return None
     g = optimizer.param_groups[0]
-    if type(optimizer) is torch.optim.SGD and not g.get("nesterov") and not g.get("dampening") \
+    if isinstance(optimizer, torch.optim.SGD) and not g.get("nesterov") and not g.get("dampening") \
             and not g.get("maximize"):
         return {"kind": "sgd", "lr": g["lr"], "momentum": g["momentum"], "weight_decay": g["weight_decay"]}
-    if type(optimizer) is torch.optim.AdamW and not g.get("amsgrad") and not g.get("maximize"):
+    if isinstance(optimizer, torch.optim.AdamW) and not g.get("amsgrad") and not g.get("maximize"):
         return {"kind": "adamw", "lr": g["lr"], "beta1": g["betas"][0], "beta2": g["betas"][1],
                 "eps": g["eps"], "weight_decay": g["weight_decay"]}
-    return {"kind": "external"}
+    return None
 
 
-class DistributedOptimizer:
-    """Wraps optimizer (built over model's parameters) so that step() applies the gradient averaged
-    over every rank. Collective: every rank builds it at the same point; rank 0's parameters and
-    buffers are broadcast, so the replicas start equal.
+def DistributedOptimizer(optimizer, model, sync="wfbp", comm="allreduce", bucket_mb=25,
+                         slice_elements=50000, shard_updates=False, staleness=0, batch_per_rank=None,
+                         timeout_ms=None, overlap_update=False):
+    """Wraps optimizer (built over model's parameters) so that every step applies the gradient
+    averaged over the ranks. Returns an instance of the optimizer's own class (as Horovod does),
+    so lr schedulers, GradScaler, state_dict / load_state_dict and add_param_group work on it.
+    Collective: every rank builds it at the same point; rank 0's parameters and buffers are
+    broadcast, so the replicas start equal.
+
+    By default a step is DDP's: the reductions run during backward, and when backward returns
+    every gradient is the average (read it, clip it, unscale it), then step() is the optimizer's
+    own. overlap_update=True (SGD or AdamW with one parameter group) lets the engine update each
+    parameter the moment its gradient is reduced, during backward, and with sync="p3" the next
+    forward waits only for each layer's own update: faster, but the update happens before
+    step(), so nothing may change the gradients in between (no clipping, no GradScaler).
 
     sync: "after-backward" (one reduction after backward), "buckets" (DDP's ~bucket_mb buckets),
           "wfbp" (a layer's reduction starts as soon as its gradient is final), "p3" (slices of
-          slice_elements, the one nearest the input first; the next forward waits per layer).
+          slice_elements, the one nearest the input first).
     comm: "allreduce", "ps" (gradients through the parameter server; staleness > 0 is SSP),
           "hybrid" (sufficient-factor broadcasting for the nn.Linear layers where it moves fewer
           bytes than a parameter server would, by the cost model with batch_per_rank rows).
-    shard_updates: each rank updates a block of every reduction and all-gathers the parameters.
+    shard_updates: (overlap_update) each rank updates a block of every reduction and all-gathers
+          the parameters.
     timeout_ms: how long any wait may take before the error naming the rank and the operation.
     """
+    base = type(optimizer)
+    methods = {k: v for k, v in _DistributedOptimizer.__dict__.items() if k not in ("__dict__", "__weakref__")}
+    cls = type(base.__name__, (base,), methods)
+    return cls(optimizer, model, sync=sync, comm=comm, bucket_mb=bucket_mb, slice_elements=slice_elements,
+               shard_updates=shard_updates, staleness=staleness, batch_per_rank=batch_per_rank,
+               timeout_ms=timeout_ms, overlap_update=overlap_update)
 
-    def __init__(self, optimizer, model, sync="wfbp", comm="allreduce", bucket_mb=25,
-                 slice_elements=50000, shard_updates=False, staleness=0, batch_per_rank=None,
-                 timeout_ms=None):
+
+class _DistributedOptimizer:
+    """The methods DistributedOptimizer's class adds to (or puts over) the wrapped optimizer's."""
+
+    def __init__(self, optimizer, model, sync, comm, bucket_mb, slice_elements, shard_updates, staleness,
+                 batch_per_rank, timeout_ms, overlap_update):
         if sync not in SYNC_MODES:
             raise ValueError(f"sync={sync!r}: one of {', '.join(SYNC_MODES)}")
         if comm not in COMMS:
             raise ValueError(f"comm={comm!r}: one of {', '.join(COMMS)}")
         if comm == "hybrid" and not batch_per_rank:
             raise ValueError("comm='hybrid' needs batch_per_rank (the rows each rank's layers see per step)")
-        world = parasol.world()
-        self.optimizer = optimizer
-        self.model = model
-        self.sync_mode, self.comm = sync, comm
-        self._engine = _engine_optimizer(optimizer)
-        self._base_lr = optimizer.param_groups[0]["lr"]
-        self._step = 0
-        self._armed = False  # this forward's hook has started the step's backward
-        stages, stage_modules, fc = self._layout(model, optimizer, comm == "hybrid")
-        buffers = [b for b in model.buffers() if b.dtype == torch.float32 and b.is_contiguous()]
-        self._sync = _parasol.GradSync(
-            world, stages, [(s, n, m.weight, m.bias) for s, n, m in fc], buffers, self._engine,
-            mode=sync, backend=comm, bucket_bytes=int(bucket_mb * (1 << 20)), slice_elements=slice_elements,
-            shard_updates=shard_updates, ps_staleness=staleness, batch_per_rank=batch_per_rank or 32,
-            timeout_ms=timeout_ms or 0)
+        engine = _engine_optimizer(optimizer)
+        if overlap_update and engine is None:
+            raise ValueError(f"overlap_update=True runs the update in parasol's engine, which has SGD (no "
+                             f"Nesterov or dampening) and AdamW (no amsgrad) with one parameter group; "
+                             f"this is {type(optimizer).__name__} with {len(optimizer.param_groups)} group(s)")
+        if shard_updates and not overlap_update:
+            raise ValueError("shard_updates=True needs overlap_update=True (the engine updates the shards)")
+        _adopt(self, optimizer)
+        self._parasol = {
+            "model": model, "overlap": bool(overlap_update), "engine": engine if overlap_update else None,
+            "options": dict(mode=sync, backend=comm, bucket_bytes=int(bucket_mb * (1 << 20)),
+                            slice_elements=slice_elements, shard_updates=shard_updates, ps_staleness=staleness,
+                            batch_per_rank=batch_per_rank or 32, timeout_ms=timeout_ms or 0),
+            "sync": None, "handles": [], "step": 0, "armed": False, "engine_state": False,
+            "base_lr": optimizer.param_groups[0]["lr"],
+        }
+        if overlap_update:
+            self._step_supports_amp_scaling = True  # so that step() sees a GradScaler, and refuses it
+        self._build_engine()
         parasol._register_closer(self)
-        self._handles = []
-        self._hook_model(stage_modules)
-        for port, (_, _, module) in zip(self._sync.ports, fc):
-            if port.active:
-                self._handles.append(_use_factors(module, port))
 
-    @staticmethod
-    def _layout(model, optimizer, hybrid):
-        """Stages: the modules that hold parameters directly, in registration order (forward order
-        for the usual models); only parameters the optimizer trains and that need gradients."""
-        trained = {id(p) for g in optimizer.param_groups for p in g["params"]}
-        stages, modules, fc = [], [], []
-        for name, m in model.named_modules():
-            params = [p for p in m.parameters(recurse=False) if p.requires_grad and id(p) in trained]
-            if not params:
-                continue
-            if hybrid and isinstance(m, torch.nn.Linear) and m.bias is not None \
-                    and m.bias.requires_grad and len(params) == 2:
-                fc.append((len(stages), name, m))
-            stages.append(params)
-            modules.append(m)
-        missing = trained - {id(p) for s in stages for p in s}
-        if missing:
-            raise ValueError(f"{len(missing)} of the optimizer's parameters are not the model's")
-        return stages, modules, fc
+    # ---- the engine under the optimizer ----
 
-    def _hook_model(self, stage_modules):
-        if self.sync_mode == "p3" or self.comm == "ps":
+    def _build_engine(self):
+        """(Re)builds the synchroniser over the model's parameters this optimizer trains."""
+        st = self._parasol
+        model = st["model"]
+        stages, stage_modules, fc = _layout(model, self, st["options"]["backend"] == "hybrid")
+        buffers = [b for b in model.buffers() if b.dtype == torch.float32 and b.is_contiguous()]
+        st["params"] = [p for stage in stages for p in stage]  # the engine's flat order
+        st["sync"] = _parasol.GradSync(
+            parasol.world(), stages, [(s, n, m.weight, m.bias) for s, n, m in fc], buffers,
+            st["engine"] or {"kind": "external"}, **st["options"])
+        if st["overlap"] or st["options"]["backend"] == "ps":
             for i, m in enumerate(stage_modules):
-                self._handles.append(m.register_forward_pre_hook(
-                    lambda _m, _inp, i=i: self._sync.before_stage(i)))
-        self._handles.append(self.model.register_forward_hook(self._after_forward))
+                st["handles"].append(m.register_forward_pre_hook(
+                    lambda _m, _inp, i=i: self._parasol["sync"].before_stage(i)))
+        st["handles"].append(model.register_forward_hook(self._after_forward))
+        for port, (_, _, module) in zip(st["sync"].ports, fc):
+            if port.active:
+                st["handles"].append(_use_factors(module, port))
+
+    def _sync(self):
+        sync = self._parasol["sync"]
+        if sync is None:
+            raise parasol.UnavailableError("the DistributedOptimizer is closed (parasol.shutdown() ran)")
+        return sync
 
     def _after_forward(self, _module, _inputs, output):
         """The step starts when backward reaches the model's output: then no gradient of the
         model's parameters has been accumulated yet, and a forward without backward starts none."""
-        if not torch.is_grad_enabled() or not self.model.training:
+        if not torch.is_grad_enabled() or not self._parasol["model"].training:
             return
-        self._armed = False
+        self._parasol["armed"] = False
         for t in _tensors(output):
             if t.requires_grad:
                 t.register_hook(self._before_backward)
 
     def _before_backward(self, grad):
-        if not self._armed:
-            self._armed = True
-            lr = self.optimizer.param_groups[0]["lr"]
-            self._sync.before_backward(self._step, lr / self._base_lr if self._base_lr else 1.0)
+        st = self._parasol
+        if not st["armed"]:
+            st["armed"] = True
+            lr = self.param_groups[0]["lr"]
+            self._sync().before_backward(st["step"], lr / st["base_lr"] if st["base_lr"] else 1.0)
+            if not st["overlap"]:
+                torch.autograd.Variable._execution_engine.queue_callback(self._end_of_backward)
         return grad
 
-    def zero_grad(self, set_to_none=False):
-        """Nothing to do: the engine zeroes the gradients (views of its flat buffer) as backward
-        starts, and they must stay tensors."""
+    def _end_of_backward(self):
+        """DDP's contract: when backward returns, every gradient is the average over the ranks."""
+        sync = self._sync()
+        sync.after_backward()
+        sync.flush()
+
+    # ---- the optimizer's interface ----
 
     def step(self, closure=None):
+        st = self._parasol
+        if not st["overlap"]:
+            loss = super(self.__class__, self).step(closure)
+            st["step"] += 1
+            return loss
         if closure is not None:
-            raise ValueError("step(closure) is not supported: run forward and backward, then step()")
-        if not self._armed:
+            raise ValueError("step(closure) needs overlap_update=False: the engine has already updated")
+        if getattr(self, "grad_scale", None) is not None or getattr(self, "found_inf", None) is not None:
+            raise ValueError("GradScaler unscales the gradients before the update, but with overlap_update=True "
+                             "the engine updates during backward: use overlap_update=False")
+        if not st["armed"]:
             raise parasol.Error(f"rank {parasol.rank()}: step() without a backward through the model")
-        self._armed = False
-        self._sync.after_backward()
-        if self._engine["kind"] == "external":
-            self._sync.flush()
-            self.optimizer.step()
-        self._step += 1
+        st["armed"] = False
+        self._sync().after_backward()
+        st["step"] += 1
+        st["engine_state"] = True
+        return None
+
+    def zero_grad(self, set_to_none=True):
+        """As the optimizer's (gradients set to None by default, as PyTorch 2 does): the engine
+        points them at its buffer again when the next backward starts."""
+        if self._parasol["overlap"]:
+            self.synchronize()  # the engine may still be reading them
+        super(self.__class__, self).zero_grad(set_to_none)
+
+    def add_param_group(self, param_group):
+        """Adds the group and (collective) rebuilds the synchroniser over the new parameters."""
+        super(self.__class__, self).add_param_group(param_group)
+        st = getattr(self, "_parasol", None)
+        if st is None or st["sync"] is None:  # during __init__: the engine is built after
+            return
+        if st["overlap"]:
+            raise ValueError("add_param_group needs overlap_update=False (the engine runs one group)")
+        self.synchronize()
+        self._close_engine()
+        self._build_engine()
+
+    def state_dict(self):
+        """The optimizer's own state_dict (with overlap_update, the engine's momentum or moments
+        in PyTorch's format): it loads into the same optimizer without parasol. Collective under
+        shard_updates (the shards are gathered)."""
+        self.synchronize()
+        if self._parasol["overlap"]:
+            self._export_engine_state()
+        return super(self.__class__, self).state_dict()
+
+    def load_state_dict(self, state_dict):
+        self.synchronize()
+        super(self.__class__, self).load_state_dict(state_dict)
+        if self._parasol["overlap"]:
+            self._import_engine_state()
 
     def synchronize(self):
-        """Waits for every pending update (before evaluating or saving)."""
-        self._sync.flush()
-
-    @property
-    def param_groups(self):
-        return self.optimizer.param_groups
+        """Waits for every pending reduction and update (before evaluating or saving)."""
+        if self._parasol["sync"] is not None:
+            self._parasol["sync"].flush()
 
     def stats(self):
         """wait_seconds (the training thread blocked on synchronisation), bytes_sent, units_done."""
-        return self._sync.stats()
+        return self._sync().stats()
 
     def layer_choices(self):
         """comm='hybrid': per nn.Linear, the bytes each scheme would move and whether SFB won."""
-        return self._sync.layer_choices()
+        return self._sync().layer_choices()
 
     @property
     def num_units(self):
-        return self._sync.num_units
-
-    def state_dict(self):
-        self.synchronize()
-        return {"step": self._step, "optimizer": self.optimizer.state_dict(),
-                "engine": self._sync.optimizer_state() if self._engine["kind"] != "external" else []}
-
-    def load_state_dict(self, state):
-        self.synchronize()
-        self._step = state["step"]
-        self.optimizer.load_state_dict(state["optimizer"])
-        if state["engine"]:
-            self._sync.load_optimizer_state(state["engine"])
+        return self._sync().num_units
 
     def close(self):
         """Stops the communication thread and removes the hooks (also at shutdown)."""
-        if self._sync is not None:
-            for h in self._handles:
+        self._close_engine()
+
+    def _close_engine(self):
+        st = self._parasol
+        if st["sync"] is not None:
+            for h in st["handles"]:
                 h.remove()
-            self._sync.close()
-            self._sync = None
+            st["handles"] = []
+            st["sync"].close()
+            st["sync"] = None
+
+    # ---- the engine's optimizer state in PyTorch's format ----
+
+    def _export_engine_state(self):
+        st = self._parasol
+        if not st["engine_state"]:
+            return  # no step taken: PyTorch's optimizers have no state yet either
+        first, second = self._sync().optimizer_state()
+        kind = st["engine"]["kind"]
+        for p, (begin, n) in zip(st["params"], self._sync().spans):
+            state = self.state[p]
+            if kind == "sgd":
+                if st["engine"]["momentum"]:
+                    state["momentum_buffer"] = first[begin:begin + n].view_as(p).clone()
+            else:
+                state["step"] = torch.tensor(float(st["step"]))
+                state["exp_avg"] = first[begin:begin + n].view_as(p).clone()
+                state["exp_avg_sq"] = second[begin:begin + n].view_as(p).clone()
+
+    def _import_engine_state(self):
+        st = self._parasol
+        sync = self._sync()
+        first, second = sync.optimizer_state()
+        first.zero_()
+        second.zero_()
+        steps = []
+        for p, (begin, n) in zip(st["params"], sync.spans):
+            state = self.state.get(p, {})
+            if state.get("momentum_buffer") is not None:
+                first[begin:begin + n].copy_(state["momentum_buffer"].reshape(-1))
+            if "exp_avg" in state:
+                first[begin:begin + n].copy_(state["exp_avg"].reshape(-1))
+                second[begin:begin + n].copy_(state["exp_avg_sq"].reshape(-1))
+                steps.append(int(state["step"]))
+        sync.load_optimizer_state([first, second])
+        st["engine_state"] = bool(self.state)
+        if steps:
+            st["step"] = max(steps)
+
+
+def _adopt(new, optimizer):
+    """Makes `new` (of a subclass of optimizer's class) the same optimizer: its groups and state."""
+    base = type(optimizer)
+    try:
+        base.__init__(new, optimizer.param_groups)
+    except TypeError:  # an optimizer whose constructor needs more than its groups
+        torch.optim.Optimizer.__init__(new, optimizer.param_groups, optimizer.defaults)
+    new.defaults = optimizer.defaults
+    for p, s in optimizer.state.items():
+        new.state[p] = s
+
+
+def _layout(model, optimizer, hybrid):
+    """Stages: the modules that hold parameters directly, in registration order (forward order
+    for the usual models); only parameters the optimizer trains and that need gradients."""
+    trained = {id(p) for g in optimizer.param_groups for p in g["params"]}
+    stages, modules, fc = [], [], []
+    for name, m in model.named_modules():
+        params = [p for p in m.parameters(recurse=False) if p.requires_grad and id(p) in trained]
+        if not params:
+            continue
+        if hybrid and isinstance(m, torch.nn.Linear) and m.bias is not None \
+                and m.bias.requires_grad and len(params) == 2:
+            fc.append((len(stages), name, m))
+        stages.append(params)
+        modules.append(m)
+    missing = trained - {id(p) for s in stages for p in s}
+    if missing:
+        raise ValueError(f"{len(missing)} of the optimizer's parameters are not the model's (or need no gradient)")
+    return stages, modules, fc
 
 
 def _tensors(output):
@@ -294,9 +454,16 @@ def save_checkpoint(path, model, optimizer=None, **extra):
 
 def load_checkpoint(path, model, optimizer=None):
     """Every rank reads path (it must be readable on every rank, as for torch.load in a DDP
-    script) into model and optimizer; returns the extra entries save_checkpoint was given."""
-    state = torch.load(path)
+    script) into model and optimizer; returns the extra entries save_checkpoint was given
+    (tensors, numbers, strings and containers of them: torch.load's weights_only)."""
+    state = torch.load(path, weights_only=True)
     model.load_state_dict(state["model"])  # copies into the parameters: the engine's views stay
     if optimizer is not None:
         optimizer.load_state_dict(state["optimizer"])
     return {k: v for k, v in state.items() if k not in ("model", "optimizer")}
+
+
+# torch.distributed's backend "parasol" (see parasol.c10d).
+from parasol import c10d as _c10d  # noqa: E402
+
+_c10d.register()

@@ -1,8 +1,10 @@
 """Run under mpirun by test_torch.py with two ranks; each rank that finishes writes
 PID_DIR/resultRANK.json: {"rank": r, "type": "TimeoutError" or null, "message": ...}.
   silent    rank 1 stops (SIGSTOP) in the middle of step 3's backward, as a hung or cut-off host
-            does; rank 0 must raise within its deadline, then kills rank 1 so the job ends.
+            does; rank 0 must raise within its deadline, and, the error left uncaught, the whole
+            job must end (parasol aborts it at exit: MPI could not be finalised with rank 1 gone).
   mismatch  rank 1 wraps a model with another layer size: both must raise, not hang.
+The result's "builtin" says whether the error is also the built-in exception of its kind.
 """
 import json
 import os
@@ -18,7 +20,9 @@ import parasol.torch as pt
 
 
 def report(e):
-    result({"rank": parasol.rank(), "type": type(e).__name__, "message": str(e)})
+    builtin = {"TimeoutError": TimeoutError, "InvalidArgumentError": ValueError}.get(type(e).__name__)
+    result({"rank": parasol.rank(), "type": type(e).__name__, "message": str(e),
+            "builtin": builtin is not None and isinstance(e, builtin)})
 
 
 def result(line):
@@ -42,14 +46,8 @@ def silent():
             opt.step()
         except parasol.Error as e:
             report(e)
-            os.kill(peer_pid(), signal.SIGKILL)
-            os._exit(0)  # MPI cannot be finalised with a stopped peer
+            raise
     result({"rank": parasol.rank(), "type": None})
-
-
-def peer_pid():
-    with open(os.environ["PID_DIR"] + "/rank1") as f:
-        return int(f.read())
 
 
 def mismatch():
@@ -60,13 +58,11 @@ def mismatch():
         result({"rank": parasol.rank(), "type": None})
     except parasol.Error as e:
         report(e)
-    os._exit(0)
+        raise
 
 
 def main():
     parasol.init(timeout_ms=int(os.environ.get("TIMEOUT_MS", "3000")))
-    with open(os.environ["PID_DIR"] + f"/rank{parasol.rank()}", "w") as f:
-        f.write(str(os.getpid()))
     pt.barrier()
     {"silent": silent, "mismatch": mismatch}[sys.argv[1]]()
 

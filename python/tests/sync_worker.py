@@ -1,9 +1,22 @@
 """Run under mpirun by test_torch.py: trains a small CNN with parasol.torch.DistributedOptimizer,
 each rank on its slice of every global batch, for each configuration given, and compares the
 parameters with plain PyTorch training the same model on the whole batch in one process. Prints
-one JSON line per configuration on rank 0: {"config": ..., "max_diff": ..., "scale": ...}."""
+one JSON line per configuration on rank 0: {"config": ..., "max_diff": ..., "scale": ...}.
+
+A configuration names the sync mode and backend and, besides, how the script uses PyTorch:
+  optimizer  sgd (momentum), sgd0 (none), adam, adamw
+  overlap    overlap_update=True (the engine updates during backward)
+  zero       how gradients are cleared: "opt" (opt.zero_grad(), PyTorch 2's set_to_none),
+             "model" (model.zero_grad()), "inner" (the wrapped optimizer's zero_grad()), "keep"
+             (opt.zero_grad(set_to_none=False))
+  scheduler  "step": StepLR(step_size=3, gamma=0.5) on the returned optimizer
+  clip       clip_grad_norm_ to this norm between backward and step
+  scaler     a GradScaler (init_scale 1024) around backward and step
+  resume     half the steps, save_checkpoint, a new model and optimizer, load_checkpoint, the rest
+  compile    torch.compile(model, backend=...) before training"""
 import argparse
 import json
+import os
 import sys
 
 import torch
@@ -31,6 +44,8 @@ class Net(nn.Module):
 def make_optimizer(name, params):
     if name == "sgd":
         return torch.optim.SGD(params, lr=0.05, momentum=0.9, weight_decay=1e-4)
+    if name == "sgd0":
+        return torch.optim.SGD(params, lr=0.05)
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01)
     if name == "adam":  # not one the engine runs: stepped in Python on the averaged gradients
@@ -56,34 +71,86 @@ def distinct(steps, batch):
     return xs, ys
 
 
+class Run:
+    """One training run as a user script writes it: zeroing, scheduler, clipping and scaler as the
+    configuration says; `step(x, y)` is one iteration."""
+
+    def __init__(self, config, model, opt):
+        self.config, self.model, self.opt = config, model, opt
+        self.sched = torch.optim.lr_scheduler.StepLR(opt, 3, 0.5) if config.get("scheduler") else None
+        self.scaler = torch.amp.GradScaler("cpu", init_scale=1024.0) if config.get("scaler") else None
+
+    def zero(self, inner):
+        how = self.config.get("zero", "opt")
+        if how == "model":
+            self.model.zero_grad()
+        elif how == "inner":
+            inner.zero_grad()
+        elif how == "keep":
+            self.opt.zero_grad(set_to_none=False)
+        else:
+            self.opt.zero_grad()
+
+    def step(self, x, y, inner=None):
+        self.zero(inner or self.opt)
+        loss = F.cross_entropy(self.model(x), y)
+        (self.scaler.scale(loss) if self.scaler else loss).backward()
+        if self.scaler:
+            self.scaler.unscale_(self.opt)
+        if self.config.get("clip"):
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config["clip"])
+        if self.scaler:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
+        if self.sched:
+            self.sched.step()
+        return loss.item()
+
+
 def reference(config, xs, ys):
     torch.manual_seed(100)
     model = Net()
     opt = make_optimizer(config.get("optimizer", "sgd"), model.parameters())
+    run = Run(config, model, opt)
     for x, y in zip(xs, ys):
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
+        run.step(x, y)
     return [p.detach().clone() for p in model.parameters()]
 
 
-def distributed(config, xs, ys):
+def wrap(config, model, per_rank):
+    inner = make_optimizer(config.get("optimizer", "sgd"), model.parameters())
+    opt = pt.DistributedOptimizer(
+        inner, model, sync=config["sync"], comm=config.get("comm", "allreduce"),
+        bucket_mb=config.get("bucket_mb", 25), slice_elements=config.get("slice", 50000),
+        shard_updates=config.get("shard", False), batch_per_rank=per_rank,
+        overlap_update=config.get("overlap", False))
+    assert isinstance(opt, type(inner)), type(opt).__mro__
+    return inner, opt
+
+
+def distributed(config, xs, ys, ckpt_dir):
     torch.manual_seed(100 + parasol.rank())  # unequal starts: the optimizer broadcasts rank 0's
     model = Net()
+    if config.get("compile"):
+        model = torch.compile(model, backend=config["compile"])
     per_rank = xs.shape[1] // parasol.size()
     lo = parasol.rank() * per_rank
-    opt = pt.DistributedOptimizer(
-        make_optimizer(config.get("optimizer", "sgd"), model.parameters()), model,
-        sync=config["sync"], comm=config.get("comm", "allreduce"), bucket_mb=config.get("bucket_mb", 25),
-        slice_elements=config.get("slice", 50000), shard_updates=config.get("shard", False),
-        batch_per_rank=per_rank)
+    inner, opt = wrap(config, model, per_rank)
+    run = Run(config, model, opt)
     losses = []
-    for x, y in zip(xs, ys):
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x[lo:lo + per_rank]), y[lo:lo + per_rank])
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if config.get("resume") and i == len(xs) // 2:
+            path = os.path.join(ckpt_dir, "model.pt")
+            pt.save_checkpoint(path, model, opt, step=i)
+            opt.close()
+            torch.manual_seed(200 + parasol.rank())
+            model = Net()
+            inner, opt = wrap(config, model, per_rank)
+            assert pt.load_checkpoint(path, model, opt) == {"step": i}
+            run = Run(config, model, opt)
+        losses.append(run.step(x[lo:lo + per_rank], y[lo:lo + per_rank], inner))
     opt.synchronize()
     sfb = sum(1 for c in opt.layer_choices() if c["sfb"])
     units = opt.num_units
@@ -95,13 +162,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=8, help="even")
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--ckpt-dir", default=".", help="a folder every rank reads (resume)")
     parser.add_argument("configs", help="JSON list of configurations")
     args = parser.parse_args()
     parasol.init(timeout_ms=30000)
     xs, ys = data(args.steps, args.batch)
     for config in json.loads(args.configs):
         want = reference(config, xs, ys)
-        got, losses, sfb, units = distributed(config, xs, ys)
+        got, losses, sfb, units = distributed(config, xs, ys, args.ckpt_dir)
         diff = max(float((a - b).abs().max()) for a, b in zip(got, want))
         scale = max(float(b.abs().max()) for b in want)
         # Every rank holds the same replica: the largest difference from rank 0's.

@@ -28,6 +28,9 @@ class Context {
   int size() const { return transport_->size(); }
   Transport& transport() { return *transport_; }
   const ContextOptions& options() const { return options_; }
+  // The deadline of the blocking calls that are not given one, from now on. Not while another
+  // thread uses this context.
+  void set_timeout(std::chrono::milliseconds timeout) { options_.timeout_ms = timeout; }
   Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
 
   // Position of the next collective call on this context; all ranks call collectives in the

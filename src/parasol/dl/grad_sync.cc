@@ -41,8 +41,22 @@ void GradSync::BeforeStage(int stage) {
   WaitUnits(stage_first_unit_[stage], stage_end_unit_[stage]);
 }
 
+// PyTorch 2's zero_grad() sets gradients to None (and a user may assign one): autograd would
+// then accumulate into a new tensor the synchroniser never reads, and the step would apply zeros.
+// Every backward starts from the flat buffer's views again.
+void GradSync::AttachGradients() {
+  for (size_t i = 0; i < param_tensors_.size(); ++i) {
+    torch::Tensor& p = param_tensors_[i];
+    const ParamSpan& span = spans_[i];
+    const float* view = grads_.data_ptr<float>() + span.begin;
+    if (p.grad().defined() && p.grad().data_ptr() == view && p.grad().sizes() == p.sizes()) continue;
+    p.mutable_grad() = grads_.narrow(0, span.begin, span.numel).view(p.sizes());
+  }
+}
+
 void GradSync::BeforeBackward(int64_t step, double lr_scale) {
   step_ = step;
+  AttachGradients();
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
     for (auto& u : units_) u->pending = u->sfb ? 1 : u->end_param - u->first_param;

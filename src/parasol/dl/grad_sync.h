@@ -9,7 +9,8 @@
 //
 // Per step, on the training thread:
 //   BeforeStage(i) before stage i's forward (P3: waits for that stage's update from the last step)
-//   BeforeBackward(step) (waits for every update, zeroes the gradients, sets the learning rate)
+//   BeforeBackward(step) (waits for every update, zeroes the gradients, makes every parameter's
+//                        .grad its view of the flat buffer again, sets the learning rate)
 //   loss.backward()      (hooks start units)
 //   AfterBackward()      (after-backward: starts the one unit; all but P3: waits for every update)
 // Errors on the communication thread (peer gone, timeout, mismatch) are rethrown by the next wait.
@@ -145,6 +146,7 @@ class GradSync {
 
  private:
   void Flatten(const SyncLayout& layout);
+  void AttachGradients();
   void PlanHybrid(const SyncLayout& layout);
   void PlanUnits(const SyncLayout& layout);
   void AddDenseRun(int first_param, int end_param);

@@ -1,4 +1,6 @@
 // parasol._parasol: the World (MPI and the job's context) and the collective library on tensors.
+#include <cstdio>
+
 #include <fmt/format.h>
 #include <mpi.h>
 #include <torch/extension.h>
@@ -28,14 +30,34 @@ World::World(std::chrono::milliseconds timeout_ms) : timeout_ms_(timeout_ms) {
 
 World::~World() { Close(); }
 
+void World::set_timeout_ms(std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) throw InvalidArgumentError("timeout_ms must be positive");
+  timeout_ms_ = timeout;
+  ctx().set_timeout(timeout);
+}
+
 comm::Context& World::ctx() {
   if (!ctx_) throw UnavailableError("parasol is shut down (parasol.shutdown() ran)");
   return *ctx_;
 }
 
 void World::Close() {
+  if (failed_ && runtime_ && size_ > 1) {
+    std::fflush(nullptr);
+    runtime_->Abort(1);
+  }
   ctx_.reset();
   runtime_.reset();
+}
+
+bool World::IsCommunicationFailure(const Error& e) {
+  switch (e.code()) {
+    case ErrorCode::kTimeout:
+    case ErrorCode::kPeerGone:
+    case ErrorCode::kMismatch:
+    case ErrorCode::kAborted: return true;
+    default: return false;
+  }
 }
 
 namespace {
@@ -76,8 +98,10 @@ torch::Tensor Allreduce(World& w, const torch::Tensor& t, const std::string& op,
                                  .timeout_ms = Ms(timeout_ms)};
   {
     py::gil_scoped_release release;
-    collective::Allreduce(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()),
-                          DTypeOf(in), o);
+    w.Guard([&] {
+      collective::Allreduce(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()),
+                            DTypeOf(in), o);
+    });
   }
   if (op == "avg") out.div_(w.size());
   return out;
@@ -90,8 +114,10 @@ torch::Tensor Broadcast(World& w, torch::Tensor t, int root, int64_t timeout_ms)
     throw InvalidArgumentError(fmt::format("root {} is not a rank of {}", root, w.size()));
   {
     py::gil_scoped_release release;
-    collective::Broadcast(w.ctx(), buf.data_ptr(), static_cast<size_t>(buf.numel()), DTypeOf(buf),
-                          {.root = root, .timeout_ms = Ms(timeout_ms)});
+    w.Guard([&] {
+      collective::Broadcast(w.ctx(), buf.data_ptr(), static_cast<size_t>(buf.numel()), DTypeOf(buf),
+                            {.root = root, .timeout_ms = Ms(timeout_ms)});
+    });
   }
   if (!buf.is_same(t)) t.copy_(buf);
   return t;
@@ -105,8 +131,10 @@ torch::Tensor Allgather(World& w, const torch::Tensor& t, int64_t timeout_ms) {
   shape[0] *= w.size();
   torch::Tensor out = torch::empty(shape, in.options());
   py::gil_scoped_release release;
-  collective::Allgather(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()), DTypeOf(in),
-                        {.timeout_ms = Ms(timeout_ms)});
+  w.Guard([&] {
+    collective::Allgather(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel()),
+                          DTypeOf(in), {.timeout_ms = Ms(timeout_ms)});
+  });
   return out;
 }
 
@@ -121,8 +149,10 @@ torch::Tensor Alltoall(World& w, const torch::Tensor& t, int64_t timeout_ms) {
   }
   torch::Tensor out = torch::empty_like(in);
   py::gil_scoped_release release;
-  collective::Alltoall(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel() / w.size()),
-                       DTypeOf(in), {.timeout_ms = Ms(timeout_ms)});
+  w.Guard([&] {
+    collective::Alltoall(w.ctx(), in.data_ptr(), out.data_ptr(), static_cast<size_t>(in.numel() / w.size()),
+                         DTypeOf(in), {.timeout_ms = Ms(timeout_ms)});
+  });
   return out;
 }
 
@@ -137,6 +167,8 @@ void RegisterComm(py::module_& m) {
       .def_property_readonly("local_rank", &World::local_rank)
       .def_property_readonly("local_size", &World::local_size)
       .def_property_readonly("closed", &World::closed)
+      .def_property("timeout_ms", [](World& w) { return w.timeout_ms().count(); },
+                    [](World& w, int64_t ms) { w.set_timeout_ms(Ms(ms)); })
       .def("close", &World::Close)
       .def("allreduce", &Allreduce, py::arg("tensor"), py::arg("op") = "sum", py::arg("algorithm") = "auto",
            py::arg("timeout_ms") = 0)
@@ -147,7 +179,7 @@ void RegisterComm(py::module_& m) {
           "barrier",
           [](World& w, int64_t timeout_ms) {
             py::gil_scoped_release release;
-            collective::Barrier(w.ctx(), Ms(timeout_ms));
+            w.Guard([&] { collective::Barrier(w.ctx(), Ms(timeout_ms)); });
           },
           py::arg("timeout_ms") = 0);
 }

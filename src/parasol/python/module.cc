@@ -4,6 +4,7 @@
 #include <torch/extension.h>
 
 #include "parasol/core/error.h"
+#include "parasol/python/c10d_backend.h"
 #include "parasol/python/world.h"
 
 namespace py = pybind11;
@@ -11,12 +12,15 @@ namespace py = pybind11;
 PYBIND11_MODULE(_parasol, m) {
   m.doc() = "parasol's collectives, gradient synchroniser and parameter server";
   // Translators run newest first: the base class is registered first, so the derived ones win.
+  // Each error is also the built-in a Python program would catch for it (a deadline is a
+  // TimeoutError, a bad argument a ValueError, ...): `except TimeoutError` catches parasol's too.
   auto error = py::register_exception<parasol::Error>(m, "Error", PyExc_RuntimeError);
-  py::register_exception<parasol::InvalidArgumentError>(m, "InvalidArgumentError", error.ptr());
-  py::register_exception<parasol::ParseError>(m, "ParseError", error.ptr());
-  py::register_exception<parasol::IoError>(m, "IoError", error.ptr());
-  py::register_exception<parasol::TimeoutError>(m, "TimeoutError", error.ptr());
-  py::register_exception<parasol::PeerGoneError>(m, "PeerGoneError", error.ptr());
+  auto both = [&](PyObject* builtin) { return py::make_tuple(error, py::handle(builtin)); };
+  py::register_exception<parasol::InvalidArgumentError>(m, "InvalidArgumentError", both(PyExc_ValueError).ptr());
+  py::register_exception<parasol::ParseError>(m, "ParseError", both(PyExc_ValueError).ptr());
+  py::register_exception<parasol::IoError>(m, "IoError", both(PyExc_OSError).ptr());
+  py::register_exception<parasol::TimeoutError>(m, "TimeoutError", both(PyExc_TimeoutError).ptr());
+  py::register_exception<parasol::PeerGoneError>(m, "PeerGoneError", both(PyExc_ConnectionError).ptr());
   py::register_exception<parasol::MismatchError>(m, "MismatchError", error.ptr());
   py::register_exception<parasol::AbortedError>(m, "AbortedError", error.ptr());
   py::register_exception<parasol::UnavailableError>(m, "UnavailableError", error.ptr());
@@ -24,4 +28,5 @@ PYBIND11_MODULE(_parasol, m) {
   parasol::python::RegisterComm(m);
   parasol::python::RegisterSync(m);
   parasol::python::RegisterPs(m);
+  parasol::python::RegisterC10d(m);
 }

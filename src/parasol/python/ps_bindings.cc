@@ -54,11 +54,13 @@ class PyParameterServer {
     torch::Tensor out = torch::empty({static_cast<int64_t>(rows.size()), width},
                                      dtype == DType::kFloat32 ? torch::kFloat32 : torch::kFloat64);
     py::gil_scoped_release release;
-    if (dtype == DType::kFloat32) {
-      Read<float>(w, table, rows, out);
-    } else {
-      Read<double>(w, table, rows, out);
-    }
+    world_->Guard([&] {
+      if (dtype == DType::kFloat32) {
+        Read<float>(w, table, rows, out);
+      } else {
+        Read<double>(w, table, rows, out);
+      }
+    });
     return out;
   }
 
@@ -83,13 +85,13 @@ class PyParameterServer {
   void Clock() {
     ps::Worker& w = worker();
     py::gil_scoped_release release;
-    w.Clock();
+    world_->Guard([&] { w.Clock(); });
   }
   uint64_t clock() { return worker().clock(); }
   void GlobalBarrier() {
     ps::Worker& w = worker();
     py::gil_scoped_release release;
-    w.GlobalBarrier();
+    world_->Guard([&] { w.GlobalBarrier(); });
   }
   double wait_seconds() { return worker().wait_seconds(); }
 
@@ -98,7 +100,7 @@ class PyParameterServer {
     if (!ps_) return;
     py::gil_scoped_release release;
     worker_.reset();
-    ps_->Shutdown();
+    if (!world_->failed()) world_->Guard([&] { ps_->Shutdown(); });
     ps_.reset();
   }
 

@@ -91,6 +91,13 @@ class PyGradSync {
     sync_.reset();
   }
   const std::vector<std::shared_ptr<FactorPort>>& ports() const { return ports_; }
+  // Runs f on the synchroniser with the GIL released; a communication failure marks the world.
+  template <typename F>
+  auto Talk(F&& f) {
+    dl::GradSync& s = sync();
+    py::gil_scoped_release release;
+    return world_->Guard([&] { return f(s); });
+  }
 
  private:
   std::shared_ptr<World> world_;  // MPI outlives the synchroniser
@@ -129,7 +136,6 @@ void RegisterSync(py::module_& m) {
   py::class_<FactorPort, std::shared_ptr<FactorPort>>(m, "FactorPort")
       .def_property_readonly("active", &FactorPort::active)
       .def("send", &FactorPort::Send, py::arg("g"), py::arg("x"));
-  using Release = py::call_guard<py::gil_scoped_release>;
   py::class_<PyGradSync>(m, "GradSync")
       .def(py::init<std::shared_ptr<World>, const std::vector<std::vector<torch::Tensor>>&,
                     const std::vector<std::tuple<int, std::string, torch::Tensor, torch::Tensor>>&,
@@ -142,33 +148,45 @@ void RegisterSync(py::module_& m) {
       .def_property_readonly("ports", &PyGradSync::ports)
       .def_property_readonly("num_units", [](PyGradSync& s) { return s.sync().num_units(); })
       .def_property_readonly("num_parameters", [](PyGradSync& s) { return s.sync().num_parameters(); })
-      .def(
-          "before_stage", [](PyGradSync& s, int stage) { s.sync().BeforeStage(stage); }, Release())
+      .def_property_readonly("spans",
+                             [](PyGradSync& s) {
+                               std::vector<std::pair<int64_t, int64_t>> out;
+                               for (const dl::ParamSpan& p : s.sync().optimizer().spans())
+                                 out.emplace_back(p.begin, p.numel);
+                               return out;
+                             })
+      .def("before_stage",
+           [](PyGradSync& s, int stage) { s.Talk([&](dl::GradSync& g) { g.BeforeStage(stage); }); })
       .def(
           "before_backward",
-          [](PyGradSync& s, int64_t step, double lr_scale) { s.sync().BeforeBackward(step, lr_scale); },
-          py::arg("step"), py::arg("lr_scale") = 1.0, Release())
-      .def(
-          "after_backward", [](PyGradSync& s) { s.sync().AfterBackward(); }, Release())
-      .def(
-          "flush", [](PyGradSync& s) { s.sync().Flush(); }, Release())
+          [](PyGradSync& s, int64_t step, double lr_scale) {
+            s.Talk([&](dl::GradSync& g) { g.BeforeBackward(step, lr_scale); });
+          },
+          py::arg("step"), py::arg("lr_scale") = 1.0)
+      .def("after_backward", [](PyGradSync& s) { s.Talk([](dl::GradSync& g) { g.AfterBackward(); }); })
+      .def("flush", [](PyGradSync& s) { s.Talk([](dl::GradSync& g) { g.Flush(); }); })
       .def("optimizer_state",
            [](PyGradSync& s) {
              // Collective (the momentum is gathered from the shards under weight-update sharding).
-             py::gil_scoped_release release;
-             return std::vector<torch::Tensor>{s.sync().GatherMomentum(),
-                                               s.sync().optimizer().second_moment().clone()};
+             return s.Talk([](dl::GradSync& g) {
+               torch::Tensor second = g.optimizer().second_moment();
+               // SGD has no second moment: an empty tensor stands for it.
+               return std::vector<torch::Tensor>{g.GatherMomentum(),
+                                                 second.defined() ? second.clone() : torch::zeros({0})};
+             });
            })
       .def("load_optimizer_state",
            [](PyGradSync& s, const std::vector<torch::Tensor>& state) {
              dl::Optimizer& o = s.sync().optimizer();
-             if (state.size() != 2 || !state[0].sizes().equals(o.momentum_buffer().sizes()) ||
-                 !state[1].sizes().equals(o.second_moment().sizes())) {
+             const auto fits = [](const torch::Tensor& t, const torch::Tensor& into) {
+               return into.defined() ? t.sizes().equals(into.sizes()) : t.numel() == 0;
+             };
+             if (state.size() != 2 || !fits(state[0], o.momentum_buffer()) || !fits(state[1], o.second_moment())) {
                throw InvalidArgumentError(
                    "the optimizer state is not this model's (another model or optimizer)");
              }
              o.momentum_buffer().copy_(state[0]);
-             o.second_moment().copy_(state[1]);
+             if (o.second_moment().defined()) o.second_moment().copy_(state[1]);
            })
       .def("stats", &StatsOf)
       .def("layer_choices", &ChoicesOf)
