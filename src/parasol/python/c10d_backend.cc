@@ -241,7 +241,7 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
         s.done->record(*s.stream);
       }
     } catch (const Error& e) {
-      error = std::make_exception_ptr(e);
+      error = std::current_exception();  // the error's own type (TimeoutError, ...), not a copy of its base
       std::lock_guard<std::mutex> lock(mu_);
       if (!failure_) {
         failure_ = std::make_exception_ptr(AbortedError(fmt::format(
@@ -436,6 +436,17 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall_base(at::Tensor& output,
                                                              std::vector<int64_t>& input_splits,
                                                              const c10d::AllToAllOptions& opts) {
   const int p = getSize();
+  const auto check = [&](const std::vector<int64_t>& splits, const at::Tensor& t, const char* which) {
+    const int64_t rows = t.dim() ? t.size(0) : 1;
+    if (splits.empty() ? rows % p != 0
+                       : static_cast<int>(splits.size()) != p ||
+                             std::accumulate(splits.begin(), splits.end(), int64_t{0}) != rows) {
+      throw InvalidArgumentError(fmt::format("parasol backend: all_to_all_single: the {} splits do not cut its "
+                                             "{} rows into {} blocks", which, rows, p));
+    }
+  };
+  check(input_splits, input, "input");
+  check(output_splits, output, "output");
   const int64_t in_row = input.dim() ? input.numel() / std::max<int64_t>(input.size(0), 1) : 1;
   const int64_t out_row = output.dim() ? output.numel() / std::max<int64_t>(output.size(0), 1) : 1;
   std::vector<uint64_t> send(p), recv(p);
