@@ -9,6 +9,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  ccache                            # rebuilds and `pip install .` reuse objects compiled alike
   libopenmpi-dev openmpi-bin        # launcher, transport, one-sided windows
   libgtest-dev libgmock-dev         # tests
   libbenchmark-dev                  # micro-benchmarks

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `pip install .` as a PyTorch user does it: a fresh virtual environment, torch installed into it
+# with pip (requirements.txt's pin; pip's cache holds the wheel after scripts/install-deps.sh),
+# then this source tree installed with pip (built against that torch). From that environment
+# alone (no PYTHONPATH, no build tree): the command starts, `parasol train` finds its module in
+# the package, a 2-rank DDP job over the "parasol" backend ends with one process's parameters.
+# Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON
+set -euo pipefail
+src=$1 mpirun=$2 python=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset PYTHONPATH
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$python" -m venv "$tmp/env"
+env="$tmp/env/bin"
+"$env/pip" install --disable-pip-version-check -q "$(grep -E '^torch==' "$src/requirements.txt")"
+start=$(date +%s)
+# As the main build (warnings as errors, Makefiles): ccache then serves every object compiled without
+# torch's headers; those with them are compiled again against this environment's torch.
+CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$env/pip" install \
+  --disable-pip-version-check -q -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
+  { tail -30 "$tmp/pip.log"; fail "pip install of the source tree"; }
+echo "ok: pip install . ($(( $(date +%s) - start )) s)"
+
+[ "$("$env/parasol" --version)" = "parasol 0.1.0" ] || fail "parasol --version from the environment's bin/"
+echo "ok: $env/parasol --version"
+
+"$mpirun" -np 2 "$env/parasol" train --model mlp --dataset synthetic --samples 256 --steps 4 --batch 8 \
+  --no-eval --no-progress > "$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; fail "parasol train from the installed command"; }
+grep -q "2 ranks x batch 8" "$tmp/train.log" || { cat "$tmp/train.log"; fail "parasol train did not run on 2 ranks"; }
+echo "ok: parasol train under mpirun -np 2 (its module from the package)"
+
+cd "$tmp"  # not the source tree: the installed package must be the one imported
+"$env/python" -c "import parasol, torch; assert parasol.__file__.startswith('$tmp'), parasol.__file__" ||
+  fail "import parasol does not find the installed package"
+"$mpirun" -np 2 "$env/python" "$src/python/tests/c10d_worker.py" ddp parasol > "$tmp/ddp.log" 2>&1 ||
+  { cat "$tmp/ddp.log"; fail "DDP over the parasol backend from the installed package"; }
+"$env/python" - "$tmp/ddp.log" <<'PY' || fail "DDP's parameters differ from one process's"
+import json, sys
+line = next(json.loads(l) for l in open(sys.argv[1]) if l.startswith("{"))
+assert line["diff"] < 2e-5 and line["spread"] == 0.0, line
+print(f"ok: 2-rank DDP over the parasol backend, largest difference from one process {line['diff']:.2e}")
+PY
