@@ -110,6 +110,7 @@ class ParasolWork : public c10d::Work {
     finish(error);
   }
   std::vector<at::Tensor> result() override { return result_; }
+  void Keep(std::vector<ParasolBackend::Arg> args) { kept_ = std::move(args); }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
   void synchronize() override {
     for (Staging& s : staging_) {
@@ -122,6 +123,7 @@ class ParasolWork : public c10d::Work {
 
  private:
   std::vector<at::Tensor> result_;
+  std::vector<ParasolBackend::Arg> kept_;  // the operation's tensors, released with the Work
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
@@ -176,6 +178,7 @@ ParasolBackend::ParasolBackend(std::shared_ptr<World> world, int rank, int size,
   });
 }
 
+// worker_, the last member, is joined first; finished_ then goes on this thread.
 ParasolBackend::~ParasolBackend() = default;
 
 milliseconds ParasolBackend::Timeout(milliseconds requested) const {
@@ -201,9 +204,11 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
   auto work = c10::make_intrusive<ParasolWork>(type, std::move(result), devices);
   work->staging_ = std::move(staging);
   std::exception_ptr failed;
+  std::vector<c10::intrusive_ptr<c10::intrusive_ptr_target>> released;
   {
     std::lock_guard<std::mutex> lock(mu_);
     failed = failure_;
+    released.swap(finished_);  // dropped on this thread, after the lock
   }
   if (failed) {
     work->Complete(failed, std::nullopt);
@@ -251,7 +256,10 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
     } catch (...) {
       error = std::current_exception();
     }
+    work->Keep(std::move(args));
     work->Complete(error, stream);
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_.push_back(std::move(work));
   });
   return work;
 }

@@ -107,6 +107,11 @@ class ParasolBackend final : public c10d::Backend {
   std::unique_ptr<comm::Context> p2p_;  // send and recv
   std::mutex mu_;
   std::exception_ptr failure_;  // guarded by mu_: the first failure, which fails the rest
+  // Guarded by mu_: finished operations, with the tensors they held. The worker never drops a
+  // reference to a tensor (a Python object's may be the last, and taking the GIL then fails while
+  // the interpreter shuts down): the calling thread releases them at its next call, or the
+  // destructor does.
+  std::vector<c10::intrusive_ptr<c10::intrusive_ptr_target>> finished_;
   ThreadPool worker_{1};         // last: joined first, while the contexts still exist
 };
 
