@@ -57,6 +57,10 @@ class TrainCommand : public Command {
     app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
         ->capture_default_str();
     app_->add_option("--threads", o_.threads, "Compute threads per rank")->check(Between(1, 1024))->capture_default_str();
+    app_->add_option("--device", o_.device,
+                     "cpu, or cuda (mlp, lenet, resnet20, vgg: each rank on a GPU of its host, by local rank)")
+        ->check(CLI::IsMember({"cpu", "cuda"}))
+        ->capture_default_str();
     app_->add_option("--sync", sync_, "after-backward, buckets, wfbp or p3")->capture_default_str();
     app_->add_option("--comm", comm_, "allreduce, ps, hybrid or none (no synchronisation)")->capture_default_str();
     app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")->check(Positive())->capture_default_str();
@@ -150,6 +154,11 @@ class TrainCommand : public Command {
     if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
     if (o_.model == "transformer-lm") ValidateLanguageModel();
     if (Dynamic()) ValidateDynamic();
+    if (o_.device == "cuda" && (o_.model == "transformer-lm" || Dynamic())) {
+      throw InvalidArgumentError(fmt::format("--device cuda: mlp, lenet, resnet20 or vgg (--model {} trains on CPU)",
+                                             o_.model));
+    }
+    if (o_.device == "cuda" && o_.sync_batch_norm) throw InvalidArgumentError("--sync-bn is not supported with --device cuda");
   }
 
   void ValidateDynamic() {

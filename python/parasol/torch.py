@@ -20,6 +20,7 @@ each parameter updated the moment its gradient is reduced (P3 lets the next forw
 the last layers are updated). `import parasol.torch` also registers the torch.distributed backend
 "parasol" (parasol.c10d).
 """
+import ctypes
 import io
 import os
 import tempfile
@@ -83,7 +84,7 @@ def broadcast_bytes(payload, root=0):
     if parasol.rank() == root and n:
         words.view(torch.uint8)[:n] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
     broadcast(words, root)
-    return words.view(torch.uint8)[:n].numpy().tobytes()
+    return ctypes.string_at(words.data_ptr(), n)  # numpy is not one of torch's dependencies
 
 
 def broadcast_optimizer_state(optimizer, root=0):
@@ -134,7 +135,7 @@ def _engine_optimizer(optimizer):
 
 def DistributedOptimizer(optimizer, model, sync="wfbp", comm="allreduce", bucket_mb=25,
                          slice_elements=50000, shard_updates=False, staleness=0, batch_per_rank=None,
-                         timeout_ms=None, overlap_update=False):
+                         timeout_ms=None, overlap_update=False, mirror_parameters=False):
     """Wraps optimizer (built over model's parameters) so that every step applies the gradient
     averaged over the ranks. Returns an instance of the optimizer's own class (as Horovod does),
     so lr schedulers, GradScaler, state_dict / load_state_dict and add_param_group work on it.
@@ -157,20 +158,24 @@ def DistributedOptimizer(optimizer, model, sync="wfbp", comm="allreduce", bucket
     shard_updates: (overlap_update) each rank updates a block of every reduction and all-gathers
           the parameters.
     timeout_ms: how long any wait may take before the error naming the rank and the operation.
+    mirror_parameters: keep the engine's buffers in host memory beside the parameters rather than
+          making the parameters views of them: what it does for parameters on a GPU (each
+          gradient staged to host memory as it becomes final, each updated parameter or averaged
+          gradient copied back); on CPU, to run that path without a GPU.
     """
     base = type(optimizer)
     methods = {k: v for k, v in _DistributedOptimizer.__dict__.items() if k not in ("__dict__", "__weakref__")}
     cls = type(base.__name__, (base,), methods)
     return cls(optimizer, model, sync=sync, comm=comm, bucket_mb=bucket_mb, slice_elements=slice_elements,
                shard_updates=shard_updates, staleness=staleness, batch_per_rank=batch_per_rank,
-               timeout_ms=timeout_ms, overlap_update=overlap_update)
+               timeout_ms=timeout_ms, overlap_update=overlap_update, mirror_parameters=mirror_parameters)
 
 
 class _DistributedOptimizer:
     """The methods DistributedOptimizer's class adds to (or puts over) the wrapped optimizer's."""
 
     def __init__(self, optimizer, model, sync, comm, bucket_mb, slice_elements, shard_updates, staleness,
-                 batch_per_rank, timeout_ms, overlap_update):
+                 batch_per_rank, timeout_ms, overlap_update, mirror_parameters):
         if sync not in SYNC_MODES:
             raise ValueError(f"sync={sync!r}: one of {', '.join(SYNC_MODES)}")
         if comm not in COMMS:
@@ -189,7 +194,8 @@ class _DistributedOptimizer:
             "model": model, "overlap": bool(overlap_update), "engine": engine if overlap_update else None,
             "options": dict(mode=sync, backend=comm, bucket_bytes=int(bucket_mb * (1 << 20)),
                             slice_elements=slice_elements, shard_updates=shard_updates, ps_staleness=staleness,
-                            batch_per_rank=batch_per_rank or 32, timeout_ms=timeout_ms or 0),
+                            batch_per_rank=batch_per_rank or 32, timeout_ms=timeout_ms or 0,
+                            mirror_parameters=mirror_parameters),
             "sync": None, "handles": [], "step": 0, "armed": False, "engine_state": False,
             "base_lr": optimizer.param_groups[0]["lr"],
         }
@@ -348,11 +354,11 @@ class _DistributedOptimizer:
             state = self.state[p]
             if kind == "sgd":
                 if st["engine"]["momentum"]:
-                    state["momentum_buffer"] = first[begin:begin + n].view_as(p).clone()
+                    state["momentum_buffer"] = first[begin:begin + n].view_as(p).to(p.device, copy=True)
             else:
                 state["step"] = torch.tensor(float(st["step"]))
-                state["exp_avg"] = first[begin:begin + n].view_as(p).clone()
-                state["exp_avg_sq"] = second[begin:begin + n].view_as(p).clone()
+                state["exp_avg"] = first[begin:begin + n].view_as(p).to(p.device, copy=True)
+                state["exp_avg_sq"] = second[begin:begin + n].view_as(p).to(p.device, copy=True)
 
     def _import_engine_state(self):
         st = self._parasol

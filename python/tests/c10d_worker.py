@@ -1,7 +1,8 @@
 """Run under mpirun by test_c10d.py: torch.distributed with the "parasol" backend.
   collectives   every collective on the parasol process group and on a gloo group over the same
                 ranks, the same inputs (several dtypes): prints one JSON line per case on rank 0
-                with the largest difference between the two results
+                with the largest difference between the two results. DEVICE=cuda: the parasol
+                group's tensors on this rank's GPU (gloo's on CPU)
   ddp BACKEND   DistributedDataParallel (each rank a slice of every batch) against one process
                 training on the whole batch; FSDP2 (fully_shard) too
   stall         rank 1 stops (SIGSTOP) before an all_reduce; rank 0 must raise within the process
@@ -24,14 +25,29 @@ import parasol.torch  # noqa: F401  (registers "parasol")
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16, torch.bfloat16]
 
 
-def inputs(rank, dtype, n):
+DEVICE = None  # where the parasol group's tensors live (set in main)
+
+
+def inputs(rank, dtype, n, device="cpu"):
     g = torch.Generator().manual_seed(1000 + rank)
     x = torch.randn(n, generator=g) * 4
-    return x.to(dtype) if dtype.is_floating_point else x.round().to(dtype)
+    return (x.to(dtype) if dtype.is_floating_point else x.round().to(dtype)).to(device)
 
 
 def cases(rank, size):
-    """(name, fn(group) -> result tensors), each run on both groups with fresh inputs."""
+    """(name, fn(group) -> result tensors), each run on both groups with fresh inputs. A case's
+    tensors live on DEVICE for the parasol group (group None), on CPU for gloo."""
+    real_inputs, real_empty = inputs, torch.empty
+
+    def on(g):
+        return DEVICE if g is None else "cpu"
+
+    def inputs_for(g):
+        return lambda *a: real_inputs(*a, device=on(g))
+
+    def empty_for(g):
+        return lambda *a, **k: real_empty(*a, **k, device=on(g))
+
     ops = [("sum", dist.ReduceOp.SUM), ("max", dist.ReduceOp.MAX), ("min", dist.ReduceOp.MIN),
            ("product", dist.ReduceOp.PRODUCT)]
     out = []
@@ -39,28 +55,33 @@ def cases(rank, size):
         d = str(dtype).split(".")[1]
         for opname, op in ops:
             def allreduce(g, dtype=dtype, op=op):
+                inputs, empty = inputs_for(g), empty_for(g)
                 t = inputs(rank, dtype, 37)
                 dist.all_reduce(t, op=op, group=g)
                 return [t]
             out.append((f"all_reduce {opname} {d}", allreduce))
 
         def broadcast(g, dtype=dtype):
+            inputs, empty = inputs_for(g), empty_for(g)
             t = inputs(rank, dtype, 11)
             dist.broadcast(t, src=size - 1, group=g)
             return [t]
 
         def all_gather(g, dtype=dtype):
-            outs = [torch.empty(5, dtype=dtype) for _ in range(size)]
+            inputs, empty = inputs_for(g), empty_for(g)
+            outs = [empty(5, dtype=dtype) for _ in range(size)]
             dist.all_gather(outs, inputs(rank, dtype, 5), group=g)
             return outs
 
         def all_gather_into_tensor(g, dtype=dtype):
-            out = torch.empty(5 * size, dtype=dtype)
+            inputs, empty = inputs_for(g), empty_for(g)
+            out = empty(5 * size, dtype=dtype)
             dist.all_gather_into_tensor(out, inputs(rank, dtype, 5), group=g)
             return [out]
 
         def all_to_all_single(g, dtype=dtype):
-            out = torch.empty(3 * size, dtype=dtype)
+            inputs, empty = inputs_for(g), empty_for(g)
+            out = empty(3 * size, dtype=dtype)
             dist.all_to_all_single(out, inputs(rank, dtype, 3 * size), group=g)
             return [out]
         out += [(f"broadcast {d}", broadcast), (f"all_gather {d}", all_gather),
@@ -68,46 +89,54 @@ def cases(rank, size):
                 (f"all_to_all_single {d}", all_to_all_single)]
 
     def average(g):
+        inputs, empty = inputs_for(g), empty_for(g)
         t = inputs(rank, torch.float32, 17)
         dist.all_reduce(t, op=dist.ReduceOp.AVG, group=g)
         return [t]
 
     def reduce_scatter_tensor(g):
-        out = torch.empty(4)
+        inputs, empty = inputs_for(g), empty_for(g)
+        out = empty(4)
         dist.reduce_scatter_tensor(out, inputs(rank, torch.float32, 4 * size), group=g)
         return [out]
 
     def reduce_scatter(g):
-        out = torch.empty(3, dtype=torch.float64)
+        inputs, empty = inputs_for(g), empty_for(g)
+        out = empty(3, dtype=torch.float64)
         dist.reduce_scatter(out, list(inputs(rank, torch.float64, 3 * size).chunk(size)), group=g)
         return [out]
 
     def uneven_all_to_all(g):
+        inputs, empty = inputs_for(g), empty_for(g)
         # rank r sends (d + 1) rows of 2 to rank d, and receives r + 1 rows from each
         sends = [d + 1 for d in range(size)]
         recvs = [rank + 1] * size
-        out = torch.empty(sum(recvs), 2)
+        out = empty(sum(recvs), 2)
         dist.all_to_all_single(out, inputs(rank, torch.float32, 2 * sum(sends)).view(-1, 2), recvs, sends,
                                group=g)
         return [out]
 
     def all_to_all(g):
-        outs = [torch.empty(2, dtype=torch.int64) for _ in range(size)]
+        inputs, empty = inputs_for(g), empty_for(g)
+        outs = [empty(2, dtype=torch.int64) for _ in range(size)]
         dist.all_to_all(outs, list(inputs(rank, torch.int64, 2 * size).chunk(size)), group=g)
         return outs
 
     def reduce(g):
+        inputs, empty = inputs_for(g), empty_for(g)
         t = inputs(rank, torch.float32, 9)
         dist.reduce(t, dst=0, group=g)
         return [t] if rank == 0 else []
 
     def gather(g):
-        outs = [torch.empty(3) for _ in range(size)] if rank == 0 else None
+        inputs, empty = inputs_for(g), empty_for(g)
+        outs = [empty(3) for _ in range(size)] if rank == 0 else None
         dist.gather(inputs(rank, torch.float32, 3), outs, dst=0, group=g)
         return outs or []
 
     def scatter(g):
-        out = torch.empty(3)
+        inputs, empty = inputs_for(g), empty_for(g)
+        out = empty(3)
         dist.scatter(out, list(inputs(0, torch.float32, 3 * size).chunk(size)) if rank == 0 else None, src=0,
                      group=g)
         return [out]
@@ -122,6 +151,7 @@ def cases(rank, size):
         return [t]
 
     def barrier(g):
+        inputs, empty = inputs_for(g), empty_for(g)
         dist.barrier(group=g)
         return [torch.ones(1)]
     return out + [("all_reduce avg float32", average), ("reduce_scatter_tensor", reduce_scatter_tensor),
@@ -141,7 +171,7 @@ def collectives():
         else:
             want = fn(gloo)
         got = fn(None)
-        diff = max([float((a.double() - b.double()).abs().max()) for a, b in zip(got, want)] or [0.0])
+        diff = max([float((a.cpu().double() - b.double()).abs().max()) for a, b in zip(got, want)] or [0.0])
         scale = max([float(b.double().abs().max()) for b in want] or [1.0])
         same_shape = [a.shape for a in got] == [b.shape for b in want]
         if rank == 0:
@@ -182,7 +212,8 @@ def ddp(kind):
     train(reference, xs, ys, 0, 8 * size)
     # DDP starts from rank 0's parameters whatever the others hold; FSDP shards each rank's own.
     torch.manual_seed(3 + rank if kind == "ddp" else 3)
-    model = Net()
+    model = Net().to(DEVICE)
+    xs, ys = xs.to(DEVICE), ys.to(DEVICE)
     if kind == "ddp":
         wrapped = nn.parallel.DistributedDataParallel(model)
     else:
@@ -190,9 +221,9 @@ def ddp(kind):
         wrapped = fully_shard(model)
     train(wrapped, xs, ys, 8 * rank, 8 * rank + 8)
     if kind == "fsdp":
-        params = [p.full_tensor() for p in model.parameters()]
+        params = [p.full_tensor().cpu() for p in model.parameters()]
     else:
-        params = [p.detach() for p in model.parameters()]
+        params = [p.detach().cpu() for p in model.parameters()]
     diff = max(float((a - b).abs().max()) for a, b in zip(params, reference.parameters()))
     spread = max(float((dist_max(p) - dist_min(p)).abs().max()) for p in params)
     if rank == 0:
@@ -239,10 +270,14 @@ def mismatch():
 
 
 def main():
+    global DEVICE
     mode = sys.argv[1]
     backend = sys.argv[2] if len(sys.argv) > 2 else "parasol"
     timeout = timedelta(seconds=3) if mode in ("stall", "mismatch") else timedelta(seconds=60)
     dist.init_process_group(backend, timeout=timeout)
+    DEVICE = "cpu"
+    if os.environ.get("DEVICE") == "cuda":
+        DEVICE = f"cuda:{int(os.environ.get('LOCAL_RANK', 0)) % torch.cuda.device_count()}"
     {"collectives": collectives, "ddp": lambda: ddp("ddp"), "fsdp": lambda: ddp("fsdp"),
      "stall": stall, "mismatch": mismatch}[mode]()
     dist.destroy_process_group()

@@ -13,7 +13,9 @@ A configuration names the sync mode and backend and, besides, how the script use
   clip       clip_grad_norm_ to this norm between backward and step
   scaler     a GradScaler (init_scale 1024) around backward and step
   resume     half the steps, save_checkpoint, a new model and optimizer, load_checkpoint, the rest
-  compile    torch.compile(model, backend=...) before training"""
+  compile    torch.compile(model, backend=...) before training
+  mirror     mirror_parameters=True: the engine's GPU path (host buffers beside the parameters)
+  device     "cuda": the model and batches on this rank's GPU (the reference stays on CPU)"""
 import argparse
 import json
 import os
@@ -125,7 +127,7 @@ def wrap(config, model, per_rank):
         inner, model, sync=config["sync"], comm=config.get("comm", "allreduce"),
         bucket_mb=config.get("bucket_mb", 25), slice_elements=config.get("slice", 50000),
         shard_updates=config.get("shard", False), batch_per_rank=per_rank,
-        overlap_update=config.get("overlap", False))
+        overlap_update=config.get("overlap", False), mirror_parameters=config.get("mirror", False))
     assert isinstance(opt, type(inner)), type(opt).__mro__
     return inner, opt
 
@@ -133,6 +135,11 @@ def wrap(config, model, per_rank):
 def distributed(config, xs, ys, ckpt_dir):
     torch.manual_seed(100 + parasol.rank())  # unequal starts: the optimizer broadcasts rank 0's
     model = Net()
+    device = config.get("device", "cpu")
+    if device == "cuda":
+        device = f"cuda:{parasol.local_rank() % torch.cuda.device_count()}"
+        model.to(device)
+        xs, ys = xs.to(device), ys.to(device)
     if config.get("compile"):
         model = torch.compile(model, backend=config["compile"])
     per_rank = xs.shape[1] // parasol.size()
@@ -146,7 +153,7 @@ def distributed(config, xs, ys, ckpt_dir):
             pt.save_checkpoint(path, model, opt, step=i)
             opt.close()
             torch.manual_seed(200 + parasol.rank())
-            model = Net()
+            model = Net().to(device)
             inner, opt = wrap(config, model, per_rank)
             assert pt.load_checkpoint(path, model, opt) == {"step": i}
             run = Run(config, model, opt)
@@ -154,8 +161,9 @@ def distributed(config, xs, ys, ckpt_dir):
     opt.synchronize()
     sfb = sum(1 for c in opt.layer_choices() if c["sfb"])
     units = opt.num_units
+    mirrored = opt._sync().mirrored
     opt.close()
-    return [p.detach().clone() for p in model.parameters()], losses, sfb, units
+    return [p.detach().cpu() for p in model.parameters()], losses, sfb, units, mirrored
 
 
 def main():
@@ -169,15 +177,16 @@ def main():
     xs, ys = data(args.steps, args.batch)
     for config in json.loads(args.configs):
         want = reference(config, xs, ys)
-        got, losses, sfb, units = distributed(config, xs, ys, args.ckpt_dir)
+        got, losses, sfb, units, mirrored = distributed(config, xs, ys, args.ckpt_dir)
         diff = max(float((a - b).abs().max()) for a, b in zip(got, want))
         scale = max(float(b.abs().max()) for b in want)
         # Every rank holds the same replica: the largest difference from rank 0's.
         spread = max(float((pt.allreduce(p, op="max") - pt.allreduce(p, op="min")).max()) for p in got)
+        mirrored = mirrored == (config.get("mirror", False) or config.get("device") == "cuda")
         if parasol.rank() == 0:
             print(json.dumps({"config": config, "max_diff": diff, "scale": scale, "spread": spread,
                               "first_loss": losses[0], "last_loss": losses[-2], "sfb_layers": sfb,
-                              "units": units}), flush=True)
+                              "units": units, "mirrored_as_expected": mirrored}), flush=True)
     parasol.shutdown()
     return 0
 

@@ -49,6 +49,24 @@ IDIOMS = [
     {"sync": "wfbp", "compile": "aot_eager"},
 ]
 
+# The engine's path for parameters on a GPU (host buffers beside the parameters), run on CPU:
+# every kind of unit, both update styles, the idioms that touch the gradients or the state.
+MIRRORED = [dict(c, mirror=True) for c in [
+    {"sync": "after-backward"},
+    {"sync": "wfbp"},
+    {"sync": "p3", "slice": 700, "overlap": True},
+    {"sync": "wfbp", "shard": True, "overlap": True},
+    {"sync": "p3", "slice": 700, "shard": True, "overlap": True},
+    {"sync": "wfbp", "comm": "ps"},
+    {"sync": "p3", "comm": "hybrid", "overlap": True},
+    {"sync": "wfbp", "comm": "hybrid"},
+    {"sync": "wfbp", "optimizer": "adamw", "overlap": True},
+    {"sync": "wfbp", "zero": "keep", "overlap": True},
+    {"sync": "buckets", "bucket_mb": 0.02, "clip": 0.5},
+    {"sync": "wfbp", "resume": True, "overlap": True},
+    {"sync": "wfbp", "resume": True, "optimizer": "adamw", "overlap": True},
+]]
+
 
 class SyncTest(unittest.TestCase):
     def check(self, np, configs):
@@ -62,12 +80,13 @@ class SyncTest(unittest.TestCase):
                 self.assertLess(line["max_diff"], 2e-5 * max(1.0, line["scale"]), line)
                 self.assertEqual(line["spread"], 0.0, "the replicas differ")
                 self.assertLess(line["last_loss"], line["first_loss"], "training did not train")
+                self.assertTrue(line["mirrored_as_expected"], "the engine took the other path (views or mirror)")
                 if line["config"].get("comm") == "hybrid" and np > 1:
                     self.assertGreaterEqual(line["sfb_layers"], 1, "no layer ran by sufficient factors")
         return lines
 
     def test_one_rank(self):
-        self.check(1, CONFIGS[:5] + CONFIGS[11:13] + IDIOMS[:2])
+        self.check(1, CONFIGS[:5] + CONFIGS[11:13] + IDIOMS[:2] + MIRRORED[1:3])
 
     def test_two_ranks(self):
         lines = self.check(2, CONFIGS)
@@ -80,6 +99,9 @@ class SyncTest(unittest.TestCase):
 
     def test_two_ranks_idioms(self):
         self.check(2, IDIOMS)
+
+    def test_two_ranks_mirrored(self):
+        self.check(2, MIRRORED)
 
     def test_four_ranks(self):
         self.check(4, [CONFIGS[i] for i in (0, 1, 2, 5, 6, 8, 9, 12)] + [IDIOMS[i] for i in (1, 6, 12)])

@@ -13,6 +13,7 @@
 namespace parasol::dl {
 
 void GradSync::OnGradReady(int param) {
+  if (mirror_) MirrorGradIn(param);
   if (options_.mode == SyncMode::kAfterBackward) return;
   for (int u : units_of_param_[param]) {
     if (--units_[u]->pending == 0) Launch(u);
@@ -21,8 +22,8 @@ void GradSync::OnGradReady(int param) {
 
 void GradSync::OnFactors(int unit, const torch::Tensor& g, const torch::Tensor& x) {
   Unit& u = *units_[unit];
-  u.g = g;
-  u.x = x.contiguous();
+  u.g = g.to(torch::kCPU);
+  u.x = x.to(torch::kCPU).contiguous();
   if (options_.mode != SyncMode::kAfterBackward && --u.pending == 0) Launch(unit);
 }
 
@@ -56,12 +57,16 @@ void GradSync::AttachGradients() {
 
 void GradSync::BeforeBackward(int64_t step, double lr_scale) {
   step_ = step;
-  AttachGradients();
+  if (!mirror_) AttachGradients();
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
     for (auto& u : units_) u->pending = u->sfb ? 1 : u->end_param - u->first_param;
-    board_->BeginStep();
   }
+  if (mirror_) {
+    MirrorChangedIn();
+    for (torch::Tensor& p : param_tensors_) p.mutable_grad() = torch::Tensor();  // autograd makes new ones
+  }
+  if (options_.backend != Backend::kNone) board_->BeginStep();
   grads_.zero_();
   optimizer_->set_step(step, lr_scale);
 }
@@ -69,8 +74,15 @@ void GradSync::BeforeBackward(int64_t step, double lr_scale) {
 void GradSync::AfterBackward() {
   if (options_.backend == Backend::kNone) {
     torch::NoGradGuard no_grad;
+    const bool external = optimizer_->options().kind == OptimizerKind::kExternal;
+    if (mirror_ && external) return;  // the parameters' own gradients are the step's
+    const int n = static_cast<int>(spans_.size());
+    for (int i = 0; mirror_ && i < n; ++i) MirrorGradIn(i);
     if (options_.measure_gradient_norms && ctx_.size() == 1) MeasureAlone();
-    for (int i = 0; i < static_cast<int>(spans_.size()); ++i) optimizer_->UpdateParam(i);
+    for (int i = 0; i < n; ++i) {
+      optimizer_->UpdateParam(i);
+      if (mirror_) MirrorOut(i);
+    }
     return;
   }
   // after-backward launches everything now; other modes, whatever backward did not reach.
@@ -265,7 +277,66 @@ void GradSync::FinishNorms() {
 
 void GradSync::FinishParams(const Unit& u) {
   for (int i = u.first_param; i < u.end_param; ++i) {
-    if (--param_pending_[i] == 0) optimizer_->UpdateParam(i);
+    if (--param_pending_[i] != 0) continue;
+    optimizer_->UpdateParam(i);
+    if (mirror_) MirrorOut(i);
+  }
+}
+
+// ---- mirrored parameters (on a GPU) ----
+
+// Autograd's thread, from the accumulator's hook: the gradient is final (a parameter backward
+// did not reach keeps a zero gradient). The copy waits for the GPU.
+void GradSync::MirrorGradIn(int param) {
+  const torch::Tensor& g = param_tensors_[param].grad();
+  if (g.defined()) grads_.narrow(0, spans_[param].begin, spans_[param].numel).copy_(g.reshape({-1}));
+}
+
+// Communication thread: a final parameter's new values, or under an external optimizer its
+// averaged gradient, into the model's tensors.
+void GradSync::MirrorOut(int param) {
+  torch::Tensor& p = param_tensors_[param];
+  const ParamSpan& span = spans_[param];
+  if (optimizer_->options().kind != OptimizerKind::kExternal) {
+    MirrorRangeOut(span.begin, span.end());
+    return;
+  }
+  const torch::Tensor g = grads_.narrow(0, span.begin, span.numel).view(p.sizes());
+  if (p.grad().defined()) {
+    p.mutable_grad().copy_(g);
+  } else {
+    p.mutable_grad() = g.to(p.options(), /*non_blocking=*/false, /*copy=*/true);
+  }
+}
+
+// The flat parameters [begin, end) into the parameters that hold them (parts of them at the ends).
+void GradSync::MirrorRangeOut(int64_t begin, int64_t end) {
+  for (size_t i = 0; i < spans_.size(); ++i) {
+    const int64_t lo = std::max(begin, spans_[i].begin), hi = std::min(end, spans_[i].end());
+    if (hi <= lo) continue;
+    torch::Tensor p = param_tensors_[i].detach();
+    p.view({-1}).narrow(0, lo - spans_[i].begin, hi - lo).copy_(params_.narrow(0, lo, hi - lo));
+    mirrored_version_[i] = param_tensors_[i]._version();
+  }
+}
+
+void GradSync::FlatParametersChanged() {
+  if (!mirror_) return;  // the parameters are views of the flat buffer
+  torch::NoGradGuard no_grad;
+  MirrorRangeOut(0, params_.numel());
+}
+
+// Training thread, every update done: parameters written since the synchroniser last did (their
+// version moved) are read back into the flat buffer. Under an external optimizer the flat
+// parameters are not used.
+void GradSync::MirrorChangedIn() {
+  if (optimizer_->options().kind == OptimizerKind::kExternal) return;
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < param_tensors_.size(); ++i) {
+    const torch::Tensor& p = param_tensors_[i];
+    if (p._version() == mirrored_version_[i]) continue;
+    params_.narrow(0, spans_[i].begin, spans_[i].numel).copy_(p.detach().reshape({-1}));
+    mirrored_version_[i] = p._version();
   }
 }
 

@@ -14,6 +14,14 @@
 //   loss.backward()      (hooks start units)
 //   AfterBackward()      (after-backward: starts the one unit; all but P3: waits for every update)
 // Errors on the communication thread (peer gone, timeout, mismatch) are rethrown by the next wait.
+//
+// Parameters on a GPU (or anywhere but CPU memory) are mirrored: the flat buffers stay in host
+// memory beside them instead of the parameters becoming views of them. A gradient is copied in
+// when its accumulator hook fires; when a parameter is final, its new values (or, under an
+// external optimizer, its averaged gradient) are copied back before its unit counts as done, so
+// a stage's next forward, which waits for its units, reads them. A parameter changed by its owner
+// between steps (load_state_dict, say; its version counter tells) is copied in again when the
+// next backward starts. The copies are synchronous: the GPU's work before them is finished.
 #pragma once
 
 #include <chrono>
@@ -63,6 +71,9 @@ struct SyncOptions {
   // Parameters this synchroniser leaves alone: their owner reduces and updates them over another
   // group (a mixture-of-experts layer's experts, reduced only among the replicas of each expert).
   std::vector<torch::Tensor> excluded;
+  // Mirror the parameters (see above) even when they are in CPU memory: the GPU path, testable
+  // without a GPU. Automatic when a parameter is not in CPU memory.
+  bool mirror_parameters = false;
 };
 
 // A fully-connected layer the synchroniser may run by sufficient factors: its weight (out x in) and
@@ -130,8 +141,12 @@ class GradSync {
   // The training thread's view: call it between steps (after Flush or AfterBackward).
   SyncStats stats() const;
   int64_t num_parameters() const { return params_.numel(); }
+  // Whether the parameters are mirrored (on a GPU) rather than views of the flat buffer.
+  bool mirrored() const { return mirror_; }
   int num_units() const { return static_cast<int>(units_.size()); }
   torch::Tensor flat_parameters() const { return params_; }
+  // After the caller wrote flat_parameters() (a resume): mirrored parameters take the new values.
+  void FlatParametersChanged();
   // Collective: the full momentum buffer (gathered from the shards under weight-update sharding).
   torch::Tensor GatherMomentum();
   Optimizer& optimizer() { return *optimizer_; }
@@ -147,6 +162,12 @@ class GradSync {
  private:
   void Flatten(const SyncLayout& layout);
   void AttachGradients();
+  // Mirrored parameters: a gradient in, a final parameter (or averaged gradient) out, the flat
+  // range [begin, end) of the parameters out, the parameters their owner changed back in.
+  void MirrorGradIn(int param);
+  void MirrorOut(int param);
+  void MirrorRangeOut(int64_t begin, int64_t end);
+  void MirrorChangedIn();
   void PlanHybrid(const SyncLayout& layout);
   void PlanUnits(const SyncLayout& layout);
   void AddDenseRun(int first_param, int end_param);
@@ -182,6 +203,8 @@ class GradSync {
   torch::Tensor grads_;
   std::vector<ParamSpan> spans_;
   std::vector<torch::Tensor> param_tensors_;
+  bool mirror_ = false;
+  std::vector<int64_t> mirrored_version_;  // each parameter's version when last written or read
   std::vector<std::vector<int>> units_of_param_;
   std::vector<int> stage_first_unit_, stage_end_unit_;  // units covering a stage's params
   std::vector<std::unique_ptr<Unit>> units_;

@@ -49,6 +49,7 @@ void GradSync::RunSharded(Unit& u) {
     std::copy(buf.begin() + q * c, buf.begin() + q * c + (qe - qb), w + qb);
   }
   stats_.bytes_sent += 2ull * c * (p - 1) * 4;
+  if (mirror_) MirrorRangeOut(u.begin, u.begin + u.numel());
 }
 
 // Every rank gathers every rank's factors and forms the same sum of g_k^T x_k: the batch's

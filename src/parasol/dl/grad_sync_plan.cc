@@ -100,7 +100,15 @@ GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const Optimizer
   Flatten(layout);
   collective::Broadcast(ctx_, params_.data_ptr<float>(), params_.numel(), DType::kFloat32);
   for (const torch::Tensor& b : layout.buffers) {
-    if (b.scalar_type() == torch::kFloat32 && b.is_contiguous()) collective::Broadcast(ctx_, b.data_ptr<float>(), b.numel(), DType::kFloat32);
+    if (b.scalar_type() != torch::kFloat32 || !b.is_contiguous()) continue;
+    torch::Tensor host = b.device().is_cpu() ? b : b.to(torch::kCPU);
+    collective::Broadcast(ctx_, host.data_ptr<float>(), host.numel(), DType::kFloat32);
+    if (!host.is_same(b)) b.copy_(host);
+  }
+  if (mirror_) {  // every rank starts from rank 0's parameters
+    torch::NoGradGuard no_grad;
+    mirrored_version_.resize(param_tensors_.size());
+    MirrorRangeOut(0, params_.numel());
   }
   optimizer_ = std::make_unique<Optimizer>(optimizer, params_, grads_, spans_);
   // One rank has nothing to synchronise: every mode is the plain step (no thread, no hooks).
@@ -170,7 +178,9 @@ void GradSync::Flatten(const SyncLayout& layout) {
       if (!excluded(p)) all.emplace_back(p, s);
     }
   }
-  FlatParameters flat = FlattenParameters(all);
+  mirror_ = options_.mirror_parameters ||
+            std::any_of(all.begin(), all.end(), [](const auto& ps) { return !ps.first.device().is_cpu(); });
+  FlatParameters flat = FlattenParameters(all, /*views=*/!mirror_);
   params_ = flat.params;
   grads_ = flat.grads;
   spans_ = std::move(flat.spans);

@@ -6,7 +6,7 @@
 
 namespace parasol::dl {
 
-FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>>& params) {
+FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>>& params, bool views) {
   FlatParameters flat;
   int64_t total = 0;
   for (const auto& [p, stage] : params) {
@@ -20,6 +20,7 @@ FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>
     torch::Tensor p = params[i].first;
     const ParamSpan& s = flat.spans[i];
     flat.params.narrow(0, s.begin, s.numel).copy_(p.detach().reshape(-1));
+    if (!views) continue;
     p.set_data(flat.params.narrow(0, s.begin, s.numel).view(p.sizes()));
     p.mutable_grad() = flat.grads.narrow(0, s.begin, s.numel).view(p.sizes());
   }

@@ -47,9 +47,11 @@ struct FlatParameters {
   torch::Tensor params, grads;
   std::vector<ParamSpan> spans;
 };
-// Moves each (parameter, stage)'s values into one flat buffer, in order, the parameter becoming a
-// view of it, and makes its gradient a view of a zeroed second buffer (autograd accumulates there).
-FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>>& params);
+// Moves each (parameter, stage)'s values into one flat buffer in CPU memory, in order, the parameter
+// becoming a view of it, and makes its gradient a view of a zeroed second buffer (autograd
+// accumulates there). views = false: the buffer holds a copy and the parameters stay as they are
+// (parameters on a GPU, mirrored by the synchroniser).
+FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>>& params, bool views = true);
 
 class Optimizer {
  public:

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 #include <fmt/format.h>
+#include <torch/cuda.h>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/csv_writer.h"
@@ -36,7 +38,23 @@ torch::Tensor FlatBuffers(Model& m) {
   for (const torch::Tensor& b : m.buffers()) {
     if (b.scalar_type() == torch::kFloat32) parts.push_back(b.reshape({-1}));
   }
-  return parts.empty() ? torch::empty({0}) : torch::cat(parts);
+  return parts.empty() ? torch::empty({0}) : torch::cat(parts).to(torch::kCPU);
+}
+
+torch::Device DeviceOf(Model& m) {
+  const std::vector<torch::Tensor> params = m.parameters();
+  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
+// --device cuda: this rank's GPU, by its place among the ranks of its host.
+torch::Device TrainDevice(const comm::Context& ctx, const TrainOptions& o) {
+  if (o.device == "cpu") return torch::kCPU;
+  if (o.device != "cuda") throw InvalidArgumentError("--device '" + o.device + "': cpu or cuda");
+  const int64_t gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  if (gpus == 0) throw InvalidArgumentError(fmt::format("rank {}: --device cuda: torch sees no CUDA device", ctx.rank()));
+  if (o.sync_batch_norm) throw InvalidArgumentError("--sync-bn runs on CPU tensors: not with --device cuda");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>((local ? std::atoi(local) : 0) % gpus));
 }
 
 void SetBuffers(Model& m, const torch::Tensor& flat) {
@@ -64,12 +82,13 @@ Evaluation Evaluate(comm::Context& ctx, Model& model, const Dataset& test, int64
   }
   torch::NoGradGuard no_grad;
   model.eval();
+  const torch::Device device = DeviceOf(model);
   double sums[3] = {0, 0, 0};  // correct, loss, count
   torch::Tensor idx = torch::arange(ctx.rank(), test.size(), ctx.size(), torch::kInt64);
   for (int64_t b = 0; b < idx.size(0); b += batch) {
     torch::Tensor i = idx.slice(0, b, std::min(idx.size(0), b + batch));
-    torch::Tensor out = model.Forward(test.images.index_select(0, i));
-    torch::Tensor y = test.labels.index_select(0, i);
+    torch::Tensor out = model.Forward(test.images.index_select(0, i).to(device));
+    torch::Tensor y = test.labels.index_select(0, i).to(device);
     sums[0] += out.argmax(1).eq(y).sum().item<double>();
     sums[1] += torch::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
     sums[2] += static_cast<double>(i.size(0));
@@ -189,6 +208,7 @@ TrainCheckpoint Resume(const TrainOptions& o, GradSync& sync, Model& model) {
   TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(model).numel());
   torch::NoGradGuard no_grad;
   sync.flat_parameters().copy_(c.parameters);
+  sync.FlatParametersChanged();
   sync.optimizer().momentum_buffer().copy_(c.momentum);
   SetBuffers(model, c.buffers);
   c.parameters = c.momentum = c.buffers = torch::Tensor();
@@ -242,7 +262,8 @@ StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrde
   const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * ctx.size();
   const int64_t epoch = at.samples / epoch_samples, in_epoch = at.samples % epoch_samples / (batch * ctx.size());
   torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
-  torch::Tensor x = train.images.index_select(0, idx), y = train.labels.index_select(0, idx);
+  const torch::Device device = DeviceOf(model);
+  torch::Tensor x = train.images.index_select(0, idx).to(device), y = train.labels.index_select(0, idx).to(device);
   const double waited = sync.stats().wait_seconds;
   const auto t0 = Clock::now();
   torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x, [&sync](int stage) { sync.BeforeStage(stage); }), y);
@@ -305,6 +326,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   DataSplit split = LoadData(data);
   std::vector<int64_t> shape(split.train.images.sizes().begin() + 1, split.train.images.sizes().end());
   std::shared_ptr<Model> model = BuildModel(o.model, shape, o.seed);
+  model->to(TrainDevice(ctx, o));
   if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;

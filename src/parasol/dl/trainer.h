@@ -33,6 +33,9 @@ struct TrainOptions {
   SyncOptions sync;
   bool sync_batch_norm = false;
   int threads = 1;              // intra-op threads of this rank
+  // "cpu", or "cuda": each rank computes on GPU (local rank mod the GPUs on its host), the
+  // synchroniser mirroring the parameters in host memory (grad_sync.h).
+  std::string device = "cpu";
   uint64_t seed = 1;            // model initialisation and batch order
   bool evaluate = true;         // at the end of each epoch (and of a --steps run)
   // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,

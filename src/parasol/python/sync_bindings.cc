@@ -54,7 +54,7 @@ class PyGradSync {
              const std::vector<std::tuple<int, std::string, torch::Tensor, torch::Tensor>>& fc_layers,
              const std::vector<torch::Tensor>& buffers, const py::dict& optimizer, const std::string& mode,
              const std::string& backend, uint64_t bucket_bytes, int64_t slice_elements, bool shard_updates,
-             uint32_t ps_staleness, int64_t batch_per_rank, int64_t timeout_ms)
+             uint32_t ps_staleness, int64_t batch_per_rank, int64_t timeout_ms, bool mirror_parameters)
       : world_(std::move(world)) {
     dl::SyncLayout layout{.stage_params = stages, .buffers = buffers};
     for (const auto& [stage, name, weight, bias] : fc_layers) {
@@ -75,7 +75,8 @@ class PyGradSync {
         .shard_updates = shard_updates,
         .ps_staleness = ps_staleness,
         .batch_per_rank = batch_per_rank,
-        .timeout_ms = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : world_->timeout_ms().count())};
+        .timeout_ms = std::chrono::milliseconds(timeout_ms > 0 ? timeout_ms : world_->timeout_ms().count()),
+        .mirror_parameters = mirror_parameters};
     const dl::OptimizerOptions opt = OptimizerFrom(optimizer);
     comm::Context& ctx = world_->ctx();
     py::gil_scoped_release release;
@@ -140,14 +141,15 @@ void RegisterSync(py::module_& m) {
       .def(py::init<std::shared_ptr<World>, const std::vector<std::vector<torch::Tensor>>&,
                     const std::vector<std::tuple<int, std::string, torch::Tensor, torch::Tensor>>&,
                     const std::vector<torch::Tensor>&, const py::dict&, const std::string&,
-                    const std::string&, uint64_t, int64_t, bool, uint32_t, int64_t, int64_t>(),
+                    const std::string&, uint64_t, int64_t, bool, uint32_t, int64_t, int64_t, bool>(),
            py::arg("world"), py::arg("stages"), py::arg("fc_layers"), py::arg("buffers"),
            py::arg("optimizer"), py::arg("mode"), py::arg("backend"), py::arg("bucket_bytes"),
            py::arg("slice_elements"), py::arg("shard_updates"), py::arg("ps_staleness"),
-           py::arg("batch_per_rank"), py::arg("timeout_ms"))
+           py::arg("batch_per_rank"), py::arg("timeout_ms"), py::arg("mirror_parameters") = false)
       .def_property_readonly("ports", &PyGradSync::ports)
       .def_property_readonly("num_units", [](PyGradSync& s) { return s.sync().num_units(); })
       .def_property_readonly("num_parameters", [](PyGradSync& s) { return s.sync().num_parameters(); })
+      .def_property_readonly("mirrored", [](PyGradSync& s) { return s.sync().mirrored(); })
       .def_property_readonly("spans",
                              [](PyGradSync& s) {
                                std::vector<std::pair<int64_t, int64_t>> out;
