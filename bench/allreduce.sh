@@ -8,6 +8,7 @@ build=${1:-build}
 out=${2:-bench/results}
 runs=${RUNS:-5}
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/deps.sh"
 root=$(cd "$here/.." && pwd)
 mkdir -p "$out"
 sizes=${SIZES:-8,64K,256K,1M,4M,16M,64M,256M}
@@ -18,4 +19,4 @@ for np in 2 4; do
       --csv "$out/allreduce_np${np}_run${run}.csv" > /dev/null
   done
 done
-python3 "$here/summarize_allreduce.py" "$out"/allreduce_np*_run*.csv | tee "$out/allreduce_summary.txt"
+"$bench_python" "$here/summarize_allreduce.py" "$out"/allreduce_np*_run*.csv | tee "$out/allreduce_summary.txt"

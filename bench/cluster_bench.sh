@@ -70,7 +70,6 @@ fi
 
 [ "${SKIP_ADAPTIVE:-0}" = 1 ] && exit 0
 source "$here/deps.sh"
-ensure_debian_packages python3-matplotlib
 # Jobs of 20 s to 90 s on one core at their users' batches (MNIST's 10,000 bundled images): the
 # mlp jobs' gradient noise scale grows from ~200 to ~400 samples as they train, lenet's similar.
 mnist=$(cd "$here/../data/mnist" && pwd)
@@ -106,4 +105,4 @@ for r in $(seq "$repeat"); do
       END { printf "%s,%s,%s,%s,%s,%s,%s,%s\n", p, r, jct, mx, mk, n, s, acc }' "$log" | tee -a "$runs"
   done
 done
-/usr/bin/python3 "$here/summarize_cluster.py" "$out"
+"$bench_python" "$here/summarize_cluster.py" "$out"

@@ -7,6 +7,7 @@ build=${1:-build}
 out=${2:-bench/results}
 mkdir -p "$out"
 sim="$build/tools/parasol collective-sim"
+source "$(dirname "$0")/deps.sh"
 {
   echo "## torus2d, torus:32x32, 256 MiB, 50 GB/s links, 1 us"
   $sim --topology torus:32x32 --algo torus2d --bytes 256M --link-gbps 50 --latency-us 1
@@ -15,5 +16,5 @@ sim="$build/tools/parasol collective-sim"
   $sim --topology dgx1 --algo all --bytes 256M
   echo
   echo "## ft-mesh, mesh:16x16, 256 MiB, 25 GB/s links"
-  python3 "$(dirname "$0")/ft_mesh_failures.py" "$build/tools/parasol"
+  "$bench_python" "$(dirname "$0")/ft_mesh_failures.py" "$build/tools/parasol"
 } | tee "$out/collective_sim.txt"

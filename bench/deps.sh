@@ -1,5 +1,9 @@
-# Sourced by benchmark scripts: installs the Debian packages a benchmark needs (peers, plotting)
-# when missing. Benchmarks only; `make run` and `make test` use scripts/install-deps.sh.
+# Sourced by benchmark scripts: bench_python, the project's environment (.venv: PyTorch,
+# torchvision, numpy, scikit-learn, matplotlib, pinned in requirements.txt), and
+# ensure_debian_packages, which installs the Debian packages a benchmark needs (peers) when
+# missing. Benchmarks only; `make run` and `make test` use scripts/install-deps.sh.
+bench_python="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.venv/bin/python"
+[ -x "$bench_python" ] || { echo "bench: no $bench_python: run scripts/install-deps.sh (make) first" >&2; exit 1; }
 ensure_debian_packages() {
   local missing=() p
   for p in "$@"; do

@@ -9,6 +9,7 @@ build=${1:-build}
 out=${2:-bench/results}
 mkdir -p "$out"
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/deps.sh"
 models=${MODELS:-"mlp resnet20 vgg"}
 ranks_list=${RANKS:-"1 2 4"}
 batch=${BATCH:-32}
@@ -35,8 +36,8 @@ for r in $(seq "$repeat"); do
   for model in $models; do
     for ranks in $ranks_list; do
       {
-        /usr/bin/python3 "$here/ddp_bench.py" "$model" "$ranks" "$batch" "$(steps_for "$model")"
-        /usr/bin/python3 "$here/ddp_bench.py" "$model" "$ranks" "$batch" "$(steps_for "$model")" --no-comm
+        "$bench_python" "$here/ddp_bench.py" "$model" "$ranks" "$batch" "$(steps_for "$model")"
+        "$bench_python" "$here/ddp_bench.py" "$model" "$ranks" "$batch" "$(steps_for "$model")" --no-comm
         parasol "$model" "$ranks" wfbp none
         for m in $modes; do
           [ "$ranks" = 1 ] && [ "$m" != "wfbp:allreduce" ] && continue
@@ -46,4 +47,4 @@ for r in $(seq "$repeat"); do
     done
   done
 done
-/usr/bin/python3 "$here/summarize_dl.py" "$raw" | tee "$out/dl_bench_summary.txt"
+"$bench_python" "$here/summarize_dl.py" "$raw" | tee "$out/dl_bench_summary.txt"

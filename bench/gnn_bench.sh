@@ -23,10 +23,9 @@
 #              LINK_VERTICES (300000), LINK_EDGES (6000000), PARTS ("cora big link": the
 #              sections to run; the summary reads the CSVs of earlier runs for the others)
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
-py=/usr/bin/python3
+py=$bench_python
 seeds=${SEEDS:-10}
 vertices=${VERTICES:-1000000}
 edges=${EDGES:-20000000}

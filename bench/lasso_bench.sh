@@ -25,11 +25,9 @@ tol=${TOL:-1e-6}
 sk_timeout=${SKLEARN_TIMEOUT:-900}
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
-py=/usr/bin/python3
+py=$bench_python
 cases=" ${CASES:-riboflavin sparse correlated a9a-logreg} "
 want() { [[ "$cases" == *" $1 "* ]]; }
-
-ensure_debian_packages python3-numpy python3-scipy python3-sklearn python3-matplotlib
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 data="$out/lasso_data"

@@ -19,9 +19,7 @@ ks=${KS:-"100 1000 10000 100000"}
 threads=${THREADS:-"1 2"}
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
-py=/usr/bin/python3  # Debian's: numpy and matplotlib come from Debian packages
-
-ensure_debian_packages python3-numpy python3-matplotlib
+py=$bench_python  # Debian's: numpy and matplotlib come from Debian packages
 warp="$build/warplda"
 [ -x "$warp/warplda" ] || bash "$root/../shared/anchors/warplda/build.sh" "$warp" > "$out/warplda_build.log" 2>&1
 

@@ -9,7 +9,6 @@ parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
 ratings="$root/../shared/data/movielens-100k/u.data"
 [ -s "$ratings" ] || { echo "mf_ccd_bench: $ratings is missing" >&2; exit 1; }
-ensure_debian_packages python3-matplotlib
 data="$out/mf_ccd_data"
 mkdir -p "$data"
 runs="$out/mf_ccd_runs.csv"
@@ -30,7 +29,7 @@ for r in $(seq 1 "$repeat"); do
   run sgd-bsp-2proc "$r" 2 --algorithm sgd --consistency bsp --workers 1 --clocks 20
   run ccd-2proc "$r" 2 --algorithm ccd --workers 1 --clocks 10
 done
-/usr/bin/python3 - "$out" <<'PY'
+"$bench_python" - "$out" <<'PY'
 import csv, os, statistics, sys
 import matplotlib
 matplotlib.use("Agg")

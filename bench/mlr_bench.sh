@@ -10,7 +10,6 @@
 # Usage: mlr_bench.sh BUILD_DIR OUT_DIR     Environment: REPEAT (3), EPOCHS (20), TARGET (0.78:
 # the test accuracy time-to-accuracy is measured at)
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages python3-sklearn python3-matplotlib
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
 news="$root/../shared/data/20newsgroups"
@@ -39,7 +38,7 @@ for r in $(seq 1 "$repeat"); do
         '{ print "parasol," c "," np "," r "," $3 "," $5 "," $6 "," m }' >> "$runs"
     done
   done
-  /usr/bin/python3 - "$data" "$lambda" "$r" >> "$runs" <<'PY'
+  "$bench_python" - "$data" "$lambda" "$r" >> "$runs" <<'PY'
 import sys, time
 from sklearn.datasets import load_svmlight_files
 from sklearn.linear_model import LogisticRegression
@@ -52,4 +51,4 @@ print(f"sklearn,lbfgs,1,{run},{seconds:.3f},{(m.predict(Xte) == yte).mean():.6f}
 PY
 done
 echo "# end $(date -u) $(uptime)" >> "$out/mlr_machine.txt"
-/usr/bin/python3 "$here/summarize_mlr.py" "$out" "${TARGET:-0.78}"
+"$bench_python" "$here/summarize_mlr.py" "$out" "${TARGET:-0.78}"

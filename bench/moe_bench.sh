@@ -14,10 +14,9 @@
 # Environment: REPEAT (3), STEPS (1500: the convergence runs), SPEED_STEPS (60), TP_STEPS (20: about
 #              2 s each at T = 1), TEXT (the corpus)
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
-py=/usr/bin/python3
+py=$bench_python
 text=${TEXT:-$root/../shared/data/tinyshakespeare/input.txt}
 steps=${STEPS:-1500}
 speed_steps=${SPEED_STEPS:-60}

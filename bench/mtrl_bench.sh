@@ -9,7 +9,6 @@
 #
 # Usage: mtrl_bench.sh BUILD_DIR OUT_DIR     Environment: REPEAT (3)
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages python3-sklearn python3-matplotlib
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
 school="$root/../shared/data/school/school.csv"
@@ -18,7 +17,7 @@ data="$out/mtrl_data"
 mkdir -p "$data"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 echo "# $(date -u) $(uptime)" > "$out/mtrl_machine.txt"
-py=/usr/bin/python3
+py=$bench_python
 helper="$(dirname "$0")/mtrl_bench.py"
 
 "$py" "$helper" splits "$school" "$data"   # split.S.train.csv / .test.csv, S = 0 (validation), 1..10

@@ -50,7 +50,7 @@ for r in $(seq 1 "$repeat"); do
     echo "$backend,$r,$step,$sent,$link,$steps" >> "$csv"
   done
 done
-/usr/bin/python3 - "$csv" <<'PY' | tee "$out/ps_link_summary.txt"
+"$bench_python" - "$csv" <<'PY' | tee "$out/ps_link_summary.txt"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 med = statistics.median

@@ -4,6 +4,7 @@ set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/results"
+bash "$here/startup_bench.sh" "$build" "$here/results"
 bash "$here/allreduce.sh" "$build" "$here/results"
 bash "$here/collective_sim.sh" "$build" "$here/results"
 bash "$here/ps_bench.sh" "$build" "$here/results"

@@ -11,7 +11,7 @@
 #
 # Usage: svm_bench.sh BUILD_DIR OUT_DIR        Environment: REPEAT (3)
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages libsvm-tools python3-matplotlib
+ensure_debian_packages libsvm-tools
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
 train="$root/../shared/data/libsvm/a9a"
@@ -68,4 +68,4 @@ ours c10-none-1proc 1 1 10 --elimination none
 ours c10-standard-2proc 1 2 10
 echo "# end $(date -u) $(uptime)" >> "$out/svm_machine.txt"
 
-/usr/bin/python3 "$here/summarize_svm.py" "$out"
+"$bench_python" "$here/summarize_svm.py" "$out"

@@ -37,7 +37,7 @@ for rate in $rates; do
   bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
   for r in $(seq 1 "$repeat"); do
     log="$out/torch_link.log"
-    launch "$log" /usr/bin/python3 "$here/torch_plugin.py" --engine ddp --model vgg --batch "$batch" --steps "$steps" \
+    launch "$log" "$bench_python" "$here/torch_plugin.py" --engine ddp --model vgg --batch "$batch" --steps "$steps" \
       || { echo "torch_link_bench: ddp failed:"; tail -5 "$log"; exit 1; }
     echo "$rate,$r,ddp,allreduce,$(grep -o '"samples_per_sec": [0-9.]*' "$log" | awk '{print $2}')" | tee -a "$csv"
     for m in $modes; do
@@ -47,7 +47,7 @@ for rate in $rates; do
         || { echo "torch_link_bench: parasol train $m failed:"; tail -5 "$log"; exit 1; }
       echo "$rate,$r,parasol train,$m,$(grep -E '^median step' "$log" | sed -E 's/.*ms, ([0-9.]+) samples.*/\1/')" \
         | tee -a "$csv"
-      launch "$log" /usr/bin/python3 "$here/torch_plugin.py" --engine parasol --model vgg --batch "$batch" \
+      launch "$log" "$bench_python" "$here/torch_plugin.py" --engine parasol --model vgg --batch "$batch" \
         --steps "$steps" --sync "$sync" --comm "$comm" \
         || { echo "torch_link_bench: plugin $m failed:"; tail -5 "$log"; exit 1; }
       echo "$rate,$r,parasol.torch,$m,$(grep -o '"samples_per_sec": [0-9.]*' "$log" | awk '{print $2}')" | tee -a "$csv"
@@ -55,4 +55,4 @@ for rate in $rates; do
   done
 done
 echo "# machine after: $(uptime)"
-/usr/bin/python3 "$here/summarize_torch_link.py" "$csv" "$out/torch_link.png" | tee "$out/torch_link_summary.txt"
+"$bench_python" "$here/summarize_torch_link.py" "$csv" "$out/torch_link.png" | tee "$out/torch_link_summary.txt"

@@ -1,13 +1,13 @@
-#!/usr/bin/python3
 """One benchmark script for parasol.torch and PyTorch DDP: the same torchvision model, batch per
 rank, threads per rank and synthetic data; only the wrapper differs. Run it under mpirun (ranks
-from OpenMPI's environment).
+from OpenMPI's environment) with the project's Python (.venv).
 
-    mpirun -np 2 bench/torch_plugin.py --engine parasol --model vgg11 --sync p3 --comm hybrid
-    mpirun -np 2 bench/torch_plugin.py --engine ddp --model vgg11
+    mpirun -np 2 .venv/bin/python bench/torch_plugin.py --engine parasol --model vgg11 --sync p3 --comm hybrid
+    mpirun -np 2 .venv/bin/python bench/torch_plugin.py --engine ddp --model vgg11
 
-engines: parasol (DistributedOptimizer), ddp (DistributedDataParallel over gloo), plain (no
-wrapper: one rank's PyTorch, or the ranks side by side computing alone).
+engines: parasol (DistributedOptimizer; --overlap: overlap_update=True), ddp
+(DistributedDataParallel over gloo), ddp-parasol (the same DDP over the "parasol" backend),
+plain (no wrapper: one rank's PyTorch, or the ranks side by side computing alone).
 Prints on rank 0 one JSON line: median step ms, its spread, samples/s over all ranks, the time
 the training thread waited on synchronisation per step (parasol).
 """
@@ -26,7 +26,7 @@ from ddp_bench import MODELS as PARASOL_MODELS  # parasol train's architectures,
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--engine", choices=["parasol", "ddp", "plain"], required=True)
+    ap.add_argument("--engine", choices=["parasol", "ddp", "ddp-parasol", "plain"], required=True)
     ap.add_argument("--model", default="resnet18",
                     help="a torchvision model (resnet18, vgg11, ...) or parasol train's mlp, resnet20, vgg")
     ap.add_argument("--batch", type=int, default=32, help="per rank")
@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--sync", default="wfbp")
     ap.add_argument("--comm", default="allreduce")
     ap.add_argument("--bucket-mb", type=float, default=25)
+    ap.add_argument("--overlap", action="store_true", help="parasol: overlap_update=True")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", 0))
@@ -53,8 +54,8 @@ def main():
         import parasol.torch as pt
         pt.init()
         opt = pt.DistributedOptimizer(opt, model, sync=args.sync, comm=args.comm, bucket_mb=args.bucket_mb,
-                                      batch_per_rank=args.batch)
-    elif args.engine == "ddp":
+                                      batch_per_rank=args.batch, overlap_update=args.overlap)
+    elif args.engine in ("ddp", "ddp-parasol"):
         import torch.distributed as dist
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         # On network-namespace "hosts" gloo must use this host's link (its name differs per host).
@@ -62,7 +63,11 @@ def main():
         if prefix:
             os.environ["GLOO_SOCKET_IFNAME"] = next(n for n in sorted(os.listdir("/sys/class/net"))
                                                     if n.startswith(prefix))
-        dist.init_process_group("gloo", rank=rank, world_size=ranks)
+        if args.engine == "ddp-parasol":
+            import parasol.torch  # noqa: F401  (registers the backend)
+            dist.init_process_group("parasol", rank=rank, world_size=ranks)
+        else:
+            dist.init_process_group("gloo", rank=rank, world_size=ranks)
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=args.bucket_mb)
     g = torch.Generator().manual_seed(rank)
     x = torch.randn((args.batch,) + tuple(shape), generator=g)
@@ -81,11 +86,12 @@ def main():
         opt.synchronize()
         wait = (opt.stats()["wait_seconds"] - wait) / args.steps
         pt.shutdown()
-    elif args.engine == "ddp":
+    elif args.engine in ("ddp", "ddp-parasol"):
         dist.destroy_process_group()
     if rank == 0:
         step = statistics.median(times)
-        name = args.engine if args.engine != "parasol" else f"parasol {args.sync}:{args.comm}"
+        name = args.engine if args.engine != "parasol" else \
+            f"parasol {args.sync}:{args.comm}" + (" overlap" if args.overlap else "")
         print(json.dumps({"engine": name, "model": args.model, "ranks": ranks, "threads": args.threads,
                           "batch": args.batch, "step_ms": 1e3 * step,
                           "spread_ms": 1e3 * (max(times) - min(times)),

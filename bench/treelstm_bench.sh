@@ -12,10 +12,9 @@
 # Environment: REPEAT (3), STEPS (20), EPOCHS (10), SST (the folder, default the bundled data/sst),
 #              BATCHES ("1 16 64 256"), HIDDENS ("150 256 512")
 source "$(dirname "$0")/common.sh" "$@"
-ensure_debian_packages python3-torch python3-matplotlib
 parasol="$build/tools/parasol"
 mpirun="$root/scripts/mpirun.sh"
-py=/usr/bin/python3
+py=$bench_python
 sst=${SST:-$root/data/sst}
 steps=${STEPS:-20}
 epochs=${EPOCHS:-10}
