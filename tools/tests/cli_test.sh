@@ -77,6 +77,18 @@ expect 2 "$tmp/batch:1: batch per rank 100 is not in [1, 64]" -- "$mpirun" -np 2
   --dataset synthetic --samples 256 --steps 4 --no-eval --adaptive-batch --batch-max 128 --batch-file "$tmp/batch"
 printf '%s\na,0,1,64,10,--model mlp --batch-max 32\n' "$header" > "$tmp/bad_jobs.csv"
 expect 2 "$tmp/bad_jobs.csv:2: train_args: --batch-max 32 is below batch_size 64" -- "$parasol" cluster --jobs "$tmp/bad_jobs.csv"
+expect 2 "--device cuda: mlp, lenet, resnet20 or vgg (--model tree-fc trains on CPU)" -- "$parasol" train --model tree-fc \
+  --device cuda --steps 1
+# Where torch sees no GPU (python exits 0 when there is none).
+if "$(dirname "$parasol")/../../.venv/bin/python" -c 'import torch, sys; sys.exit(torch.cuda.is_available())' 2>/dev/null; then
+  expect 2 "rank 0: --device cuda: torch sees no CUDA device" -- "$parasol" train --model mlp --device cuda --steps 1
+fi
+# Only the commands that train libtorch models load it (libparasol_train.so): not --version,
+# not the other commands.
+label="parasol --version and lasso --help load no libtorch"
+check bash -c "! LD_DEBUG=libs '$parasol' --version 2>&1 | grep -q libtorch && ! LD_DEBUG=libs '$parasol' lasso --help 2>&1 | grep -q libtorch"
+label="parasol train --help loads libtorch (its module)"
+check bash -c "LD_DEBUG=libs '$parasol' train --help 2>&1 | grep -q 'libparasol_train.so' "
 label="train --no-eval reports no test accuracy"
 check bash -c "'$parasol' train --model mlp --dataset synthetic --samples 256 --steps 2 --no-eval | grep -q ', not evaluated$'"
 
