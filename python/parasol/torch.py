@@ -113,8 +113,9 @@ class _SfbLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
-        ctx.port.send(grad.reshape(-1, grad.shape[-1]).contiguous(), x.reshape(-1, x.shape[-1]).contiguous())
+        # dx before the factors leave: once sent, the engine may update the weight (overlap_update).
         grad_x = grad.matmul(weight) if ctx.needs_input_grad[0] else None
+        ctx.port.send(grad.reshape(-1, grad.shape[-1]).contiguous(), x.reshape(-1, x.shape[-1]).contiguous())
         return grad_x, None, None, None
 
 
