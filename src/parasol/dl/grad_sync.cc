@@ -57,6 +57,9 @@ void GradSync::AttachGradients() {
 
 void GradSync::BeforeBackward(int64_t step, double lr_scale) {
   step_ = step;
+  if (options_.backend == Backend::kNone && optimizer_->options().kind == OptimizerKind::kExternal) {
+    return;  // one rank and the caller's own optimizer: nothing to do, autograd keeps its gradients
+  }
   if (!mirror_) AttachGradients();
   if (options_.backend != Backend::kNone) {
     WaitUnits(0, num_units());
@@ -67,8 +70,21 @@ void GradSync::BeforeBackward(int64_t step, double lr_scale) {
     for (torch::Tensor& p : param_tensors_) p.mutable_grad() = torch::Tensor();  // autograd makes new ones
   }
   if (options_.backend != Backend::kNone) board_->BeginStep();
-  grads_.zero_();
+  ZeroGradients();
+  // After the waits: the last step's updates (P3's run on after AfterBackward) keep their rate.
   optimizer_->set_step(step, lr_scale);
+}
+
+// Sufficient-factor units write their layer's gradient whole (RunSfb), and backward never
+// accumulates into it: only the other units' ranges need zeroing (most of VGG's are the former).
+void GradSync::ZeroGradients() {
+  if (units_.empty()) {
+    grads_.zero_();
+    return;
+  }
+  for (const auto& u : units_) {
+    if (!u->sfb) grads_.narrow(0, u->begin, u->numel()).zero_();
+  }
 }
 
 void GradSync::AfterBackward() {

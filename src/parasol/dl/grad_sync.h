@@ -10,7 +10,8 @@
 // Per step, on the training thread:
 //   BeforeStage(i) before stage i's forward (P3: waits for that stage's update from the last step)
 //   BeforeBackward(step) (waits for every update, zeroes the gradients, makes every parameter's
-//                        .grad its view of the flat buffer again, sets the learning rate)
+//                        .grad its view of the flat buffer again, sets the learning rate; with
+//                        one rank and an external optimizer, only the last)
 //   loss.backward()      (hooks start units)
 //   AfterBackward()      (after-backward: starts the one unit; all but P3: waits for every update)
 // Errors on the communication thread (peer gone, timeout, mismatch) are rethrown by the next wait.
@@ -162,6 +163,7 @@ class GradSync {
  private:
   void Flatten(const SyncLayout& layout);
   void AttachGradients();
+  void ZeroGradients();
   // Mirrored parameters: a gradient in, a final parameter (or averaged gradient) out, the flat
   // range [begin, end) of the parameters out, the parameters their owner changed back in.
   void MirrorGradIn(int param);
