@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Synchronisation modes where the network is slower than memory: two "hosts" (network namespaces
 # joined by veth through a bridge, each link shaped to RATE), one rank each, parasol train's VGG and
-# the same network in PyTorch (bench/ddp_bench.py's vgg) under parasol.torch, after-backward,
+# the same network in PyTorch (bench/ddp_bench.py's vgg) under parasol.torch (overlap_update, the
+# engine's own update as in parasol train), after-backward,
 # buckets, wfbp and p3 over allreduce and wfbp, p3 over hybrid (SFB), and DDP (gloo) over the same
 # link; interleaved, REPEAT rounds per rate. Writes torch_link.csv, a summary and a PNG of
 # samples/s against link speed.
@@ -47,8 +48,9 @@ for rate in $rates; do
         || { echo "torch_link_bench: parasol train $m failed:"; tail -5 "$log"; exit 1; }
       echo "$rate,$r,parasol train,$m,$(grep -E '^median step' "$log" | sed -E 's/.*ms, ([0-9.]+) samples.*/\1/')" \
         | tee -a "$csv"
+      # --overlap: the engine updates during backward, as parasol train does (P3's next forward waits per layer)
       launch "$log" "$bench_python" "$here/torch_plugin.py" --engine parasol --model vgg --batch "$batch" \
-        --steps "$steps" --sync "$sync" --comm "$comm" \
+        --steps "$steps" --sync "$sync" --comm "$comm" --overlap \
         || { echo "torch_link_bench: plugin $m failed:"; tail -5 "$log"; exit 1; }
       echo "$rate,$r,parasol.torch,$m,$(grep -o '"samples_per_sec": [0-9.]*' "$log" | awk '{print $2}')" | tee -a "$csv"
     done

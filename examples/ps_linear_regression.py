@@ -1,9 +1,8 @@
-#!/usr/bin/python3
 """A linear regression by SGD whose weights live on parasol's parameter server, under stale
 synchronous parallel: each rank reads the weights at most STALENESS clocks old, computes the
 gradient on its share of the data and adds its step; nothing but parasol.ps is shared.
 
-    PYTHONPATH=build/python scripts/mpirun.sh -np 2 python3 examples/ps_linear_regression.py --staleness 2
+    scripts/mpirun.sh -np 2 .venv/bin/python examples/ps_linear_regression.py --staleness 2
 """
 import argparse
 

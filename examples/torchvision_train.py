@@ -1,8 +1,7 @@
-#!/usr/bin/python3
 """A torchvision model (ResNet-18 or VGG-11) trained data-parallel with parasol.torch, on
 synthetic CIFAR-sized images (a class-dependent pattern plus noise, so the loss falls).
 
-    PYTHONPATH=build/python scripts/mpirun.sh -np 2 python3 examples/torchvision_train.py \
+    scripts/mpirun.sh -np 2 .venv/bin/python examples/torchvision_train.py \
         --model resnet18 --steps 30 --sync wfbp
     ... --model vgg11 --sync p3 --comm hybrid       # SFB for VGG's 4096-wide layers
 
