@@ -86,6 +86,12 @@ void KeepFreedMemory() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
+void ConfigureApp(CLI::App& app) {
+  app.description("parasol: a platform for distributed machine learning");
+  app.set_version_flag("--version", std::string("parasol ") + PARASOL_VERSION);
+  app.require_subcommand(1);
+}
+
 int RunCommandLine(CLI::App& app, std::vector<std::unique_ptr<Command>>& commands, int argc, char** argv) {
   try {
     app.parse(argc, argv);

@@ -15,6 +15,9 @@ namespace parasol::tools {
 // Jobs free and allocate the same large buffers every step; keeps freed memory for reuse (see .cc).
 void KeepFreedMemory();
 
+// The `parasol` application every entry point parses with: its name, --version, one subcommand.
+void ConfigureApp(CLI::App& app);
+
 // `app` holds the commands' subcommands (made with `app` as their parent). Returns the exit code.
 int RunCommandLine(CLI::App& app, std::vector<std::unique_ptr<Command>>& commands, int argc, char** argv);
 

@@ -78,9 +78,8 @@ int RunTrainModule(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "train") return RunTrainModule(argc, argv);
   parasol::tools::KeepFreedMemory();
-  CLI::App app{"parasol: a platform for distributed machine learning"};
-  app.set_version_flag("--version", std::string("parasol ") + PARASOL_VERSION);
-  app.require_subcommand(1);
+  CLI::App app;
+  parasol::tools::ConfigureApp(app);
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
   commands.push_back(parasol::tools::MakeAllreduceBench(app));
   commands.push_back(parasol::tools::MakeCluster(app));

@@ -11,9 +11,8 @@
 
 extern "C" __attribute__((visibility("default"))) int ParasolTrainMain(int argc, char** argv) {
   parasol::tools::KeepFreedMemory();
-  CLI::App app{"parasol: a platform for distributed machine learning"};
-  app.set_version_flag("--version", std::string("parasol ") + PARASOL_VERSION);
-  app.require_subcommand(1);
+  CLI::App app;
+  parasol::tools::ConfigureApp(app);
   std::vector<std::unique_ptr<parasol::tools::Command>> commands;
   commands.push_back(parasol::tools::MakeTrainCommand(app));
   return parasol::tools::RunCommandLine(app, commands, argc, argv);

@@ -55,14 +55,14 @@ def cases(rank, size):
         d = str(dtype).split(".")[1]
         for opname, op in ops:
             def allreduce(g, dtype=dtype, op=op):
-                inputs, empty = inputs_for(g), empty_for(g)
+                inputs = inputs_for(g)
                 t = inputs(rank, dtype, 37)
                 dist.all_reduce(t, op=op, group=g)
                 return [t]
             out.append((f"all_reduce {opname} {d}", allreduce))
 
         def broadcast(g, dtype=dtype):
-            inputs, empty = inputs_for(g), empty_for(g)
+            inputs = inputs_for(g)
             t = inputs(rank, dtype, 11)
             dist.broadcast(t, src=size - 1, group=g)
             return [t]
@@ -89,7 +89,7 @@ def cases(rank, size):
                 (f"all_to_all_single {d}", all_to_all_single)]
 
     def average(g):
-        inputs, empty = inputs_for(g), empty_for(g)
+        inputs = inputs_for(g)
         t = inputs(rank, torch.float32, 17)
         dist.all_reduce(t, op=dist.ReduceOp.AVG, group=g)
         return [t]
@@ -123,7 +123,7 @@ def cases(rank, size):
         return outs
 
     def reduce(g):
-        inputs, empty = inputs_for(g), empty_for(g)
+        inputs = inputs_for(g)
         t = inputs(rank, torch.float32, 9)
         dist.reduce(t, dst=0, group=g)
         return [t] if rank == 0 else []
@@ -151,7 +151,6 @@ def cases(rank, size):
         return [t]
 
     def barrier(g):
-        inputs, empty = inputs_for(g), empty_for(g)
         dist.barrier(group=g)
         return [torch.ones(1)]
     return out + [("all_reduce avg float32", average), ("reduce_scatter_tensor", reduce_scatter_tensor),

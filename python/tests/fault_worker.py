@@ -1,5 +1,5 @@
 """Run under mpirun by test_torch.py with two ranks; each rank that finishes writes
-PID_DIR/resultRANK.json: {"rank": r, "type": "TimeoutError" or null, "message": ...}.
+RESULT_DIR/resultRANK.json: {"rank": r, "type": "TimeoutError" or null, "message": ...}.
   silent    rank 1 stops (SIGSTOP) in the middle of step 3's backward, as a hung or cut-off host
             does; rank 0 must raise within its deadline, and, the error left uncaught, the whole
             job must end (parasol aborts it at exit: MPI could not be finalised with rank 1 gone).
@@ -27,7 +27,7 @@ def report(e):
 
 def result(line):
     """In a file per rank: mpirun may merge the lines of ranks that exit at once."""
-    with open(os.environ["PID_DIR"] + f"/result{parasol.rank()}.json", "w") as f:
+    with open(os.environ["RESULT_DIR"] + f"/result{parasol.rank()}.json", "w") as f:
         json.dump(line, f)
 
 

@@ -1,9 +1,12 @@
 """Runs a worker script of this folder on N ranks under scripts/mpirun.sh (PARASOL_MPIRUN) and
 returns its exit code, its JSON lines and all its output."""
+import glob
 import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -15,3 +18,18 @@ def run(np, script, *args, timeout=300, env=None):
                           env={**os.environ, **(env or {})})
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
     return proc.returncode, lines, proc.stdout + proc.stderr
+
+
+def run_collecting(np, script, *args, timeout=120, env=None):
+    """run() for a job expected to fail: each rank writes RESULT_DIR/resultRANK.json (mpirun may
+    merge the lines of ranks that exit at once). Returns the exit code, those results in rank
+    order, the output and the seconds the job took."""
+    with tempfile.TemporaryDirectory() as results:
+        start = time.monotonic()
+        code, _, output = run(np, script, *args, timeout=timeout, env={**(env or {}), "RESULT_DIR": results})
+        seconds = time.monotonic() - start
+        lines = []
+        for path in sorted(glob.glob(os.path.join(results, "result*.json"))):
+            with open(path) as f:
+                lines.append(json.load(f))
+    return code, lines, output, seconds

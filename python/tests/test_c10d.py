@@ -1,11 +1,6 @@
 """The torch.distributed backend "parasol" on 2 and 4 ranks: every collective gives gloo's result,
 DDP and FSDP end with the parameters one process reaches on the combined batch, and a stalled or
 mismatched peer is an error within the process group's timeout that ends the job."""
-import glob
-import json
-import os
-import tempfile
-import time
 import unittest
 
 import launch
@@ -55,15 +50,7 @@ class TrainingTest(unittest.TestCase):
 
 class FaultTest(unittest.TestCase):
     def fault(self, case):
-        with tempfile.TemporaryDirectory() as results:
-            start = time.monotonic()
-            code, _, output = launch.run(2, "c10d_worker.py", case, timeout=120, env={"RESULT_DIR": results})
-            seconds = time.monotonic() - start
-            lines = []
-            for path in sorted(glob.glob(os.path.join(results, "result*.json"))):
-                with open(path) as f:
-                    lines.append(json.load(f))
-        return code, lines, output, seconds
+        return launch.run_collecting(2, "c10d_worker.py", case)
 
     def test_stalled_peer_is_an_error_and_the_job_ends(self):
         code, lines, output, seconds = self.fault("stall")

@@ -1,12 +1,9 @@
 """parasol.torch on 1, 2 and 4 ranks: every sync mode and backend reaches the parameters plain
 PyTorch reaches on the combined batch; a silent or mismatched peer is an error, not a hang."""
-import glob
 import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 import launch
@@ -109,16 +106,7 @@ class SyncTest(unittest.TestCase):
 
 class FaultTest(unittest.TestCase):
     def fault(self, case, timeout_ms):
-        with tempfile.TemporaryDirectory() as results:
-            start = time.monotonic()
-            code, _, output = launch.run(2, "fault_worker.py", case, timeout=120,
-                                         env={"PID_DIR": results, "TIMEOUT_MS": str(timeout_ms)})
-            seconds = time.monotonic() - start
-            lines = []
-            for path in sorted(glob.glob(os.path.join(results, "result*.json"))):
-                with open(path) as f:
-                    lines.append(json.load(f))
-            return code, lines, output, seconds
+        return launch.run_collecting(2, "fault_worker.py", case, env={"TIMEOUT_MS": str(timeout_ms)})
 
     def test_silent_peer_is_an_error_naming_it_and_the_job_ends(self):
         code, lines, output, seconds = self.fault("silent", 3000)
