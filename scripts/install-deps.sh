@@ -52,8 +52,12 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "install-deps: making $venv from $("$python" --version 2>&1)"
   "$python" -m venv "$venv"
 fi
+# The wheels are kept in .venv/wheels: tools/tests/pip_install_test.sh installs torch into a fresh
+# environment from there, so no test downloads anything.
 if ! cmp -s "$root/requirements.txt" "$venv/parasol-requirements.txt"; then
   echo "install-deps: installing requirements.txt into .venv (PyTorch's first download is about 3 GB)"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q -r "$root/requirements.txt"
+  "$venv/bin/python" -m pip download --disable-pip-version-check -q -d "$venv/wheels" -r "$root/requirements.txt"
+  "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-index --find-links "$venv/wheels" \
+    -r "$root/requirements.txt"
   cp "$root/requirements.txt" "$venv/parasol-requirements.txt"
 fi

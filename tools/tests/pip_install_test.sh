@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `pip install .` as a PyTorch user does it: a fresh virtual environment, torch installed into it
-# with pip (requirements.txt's pin; pip's cache holds the wheel after scripts/install-deps.sh),
-# then this source tree installed with pip (built against that torch). From that environment
+# with pip (requirements.txt's pin), then this source tree installed with pip (built against that
+# torch). Nothing is downloaded: pip takes every wheel, torch's and the build's (scikit-build-core
+# in pip's isolated build environment), from the project's .venv/wheels (scripts/install-deps.sh). From that environment
 # alone (no PYTHONPATH, no build tree): the command starts, `parasol train` finds its module in
 # the package, a 2-rank DDP job over the "parasol" backend ends with one process's parameters.
 # Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON
@@ -12,6 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 unset PYTHONPATH
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+wheels="$src/.venv/wheels"
+[ -d "$wheels" ] || fail "no $wheels: run scripts/install-deps.sh"
+export PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels"  # also for pip's isolated build environment
 "$python" -m venv "$tmp/env"
 env="$tmp/env/bin"
 "$env/pip" install --disable-pip-version-check -q "$(grep -E '^torch==' "$src/requirements.txt")"
