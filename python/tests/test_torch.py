@@ -140,6 +140,18 @@ class FaultTest(unittest.TestCase):
             self.assertRegex(line["message"], r"broadcast\(\d+ x float32", output)
 
 
+class HelpersTest(unittest.TestCase):
+    def test_broadcasts_and_a_late_parameter_group(self):
+        code, lines, output = launch.run(2, "api_worker.py")
+        self.assertEqual(code, 0, output)
+        self.assertEqual([line["check"] for line in lines],
+                         ["broadcast_parameters(module)", "broadcast_parameters(state_dict)",
+                          "broadcast_parameters(named_parameters)", "broadcast_optimizer_state", "add_param_group"],
+                         output)
+        for line in lines:
+            self.assertTrue(line["ok"], line)
+
+
 class ErrorTypesTest(unittest.TestCase):
     def test_errors_are_the_builtins_and_import_star_shadows_none(self):
         code = ("import builtins, parasol; from parasol import *; "
