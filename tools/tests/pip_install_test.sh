@@ -20,9 +20,11 @@ export PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels"  # also for pip's isolated build 
 env="$tmp/env/bin"
 "$env/pip" install --disable-pip-version-check -q "$(grep -E '^torch==' "$src/requirements.txt")"
 start=$(date +%s)
-# As the main build (warnings as errors, Makefiles): ccache then serves every object compiled without
-# torch's headers; those with them are compiled again against this environment's torch.
-CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$env/pip" install \
+# As the main build (CMake's default compiler names, warnings as errors, Makefiles): ccache then
+# serves every object compiled without torch's headers; those with them are compiled again against
+# this environment's torch. (scikit-build-core would name Python's compiler, g++, and nproc follows
+# OMP_NUM_THREADS, which the tests set to 1.)
+CC=cc CXX=c++ CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(getconf _NPROCESSORS_ONLN) "$env/pip" install \
   --disable-pip-version-check -q -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
   { tail -30 "$tmp/pip.log"; fail "pip install of the source tree"; }
 echo "ok: pip install . ($(( $(date +%s) - start )) s)"
