@@ -70,7 +70,7 @@ class ClusterSimCommand : public Command {
         throw InvalidArgumentError(fmt::format("{}: job {} asks for {} GPUs, the cluster has {}", workload_, j.name, j.replicas, capacity));
       }
     }
-    sched::SimResult r = sched::Simulate(workload, apps, *policy, o_);
+    sched::SimResult r = sched::SimulateCluster(workload, apps, *policy, o_);
     std::cout << fmt::format("# {} jobs, policy {}, {} nodes x {} GPUs, interval {} s, restart penalty {} s\n",
                              r.jobs.size(), policy->name(), o_.cluster.nodes, o_.cluster.gpus_per_node, o_.interval_s,
                              o_.restart_penalty_s)

@@ -2,6 +2,7 @@
 // by vertex over MPI ranks (ghost rows exchanged each layer, forward and backward).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "parasol/core/error.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -52,21 +54,17 @@ class GnnCommand : public Command {
                      "Stop when the validation loss has not improved for this many epochs (0: never)")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
-    app_->add_option("--seed", o_.seed, "Seed of the initial weights and the dropout masks")
-        ->capture_default_str();
     app_->add_option("--partition", partition_,
                      "How vertices are spread over processes: hash, range or metis")
         ->check(CLI::IsMember({"hash", "range", "metis"}))
         ->capture_default_str();
-    app_->add_option(
-        "--metrics", metrics_,
-        "CSV: epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent");
-    app_->add_option("--checkpoint", o_.checkpoint_dir,
-                     "Write a checkpoint to this folder (see --checkpoint-every)");
-    app_->add_option("--checkpoint-every", checkpoint_every_,
-                     "Epochs between checkpoints (default: the last)")
-        ->check(Positive());
-    app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
+    run_.seed = o_.seed;
+    AddRunOptions(app_, &run_,
+                  {.which = RunOptions::kAll & ~RunOptions::kThreads,
+                   .unit = "epoch",
+                   .metrics_columns =
+                       "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent",
+                   .seed = "Seed of the initial weights and the dropout masks"});
     app_->add_option("--staleness", o_.staleness,
                      "Epochs by which ghost rows and weight updates may lag (Dorylus; 0: synchronous)")
         ->check(CLI::Range(0, 64))
@@ -87,9 +85,6 @@ class GnnCommand : public Command {
     app_->add_option("--interval-rows", o_.pipeline.interval_rows, "Vertices per interval of the pipeline")
         ->check(CLI::Range(1, 1 << 30))
         ->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
-        ->check(Positive())
-        ->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
@@ -101,24 +96,25 @@ class GnnCommand : public Command {
     o_.normalize_features = !raw_features_;
     if (o_.tensor_workers > 0 && model_ != "gcn")
       throw InvalidArgumentError(fmt::format("--tensor-workers runs GCN's tensor tasks, not {}'s", model_));
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
-    CheckCheckpointOptions(o_.checkpoint_dir, &checkpoint_every_, static_cast<uint64_t>(o_.epochs));
-    o_.checkpoint_every = static_cast<int>(checkpoint_every_);
+    CheckRunOptions(&run_, static_cast<uint64_t>(o_.epochs));
+    o_.seed = run_.seed;
+    o_.checkpoint_dir = run_.checkpoint_dir;
+    o_.checkpoint_every = static_cast<int>(std::min<uint64_t>(run_.checkpoint_every, INT32_MAX));
+    o_.resume_dir = run_.resume_dir;
   }
 
   int Run(comm::MpiRuntime* mpi) override;
 
  private:
   apps::gnn::GnnOptions o_;
-  std::string graph_, model_ = "gcn", partition_ = "hash", metrics_;
+  RunOptions run_;
+  std::string graph_, model_ = "gcn", partition_ = "hash";
   int layers_ = 2, hidden_ = 16;
   bool raw_features_ = false;
-  uint64_t checkpoint_every_ = 0;
-  int64_t timeout_ms_ = 60000;
 };
 
 int GnnCommand::Run(comm::MpiRuntime* mpi) {
-  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   if (o_.tensor_workers >= static_cast<uint32_t>(ctx.size())) {
     throw InvalidArgumentError(
@@ -136,9 +132,9 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
                ctx.size(), o_.tensor_workers, partition_, o_.staleness)
         << fmt::format("{:>6} {:>8} {:>10} {:>9} {:>8} {:>7} {:>8} {:>9}\n", "epoch", "seconds", "train_loss",
                        "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
-    if (!metrics_.empty()) {
+    if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_, std::vector<std::string>{"epoch", "seconds", "train_loss", "train_accuracy", "val_loss",
+          run_.metrics, std::vector<std::string>{"epoch", "seconds", "train_loss", "train_accuracy", "val_loss",
                                              "val_accuracy", "test_accuracy", "bytes_sent"});
     }
   }

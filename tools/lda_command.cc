@@ -2,6 +2,7 @@
 // topic proportions of new documents under a saved model.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "parasol/core/error.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -93,25 +95,19 @@ class LdaCommand : public Command {
     app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")
         ->check(Between(1, 1000))->capture_default_str();
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Sampling threads per process")->check(Between(1, 1024))->capture_default_str();
-    app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
+    run_.timeout_ms = 300000;  // an iteration of a large corpus between two block hand-overs
+    AddRunOptions(app_, &run_, {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]",
+                                .threads = "Sampling threads per process"});
     app_->add_option("--blocks", o_.blocks, "Across processes: word blocks rotating around them, a multiple of the "
                      "process count (0: two per process)")->check(NonNegative())->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")
         ->check(NonNegative())->capture_default_str();
-    app_->add_option("--metrics", metrics_, "CSV: iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]");
     app_->add_option("--test", test_, "Held-out documents (any corpus format): their perplexity by document "
                      "completion at every evaluation");
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
-    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this directory");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Iterations between checkpoints (default: at the end)")
-        ->check(NonNegative());
-    app_->add_option("--resume", o_.resume_dir, "Continue from the checkpoint in this directory");
     app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")->check(Between(1, 1e6))
         ->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of any wait on another process")
-        ->check(Between(1, 86400000))->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
@@ -119,17 +115,20 @@ class LdaCommand : public Command {
   void Validate() override {
     if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
     ParseCorpusFormat(corpus_.format);
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!output_.empty()) CheckOutputFolder("--output", output_);
-    if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+    CheckRunOptions(&run_, o_.iterations);
+    o_.threads = run_.threads;
+    o_.seed = run_.seed;
+    o_.checkpoint_dir = run_.checkpoint_dir;
+    o_.checkpoint_every = static_cast<uint32_t>(std::min<uint64_t>(run_.checkpoint_every, UINT32_MAX));
+    o_.resume_dir = run_.resume_dir;
+    o_.timeout_ms = run_.timeout();
   }
 
   int Run(comm::MpiRuntime* mpi) override {
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
-    o_.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
     o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
-    if (!o_.checkpoint_dir.empty() && o_.checkpoint_every == 0) o_.checkpoint_every = o_.iterations;
     Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     const bool root = ctx.rank() == 0;
     if (root) WarnEmptyDocuments(corpus, "");
@@ -139,10 +138,10 @@ class LdaCommand : public Command {
       o_.test_corpus = &test;
     }
     std::unique_ptr<CsvWriter> csv;
-    if (root && !metrics_.empty()) {
+    if (root && !run_.metrics.empty()) {
       std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
       if (!test_.empty()) columns.push_back("test_perplexity");
-      csv = std::make_unique<CsvWriter>(metrics_, columns);
+      csv = std::make_unique<CsvWriter>(run_.metrics, columns);
     }
     if (root) {
       std::cout << fmt::format("# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, {} sampler{}; "
@@ -210,9 +209,9 @@ class LdaCommand : public Command {
   LdaOptions o_;
   double alpha_ = 0;
   std::string sampler_ = "mh";
-  std::string metrics_, output_, test_;
+  RunOptions run_;
+  std::string output_, test_;
   size_t top_words_ = 10;
-  int64_t timeout_ms_ = 300000;
 };
 
 class LdaInferCommand : public Command {
@@ -223,8 +222,7 @@ class LdaInferCommand : public Command {
     app_->add_option("--model", model_, "The --output folder of parasol lda")->required();
     app_->add_option("--iterations", o_.iterations, "Sampling passes")->check(Between(1, 1e9))->capture_default_str();
     app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")->check(Between(1, 1000))->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Threads")->check(Between(1, 1024))->capture_default_str();
-    app_->add_option("--seed", o_.seed, "Random seed")->capture_default_str();
+    AddRunOptions(app_, &run_, {.which = RunOptions::kThreads | RunOptions::kSeed});
     app_->add_option("--output", output_, "Write doc_topics here (default: standard output)");
     app_->add_flag("--perplexity", perplexity_, "Also print the documents' held-out perplexity by document completion "
                    "(even tokens folded in, odd tokens scored)");
@@ -235,6 +233,8 @@ class LdaInferCommand : public Command {
   void Validate() override {
     ParseCorpusFormat(corpus_.format);
     if (!output_.empty()) CheckOutputFile("--output", output_);
+    o_.threads = run_.threads;
+    o_.seed = run_.seed;
   }
 
   int Run(comm::MpiRuntime*) override {
@@ -258,6 +258,7 @@ class LdaInferCommand : public Command {
  private:
   CorpusFlags corpus_;
   InferOptions o_;
+  RunOptions run_;
   std::string model_, output_;
   bool perplexity_ = false;
 };

@@ -14,6 +14,7 @@
 #include "tools/command.h"
 #include "tools/mf_options.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -30,11 +31,10 @@ class MfCommand : public Command {
         ->check(Between(1, 1000))
         ->capture_default_str();
     app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")->capture_default_str();
-    app_->add_option("--checkpoint", flags_.options.checkpoint_dir, "Write checkpoints to this directory");
-    app_->add_option("--checkpoint-every", flags_.options.checkpoint_every, "Clocks between checkpoints (with --checkpoint)")
-        ->check(NonNegative());
-    app_->add_option("--resume", flags_.options.resume_dir, "Continue from the checkpoint in this directory");
-    app_->add_option("--metrics", metrics_, "Write clock,seconds,objective to this CSV file");
+    AddRunOptions(app_, &flags_.run,
+                  {.which = RunOptions::kMetrics | RunOptions::kCheckpoint | RunOptions::kResume,
+                   .unit = "clock",
+                   .metrics_columns = "clock,seconds,objective"});
   }
 
   bool NeedsMpi() const override { return true; }
@@ -50,23 +50,19 @@ class MfCommand : public Command {
       }
     }
     ps::ParseConsistencySpec(consistency_);
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
-    if (!flags_.options.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", flags_.options.checkpoint_dir);
+    CheckRunOptions(&flags_.run, flags_.options.clocks);
   }
 
   int Run(comm::MpiRuntime* mpi) override {
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(flags_.timeout_ms)});
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = flags_.run.timeout()});
     flags_.Resolve(ctx.size());
     ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency_);
     flags_.options.consistency = spec.model;
     flags_.options.staleness = spec.staleness;
     flags_.options.vap_threshold = spec.vap_threshold;
-    if (!flags_.options.checkpoint_dir.empty() && flags_.options.checkpoint_every == 0) {
-      flags_.options.checkpoint_every = flags_.options.clocks;  // at the end
-    }
     RatingsSource source = LoadRatings(flags_.data, flags_.options.seed);
     std::unique_ptr<CsvWriter> csv;
-    if (ctx.rank() == 0 && !metrics_.empty()) csv = std::make_unique<CsvWriter>(metrics_, std::vector<std::string>{"clock", "seconds", "objective"});
+    if (ctx.rank() == 0 && !flags_.run.metrics.empty()) csv = std::make_unique<CsvWriter>(flags_.run.metrics, std::vector<std::string>{"clock", "seconds", "objective"});
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
@@ -128,7 +124,6 @@ class MfCommand : public Command {
   std::string consistency_ = "ssp:3";
   std::string algorithm_ = "sgd";
   uint32_t inner_ = 3;
-  std::string metrics_;
 };
 
 }  // namespace

@@ -35,15 +35,19 @@ void MfFlags::Register(CLI::App* app) {
   app->add_option("--lambda", options.lambda, "L2 regularisation")->check(NonNegative())->capture_default_str();
   app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")->check(Between(1, 100000))
       ->capture_default_str();
-  app->add_option("--seed", options.seed, "Seed for initial values, pass order and synthetic data")->capture_default_str();
   app->add_option("--straggler", straggler, "WORKER:FACTOR: global worker WORKER runs at 1/FACTOR speed");
-  app->add_option("--timeout-ms", timeout_ms, "Deadline for every blocking parameter-server call")
-      ->check(Between(1, 86400000))->capture_default_str();
+  run.timeout_ms = 120000;
+  AddRunOptions(app, &run, {.which = RunOptions::kSeed | RunOptions::kTimeout,
+                            .seed = "Seed for initial values, pass order and synthetic data"});
 }
 
 void MfFlags::Resolve(int processes) {
   options.workers_per_process = workers > 0 ? workers : std::max(1, 4 / processes);
-  options.timeout_ms = std::chrono::milliseconds(timeout_ms);
+  options.timeout_ms = run.timeout();
+  options.seed = run.seed;
+  options.checkpoint_dir = run.checkpoint_dir;
+  options.checkpoint_every = run.checkpoint_every;
+  options.resume_dir = run.resume_dir;
   if (straggler.empty()) return;
   size_t colon = straggler.find(':');
   if (colon == std::string::npos) throw InvalidArgumentError(fmt::format("--straggler '{}': expected WORKER:FACTOR", straggler));

@@ -10,6 +10,7 @@
 
 #include "parasol/apps/mf/mf_trainer.h"
 #include "parasol/apps/mf/ratings.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 
@@ -28,10 +29,11 @@ struct MfFlags {
   std::string data;
   std::string straggler;  // "WORKER:FACTOR"
   int workers = 0;        // per process; 0: 4 workers over the processes
-  int64_t timeout_ms = 120000;
+  RunOptions run;         // --seed and --timeout-ms here; a command adds the others it has
   apps::mf::MfOptions options;
   void Register(CLI::App* app);
-  // Fills options.workers_per_process and the straggler from the flags, for `processes`.
+  // Fills options (workers per process, the straggler, the run options) from the flags, for
+  // `processes`.
   void Resolve(int processes);
 };
 

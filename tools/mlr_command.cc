@@ -16,6 +16,7 @@
 #include "parasol/data/libsvm_reader.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -53,17 +54,11 @@ class MlrCommand : public Command {
     app_->add_option("--epochs", o_.epochs, "Passes over the data")->check(Positive())->capture_default_str();
     app_->add_option("--max-steps", o_.max_steps, "Stop after this many steps (0: the epochs)")
         ->capture_default_str();
-    app_->add_option("--seed", o_.seed, "Seed of the sample order")->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
-        ->check(Positive())
-        ->capture_default_str();
-    app_->add_option("--metrics", metrics_, "CSV: epoch,steps,seconds,train_loss,test_accuracy,bytes_sent");
-    app_->add_option("--checkpoint", o_.checkpoint_dir,
-                     "Write a checkpoint to this folder (see --checkpoint-every)");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every,
-                     "Epochs between checkpoints (default: the last only)")
-        ->check(Positive());
-    app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --epochs");
+    AddRunOptions(app_, &run_,
+                  {.which = RunOptions::kAll & ~RunOptions::kThreads,
+                   .unit = "epoch",
+                   .metrics_columns = "epoch,steps,seconds,train_loss,test_accuracy,bytes_sent",
+                   .seed = "Seed of the sample order"});
   }
 
   bool NeedsMpi() const override { return true; }
@@ -83,8 +78,12 @@ class MlrCommand : public Command {
     if (comm_ == "sfb" && consistency_ != "bsp")
       throw InvalidArgumentError(
           "--consistency is for --comm ps; sufficient factors are exchanged every step");
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
-    CheckCheckpointOptions(o_.checkpoint_dir, &o_.checkpoint_every, o_.epochs);
+    CheckRunOptions(&run_, o_.epochs);
+    o_.seed = run_.seed;
+    o_.checkpoint_dir = run_.checkpoint_dir;
+    o_.checkpoint_every = run_.checkpoint_every;
+    o_.resume_dir = run_.resume_dir;
+    o_.timeout_ms = run_.timeout();
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -93,10 +92,10 @@ class MlrCommand : public Command {
   apps::mlr::Comm Choose(const data::Dataset& d, int ranks) const;
 
   apps::mlr::MlrOptions o_;
-  std::string data_, label_column_ = "y", test_, comm_ = "auto", consistency_ = "bsp", metrics_;
+  RunOptions run_;
+  std::string data_, label_column_ = "y", test_, comm_ = "auto", consistency_ = "bsp";
   std::string corpus_, test_corpus_, save_features_;
   uint32_t min_count_ = 5;
-  int64_t timeout_ms_ = 60000;
 };
 
 // The scheme whose estimated bytes per step are fewer, from the data's shape: nonzeros per sample,
@@ -118,8 +117,7 @@ apps::mlr::Comm MlrCommand::Choose(const data::Dataset& d, int ranks) const {
 }
 
 int MlrCommand::Run(comm::MpiRuntime* mpi) {
-  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
-  o_.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   data::Dataset d;
   std::unique_ptr<data::Dataset> test;
@@ -154,9 +152,9 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
                      o_.batch)
               << fmt::format("{:>6} {:>8} {:>9} {:>11} {:>9} {:>11}\n", "epoch", "steps", "seconds",
                              "train_loss", "test_acc", "MB_sent");
-    if (!metrics_.empty()) {
+    if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_,
+          run_.metrics,
           std::vector<std::string>{"epoch", "steps", "seconds", "train_loss", "test_accuracy", "bytes_sent"});
     }
   }

@@ -13,6 +13,7 @@
 #include "parasol/core/error.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -55,23 +56,15 @@ class MtrlCommand : public Command {
                      "Stop when objective change and duality gap are below (relative)")
         ->check(NonNegative())
         ->capture_default_str();
-    app_->add_option("--seed", o_.seed, "Seed of the sample order")->capture_default_str();
     app_->add_option("--consistency", consistency_, "Of V on the parameter server: bsp, ssp:S, essp:S or asp")
         ->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
-        ->check(Positive())
-        ->capture_default_str();
-    app_->add_option("--metrics", metrics_,
-                     "CSV: iteration,rounds,seconds,objective,duality_gap,train_mse,test_explained_variance,"
-                     "bytes_sent");
+    AddRunOptions(app_, &run_,
+                  {.which = RunOptions::kAll & ~RunOptions::kThreads,
+                   .metrics_columns = "iteration,rounds,seconds,objective,duality_gap,train_mse,"
+                                      "test_explained_variance,bytes_sent",
+                   .seed = "Seed of the sample order"});
     app_->add_option("--model", model_, "CSV: each task's intercept and weights, in the data's units");
     app_->add_option("--relationships", relationships_, "CSV: the learned task correlations (from Omega)");
-    app_->add_option("--checkpoint", o_.checkpoint_dir,
-                     "Write a checkpoint to this folder (see --checkpoint-every)");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every,
-                     "Iterations between checkpoints (default: the last)")
-        ->check(Positive());
-    app_->add_option("--resume", o_.resume_dir, "Continue from this checkpoint up to --iterations");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -83,10 +76,14 @@ class MtrlCommand : public Command {
       throw InvalidArgumentError("--consistency vap is not for mtrl (its rows change whole every round)");
     if (o_.lambda1 + o_.lambda2 <= 0) throw InvalidArgumentError("--lambda1 and --lambda2 cannot both be 0");
     o_.learn_covariance = !fixed_;
-    for (const auto& [option, path] : {std::pair{"--metrics", metrics_}, std::pair{"--model", model_},
-                                       std::pair{"--relationships", relationships_}})
+    for (const auto& [option, path] : {std::pair{"--model", model_}, std::pair{"--relationships", relationships_}})
       if (!path.empty()) CheckOutputFile(option, path);
-    CheckCheckpointOptions(o_.checkpoint_dir, &o_.checkpoint_every, o_.iterations);
+    CheckRunOptions(&run_, o_.iterations);
+    o_.seed = run_.seed;
+    o_.checkpoint_dir = run_.checkpoint_dir;
+    o_.checkpoint_every = run_.checkpoint_every;
+    o_.resume_dir = run_.resume_dir;
+    o_.timeout_ms = run_.timeout();
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -98,11 +95,11 @@ class MtrlCommand : public Command {
 
   apps::mtrl::MtrlOptions o_;
   std::string data_, test_, task_column_ = "task", label_column_ = "y", consistency_ = "bsp";
-  std::string metrics_, model_, relationships_;
+  RunOptions run_;
+  std::string model_, relationships_;
   double split_ = 0;
   uint64_t split_seed_ = 1;
   bool fixed_ = false;
-  int64_t timeout_ms_ = 60000;
 };
 
 // The weights back in the data's units: w / scale, and the intercept y_mean - sum w mean / scale.
@@ -141,8 +138,7 @@ void MtrlCommand::WriteRelationships(const apps::mtrl::MtrlModel& m) const {
 }
 
 int MtrlCommand::Run(comm::MpiRuntime* mpi) {
-  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
-  o_.timeout_ms = std::chrono::milliseconds(timeout_ms_);
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   TaskSet train = apps::mtrl::ReadTaskCsv(data_, task_column_, label_column_);
   std::unique_ptr<TaskSet> test;
@@ -172,9 +168,9 @@ int MtrlCommand::Run(comm::MpiRuntime* mpi) {
                      fixed_ ? " (Omega fixed)" : "", ctx.size(), o_.consistency.ToString())
               << fmt::format("{:>5} {:>7} {:>8} {:>13} {:>11} {:>10} {:>8} {:>9}\n", "iter", "rounds",
                              "seconds", "objective", "gap", "train_mse", "test_ev", "MB_sent");
-    if (!metrics_.empty()) {
+    if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_, std::vector<std::string>{"iteration", "rounds", "seconds", "objective", "duality_gap",
+          run_.metrics, std::vector<std::string>{"iteration", "rounds", "seconds", "objective", "duality_gap",
                                              "train_mse", "test_explained_variance", "bytes_sent"});
     }
   }

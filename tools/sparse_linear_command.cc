@@ -15,6 +15,7 @@
 #include "parasol/data/dataset.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -62,16 +63,13 @@ class SparseLinearCommand : public Command {
         ->capture_default_str();
     app_->add_option("--check-every", o_.check_every, "Rounds between gap checks (0: adaptive)")
         ->check(NonNegative());
-    app_->add_option("--threads", o_.engine.workers, "Worker threads per process")
-        ->check(Positive())
-        ->capture_default_str();
-    app_->add_option("--seed", o_.engine.schedule.seed, "Seed of the scheduler's draws")
-        ->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
-        ->check(Positive())
-        ->capture_default_str();
-    app_->add_option("--metrics", metrics_,
-                     "CSV: lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap");
+    run_.threads = static_cast<uint32_t>(o_.engine.workers);
+    run_.seed = o_.engine.schedule.seed;
+    AddRunOptions(app_, &run_,
+                  {.which = RunOptions::kThreads | RunOptions::kSeed | RunOptions::kMetrics | RunOptions::kTimeout,
+                   .unit = "duality-gap check",
+                   .metrics_columns = "lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap",
+                   .seed = "Seed of the scheduler's draws"});
     app_->add_option("--model", model_, "Write the fitted weights here");
   }
 
@@ -83,8 +81,10 @@ class SparseLinearCommand : public Command {
     if (o_.lambda == 0 && o_.path_length == 0) throw InvalidArgumentError("give --lambda or --lambda-path");
     if (o_.lambda > 0 && o_.path_length > 0)
       throw InvalidArgumentError("give --lambda or --lambda-path, not both");
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!model_.empty()) CheckOutputFile("--model", model_);
+    CheckRunOptions(&run_, 0);
+    o_.engine.workers = run_.threads;
+    o_.engine.schedule.seed = run_.seed;
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -92,13 +92,13 @@ class SparseLinearCommand : public Command {
  private:
   Loss loss_;
   apps::sparse_linear::PathOptions o_;
-  std::string data_, label_column_ = "y", order_ = "priority", metrics_, model_;
+  RunOptions run_;
+  std::string data_, label_column_ = "y", order_ = "priority", model_;
   bool no_intercept_ = false;
-  int64_t timeout_ms_ = 60000;
 };
 
 int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
-  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   const data::Dataset d = data::ReadDataset(data_, label_column_);
   const bool logistic = loss_ == Loss::kLogistic;
@@ -111,9 +111,9 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
     }
   }
   std::unique_ptr<CsvWriter> csv;
-  if (root && !metrics_.empty()) {
+  if (root && !run_.metrics.empty()) {
     csv = std::make_unique<CsvWriter>(
-        metrics_, std::vector<std::string>{"lambda", "round", "updates", "seconds", "objective", "nonzeros",
+        run_.metrics, std::vector<std::string>{"lambda", "round", "updates", "seconds", "objective", "nonzeros",
                                            "gap", "relative_gap"});
   }
   if (root) {

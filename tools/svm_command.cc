@@ -16,14 +16,14 @@
 #include "parasol/data/dataset.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
 
 // Prints "Accuracy = P% (right/total) (classification)" as svm-predict does.
 void ReportAccuracy(const data::Dataset& test, const std::vector<double>& predicted) {
-  size_t right = 0;
-  for (size_t r = 0; r < test.rows(); ++r) right += predicted[r] == test.labels[r];
+  const size_t right = data::CountCorrect(test, predicted);
   const double percent = 100.0 * static_cast<double>(right) / static_cast<double>(test.rows());
   std::cout << fmt::format("Accuracy = {:g}% ({}/{}) (classification)\n", percent, right, test.rows());
 }
@@ -63,19 +63,13 @@ class SvmCommand : public Command {
     app_->add_option("--progress-every", o_.progress_every, "Iterations between progress lines")
         ->check(Positive())
         ->capture_default_str();
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of each exchange between processes")
-        ->check(Positive())
-        ->capture_default_str();
-    app_->add_option("--metrics", metrics_, "CSV: pair,iteration,seconds,violation,active,support_vectors");
     app_->add_option("--model", model_, "Write the model here (LIBSVM's format)");
-    app_->add_option(
-        "--checkpoint", checkpointing_.dir,
-        "Write a checkpoint to this folder after each two-class machine (see --checkpoint-every)");
-    app_->add_option("--checkpoint-every", checkpointing_.every_iterations,
-                     "Also every this many SMO iterations within a machine (0: not)")
-        ->capture_default_str();
-    app_->add_option("--resume", checkpointing_.resume_dir,
-                     "Go on from this checkpoint (the same data, kernel and C)");
+    // A checkpoint after each two-class machine, and with --checkpoint-every also within one.
+    AddRunOptions(app_, &run_,
+                  {.which = RunOptions::kAll & ~(RunOptions::kThreads | RunOptions::kSeed),
+                   .unit = "SMO iteration",
+                   .metrics_columns = "pair,iteration,seconds,violation,active,support_vectors",
+                   .checkpoint_default = "after each two-class machine only"});
   }
 
   bool NeedsMpi() const override { return true; }
@@ -84,9 +78,11 @@ class SvmCommand : public Command {
     kp_.type = apps::svm::ParseKernelType(kernel_);
     o_.elimination = apps::svm::ParseElimination(elimination_);
     o_.cache_bytes = cache_mb_ << 20;
-    if (!metrics_.empty()) CheckOutputFile("--metrics", metrics_);
     if (!model_.empty()) CheckOutputFile("--model", model_);
-    CheckCheckpointOptions(checkpointing_.dir, &checkpointing_.every_iterations, 0);
+    CheckRunOptions(&run_, 0);
+    checkpointing_.dir = run_.checkpoint_dir;
+    checkpointing_.every_iterations = run_.checkpoint_every;
+    checkpointing_.resume_dir = run_.resume_dir;
   }
 
   int Run(comm::MpiRuntime* mpi) override;
@@ -97,14 +93,14 @@ class SvmCommand : public Command {
   apps::svm::SmoOptions o_;
   apps::svm::KernelParams kp_;
   apps::svm::SvmCheckpointing checkpointing_;
-  std::string data_, label_column_ = "y", test_, kernel_ = "rbf", elimination_ = "standard", metrics_, model_;
+  RunOptions run_;
+  std::string data_, label_column_ = "y", test_, kernel_ = "rbf", elimination_ = "standard", model_;
   double gamma_ = 0;
   uint64_t cache_mb_ = 100;
-  int64_t timeout_ms_ = 60000;
 };
 
 int SvmCommand::Run(comm::MpiRuntime* mpi) {
-  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+  comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   const data::Dataset d = data::ReadDataset(data_, label_column_);
   const data::Dataset test = test_.empty() ? data::Dataset{} : data::ReadDataset(test_, label_column_);
@@ -127,9 +123,9 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
         ctx.size());
     std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation",
                              "active", "SVs");
-    if (!metrics_.empty()) {
+    if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
-          metrics_,
+          run_.metrics,
           std::vector<std::string>{"pair", "iteration", "seconds", "violation", "active", "support_vectors"});
     }
     callbacks.on_progress = [&](size_t pair, const apps::svm::SmoProgress& p) {

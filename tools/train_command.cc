@@ -14,6 +14,7 @@
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/run_options.h"
 
 namespace parasol::tools {
 namespace {
@@ -56,7 +57,6 @@ class TrainCommand : public Command {
         ->check(CLI::IsMember({"constant", "cosine"}));
     app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
         ->capture_default_str();
-    app_->add_option("--threads", o_.threads, "Compute threads per rank")->check(Between(1, 1024))->capture_default_str();
     app_->add_option("--device", o_.device,
                      "cpu, or cuda (mlp, lenet, resnet20, vgg: each rank on a GPU of its host, by local rank)")
         ->check(CLI::IsMember({"cpu", "cuda"}))
@@ -69,18 +69,17 @@ class TrainCommand : public Command {
     app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")->check(NonNegative())->capture_default_str();
     app_->add_flag("--shard-updates", o_.sync.shard_updates, "Weight-update sharding (reduce-scatter, update, all-gather)");
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
-    app_->add_option("--seed", o_.seed, "Initialisation and data order")->capture_default_str();
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
     app_->add_flag("--no-progress", no_progress_,
                    "No progress bar even on a terminal (mpirun gives ranks one when its output is a file)");
-    app_->add_option("--metrics", o_.metrics_path,
-                     "CSV: "
-                     "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,"
-                     "noise_scale_samples");
-    app_->add_option("--checkpoint", o_.checkpoint_dir, "Write checkpoints to this folder");
-    app_->add_option("--checkpoint-every", o_.checkpoint_every, "Steps between checkpoints (0: at the end)")
-        ->check(NonNegative())->capture_default_str();
-    app_->add_option("--resume", o_.resume_dir, "Resume from the checkpoint in this folder");
+    run_.threads = static_cast<uint32_t>(o_.threads);
+    run_.seed = o_.seed;
+    AddRunOptions(app_, &run_,
+                  {.unit = "step",
+                   .metrics_columns = "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,"
+                                      "grad_var_per_sample,noise_scale_samples",
+                   .threads = "Compute threads per rank",
+                   .seed = "Initialisation and data order"});
     app_->add_flag("--eval-only", o_.eval_only,
                    "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
     app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
@@ -88,8 +87,6 @@ class TrainCommand : public Command {
     app_->add_option("--batch-file", o_.batch_path,
                      "With --adaptive-batch: when this file appears, go on at the batch per rank it holds "
                      "(and remove it)");
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline of a synchronisation")->check(Between(1, 86400000))
-        ->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
@@ -149,9 +146,15 @@ class TrainCommand : public Command {
   void Validate() override {
     dl::ParseSyncMode(sync_);
     dl::ParseBackend(comm_);
-    if (!o_.metrics_path.empty()) CheckOutputFile("--metrics", o_.metrics_path);
     if (!o_.status_path.empty()) CheckOutputFile("--status", o_.status_path);
-    if (!o_.checkpoint_dir.empty()) CheckOutputFolder("--checkpoint", o_.checkpoint_dir);
+    CheckRunOptions(&run_, 0);  // no --checkpoint-every: the trainers checkpoint at the end
+    o_.threads = static_cast<int>(run_.threads);
+    o_.seed = run_.seed;
+    o_.metrics_path = run_.metrics;
+    o_.checkpoint_dir = run_.checkpoint_dir;
+    o_.checkpoint_every = static_cast<int64_t>(run_.checkpoint_every);
+    o_.resume_dir = run_.resume_dir;
+    o_.sync.timeout_ms = run_.timeout();
     if (o_.model == "transformer-lm") ValidateLanguageModel();
     if (Dynamic()) ValidateDynamic();
     if (o_.device == "cuda" && (o_.model == "transformer-lm" || Dynamic())) {
@@ -201,12 +204,11 @@ class TrainCommand : public Command {
     o_.sync.mode = dl::ParseSyncMode(sync_);
     o_.sync.backend = dl::ParseBackend(comm_);
     o_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
-    o_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     o_.evaluate = !no_eval_;
     o_.cosine_lr = lr_schedule_.empty() ? !o_.adaptive_batch : lr_schedule_ == "cosine";
     o_.log = &std::cout;
     o_.progress_bar = !no_progress_ && isatty(STDOUT_FILENO) != 0;
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     dl::TrainResult r = dl::Train(ctx, o_);
     if (ctx.rank() == 0 && !o_.eval_only) {
       // A run stopped before its first evaluation, or one with --no-eval, has no accuracy to show.
@@ -234,7 +236,6 @@ class TrainCommand : public Command {
     lm_.sync.mode = dl::ParseSyncMode(sync_);
     lm_.sync.backend = dl::ParseBackend(comm_);
     lm_.sync.bucket_bytes = static_cast<uint64_t>(bucket_mb_ * (1 << 20));
-    lm_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     lm_.threads = o_.threads;
     lm_.seed = o_.seed;
     lm_.evaluate = !no_eval_;
@@ -243,7 +244,7 @@ class TrainCommand : public Command {
     lm_.checkpoint_every = o_.checkpoint_every;
     lm_.resume_dir = o_.resume_dir;
     lm_.log = &std::cout;
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     const dl::LmResult r = dl::TrainLm(ctx, lm_);
     if (ctx.rank() == 0) {
       const std::string validation =
@@ -270,7 +271,6 @@ class TrainCommand : public Command {
     dyn_.sync = o_.sync;
     dyn_.sync.mode = app_->count("--sync") > 0 ? dl::ParseSyncMode(sync_) : dl::SyncMode::kAfterBackward;
     dyn_.sync.backend = dl::ParseBackend(comm_);
-    dyn_.sync.timeout_ms = std::chrono::milliseconds(timeout_ms_);
     dyn_.threads = o_.threads;
     dyn_.seed = o_.seed;
     dyn_.evaluate = !no_eval_;
@@ -279,7 +279,7 @@ class TrainCommand : public Command {
     dyn_.checkpoint_every = o_.checkpoint_every;
     dyn_.resume_dir = o_.resume_dir;
     dyn_.log = &std::cout;
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     const dl::dynamic::DynamicResult r = dl::dynamic::TrainDynamic(ctx, dyn_);
     if (ctx.rank() == 0) {
       if (r.best_evaluation >= 0) {
@@ -305,7 +305,7 @@ class TrainCommand : public Command {
   std::string comm_ = "allreduce";
   double bucket_mb_ = 25;
   bool no_eval_ = false, no_progress_ = false;
-  int64_t timeout_ms_ = 60000;
+  RunOptions run_;
 };
 
 }  // namespace

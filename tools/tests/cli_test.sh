@@ -1,15 +1,8 @@
 #!/usr/bin/env bash
 # The parasol command as users meet it: bad input gets a clear message and a non-zero exit,
 # outputs are complete or absent. Usage: cli_test.sh PARASOL MPIRUN
-set -u
-parasol=$1
-mpirun=$2
-data=$(cd "$(dirname "$0")/../../data" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 
 expect 2 "--topology full:1: 1 rank; a collective needs at least 2" -- "$parasol" collective-sim --topology full:1
 expect 2 "unknown topology 'star:4'" -- "$parasol" collective-sim --topology star:4
@@ -66,6 +59,13 @@ expect 2 "job a asks for 4 GPUs; the cluster has 3" -- "$parasol" cluster --jobs
 expect 2 "--gpus excludes --hosts" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --hosts "$tmp/hosts" --gpus 2
 expect 2 "--timeout, --restart-penalty and --host-retry >= 0" -- "$parasol" cluster --jobs "$tmp/jobs4.csv" --host-retry -1
 
+# The run options have one meaning in every command: --checkpoint-every without --checkpoint is an
+# error, not ignored, and 0 is refused.
+for cmd in "lda --corpus $tmp/c.dat" "mf" "train --model mlp" "gnn --graph $tmp" "mlr --data $tmp/d.svm" \
+           "mtrl --data $tmp/t.csv" "svm --data $tmp/d.svm"; do
+  expect 2 "--checkpoint-every needs --checkpoint" -- "$parasol" $cmd --checkpoint-every 5
+  expect 2 "--checkpoint-every: 0 must be >= 1" -- "$parasol" $cmd --checkpoint "$tmp/ck" --checkpoint-every 0
+done
 expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
@@ -245,5 +245,4 @@ else
   echo "FAIL: metrics of a killed run:"; cat "$tmp/live.csv"; failures=$((failures + 1))
 fi
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -3,15 +3,8 @@
 # Tree-LSTM learns SST's sentiment in two epochs, 2 processes match, a run checkpointed and resumed
 # ends where the uninterrupted one ends, bad trees and bad options are one line and exit 2.
 # Usage: dynamic_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 # "epoch 2: root accuracy fine-grained dev 39.15% test 40.00%, binary dev 77.29% test 76.55%"
 dev_fine() { sed -n 's/^epoch .*fine-grained dev \([0-9.]*\)%.*/\1/p' "$1" | tail -1; }
 dev_binary() { sed -n 's/^epoch .*binary dev \([0-9.]*\)%.*/\1/p' "$1" | tail -1; }
@@ -87,5 +80,4 @@ expect 2 "--sync after-backward only" -- "$mpirun" -np 2 "$parasol" "${tl[@]}" -
 expect 2 "--batching one: batched or per-node" -- "$parasol" "${tl[@]}" --batching one
 expect 2 "--status is not supported with --model tree-lstm" -- "$parasol" "${tl[@]}" --status "$tmp/s"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "all passed"
+finish

@@ -2,15 +2,8 @@
 # `parasol gnn` as users meet it: a GCN on Cora reaches the published accuracy, 2 processes train
 # as one, early stopping reports its epoch, the metrics file is whole; bad input is one line
 # naming file and line (exit 2). Usage: gnn_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
 
 cora="$data/cora"
@@ -86,5 +79,4 @@ expect 2 "--model" -- "$parasol" gnn --graph "$cora" --model bogus
 expect 2 "--dropout" -- "$parasol" gnn --graph "$cora" --dropout 1
 expect 2 "--metrics $tmp/no/m.csv: no folder $tmp/no" -- "$parasol" gnn --graph "$cora" --metrics "$tmp/no/m.csv"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "all passed"
+finish

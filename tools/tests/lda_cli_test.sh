@@ -2,16 +2,8 @@
 # `parasol lda` and `parasol lda-infer` as users meet them: malformed corpora get file:line and
 # exit 2; a run writes complete outputs; resume equals a straight run; 2 and 4 processes under
 # mpirun end within 1% of one process. Usage: lda_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 
 printf 'a\nb\n' > "$tmp/vocab.txt"
 printf '1 0:2\n2 1:1 0:x\n' > "$tmp/bad.dat"
@@ -102,4 +94,4 @@ for np in 2 4; do
   [ "$(cat "$tmp/np$np"/doc_topics.*.txt | wc -l)" -eq 2246 ] || fail "np$np doc_topics"
 done
 
-[ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failure(s)"; exit 1; }
+finish

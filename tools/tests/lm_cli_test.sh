@@ -2,15 +2,8 @@
 # `parasol train --model transformer-lm` as users meet it: a run learns and writes its metrics,
 # tensor parallelism (2 processes) and expert parallelism (2 processes) end where the plain
 # layout does, bad input is one line and exit 2. Usage: lm_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 val_loss() { sed -n 's/.*validation loss \([0-9.]*\), perplexity.*/\1/p' "$1" | tail -1; }
 
 # The first 3,000 lines of the bundled Shakespeare: enough to learn from in a few steps.
@@ -70,5 +63,4 @@ expect 2 "3 experts do not split over 2 expert-parallel ranks" -- \
   "$mpirun" -np 2 "$parasol" "${lm[@]}" --moe-experts 3 --expert-parallel 2
 expect 2 "--status is not supported with --model transformer-lm" -- "$parasol" "${lm[@]}" --status "$tmp/s"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "all passed"
+finish

@@ -2,15 +2,8 @@
 # `parasol mlr` as users meet it: the parameter server under BSP and sufficient factors take the
 # same steps on 2 processes; --comm auto picks by bytes; text folders become tf-idf classes; bad
 # input is one line (exit 2). Usage: mlr_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 loss() { grep '^final:' "$1" | sed 's/.*train loss \([^,]*\),.*/\1/'; }
 
 letter="$data/libsvm/letter-1000"
@@ -61,5 +54,4 @@ expect 2 "$tmp/flat: 'a' is not in a folder naming its class" -- "$parasol" mlr 
 printf '1 1:1\n1 2:1\n' > "$tmp/one.svm"
 expect 2 "$tmp/one.svm: multiclass logistic regression needs two classes at least" -- "$parasol" mlr --data "$tmp/one.svm"
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

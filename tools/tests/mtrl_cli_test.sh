@@ -3,15 +3,8 @@
 # 1 and 2 processes reach the same objective, a resumed run ends where the whole run ends, the
 # model and relationships files are written; bad input is one line (exit 2).
 # Usage: mtrl_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 objective() { grep '^final:' "$1" | sed 's/.*objective \([^,]*\),.*/\1/'; }
 ev() { grep '^final:' "$1" | sed 's/.*explained variance \([^,]*\),.*/\1/'; }
 
@@ -60,5 +53,4 @@ expect 2 "--lambda1 and --lambda2 cannot both be 0" -- "$parasol" mtrl --data "$
 expect 2 "--lambda2: 'nan' is not a finite number" -- "$parasol" mtrl --data "$schools" --lambda2 nan
 expect 2 "a checkpoint of 20 tasks" -- "$parasol" mtrl --data "$tmp/test.csv" --resume "$tmp/ckpt"
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -2,15 +2,8 @@
 # `parasol lasso` and `parasol logreg` as users meet them: bad input is one line naming file and
 # line (exit 2); one process and two under mpirun reach the same objective; the model and metrics
 # files are complete. Usage: sparse_linear_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
 
 printf '1 1:0.5 3:1\n-1 3:1 2:4\n' > "$tmp/unordered.svm"
 expect 2 "$tmp/unordered.svm:2: feature index 2 after 3: indices must be strictly ascending" -- \
@@ -67,5 +60,4 @@ else
   echo "FAIL: logreg 1 process $one, 2 processes $two"; failures=$((failures + 1))
 fi
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

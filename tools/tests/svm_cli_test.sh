@@ -6,16 +6,9 @@
 # accuracy; a killed run resumed from its checkpoint gives the uninterrupted run's model; bad input
 # is one line naming file and line (exit 2).
 # Usage: svm_cli_test.sh PARASOL MPIRUN DATA_DIR
-set -u
-parasol=$1
-mpirun=$2
-data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-train="$data/libsvm/a9a-2000"
 
-source "$(dirname "$0")/expect.sh"
+source "$(dirname "$0")/command_test.sh" "$@"
+train="$data/libsvm/a9a-2000"
 
 command -v svm-train > /dev/null || { echo "FAIL: svm-train (Debian libsvm-tools) is not installed"; exit 1; }
 
@@ -121,5 +114,4 @@ sed 's/^total_sv .*/total_sv 5/' "$tmp/one.model" > "$tmp/short.model"
 expect 2 "$tmp/short.model:" -- "$parasol" svm-predict "$train" "$tmp/short.model" "$tmp/out.txt"
 label="a failed svm-predict leaves no output file"; check [ ! -e "$tmp/out.txt" ]
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -15,7 +15,7 @@ Region Chunk(const std::vector<uint64_t>& chunks, int c) {
 
 }  // namespace
 
-void Exchange(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
+void SendRecv(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
               int channel, uint64_t seg_elems) {
   auto sends = Segments(send, seg_elems);
   auto recvs = Segments(recv, seg_elems);
@@ -58,7 +58,7 @@ void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group,
   if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   // Step s sends the chunk received (and reduced) in step s-1; the last step completes chunk i.
   for (int s = 0; s < n - 1; ++s) {
-    Exchange(b, at.next, Chunk(chunks, Mod(at.index - s - 1, n)), at.prev, Chunk(chunks, Mod(at.index - s - 2, n)),
+    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s - 1, n)), at.prev, Chunk(chunks, Mod(at.index - s - 2, n)),
              /*reduce=*/true, channel, seg_elems);
   }
 }
@@ -69,7 +69,7 @@ void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
   RingPosition at;
   if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   for (int s = 0; s < n - 1; ++s) {
-    Exchange(b, at.next, Chunk(chunks, Mod(at.index - s, n)), at.prev, Chunk(chunks, Mod(at.index - s - 1, n)),
+    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s, n)), at.prev, Chunk(chunks, Mod(at.index - s - 1, n)),
              /*reduce=*/false, channel, seg_elems);
   }
 }

@@ -22,7 +22,7 @@ void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
 // Sends `send` to `send_peer` and receives `recv` from `recv_peer` (reducing into it or
 // overwriting it), segment by segment and interleaved, so both directions stream at once. An
 // empty region sends or receives nothing.
-void Exchange(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
+void SendRecv(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Region recv, bool reduce,
               int channel, uint64_t seg_elems);
 
 // This rank's position in `group` and its neighbours there (a ring: the ends wrap), or false if

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "parasol/collective/algorithm.h"
-#include "parasol/collective/tree_packing.h"
+#include "parasol/collective/spanning_tree_packing.h"
 
 namespace parasol::collective {
 

@@ -46,10 +46,11 @@ inline std::vector<std::string_view> SplitFields(std::string_view line, char sep
   }
 }
 
-// Parses the whole of `text` as a T: digits only for integers (in T's range), a finite decimal
-// for floating point (no "inf", "nan", hex or trailing characters). Returns false otherwise.
+// Parses the whole of `text` as a T: digits only for integers (in T's range; `base` 16 for hex),
+// a finite decimal for floating point (no "inf", "nan", hex or trailing characters). Returns
+// false otherwise.
 template <typename T>
-bool ParseNumber(std::string_view text, T* value) {
+bool ParseNumber(std::string_view text, T* value, int base = 10) {
   static_assert(std::is_arithmetic_v<T>);
   if (text.empty()) return false;
   const char* end = text.data() + text.size();
@@ -59,7 +60,7 @@ bool ParseNumber(std::string_view text, T* value) {
     r = std::from_chars(text.data(), end, *value, std::chars_format::general);
     if (r.ec == std::errc() && !std::isfinite(*value)) return false;
   } else {
-    r = std::from_chars(text.data(), end, *value);
+    r = std::from_chars(text.data(), end, *value, base);
   }
   return r.ec == std::errc() && r.ptr == end;
 }

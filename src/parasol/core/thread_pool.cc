@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "parasol/core/task_group.h"
+
 namespace parasol {
 
 ThreadPool::ThreadPool(size_t threads) {
@@ -47,21 +49,13 @@ void ThreadPool::Work() {
 void ThreadPool::ParallelFor(size_t begin, size_t end, const std::function<void(size_t)>& fn) {
   // One task per worker, each taking indices from a shared counter: cheap and balanced.
   std::atomic<size_t> next{begin};
-  std::vector<std::future<void>> done;
+  TaskGroup tasks(this);
   for (size_t w = 0; w < std::min(size(), end > begin ? end - begin : 0); ++w) {
-    done.push_back(Submit([&] {
+    tasks.Run([&] {
       for (size_t i = next++; i < end; i = next++) fn(i);
-    }));
+    });
   }
-  std::exception_ptr first;
-  for (auto& f : done) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
+  tasks.Wait();
 }
 
 }  // namespace parasol

@@ -26,7 +26,7 @@ class ThreadPool {
   // Runs fn on a worker; the future carries its result or exception.
   std::future<void> Submit(std::function<void()> fn);
 
-  // Runs fn(i) for i in [begin, end) across the workers and waits. Rethrows the first exception.
+  // Runs fn(i) for i in [begin, end) across the workers and waits. Rethrows an error as TaskGroup does.
   void ParallelFor(size_t begin, size_t end, const std::function<void(size_t)>& fn);
 
  private:

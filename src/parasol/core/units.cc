@@ -1,12 +1,12 @@
 #include "parasol/core/units.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol {
 
@@ -19,8 +19,7 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
   if (i == 0) throw bad();
   double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, value);
-  if (ec != std::errc() || ptr != text.data() + i) throw bad();
+  if (!ParseNumber(text.substr(0, i), &value)) throw bad();
   std::string suffix;
   for (char c : text.substr(i)) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double mult = 1;
@@ -63,8 +62,7 @@ std::vector<std::string> SplitList(std::string_view text, std::string_view what)
 
 int64_t ParseInt(std::string_view text, std::string_view what) {
   int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
+  if (!ParseNumber(text, &v)) {
     throw InvalidArgumentError(fmt::format("{}: '{}' is not an integer", what, text));
   }
   return v;

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cassert>
 
+#include <fmt/format.h>
+
 #include "parasol/core/checksum.h"
+#include "parasol/core/error.h"
 #include "parasol/data/csv_design.h"
 #include "parasol/data/libsvm_reader.h"
 
@@ -133,6 +136,15 @@ ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end) 
 Dataset ReadDataset(const std::string& path, const std::string& label_column) {
   const bool csv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
   return csv ? ReadCsvDesign(path, label_column) : ReadLibsvm(path);
+}
+
+size_t CountCorrect(const Dataset& d, std::span<const double> predicted) {
+  if (predicted.size() != d.rows()) {
+    throw InvalidArgumentError(fmt::format("{} predictions for {} rows", predicted.size(), d.rows()));
+  }
+  size_t right = 0;
+  for (size_t r = 0; r < d.rows(); ++r) right += predicted[r] == d.labels[r];
+  return right;
 }
 
 }  // namespace parasol::data

@@ -63,6 +63,10 @@ ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end);
 // other data is refused.
 uint64_t Fingerprint(const Dataset& d);
 
+// How many rows' labels `predicted` gets exactly (one prediction per row): a classifier's test
+// accuracy is CountCorrect / rows.
+size_t CountCorrect(const Dataset& d, std::span<const double> predicted);
+
 // Reads a data set by its file name: "NAME.csv" as a CSV with a header and a label column named
 // `label_column`, anything else as LIBSVM. Errors as the readers'.
 Dataset ReadDataset(const std::string& path, const std::string& label_column = "y");

@@ -130,6 +130,14 @@ TEST_F(DataFiles, ReadsCsvWithALabelColumn) {
   EXPECT_THAT(bad("a,y\n"), HasSubstr("no samples"));
 }
 
+TEST(CountCorrect, CountsExactLabelMatchesAndRefusesAWrongLength) {
+  Dataset d;
+  for (double label : {1.0, -1.0, 3.0, 3.0}) d.AddRow(label, {}, {});
+  EXPECT_EQ(CountCorrect(d, std::vector<double>{1.0, 1.0, 3.0, 2.0}), 2u);
+  EXPECT_EQ(CountCorrect(d, std::vector<double>{1.0, -1.0, 3.0, 3.0}), 4u);
+  EXPECT_THROW(CountCorrect(d, std::vector<double>{1.0}), InvalidArgumentError);
+}
+
 TEST(BundledData, ReadsRealFiles) {
   Dataset housing = ReadDataset(std::string(PARASOL_DATA_DIR) + "/libsvm/housing_scale");
   EXPECT_EQ(housing.rows(), 506u);

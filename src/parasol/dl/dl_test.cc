@@ -16,7 +16,7 @@
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/checkpoint.h"
-#include "parasol/dl/dataset.h"
+#include "parasol/dl/tensor_dataset.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/trainer.h"
@@ -324,6 +324,9 @@ TEST(Training, LenetReachesNinetySevenPercentOnMnist) {
   TrainOptions o = Mnist("lenet", 32);
   o.epochs = 4;
   o.optimizer.lr = 0.05;
+  // `parasol train`'s default schedule: at a constant rate the last epoch's accuracy wanders by
+  // +-2% (93.6% to 98.0% from epoch to epoch on 2 processes), so a threshold would test the noise.
+  o.cosine_lr = true;
   o.sync.mode = SyncMode::kP3;
   TrainResult r;
   TrainOn(2, o, &r);
@@ -598,7 +601,7 @@ TEST(Faults, MismatchedBatchesAreRefused) {
 }
 
 TEST(Data, MnistReaderChecksItsFiles) {
-  Dataset d = ReadMnist(DataDir() + "/t10k-images-idx3-ubyte.gz", DataDir() + "/t10k-labels-idx1-ubyte.gz");
+  TensorDataset d = ReadMnist(DataDir() + "/t10k-images-idx3-ubyte.gz", DataDir() + "/t10k-labels-idx1-ubyte.gz");
   ASSERT_EQ(d.size(), 10000);
   EXPECT_EQ(d.images.sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
   EXPECT_EQ(d.labels[0].item<int64_t>(), 7);  // the first test digit is a 7

@@ -156,11 +156,7 @@ void GradSync::MeasureAlone() {
 void GradSync::CommLoop() {
   at::init_num_threads();
   torch::NoGradGuard no_grad;
-  try {
-    while (RunStep()) {
-    }
-  } catch (...) {
-    board_->Fail(std::current_exception());
+  while (RunStep()) {
   }
 }
 

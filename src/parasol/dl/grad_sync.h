@@ -37,6 +37,7 @@
 #include <torch/torch.h>
 
 #include "parasol/comm/context.h"
+#include "parasol/core/service_thread.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/noise_scale.h"
 #include "parasol/dl/optimizer.h"
@@ -222,7 +223,7 @@ class GradSync {
 
   std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
   std::unique_ptr<UnitBoard> board_;  // null when nothing is synchronised
-  std::thread thread_;
+  ServiceThread thread_;  // the communication thread: CommLoop; its error fails the board
 };
 
 }  // namespace parasol::dl

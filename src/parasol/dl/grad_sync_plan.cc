@@ -146,12 +146,13 @@ GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const Optimizer
       impl_->row_left.push_back(std::min(params_.numel(), base + kPsRowWidth) - base);
     }
   }
-  thread_ = std::thread([this] { CommLoop(); });
+  thread_.Start([this](std::stop_token) { CommLoop(); }, [this](std::exception_ptr error) { board_->Fail(error); });
 }
 
 GradSync::~GradSync() {
-  if (board_) board_->Stop();
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop([this] {
+    if (board_) board_->Stop();
+  });
   for (size_t i = 0; i < impl_->accumulators.size(); ++i) impl_->accumulators[i]->del_post_hook(impl_->hook_keys[i]);
   if (impl_->ps) {
     impl_->worker.reset();

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <torch/cuda.h>
@@ -14,22 +13,21 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
+#include "parasol/core/text_fields.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/job_control.h"
 #include "parasol/dl/models.h"
+#include "parasol/dl/torch_generator.h"
 
 namespace parasol::dl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// torch's default generator is process-wide: ranks running as threads build their models one at
-// a time from the same seed (rank 0's model is then broadcast, so every rank trains the model a
-// single process would).
+// Every rank builds from the same seed (rank 0's model is then broadcast, so every rank trains the
+// model a single process would).
 std::shared_ptr<Model> BuildModel(const std::string& name, const std::vector<int64_t>& shape, uint64_t seed) {
-  static std::mutex generator_mu;
-  std::lock_guard<std::mutex> lock(generator_mu);
-  torch::manual_seed(seed);
+  SeededTorchGenerator generator(seed);
   return MakeModel(name, shape);
 }
 
@@ -54,7 +52,11 @@ torch::Device TrainDevice(const comm::Context& ctx, const TrainOptions& o) {
   if (gpus == 0) throw InvalidArgumentError(fmt::format("rank {}: --device cuda: torch sees no CUDA device", ctx.rank()));
   if (o.sync_batch_norm) throw InvalidArgumentError("--sync-bn runs on CPU tensors: not with --device cuda");
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>((local ? std::atoi(local) : 0) % gpus));
+  int local_rank = 0;
+  if (local && !ParseNumber(std::string_view(local), &local_rank)) {
+    throw InvalidArgumentError(fmt::format("OMPI_COMM_WORLD_LOCAL_RANK '{}' is not a whole number", local));
+  }
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % gpus));
 }
 
 void SetBuffers(Model& m, const torch::Tensor& flat) {
@@ -74,7 +76,7 @@ struct Evaluation {
 
 // Rank r scores test samples r, r + P, ...; the sums are reduced so every rank gets the result.
 // Batch-norm statistics are rank 0's (with synchronised batch norm every rank's are equal).
-Evaluation Evaluate(comm::Context& ctx, Model& model, const Dataset& test, int64_t batch) {
+Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t batch) {
   torch::Tensor stats = FlatBuffers(model);
   if (stats.numel() > 0) {
     collective::Broadcast(ctx, stats.data_ptr<float>(), stats.numel(), DType::kFloat32);
@@ -257,7 +259,7 @@ void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& 
 
 // One synchronous step on this rank's part of the global batch at `at`, the learning rate scaled
 // by `lr_scale`.
-StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order, const Dataset& train,
+StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order, const TensorDataset& train,
                      int64_t batch, const Position& at, double lr_scale) {
   const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * ctx.size();
   const int64_t epoch = at.samples / epoch_samples, in_epoch = at.samples % epoch_samples / (batch * ctx.size());
@@ -280,7 +282,7 @@ StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrde
 }
 
 // Evaluates at an epoch's end and logs it.
-void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const Dataset& test, const TrainOptions& o,
+void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorDataset& test, const TrainOptions& o,
               int64_t epoch, const StepRecord& rec, TrainResult& r, std::ostream* log) {
   sync.Flush();
   Evaluation e = Evaluate(ctx, model, test, 256);
@@ -294,7 +296,7 @@ void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const Dataset& t
 }
 
 // --eval-only: the checkpoint's accuracy and loss on the test set.
-TrainResult EvaluateCheckpoint(comm::Context& ctx, Model& model, const Dataset& test, int64_t step,
+TrainResult EvaluateCheckpoint(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t step,
                                std::ostream* log) {
   TrainResult r;
   const Evaluation e = Evaluate(ctx, model, test, 256);

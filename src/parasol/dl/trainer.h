@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "parasol/comm/context.h"
-#include "parasol/dl/dataset.h"
+#include "parasol/dl/tensor_dataset.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/optimizer.h"
 

@@ -2,12 +2,12 @@
 
 #include <cmath>
 #include <limits>
-#include <mutex>
 
 #include <fmt/format.h>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
+#include "parasol/dl/torch_generator.h"
 
 namespace parasol::dl {
 namespace {
@@ -148,10 +148,7 @@ TransformerLm MakeTransformerLm(const TransformerOptions& o, ParallelGroups& gro
   TransformerLm lm;
   lm.tensor_group = std::make_unique<TensorGroup>(groups.tensor());  // collective: before the lock
   TensorGroup& group = *lm.tensor_group;
-  // torch's default generator is process-wide.
-  static std::mutex generator_mu;
-  std::lock_guard<std::mutex> lock(generator_mu);
-  torch::manual_seed(seed);
+  SeededTorchGenerator generator(seed);
   lm.model = std::make_shared<Model>("transformer-lm", std::vector<int64_t>{o.seq});
   lm.embedding = VocabParallelEmbedding(o.vocab, o.d_model, group, kInitStd);
   lm.model->AddStage("embedding", nn::Sequential(Embed(lm.embedding, o.seq, o.d_model)));

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <exception>
-#include <future>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
+#include "parasol/core/task_group.h"
 
 namespace parasol::modelpar {
 
@@ -13,7 +13,7 @@ namespace {
 uint64_t PairKey(uint32_t a, uint32_t b) { return a < b ? (uint64_t{a} << 32) | b : (uint64_t{b} << 32) | a; }
 }  // namespace
 
-RoundEngine::RoundEngine(comm::Context& ctx, Program& program, uint32_t coordinates,
+RoundEngine::RoundEngine(comm::Context& ctx, CoordinateProgram& program, uint32_t coordinates,
                          const EngineOptions& options)
     : ctx_(ctx), program_(program), options_(options), scheduler_(coordinates, options.schedule) {
   if (options_.workers == 0) throw InvalidArgumentError("--threads must be at least 1");
@@ -54,23 +54,15 @@ std::vector<uint32_t> RoundEngine::UpdateAndScheduleNext(size_t values) {
     update(0);
     return Schedule();
   }
-  std::vector<std::future<void>> running;
-  for (size_t w = 0; w < options_.workers; ++w) running.push_back(pool_->Submit([&update, w] { update(w); }));
-  std::exception_ptr error;
+  TaskGroup updates(pool_.get());
+  for (size_t w = 0; w < options_.workers; ++w) updates.Run([&update, w] { update(w); });
   std::vector<uint32_t> next;
   try {
     next = Schedule();
   } catch (...) {
-    error = std::current_exception();
+    updates.Fail(std::current_exception());
   }
-  for (auto& f : running) {  // every task is waited for: they use this frame
-    try {
-      f.get();
-    } catch (...) {
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  updates.Wait();
   return next;
 }
 

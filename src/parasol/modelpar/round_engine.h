@@ -10,7 +10,7 @@
 // round t+1 updates from the state round t committed. Every rank computes the same schedule
 // (same seed, same reports, dependencies from data every rank holds): no scheduling messages.
 //
-// Threading: one thread drives an engine; workers run on its pool. The Program's Update and
+// Threading: one thread drives an engine; workers run on its pool. The CoordinateProgram's Update and
 // Commit run concurrently for different workers (each touches its own shard), and Dependency
 // on the driving thread at the same time as Update (it may read only what Update leaves
 // alone); Aggregate runs on the driving thread alone.
@@ -32,9 +32,9 @@ namespace parasol::modelpar {
 
 // What a model-parallel program supplies: its update() and aggregate(), and how two of its
 // coordinates depend on each other.
-class Program {
+class CoordinateProgram {
  public:
-  virtual ~Program() = default;
+  virtual ~CoordinateProgram() = default;
   // Numbers update() produces per scheduled coordinate.
   virtual size_t partials_per_coordinate() const { return 1; }
   // update(): worker `worker`'s share of the results for `block`, computed on its data shard,
@@ -67,7 +67,7 @@ struct EngineOptions {
 class RoundEngine {
  public:
   // `ctx` and `program` must outlive the engine. Collective: every rank constructs one.
-  RoundEngine(comm::Context& ctx, Program& program, uint32_t coordinates, const EngineOptions& options);
+  RoundEngine(comm::Context& ctx, CoordinateProgram& program, uint32_t coordinates, const EngineOptions& options);
 
   // Runs one round (collective); returns the block it updated, valid until the next call.
   std::span<const uint32_t> Round();
@@ -89,7 +89,7 @@ class RoundEngine {
   std::vector<uint32_t> UpdateAndScheduleNext(size_t values);
 
   comm::Context& ctx_;
-  Program& program_;
+  CoordinateProgram& program_;
   EngineOptions options_;
   CoordinateScheduler scheduler_;
   std::unique_ptr<ThreadPool> pool_;  // none with one worker: it runs on the driving thread

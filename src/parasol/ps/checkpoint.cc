@@ -1,7 +1,6 @@
 #include "parasol/ps/checkpoint.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +86,7 @@ Manifest ReadManifest(const std::string& dir) {
     } else if (key == "table") {
       const uint32_t id = in.Number<uint32_t>(a, "table id");
       uint64_t fp = 0;
-      if (b.empty() || std::from_chars(b.data(), b.data() + b.size(), fp, 16).ptr != b.data() + b.size()) {
+      if (!ParseNumber(b, &fp, 16)) {
         in.Fail("'table' needs an id and a hexadecimal fingerprint");
       }
       if (m.fingerprints.size() >= kMaxTables) in.Fail(fmt::format("more than {} tables", kMaxTables));
@@ -154,11 +153,11 @@ uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableCo
   for (int shard = 0; shard < m.shards; ++shard) {
     std::string path = ShardFile(dir, shard, m.clock);
     auto bytes = ReadFile(path);
-    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) != Reader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
+    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) != WireReader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
       throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");
     }
     try {
-      Reader r(bytes.data(), bytes.size() - 8, -1);
+      WireReader r(bytes.data(), bytes.size() - 8, -1);
       if (r.Get<uint32_t>() != kMagic || r.Get<uint32_t>() != kVersion) throw ParseError(path, 0, "not a shard checkpoint of format 1");
       if (r.Get<uint64_t>() != m.clock) throw ParseError(path, 0, "clock differs from the manifest's");
       while (r.Get<uint8_t>() == 1) {

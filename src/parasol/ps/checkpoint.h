@@ -13,7 +13,7 @@
 #include "parasol/core/file_system.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
@@ -31,7 +31,7 @@ class CheckpointWriter {
   std::string dir_;
   int shard_;
   uint64_t clock_;
-  Writer w_;
+  WireWriter w_;
 };
 
 // DIR/shard-NNNNN.CLOCK.ckpt

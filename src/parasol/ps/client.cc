@@ -29,7 +29,7 @@ bool Unshared(const std::shared_ptr<Row>& row) {
 // The writes to a row Unshared() cleared. ThreadSanitizer does not model fences (gcc says so with
 // -Wtsan): scripts/tsan.supp names these two.
 __attribute__((noinline)) void AddToUnsharedRow(Row& row, const Row& delta) { row.AddRow(delta); }
-__attribute__((noinline)) void DecodeIntoUnsharedRow(Row& row, Reader& r) { row.DecodeDenseInPlace(r); }
+__attribute__((noinline)) void DecodeIntoUnsharedRow(Row& row, WireReader& r) { row.DecodeDenseInPlace(r); }
 
 }  // namespace
 
@@ -110,7 +110,7 @@ void Client::SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& r
     std::sort(ask.begin(), ask.end());
     for (size_t first = 0; first < ask.size(); first += per_message) {
       const size_t n = std::min(per_message, ask.size() - first);
-      Writer w;
+      WireWriter w;
       w.Reserve(32 + 8 * n);
       w.Put(MsgType::kGet);
       w.Put(t.config.id);
@@ -235,7 +235,7 @@ void Client::SendBatch(int shard) {
   std::erase_if(open, [](const auto& entry) { return entry.second.empty(); });
   if (open.empty()) return;
   uint64_t seq = ++seq_[static_cast<size_t>(shard)];
-  Writer w;
+  WireWriter w;
   size_t estimate = 32;
   for (auto& [table, rows] : open) {
     const TableConfig& c = tables_.at(table).config;
@@ -279,7 +279,7 @@ void Client::Clocked(int worker, uint64_t clock) {
   process_clock_ = lowest;
   for (int shard = 0; shard < processes_; ++shard) {
     SendBatch(shard);  // updates first: the shard applies them before it sees the clock
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kClock);
     w.Put(process_clock_);
     send_(shard, w.Take());
@@ -313,7 +313,7 @@ void Client::Prune(int shard, uint64_t applied) {
   }
 }
 
-void Client::OnRows(int shard, Reader& r) {
+void Client::OnRows(int shard, WireReader& r) {
   auto stamp = r.Get<uint64_t>();
   auto applied = r.Get<uint64_t>();
   auto count = r.Get<uint32_t>();
@@ -359,7 +359,7 @@ void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value) {
   }
 }
 
-void Client::OnMessage(int src, Reader& r) {
+void Client::OnMessage(int src, WireReader& r) {
   MutexLock lock(mu_);
   auto type = static_cast<MsgType>(r.Get<uint8_t>());
   switch (type) {
@@ -436,7 +436,7 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
     const auto& mine = ask[static_cast<size_t>(shard)];
     if (mine.empty()) continue;
     p.answered[static_cast<size_t>(shard)] = 0;
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kRead);
     w.Put(id);
     w.Put(table);
@@ -461,7 +461,7 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
   return std::move(result.rows);
 }
 
-void Client::OnReadReply(int shard, Reader& r) {
+void Client::OnReadReply(int shard, WireReader& r) {
   auto id = r.Get<uint64_t>();
   auto count = r.Get<uint32_t>();
   auto it = reads_.find(id);
@@ -484,7 +484,7 @@ void Client::Sync(Deadline deadline) {
   std::fill(synced_.begin(), synced_.end(), 0);
   for (int shard = 0; shard < processes_; ++shard) {
     SendBatch(shard);
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kSync);
     send_(shard, w.Take());
   }
@@ -518,7 +518,7 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
   checkpoint_error_.clear();
   for (int shard = 0; shard < processes_; ++shard) {
     SendBatch(shard);
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kCheckpoint);
     w.Put(clock);
     w.PutString(dir);
@@ -544,7 +544,7 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
 uint64_t Client::Restore(const std::string& dir, Deadline deadline) {
   MutexLock lock(mu_);
   restore_done_.reset();
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kRestore);
   w.PutString(dir);
   send_(rank_, w.Take());

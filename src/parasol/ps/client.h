@@ -25,10 +25,10 @@
 #include "parasol/core/deadline.h"
 #include "parasol/core/file_system.h"
 #include "parasol/core/mutex.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
@@ -103,7 +103,7 @@ class Client {
   uint64_t Restore(const std::string& dir, Deadline deadline);
 
   // From the communication thread.
-  void OnMessage(int src, Reader& r);
+  void OnMessage(int src, WireReader& r);
   // The transport failed: every waiting and later call throws `error`.
   void Fail(ErrorCode code, const std::string& error);
 
@@ -153,7 +153,7 @@ class Client {
   void SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need)
       PARASOL_REQUIRES(mu_);
   void SendBatch(int shard) PARASOL_REQUIRES(mu_);
-  void OnRows(int shard, Reader& r) PARASOL_REQUIRES(mu_);
+  void OnRows(int shard, WireReader& r) PARASOL_REQUIRES(mu_);
   void Complete(int shard, uint32_t table, uint64_t row, Row& value) PARASOL_REQUIRES(mu_);
   void Prune(int shard, uint64_t applied) PARASOL_REQUIRES(mu_);
   void ThrowIfFailed() PARASOL_REQUIRES(mu_);
@@ -191,7 +191,7 @@ class Client {
     std::vector<Row> rows;
     std::vector<char> answered;  // per shard: 1 once it replied, or had nothing to send
   };
-  void OnReadReply(int shard, Reader& r) PARASOL_REQUIRES(mu_);
+  void OnReadReply(int shard, WireReader& r) PARASOL_REQUIRES(mu_);
   std::map<uint64_t, PendingRead> reads_ PARASOL_GUARDED_BY(mu_);
   uint64_t next_read_ PARASOL_GUARDED_BY(mu_) = 0;
   // Sync, checkpoint and restore replies.

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "parasol/collective/collectives.h"
@@ -33,7 +35,16 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
   collectives_ = ctx.Duplicate(deadline);
   client_ = std::make_unique<Client>(rank_, size_, options_.workers_per_process, fs_,
                                      [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
-  thread_ = std::thread([this] { Loop(); });
+  thread_.Start([this](std::stop_token stop) { Loop(stop); },
+                 [this](std::exception_ptr error) {
+                   // Loop handles the protocol's failures itself; this is whatever escaped it.
+                   try {
+                     std::rethrow_exception(error);
+                   } catch (const std::exception& e) {
+                     client_->Fail(ErrorCode::kInternal,
+                                   fmt::format("rank {}: parameter server: internal error: {}", rank_, e.what()));
+                   }
+                 });
 }
 
 ParameterServer::~ParameterServer() {
@@ -45,8 +56,7 @@ ParameterServer::~ParameterServer() {
     Shutdown();
   } catch (...) {
     // The job is failing already; make sure the thread stops.
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
+    thread_.Stop();
   }
 }
 
@@ -109,7 +119,7 @@ void ParameterServer::Send(int dst, std::vector<std::byte> bytes) {
 
 void ParameterServer::Dispatch(comm::Transport::Message& m) {
   if (m.data.empty()) return;
-  Reader r(m.data.data(), m.data.size(), m.src);
+  WireReader r(m.data.data(), m.data.size(), m.src);
   if (m.src != rank_ && static_cast<MsgType>(m.data[0]) == MsgType::kRows) {
     reply_bytes_in_.fetch_add(m.data.size(), std::memory_order_relaxed);
   }
@@ -191,7 +201,7 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds, int& spin_rounds) {
   }
 }
 
-void ParameterServer::Loop() {
+void ParameterServer::Loop(std::stop_token stop) {
   std::vector<std::pair<comm::Request, std::vector<std::byte>>> inflight;
   comm::Transport& t = messages_->transport();
   int idle_rounds = 0, spin_rounds = 0;
@@ -216,7 +226,7 @@ void ParameterServer::Loop() {
       idle_rounds = spin_rounds = 0;
       continue;
     }
-    if (stop_) {
+    if (stop.stop_requested()) {
       MutexLock lock(out_mu_);
       if (outbox_.empty()) break;
       continue;
@@ -244,8 +254,7 @@ void ParameterServer::Shutdown() {
   } catch (...) {
     error = std::current_exception();
   }
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
   if (error) std::rethrow_exception(error);
 }
 
@@ -260,8 +269,7 @@ void ParameterServer::Abort(const std::string& why) {
   collectives_->transport().NotifyFailure(why);
   client_->Fail(ErrorCode::kAborted, why);
   shut_down_ = true;
-  stop_ = true;
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
 }
 
 void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn) {

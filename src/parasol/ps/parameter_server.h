@@ -24,12 +24,13 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <thread>
+#include <stop_token>
 #include <vector>
 
 #include "parasol/comm/context.h"
 #include "parasol/core/file_system.h"
 #include "parasol/core/mutex.h"
+#include "parasol/core/service_thread.h"
 #include "parasol/ps/client.h"
 #include "parasol/ps/server_shard.h"
 #include "parasol/ps/table_config.h"
@@ -106,7 +107,7 @@ class ParameterServer {
 
  private:
   void Send(int dst, std::vector<std::byte> bytes);
-  void Loop();
+  void Loop(std::stop_token stop);
   bool Poll(std::vector<std::pair<comm::Request, std::vector<std::byte>>>& inflight);
   void Dispatch(comm::Transport::Message& m);
   // Sleeps or yields before the next poll; `idle_rounds` and `spin_rounds` count polls since
@@ -126,10 +127,9 @@ class ParameterServer {
 
   Mutex out_mu_;
   std::deque<std::pair<int, std::vector<std::byte>>> outbox_ PARASOL_GUARDED_BY(out_mu_);
-  std::atomic<bool> stop_{false};
   // Written by the communication thread (PsStats says what each counts).
   std::atomic<uint64_t> bytes_out_{0}, reply_bytes_out_{0}, reply_bytes_in_{0};
-  std::thread thread_;
+  ServiceThread thread_;  // the communication thread
   // Set by Shutdown or Abort, which may run on different threads (a worker's, the destructor's).
   std::atomic<bool> shut_down_{false};
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "parasol/comm/transport.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/ps/table_config.h"
 
 namespace parasol::ps {

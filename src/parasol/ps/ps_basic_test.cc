@@ -52,7 +52,8 @@ TEST(ConsistencySpec, ParsesEveryModelAndRefusesTheRest) {
   EXPECT_EQ(ParseConsistencySpec("bsp").model, Consistency::kBsp);
   EXPECT_EQ(ParseConsistencySpec("essp:10").ToString(), "essp:10");
   EXPECT_EQ(v.ToString(), "vap:2:0.5");
-  for (const char* bad : {"ssp", "bsp:1", "ssp:x", "vap:2", "vap:2:0", "lazy:1", "", "ssp:3:1", "essp:-1"}) {
+  for (const char* bad : {"ssp", "bsp:1", "ssp:x", "vap:2", "vap:2:0", "lazy:1", "", "ssp:3:1", "essp:-1",
+                          "vap:3:inf", "vap:3:nan", "vap:3:0x1p3"}) {
     EXPECT_THROW(ParseConsistencySpec(bad), InvalidArgumentError) << bad;
   }
 }

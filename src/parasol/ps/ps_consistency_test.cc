@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/comm/testing.h"
-#include "parasol/ps/ps_workloads.h"
+#include "parasol/ps/testing_workloads.h"
 
 namespace parasol::ps {
 namespace {

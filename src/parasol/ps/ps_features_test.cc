@@ -13,7 +13,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/ps/parameter_server.h"
 #include "parasol/ps/protocol.h"
-#include "parasol/ps/ps_workloads.h"
+#include "parasol/ps/testing_workloads.h"
 
 namespace parasol::ps {
 namespace {

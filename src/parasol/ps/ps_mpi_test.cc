@@ -13,7 +13,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/comm/mpi_runtime.h"
 #include "parasol/core/error.h"
-#include "parasol/ps/ps_workloads.h"
+#include "parasol/ps/testing_workloads.h"
 
 namespace parasol::ps {
 namespace {

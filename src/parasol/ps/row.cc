@@ -69,7 +69,7 @@ void Row::Clear() {
       data_);
 }
 
-void Row::Encode(Writer& w) const {
+void Row::Encode(WireWriter& w) const {
   std::visit(
       [&](const auto& d) {
         if constexpr (requires { d.data(); }) {
@@ -86,7 +86,7 @@ void Row::Encode(Writer& w) const {
       data_);
 }
 
-Row Row::Decode(Reader& r, RowKind kind, DType dtype, uint64_t width) {
+Row Row::Decode(WireReader& r, RowKind kind, DType dtype, uint64_t width) {
   Row row(kind, dtype, kind == RowKind::kDense ? 0 : width);
   uint64_t n = r.Get<uint64_t>();
   std::visit(
@@ -110,7 +110,7 @@ Row Row::Decode(Reader& r, RowKind kind, DType dtype, uint64_t width) {
   return row;
 }
 
-void Row::DecodeDenseInPlace(Reader& r) {
+void Row::DecodeDenseInPlace(WireReader& r) {
   std::visit(
       [&](auto& d) {
         if constexpr (requires { d.data(); }) {

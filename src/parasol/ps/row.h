@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "parasol/core/dtype.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
@@ -58,11 +58,11 @@ class Row {
 
   // Wire form (kind and dtype are known from the table): dense [width, values], sparse
   // [count, (col, value)...]. Decode checks sizes against the table's width.
-  void Encode(Writer& w) const;
-  static Row Decode(Reader& r, RowKind kind, DType dtype, uint64_t width);
+  void Encode(WireWriter& w) const;
+  static Row Decode(WireReader& r, RowKind kind, DType dtype, uint64_t width);
   // Dense rows: decodes over this row's values without allocating; nothing changes if the data
   // is malformed (it throws first). REQUIRES: a dense row of the table's width.
-  void DecodeDenseInPlace(Reader& r);
+  void DecodeDenseInPlace(WireReader& r);
 
  private:
   std::variant<std::vector<float>, std::vector<double>, std::vector<int32_t>, std::vector<int64_t>,

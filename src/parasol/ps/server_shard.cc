@@ -13,7 +13,7 @@ namespace parasol::ps {
 namespace {
 
 std::vector<std::byte> ErrorMessage(uint32_t table, uint64_t row, const std::string& what) {
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kError);
   w.Put(table);
   w.Put(row);
@@ -43,7 +43,7 @@ const Row* ServerShard::Peek(uint32_t table, uint64_t row) const {
   return it == tables_.end() ? nullptr : it->second.rows.Find(row);
 }
 
-ServerShard::Table& ServerShard::TableOrFail(uint32_t id, Reader& r) {
+ServerShard::Table& ServerShard::TableOrFail(uint32_t id, WireReader& r) {
   auto it = tables_.find(id);
   if (it == tables_.end()) r.Fail(fmt::format("table {} does not exist on shard {}", id, rank_));
   return it->second;
@@ -57,7 +57,7 @@ Row& ServerShard::RowOf(Table& t, uint64_t row) {
   return fresh;
 }
 
-void ServerShard::Handle(int src, Reader& r, Outbox& out) {
+void ServerShard::Handle(int src, WireReader& r, Outbox& out) {
   if (src < 0 || src >= processes_) return;  // not one of ours: nothing to answer
   auto type = static_cast<MsgType>(r.Get<uint8_t>());
   try {
@@ -76,7 +76,7 @@ void ServerShard::Handle(int src, Reader& r, Outbox& out) {
   }
 }
 
-void ServerShard::OnUpdate(int src, Reader& r, Outbox& out) {
+void ServerShard::OnUpdate(int src, WireReader& r, Outbox& out) {
   auto seq = r.Get<uint64_t>();
   auto tables = r.Get<uint32_t>();
   // Decode everything before applying anything: a malformed batch changes nothing.
@@ -108,7 +108,7 @@ void ServerShard::OnUpdate(int src, Reader& r, Outbox& out) {
 }
 
 // An update from `src` belongs to its clock clock_[src]: its clock message comes after its updates.
-void ServerShard::CheckOncePerClock(int src, const Updates& rows, Reader& r) const {
+void ServerShard::CheckOncePerClock(int src, const Updates& rows, WireReader& r) const {
   const uint64_t through = clock_[static_cast<size_t>(src)] + 1;
   std::vector<std::pair<const Table*, uint64_t>> seen;
   auto fail = [&](const Table& t, uint64_t row) {
@@ -152,7 +152,7 @@ uint64_t ServerShard::RowStamp(const Table& t, uint64_t row) const {
   return std::max(min_clock_, *std::min_element(through->begin(), through->end()));
 }
 
-void ServerShard::OnClock(int src, Reader& r, Outbox& out) {
+void ServerShard::OnClock(int src, WireReader& r, Outbox& out) {
   auto clock = r.Get<uint64_t>();
   if (!r.done()) r.Fail("trailing bytes");
   clock_[static_cast<size_t>(src)] = std::max(clock_[static_cast<size_t>(src)], clock);
@@ -197,7 +197,7 @@ void ServerShard::Advance(Outbox& out) {
   for (int p = 0; p < processes_; ++p) {
     const auto i = static_cast<size_t>(p);
     if (!replies[i].empty()) ReplyRows(p, replies[i], min_clock_, out);
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kMinClock);
     w.Put(min_clock_);
     w.Put(applied_[static_cast<size_t>(p)]);
@@ -212,7 +212,7 @@ void ServerShard::ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint6
   constexpr size_t kMaxReplyBytes = size_t{1} << 20;
   size_t i = 0;
   while (i < rows.size()) {
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kRows);
     w.Put(stamp);
     w.Put(applied_[static_cast<size_t>(dst)]);
@@ -237,7 +237,7 @@ void ServerShard::Subscribe(Table& t, uint64_t row, int src) {
   bits[static_cast<size_t>(src) / 64] |= uint64_t{1} << (src % 64);
 }
 
-void ServerShard::OnGet(int src, Reader& r, Outbox& out) {
+void ServerShard::OnGet(int src, WireReader& r, Outbox& out) {
   auto table = r.Get<uint32_t>();
   auto need = r.Get<uint64_t>();
   bool subscribe = r.Get<uint8_t>() != 0;
@@ -272,15 +272,15 @@ void ServerShard::OnGet(int src, Reader& r, Outbox& out) {
   if (!now.empty()) ReplyRows(src, now, now_stamp, out);
 }
 
-void ServerShard::OnSync(int src, Reader& r, Outbox& out) {
+void ServerShard::OnSync(int src, WireReader& r, Outbox& out) {
   if (!r.done()) r.Fail("trailing bytes");
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kSynced);
   w.Put(applied_[static_cast<size_t>(src)]);
   out.emplace_back(src, w.Take());
 }
 
-void ServerShard::OnRead(int src, Reader& r, Outbox& out) {
+void ServerShard::OnRead(int src, WireReader& r, Outbox& out) {
   auto request = r.Get<uint64_t>();
   auto table = r.Get<uint32_t>();
   auto count = r.Get<uint32_t>();
@@ -298,7 +298,7 @@ void ServerShard::OnRead(int src, Reader& r, Outbox& out) {
     out.emplace_back(src, ErrorMessage(table, rows.empty() ? 0 : rows[0], fmt::format("read: table {} does not exist", table)));
     return;
   }
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kReadReply);
   w.Put(request);
   w.Put(count);
@@ -309,7 +309,7 @@ void ServerShard::OnRead(int src, Reader& r, Outbox& out) {
   out.emplace_back(src, w.Take());
 }
 
-void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
+void ServerShard::OnCheckpoint(int src, WireReader& r, Outbox& out) {
   auto clock = r.Get<uint64_t>();
   std::string dir = r.GetString();
   if (!r.done()) r.Fail("trailing bytes");
@@ -333,7 +333,7 @@ void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
     error = e.what();
   }
   for (int p = 0; p < processes_; ++p) {
-    Writer w;
+    WireWriter w;
     w.Put(MsgType::kCheckpointDone);
     w.Put(clock);
     w.Put(written);
@@ -343,7 +343,7 @@ void ServerShard::OnCheckpoint(int src, Reader& r, Outbox& out) {
   (void)src;
 }
 
-void ServerShard::OnRestore(int src, Reader& r, Outbox& out) {
+void ServerShard::OnRestore(int src, WireReader& r, Outbox& out) {
   std::string dir = r.GetString();
   if (!r.done()) r.Fail("trailing bytes");
   std::string error;
@@ -366,7 +366,7 @@ void ServerShard::OnRestore(int src, Reader& r, Outbox& out) {
   } catch (const std::exception& e) {  // std::filesystem errors too: the file's error goes back
     error = e.what();
   }
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kRestoreDone);
   w.Put(clock);
   w.PutString(error);

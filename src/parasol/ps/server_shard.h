@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "parasol/core/file_system.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/ps/protocol.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
@@ -33,7 +33,7 @@ class ServerShard {
   // Handles one message from `src`, appending replies to `out`. A message that does not decode
   // or asks for something invalid gets a kError reply (when it can be addressed); the shard keeps
   // serving.
-  void Handle(int src, Reader& r, Outbox& out);
+  void Handle(int src, WireReader& r, Outbox& out);
 
   uint64_t min_clock() const { return min_clock_; }
   // Rows this shard holds, over all tables (for tests and statistics).
@@ -61,22 +61,22 @@ class ServerShard {
   using Replies = std::vector<std::vector<std::pair<uint32_t, uint64_t>>>;  // per process: (table, row)
   using Updates = std::vector<std::tuple<Table*, uint64_t, Row>>;  // a decoded batch: (table, row, delta)
 
-  Table& TableOrFail(uint32_t id, Reader& r);
+  Table& TableOrFail(uint32_t id, WireReader& r);
   Row& RowOf(Table& t, uint64_t row);
-  void OnUpdate(int src, Reader& r, Outbox& out);
+  void OnUpdate(int src, WireReader& r, Outbox& out);
   // one_update_per_clock: refuses a batch that sends a row twice in `src`'s clock; records the
   // batch's rows and answers the reads they complete.
-  void CheckOncePerClock(int src, const Updates& rows, Reader& r) const;
+  void CheckOncePerClock(int src, const Updates& rows, WireReader& r) const;
   void MarkUpdated(int src, uint32_t id, Table& t, uint64_t row, Replies& replies,
                    std::vector<uint64_t>& stamps);
   // The stamp a reply of `row` may carry: every update of clocks below it is in the row.
   uint64_t RowStamp(const Table& t, uint64_t row) const;
-  void OnClock(int src, Reader& r, Outbox& out);
-  void OnGet(int src, Reader& r, Outbox& out);
-  void OnCheckpoint(int src, Reader& r, Outbox& out);
-  void OnRestore(int src, Reader& r, Outbox& out);
-  void OnSync(int src, Reader& r, Outbox& out);
-  void OnRead(int src, Reader& r, Outbox& out);
+  void OnClock(int src, WireReader& r, Outbox& out);
+  void OnGet(int src, WireReader& r, Outbox& out);
+  void OnCheckpoint(int src, WireReader& r, Outbox& out);
+  void OnRestore(int src, WireReader& r, Outbox& out);
+  void OnSync(int src, WireReader& r, Outbox& out);
+  void OnRead(int src, WireReader& r, Outbox& out);
   void Advance(Outbox& out);
   void ReplyRows(int dst, const std::vector<std::pair<uint32_t, uint64_t>>& rows, uint64_t stamp,
                  Outbox& out);

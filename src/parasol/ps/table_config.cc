@@ -1,12 +1,12 @@
 #include "parasol/ps/table_config.h"
 
-#include <charconv>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/text_fields.h"
+#include "parasol/core/flat_map.h"
 
 namespace parasol::ps {
 
@@ -42,13 +42,7 @@ ConsistencySpec ParseConsistencySpec(std::string_view text) {
     return InvalidArgumentError(fmt::format(
         "consistency '{}': expected bsp, ssp:STALENESS, essp:STALENESS, vap:STALENESS:THRESHOLD or asp", text));
   };
-  std::vector<std::string_view> parts;
-  for (size_t start = 0;;) {
-    size_t colon = text.find(':', start);
-    parts.push_back(text.substr(start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
-    if (colon == std::string_view::npos) break;
-    start = colon + 1;
-  }
+  const std::vector<std::string_view> parts = SplitFields(text, ':');
   ConsistencySpec spec;
   try {
     spec.model = ParseConsistency(parts[0]);
@@ -58,12 +52,10 @@ ConsistencySpec ParseConsistencySpec(std::string_view text) {
   size_t want = spec.model == Consistency::kVap ? 3 : (spec.model == Consistency::kSsp || spec.model == Consistency::kEssp ? 2 : 1);
   if (parts.size() != want) throw bad();
   if (want >= 2) {
-    auto [end, ec] = std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), spec.staleness);
-    if (ec != std::errc() || end != parts[1].data() + parts[1].size()) throw bad();
+    if (!ParseNumber(parts[1], &spec.staleness)) throw bad();
   }
   if (want == 3) {
-    auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), spec.vap_threshold);
-    if (ec != std::errc() || end != parts[2].data() + parts[2].size() || !(spec.vap_threshold > 0)) throw bad();
+    if (!ParseNumber(parts[2], &spec.vap_threshold) || !(spec.vap_threshold > 0)) throw bad();
   }
   return spec;
 }

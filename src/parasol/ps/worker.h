@@ -25,7 +25,7 @@
 #include "parasol/core/dtype.h"
 #include "parasol/core/error.h"
 #include "parasol/ps/client.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
 

@@ -32,7 +32,7 @@ class Policy {
   virtual std::string name() const = 0;
   // `active`: submitted, unfinished jobs in submission order (simulated or live). Returns every active job's
   // allocation (absent or empty: no GPUs). Adaptive policies may also set batch sizes through
-  // `SetBatch` after the simulator reallocates (see Simulate).
+  // `SetBatch` after the simulator reallocates (see SimulateCluster).
   virtual Allocations Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
                                const ClusterSpec& cluster) = 0;
 };

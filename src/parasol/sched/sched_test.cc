@@ -85,12 +85,12 @@ TEST_F(SchedTest, AJobAloneFinishesWhenItsProfileSays) {
   TiresiasPolicy tiresias;
   SimOptions o;
   o.cluster = {1, 4};
-  SimResult r = Simulate({{"a", 0, "toy", 1, 32}}, apps, tiresias, o);
+  SimResult r = SimulateCluster({{"a", 0, "toy", 1, 32}}, apps, tiresias, o);
   ASSERT_EQ(r.jobs.size(), 1u);
   EXPECT_DOUBLE_EQ(r.jobs[0].completion_time, 60 + 30 + 3 * 100 * 0.1);
   // Batch 64 on 1 GPU accumulates two steps of 32 per update: 0.1 + (0.1 - 0.01) s, and gains
   // (var + sqr) / (var / 2 + sqr) = 4/3 progress with batch 64's statistics.
-  SimResult r64 = Simulate({{"b", 0, "toy", 1, 64}}, apps, tiresias, o);
+  SimResult r64 = SimulateCluster({{"b", 0, "toy", 1, 64}}, apps, tiresias, o);
   EXPECT_NEAR(r64.jobs[0].completion_time, 60 + 30 + 3 * std::round(100 / ((4.0 / 3) / 0.19)), 1e-9);
 }
 
@@ -155,14 +155,14 @@ TEST_F(SchedTest, GoodputPolicyKeepsTheRulesAndUsesIdleGpus) {
   o.cluster = {2, 4};
   o.adaptive_batch = true;
   GoodputPolicy goodput;
-  SimResult g = Simulate(w, apps, goodput, o);
+  SimResult g = SimulateCluster(w, apps, goodput, o);
   EXPECT_EQ(g.distributed_rule_broken, 0);
   int restarted = 0;
   for (const JobResult& j : g.jobs) restarted += j.restarts > 0;
   EXPECT_GT(restarted, 0);  // some job was resized
   o.adaptive_batch = false;
   TiresiasPolicy tiresias;
-  SimResult t = Simulate(w, apps, tiresias, o);
+  SimResult t = SimulateCluster(w, apps, tiresias, o);
   std::cout << "average JCT: goodput " << g.average_jct << " s, tiresias " << t.average_jct << " s\n";
   EXPECT_LT(g.average_jct, t.average_jct);
 }

@@ -74,7 +74,7 @@ void CheckAllocations(const Allocations& next, const ClusterSpec& cluster, const
 
 }  // namespace
 
-SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
+SimResult SimulateCluster(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
                    const SimOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<SimJob> jobs;

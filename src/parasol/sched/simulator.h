@@ -67,7 +67,7 @@ struct SimResult {
   double waiting_job_s = 0;     // job-seconds submitted but holding no GPU
 };
 
-SimResult Simulate(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
+SimResult SimulateCluster(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
                    const SimOptions& options);
 
 }  // namespace parasol::sched

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "parasol/core/error.h"
 
@@ -23,17 +24,24 @@ constexpr auto kPollInterval = std::chrono::milliseconds(1);
 GhostExchange::GhostExchange(comm::Context& ctx, uint32_t staleness) : ctx_(ctx), staleness_(staleness) {
   if (staleness_ == 0 || ctx.size() == 1) return;
   async_ = ctx.Duplicate(ctx.DefaultDeadline());
-  thread_ = std::thread([this] { Progress(); });
+  // Drive catches the transport's errors into their slot; anything else fails every waiting slot.
+  thread_.Start([this](std::stop_token stop) { Progress(stop); }, [this](std::exception_ptr error) {
+    MutexLock lock(mu_);
+    for (Slot* slot : queue_) {
+      slot->done = true;
+      slot->error = error;
+    }
+    queue_.clear();
+    cv_.NotifyAll();
+  });
 }
 
 GhostExchange::~GhostExchange() {
   if (!async_) return;
-  stop_ = true;
-  {
+  thread_.Stop([this] {
     MutexLock lock(mu_);
     cv_.NotifyAll();
-  }
-  thread_.join();
+  });
   for (Channel& c : channels_)
     for (Slot& slot : c.in_flight)
       for (comm::Request& r : slot.requests)
@@ -87,9 +95,9 @@ void GhostExchange::Post(const GraphShard& s, size_t width, comm::Tag tag, std::
   cv_.NotifyAll();
 }
 
-void GhostExchange::Drive(Slot* slot) {
+void GhostExchange::Drive(Slot* slot, const std::stop_token& stop) {
   comm::Transport& t = async_->transport();
-  while (!stop_) {
+  while (!stop.stop_requested()) {
     int pending = -1;
     for (comm::Request& r : slot->requests) {
       if (!r.valid()) continue;
@@ -111,21 +119,21 @@ void GhostExchange::Drive(Slot* slot) {
   }
 }
 
-void GhostExchange::Progress() {
+void GhostExchange::Progress(std::stop_token stop) {
   MutexLock lock(mu_);
   while (true) {
-    while (!stop_ && queue_.empty()) cv_.Wait(mu_);
-    if (stop_) return;
+    while (!stop.stop_requested() && queue_.empty()) cv_.Wait(mu_);
+    if (stop.stop_requested()) return;
     Slot* slot = queue_.front();
     lock.Unlock();
     std::exception_ptr error;
     try {
-      Drive(slot);
+      Drive(slot, stop);
     } catch (...) {
       error = std::current_exception();
     }
     lock.Lock();
-    if (stop_) return;
+    if (stop.stop_requested()) return;
     queue_.pop_front();
     slot->done = true;
     slot->error = error;

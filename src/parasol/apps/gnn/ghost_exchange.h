@@ -17,18 +17,18 @@
 // peer and the exchange.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
 #include <span>
-#include <thread>
+#include <stop_token>
 #include <vector>
 
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/mutex.h"
+#include "parasol/core/service_thread.h"
 
 namespace parasol::apps::gnn {
 
@@ -88,9 +88,9 @@ class GhostExchange {
   // Blocks until the communication thread has completed `slot`; rethrows its error.
   void Complete(Slot* slot);
   // The communication thread: drives queued slots in order.
-  void Progress();
-  // Tests `slot`'s requests until all completed or stop_; throws the transport's errors.
-  void Drive(Slot* slot);
+  void Progress(std::stop_token stop);
+  // Tests `slot`'s requests until all completed or a stop; throws the transport's errors.
+  void Drive(Slot* slot, const std::stop_token& stop);
 
   comm::Context& ctx_;
   const uint32_t staleness_;
@@ -106,8 +106,7 @@ class GhostExchange {
   Mutex mu_;
   CondVar cv_;  // a slot queued or done, or stop
   std::deque<Slot*> queue_ PARASOL_GUARDED_BY(mu_);
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  ServiceThread thread_;
 };
 
 }  // namespace parasol::apps::gnn

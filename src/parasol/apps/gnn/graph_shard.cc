@@ -10,7 +10,7 @@
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 
 namespace parasol::apps::gnn {
 
@@ -48,7 +48,7 @@ std::vector<int32_t> PartitionVertices(const Graph& g, int parts, PartitionKind 
   std::vector<int32_t> owner(g.vertices);
   for (size_t v = 0; v < g.vertices; ++v) {
     if (kind != PartitionKind::kRange) {  // kHash (and kMetis's single part)
-      owner[v] = static_cast<int32_t>(ps::MixKey(v) % static_cast<uint64_t>(parts));
+      owner[v] = static_cast<int32_t>(MixKey(v) % static_cast<uint64_t>(parts));
     } else {
       owner[v] = static_cast<int32_t>(v * static_cast<uint64_t>(parts) / g.vertices);
     }

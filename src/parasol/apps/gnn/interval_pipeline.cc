@@ -1,30 +1,11 @@
 #include "parasol/apps/gnn/interval_pipeline.h"
 
 #include <algorithm>
-#include <exception>
-#include <future>
 
 #include "parasol/core/error.h"
+#include "parasol/core/task_group.h"
 
 namespace parasol::apps::gnn {
-
-namespace {
-
-// Waits for every future, then rethrows the first error (no task may outlive the data it uses).
-void WaitAll(std::vector<std::future<void>>& futures) {
-  std::exception_ptr first;
-  for (std::future<void>& f : futures) {
-    if (!f.valid()) continue;
-    try {
-      f.get();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-    }
-  }
-  if (first) std::rethrow_exception(first);
-}
-
-}  // namespace
 
 IntervalPipeline::IntervalPipeline(PipelineOptions options) : options_(options) {
   if (options_.interval_rows == 0) throw InvalidArgumentError("interval rows must be positive");
@@ -48,35 +29,18 @@ void IntervalPipeline::Run(size_t intervals, const std::function<void(size_t)>& 
     }
     return;
   }
-  std::vector<std::future<void>> graphs(intervals), tensors(intervals);
-  try {
-    for (size_t i = 0; i < intervals && graph && graph_pool_; ++i)
-      graphs[i] = graph_pool_->Submit([&graph, i] { graph(i); });
-    for (size_t i = 0; i < intervals; ++i) {
-      if (graph) {
-        if (graph_pool_) {
-          graphs[i].get();
-        } else {
-          graph(i);
-        }
-      }
-      if (!tensor) continue;
-      if (tensor_pool_) {
-        tensors[i] = tensor_pool_->Submit([&tensor, i] { tensor(i); });
-      } else {
-        tensor(i);
-      }
-    }
-  } catch (...) {
-    // The tasks still queued or running read the caller's data: let them end first.
-    try {
-      WaitAll(graphs);
-      WaitAll(tensors);
-    } catch (...) {
-    }
-    throw;
+  // The tensor tasks are declared last, so they end first if an error leaves: they read what the
+  // graph tasks wrote (both read the caller's data).
+  TaskGroup graphs(graph_pool_.get());
+  TaskGroup tensors(tensor_pool_.get());
+  std::vector<size_t> graph_task(intervals);
+  for (size_t i = 0; i < intervals && graph && graph_pool_; ++i) graph_task[i] = graphs.Run([&graph, i] { graph(i); });
+  for (size_t i = 0; i < intervals; ++i) {
+    if (graph && graph_pool_) graphs.WaitFor(graph_task[i]);
+    if (graph && !graph_pool_) graph(i);
+    if (tensor) tensors.Run([&tensor, i] { tensor(i); });
   }
-  WaitAll(tensors);
+  tensors.Wait();
 }
 
 void IntervalPipeline::RunTensor(size_t intervals, const std::function<void(size_t)>& tensor) {

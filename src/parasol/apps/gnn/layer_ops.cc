@@ -6,7 +6,7 @@
 namespace parasol::apps::gnn {
 
 DropoutMask::DropoutMask(const DropoutDraw& d, size_t layer)
-    : base_(ps::MixKey(d.seed ^ ps::MixKey((d.epoch << 8) | layer))), active_(d.rate > 0) {
+    : base_(MixKey(d.seed ^ MixKey((d.epoch << 8) | layer))), active_(d.rate > 0) {
   // The least k with k * 2^-24 >= rate (k * 2^-24 is exact in float for k < 2^24).
   threshold_ = static_cast<uint64_t>(std::ceil(static_cast<double>(d.rate) * 0x1p24));
 }

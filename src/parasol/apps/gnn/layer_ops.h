@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "parasol/apps/gnn/graph_shard.h"
-#include "parasol/ps/flat_map.h"
+#include "parasol/core/flat_map.h"
 
 namespace parasol::apps::gnn {
 
@@ -29,7 +29,7 @@ class DropoutMask {
   bool active() const { return active_; }
   bool Keep(uint64_t vertex, uint64_t column) const {
     // The top 24 bits of the hash as a fraction in [0, 1), kept if at least the rate.
-    return (ps::MixKey(base_ ^ ((vertex << 24) + column)) >> 40) >= threshold_;
+    return (MixKey(base_ ^ ((vertex << 24) + column)) >> 40) >= threshold_;
   }
 
  private:

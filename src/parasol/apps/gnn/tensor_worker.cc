@@ -47,9 +47,9 @@ void Append(std::vector<std::byte>* out, const T* data, size_t count) {
 }
 
 // Reads arrays off a request, checking that each fits.
-class Reader {
+class WireReader {
  public:
-  explicit Reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  explicit WireReader(std::span<const std::byte> bytes) : bytes_(bytes) {}
   template <typename T>
   void Read(T* out, size_t count) {
     if (count > (bytes_.size() - at_) / sizeof(T))
@@ -85,7 +85,7 @@ float* Whole(std::vector<float>* m, const GraphShard& s, size_t width) {
   return m->data();
 }
 
-void ReadShard(Reader& r, Client* c) {
+void ReadShard(WireReader& r, Client* c) {
   const auto owned = r.Get<uint64_t>(), ghosts = r.Get<uint64_t>(), widths = r.Get<uint64_t>();
   if (widths < 2 || widths > 64) throw InternalError("tensor worker: a shard message with bad widths");
   c->shapes.widths.resize(widths);
@@ -113,7 +113,7 @@ void ReadShard(Reader& r, Client* c) {
 }
 
 // Runs one task of client c; returns the reply's floats.
-std::vector<float> RunTask(const Header& h, Reader& r, Client* c) {
+std::vector<float> RunTask(const Header& h, WireReader& r, Client* c) {
   const GraphShard& s = c->shard;
   const LayerShapes& sh = c->shapes;
   const size_t l = h.layer;
@@ -330,7 +330,7 @@ void ServeTensorTasks(comm::Context& link, std::span<const int> clients) {
     idle = link.DefaultDeadline();
     auto it = state.find(m->src);
     if (it == state.end()) throw InternalError(fmt::format("tensor worker: a request from rank {}", m->src));
-    Reader r(m->data);
+    WireReader r(m->data);
     const auto h = r.Get<Header>();
     std::vector<float> reply;
     if (h.op == kShard) {

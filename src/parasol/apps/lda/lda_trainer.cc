@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <future>
 #include <cmath>
-#include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -23,6 +22,7 @@
 #include "parasol/apps/lda/token_layout.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
+#include "parasol/core/task_group.h"
 #include "parasol/core/thread_pool.h"
 
 namespace parasol::apps::lda {
@@ -319,25 +319,10 @@ uint32_t Trainer::Start() {
 
 void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
   for (uint32_t r = 0; r < threads_; ++r) {
-    std::vector<std::future<void>> done;
-    for (size_t i = 0; i < threads_; ++i) done.push_back(pool_.Submit([&fn, i, r] { fn(i, r); }));
-    // Every task is waited for before an error leaves: they hold references into this frame.
-    std::exception_ptr first;
-    for (auto& f : done) {
-      try {
-        while (!first && ring_ && f.wait_for(std::chrono::microseconds(200)) != std::future_status::ready) {
-          ring_->Poll();
-        }
-      } catch (...) {
-        first = std::current_exception();
-      }
-      try {
-        f.get();
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
+    TaskGroup round(&pool_);
+    for (size_t i = 0; i < threads_; ++i) round.Run([&fn, i, r] { fn(i, r); });
+    // The ring's messages move only while this thread drives them.
+    round.Wait(ring_ ? std::function<void()>([this] { ring_->Poll(); }) : std::function<void()>());
     for (uint32_t i = 0; i < threads_; ++i) {
       std::vector<int64_t> d = gibbs() ? gibbs_[i]->TotalsDelta() : samplers_[i]->TotalsDelta();
       for (size_t k = 0; k < d.size(); ++k) totals_[k] += d[k];

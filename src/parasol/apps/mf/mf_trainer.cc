@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
-#include <future>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -19,6 +18,7 @@
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/core/mutex.h"
+#include "parasol/core/task_group.h"
 #include "parasol/core/thread_pool.h"
 #include "parasol/ps/parameter_server.h"
 
@@ -408,10 +408,10 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
   ThreadPool pool(static_cast<size_t>(s.o.workers_per_process) + (evaluate ? 1 : 0) + (watch ? 1 : 0));
   std::vector<std::unique_ptr<MfWorker>> workers;
   for (int i = 0; i < s.o.workers_per_process; ++i) workers.push_back(std::make_unique<MfWorker>(s, server, i));
-  std::vector<std::future<void>> done;
+  TaskGroup running(&pool);
   for (auto& w : workers) {
     // One thread per worker: they meet in barriers, so all must run at once.
-    done.push_back(pool.Submit([&server, &w, &ctx] {
+    running.Run([&server, &w, &ctx] {
       try {
         w->Run();
         w->Finish();
@@ -419,35 +419,21 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
         server.Abort(fmt::format("rank {}: mf worker failed: {}", ctx.rank(), e.what()));
         throw;
       }
-    }));
+    });
   }
   std::atomic<bool> stop{false};
   std::vector<Evaluation> evaluations;
-  std::future<void> evaluator;
-  if (evaluate) evaluator = pool.Submit([&] { evaluations = Evaluator(s, server).Run(stop); });
   std::atomic<bool> workers_failed{false};
-  std::future<void> watcher;
-  if (watch) watcher = pool.Submit([&] { ProgressWatch(s, server).Run(stop, workers_failed); });
-  // The error to report: the first that is a cause, not another worker's "aborted" echo of it.
-  std::exception_ptr first, cause;
-  auto note = [&](std::future<void>& f) {
-    try {
-      f.get();
-    } catch (const Error& e) {
-      if (!first) first = std::current_exception();
-      if (!cause && e.code() != ErrorCode::kAborted) cause = std::current_exception();
-    } catch (...) {
-      if (!first) first = std::current_exception();
-      if (!cause) cause = std::current_exception();
-    }
-  };
-  for (auto& f : done) note(f);
-  workers_failed = first != nullptr;
+  TaskGroup watching(&pool);
+  if (evaluate) watching.Run([&] { evaluations = Evaluator(s, server).Run(stop); });
+  if (watch) watching.Run([&] { ProgressWatch(s, server).Run(stop, workers_failed); });
+  // The workers' error, then the evaluator's and the watcher's, are weighed together: the one
+  // reported is a cause, not another worker's "aborted" echo of it.
+  const std::exception_ptr workers_error = running.Join();
+  workers_failed = workers_error != nullptr;
   stop = true;
-  if (evaluator.valid()) note(evaluator);
-  if (watcher.valid()) note(watcher);
-  if (cause) std::rethrow_exception(cause);
-  if (first) std::rethrow_exception(first);
+  watching.Fail(workers_error);
+  watching.Wait();
   return evaluations;
 }
 

@@ -304,9 +304,7 @@ class PsScheme : public Scheme {
 };
 
 double Accuracy(const MlrModel& m, const data::Dataset& test) {
-  const std::vector<double> predicted = m.Predict(test);
-  size_t right = 0;
-  for (size_t r = 0; r < test.rows(); ++r) right += predicted[r] == test.labels[r];
+  const size_t right = data::CountCorrect(test, m.Predict(test));
   return test.rows() ? static_cast<double>(right) / static_cast<double>(test.rows()) : 0.0;
 }
 

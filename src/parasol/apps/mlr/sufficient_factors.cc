@@ -23,7 +23,7 @@ void FactorWriter::Add(std::span<const double> u, std::span<const uint32_t> ids,
 }
 
 std::vector<int64_t> FactorWriter::Finish() {
-  ps::Writer head;
+  WireWriter head;
   head.PutVarint(samples_);
   const size_t bytes = head.size() + body_.size();
   std::vector<int64_t> words((bytes + 7) / 8, 0);

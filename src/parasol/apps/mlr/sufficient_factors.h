@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 namespace parasol::apps::mlr {
 
@@ -28,7 +28,7 @@ class FactorWriter {
  private:
   size_t classes_;
   uint64_t samples_ = 0;
-  ps::Writer body_;
+  WireWriter body_;
 };
 
 // One decoded sample; the spans point into the reader's buffers and live until the next Next().
@@ -39,7 +39,7 @@ struct SampleFactors {
 };
 
 // Reads the blocks of every rank back to back (as the all-gather leaves them), sample by sample.
-// A block that does not decode throws ps::MalformedMessage naming `src` (the gathering rank).
+// A block that does not decode throws MalformedMessage naming `src` (the gathering rank).
 class FactorReader {
  public:
   FactorReader(std::span<const int64_t> words, size_t classes, int src);
@@ -47,7 +47,7 @@ class FactorReader {
   bool Next(SampleFactors* f);
 
  private:
-  ps::Reader in_;
+  WireReader in_;
   size_t classes_;
   uint64_t left_ = 0;  // samples left in the current block
   std::vector<double> u_, values_;

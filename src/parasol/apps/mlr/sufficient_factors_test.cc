@@ -89,7 +89,7 @@ TEST(SufficientFactors, DamagedBlocksAreErrorsNamingTheRank) {
   };
   read_all(good);
   std::vector<int64_t> truncated(good.begin(), good.end() - 1);
-  EXPECT_THROW(read_all(truncated), ps::MalformedMessage);
+  EXPECT_THROW(read_all(truncated), MalformedMessage);
   // A sample count of 2^60 with one sample's bytes: fails at the end of the bytes.
   std::vector<int64_t> huge_count = good;
   auto* bytes = reinterpret_cast<unsigned char*>(huge_count.data());
@@ -100,14 +100,14 @@ TEST(SufficientFactors, DamagedBlocksAreErrorsNamingTheRank) {
   try {
     read_all(huge_count);
     ADD_FAILURE() << "a huge count was accepted";
-  } catch (const ps::MalformedMessage& e) {
+  } catch (const MalformedMessage& e) {
     EXPECT_NE(std::string(e.what()).find("rank 4"), std::string::npos) << e.what();
   }
   // A feature count larger than the bytes left.
   std::vector<int64_t> many = good;
   bytes = reinterpret_cast<unsigned char*>(many.data());
   bytes[1 + 3 * 8] = 0x7f;
-  EXPECT_THROW(read_all(many), ps::MalformedMessage);
+  EXPECT_THROW(read_all(many), MalformedMessage);
 }
 
 }  // namespace

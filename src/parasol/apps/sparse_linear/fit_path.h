@@ -1,6 +1,6 @@
 // What the L1-penalised linear models on the STRADS engine share: the fit's records, the options,
 // the loop over a lambda path (rounds between duality-gap checks, warm starts, divergence), and
-// the model file. Each model (Lasso, logistic regression) is a PathProgram: a modelpar::Program
+// the model file. Each model (Lasso, logistic regression) is a PathProgram: a modelpar::CoordinateProgram
 // that can also check its duality gap and hand back its weights.
 #pragma once
 
@@ -63,7 +63,7 @@ inline double SoftThreshold(double z, double t) { return z > t ? z - t : (z < -t
 
 // A model the path loop drives. Coordinates are 0..coordinates()-1; coordinate j is feature
 // feature(j) (kNoFeature for a coordinate that is not a feature, such as an intercept).
-class PathProgram : public modelpar::Program {
+class PathProgram : public modelpar::CoordinateProgram {
  public:
   static constexpr uint32_t kNoFeature = UINT32_MAX;
 

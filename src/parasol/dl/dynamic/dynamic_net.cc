@@ -31,7 +31,7 @@ DynamicNetImpl::DynamicNetImpl(const DynamicNetOptions& o) {
   dropout_ = o.dropout;
   generator_ = at::make_generator<at::CPUGeneratorImpl>(0);
   output = register_module("output", torch::nn::Linear(o.hidden, o.classes));
-  executor_ = std::make_unique<Executor>(*program_);
+  executor_ = std::make_unique<LevelExecutor>(*program_);
 }
 
 std::pair<torch::Tensor, torch::Tensor> DynamicNetImpl::Forward(const Schedule& s) {

@@ -11,7 +11,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
-#include "parasol/dl/dynamic/executor.h"
+#include "parasol/dl/dynamic/level_executor.h"
 #include "parasol/dl/dynamic/vertex_program.h"
 
 namespace parasol::dl::dynamic {
@@ -46,8 +46,8 @@ class DynamicNetImpl : public torch::nn::Module {
   // run drew, and ranks that are threads of one process do not share torch's global generator.
   void SeedDropout(uint64_t seed);
 
-  Executor& executor() { return *executor_; }
-  void set_executor_options(const ExecutorOptions& o) { executor_ = std::make_unique<Executor>(*program_, o); }
+  LevelExecutor& executor() { return *executor_; }
+  void set_executor_options(const LevelExecutorOptions& o) { executor_ = std::make_unique<LevelExecutor>(*program_, o); }
 
   torch::nn::Embedding embedding{nullptr};
   torch::nn::Linear output{nullptr};
@@ -56,7 +56,7 @@ class DynamicNetImpl : public torch::nn::Module {
   std::shared_ptr<VertexProgramImpl> program_;
   double dropout_ = 0;
   at::Generator generator_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<LevelExecutor> executor_;
   torch::Tensor states_;    // the last forward's states, a leaf the loss's gradient reaches
   torch::Tensor labelled_;  // rows with a label
 };

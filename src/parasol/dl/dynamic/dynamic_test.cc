@@ -96,7 +96,7 @@ Pass ForwardBackward(DynamicNet& net, const std::vector<const ExampleGraph*>& gr
 
 // Batched by level, with and without the inputs' projection hoisted, and one vertex at a time give
 // the same loss and gradients on 16 SST trees, for each cell.
-TEST(Executor, BatchedAndPerNodeAgree) {
+TEST(LevelExecutor, BatchedAndPerNodeAgree) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
   const Treebank t = ReadTreebank(DataDir() + "/dev.txt", vocab, true);
   std::vector<const ExampleGraph*> graphs;
@@ -119,7 +119,7 @@ TEST(Executor, BatchedAndPerNodeAgree) {
 }
 
 // Chains (the LSTM): batched by position against one vertex at a time.
-TEST(Executor, ChainsBatchedAndPerNodeAgree) {
+TEST(LevelExecutor, ChainsBatchedAndPerNodeAgree) {
   const std::string path = WriteTemp("chains.txt", "a b c d\nb c\n\nd a b\nc c c c c\n" + std::string(60, 'x') + "\n");
   const DynamicData d = LoadTextChains(path);
   ASSERT_GE(d.train.size(), 3u);
@@ -138,7 +138,7 @@ TEST(Executor, ChainsBatchedAndPerNodeAgree) {
 }
 
 // The Tree-LSTM's gradient on a tiny tree, in double precision, against central differences.
-TEST(Executor, TreeLstmGradientMatchesFiniteDifferences) {
+TEST(LevelExecutor, TreeLstmGradientMatchesFiniteDifferences) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
   const Treebank t = ReadTreebank(WriteTemp("tiny.txt", "(3 (1 a) (4 (2 b) (0 c)))\n"), vocab, true);
   const std::vector<const ExampleGraph*> graphs = {&t.trees[0]};

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -18,6 +17,7 @@
 #include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/rank_tensors.h"
 #include "parasol/dl/trainer.h"
+#include "parasol/dl/torch_generator.h"
 
 namespace parasol::dl::dynamic {
 namespace {
@@ -31,11 +31,8 @@ DynamicData Load(const DynamicTrainOptions& o) {
   throw InvalidArgumentError(fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.model));
 }
 
-// torch's generator is process-wide: ranks that are threads of one process draw one at a time.
 DynamicNet BuildNet(const DynamicTrainOptions& o, const DynamicData& data) {
-  static std::mutex generator_mu;
-  std::lock_guard<std::mutex> lock(generator_mu);
-  torch::manual_seed(o.seed);
+  SeededTorchGenerator generator(o.seed);
   DynamicNet net(DynamicNetOptions{.cell = o.model,
                                    .vocab = data.vocab,
                                    .embedding = o.embedding,

@@ -1,4 +1,4 @@
-#include "parasol/python/c10d_backend.h"
+#include "parasol/bindings/c10d_backend.h"
 
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
@@ -19,7 +19,7 @@
 
 namespace py = pybind11;
 
-namespace parasol::python {
+namespace parasol::bindings {
 namespace {
 
 using std::chrono::milliseconds;
@@ -547,4 +547,4 @@ void RegisterC10d(py::module_& m) {
       py::arg("world"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"), py::arg("algorithm") = "auto");
 }
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

@@ -7,11 +7,11 @@
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
-#include "parasol/python/world.h"
+#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
-namespace parasol::python {
+namespace parasol::bindings {
 
 World::World(std::chrono::milliseconds timeout_ms) : timeout_ms_(timeout_ms) {
   if (timeout_ms.count() <= 0) throw InvalidArgumentError("timeout_ms must be positive");
@@ -184,4 +184,4 @@ void RegisterComm(py::module_& m) {
           py::arg("timeout_ms") = 0);
 }
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

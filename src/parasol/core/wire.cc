@@ -1,11 +1,11 @@
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 #include <fmt/format.h>
 
-namespace parasol::ps {
+namespace parasol {
 
-void Reader::Fail(const std::string& what) const {
+void WireReader::Fail(const std::string& what) const {
   throw MalformedMessage(fmt::format("message from rank {} ({} bytes): {} at byte {}", src_, n_, what, pos_));
 }
 
-}  // namespace parasol::ps
+}  // namespace parasol

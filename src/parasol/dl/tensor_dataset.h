@@ -10,7 +10,7 @@
 
 namespace parasol::dl {
 
-struct Dataset {
+struct TensorDataset {
   torch::Tensor images;  // N x C x H x W, float
   torch::Tensor labels;  // N, int64
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
@@ -26,8 +26,8 @@ struct DataOptions {
 };
 
 struct DataSplit {
-  Dataset train;
-  Dataset test;
+  TensorDataset train;
+  TensorDataset test;
   std::string description;
 };
 
@@ -39,7 +39,7 @@ struct DataSplit {
 DataSplit LoadData(const DataOptions& options);
 
 // Reads an IDX image file (N x rows x cols, unsigned bytes) and its label file.
-Dataset ReadMnist(const std::string& images_path, const std::string& labels_path);
+TensorDataset ReadMnist(const std::string& images_path, const std::string& labels_path);
 
 // Every rank draws the same permutation for an epoch; global batch t is order[t*B*P, (t+1)*B*P)
 // and rank r takes its r-th slice of B, so P ranks with batch B see exactly the samples one rank

@@ -36,9 +36,9 @@
 #include "parasol/collective/algorithm.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/thread_pool.h"
-#include "parasol/python/world.h"
+#include "parasol/bindings/world.h"
 
-namespace parasol::python {
+namespace parasol::bindings {
 
 class ParasolBackend final : public c10d::Backend {
  public:
@@ -117,4 +117,4 @@ class ParasolBackend final : public c10d::Backend {
 
 void RegisterC10d(pybind11::module_& m);
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

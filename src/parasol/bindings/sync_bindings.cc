@@ -5,11 +5,11 @@
 
 #include "parasol/core/error.h"
 #include "parasol/dl/grad_sync.h"
-#include "parasol/python/world.h"
+#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
-namespace parasol::python {
+namespace parasol::bindings {
 namespace {
 
 // Set by the synchroniser when it runs a layer by sufficient factors; the layer's backward then
@@ -195,4 +195,4 @@ void RegisterSync(py::module_& m) {
       .def("close", &PyGradSync::Close);
 }
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

@@ -1,5 +1,5 @@
 // Varints as LEB128 writes them, and a reader that refuses what does not decode.
-#include "parasol/ps/wire.h"
+#include "parasol/core/wire.h"
 
 #include <gtest/gtest.h>
 
@@ -7,17 +7,17 @@
 #include <limits>
 #include <vector>
 
-namespace parasol::ps {
+namespace parasol {
 namespace {
 
-std::vector<unsigned> Bytes(Writer& w) {
+std::vector<unsigned> Bytes(WireWriter& w) {
   std::vector<unsigned> out;
   for (std::byte b : w.bytes()) out.push_back(static_cast<unsigned>(b));
   return out;
 }
 
 TEST(Wire, VarintsAreLowGroupFirst) {
-  Writer w;
+  WireWriter w;
   w.PutVarint(0);
   w.PutVarint(127);
   w.PutVarint(128);
@@ -31,22 +31,22 @@ TEST(Wire, VarintsRoundTripAtEveryWidth) {
     values.push_back((uint64_t{1} << bits) - 1);
     values.push_back(uint64_t{1} << bits);
   }
-  Writer w;
+  WireWriter w;
   for (uint64_t v : values) w.PutVarint(v);
-  Reader r(w.bytes().data(), w.size(), 1);
+  WireReader r(w.bytes().data(), w.size(), 1);
   for (uint64_t v : values) EXPECT_EQ(r.GetVarint(), v);
   EXPECT_TRUE(r.done());
 }
 
 TEST(Wire, TruncatedOrOverlongVarintsAreMalformed) {
   const std::byte cut[] = {std::byte{0x80}, std::byte{0x80}};
-  Reader r1(cut, sizeof cut, 3);
+  WireReader r1(cut, sizeof cut, 3);
   EXPECT_THROW(r1.GetVarint(), MalformedMessage);
   std::vector<std::byte> overlong(11, std::byte{0x80});
   overlong.push_back(std::byte{0x01});
-  Reader r2(overlong.data(), overlong.size(), 3);
+  WireReader r2(overlong.data(), overlong.size(), 3);
   EXPECT_THROW(r2.GetVarint(), MalformedMessage);
 }
 
 }  // namespace
-}  // namespace parasol::ps
+}  // namespace parasol

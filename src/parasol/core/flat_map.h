@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace parasol::ps {
+namespace parasol {
 
 inline uint64_t MixKey(uint64_t x) {
   x ^= x >> 33;
@@ -112,4 +112,4 @@ class FlatMap {
   size_t size_ = 0;
 };
 
-}  // namespace parasol::ps
+}  // namespace parasol

@@ -1,4 +1,4 @@
-#include "parasol/collective/tree_packing.h"
+#include "parasol/collective/spanning_tree_packing.h"
 
 #include <map>
 

@@ -1,5 +1,5 @@
-// Binary encoding of parameter-server messages (and other messages between ranks): a Writer that
-// appends plain values and varints and a Reader that checks every read against the end, so a
+// Binary encoding of parameter-server messages (and other messages between ranks): a WireWriter that
+// appends plain values and varints and a WireReader that checks every read against the end, so a
 // malformed message is an error, not a crash.
 #pragma once
 
@@ -12,9 +12,9 @@
 
 #include "parasol/core/error.h"
 
-namespace parasol::ps {
+namespace parasol {
 
-class Writer {
+class WireWriter {
  public:
   template <typename T>
   void Put(T v) {
@@ -59,9 +59,9 @@ class MalformedMessage : public Error {
   explicit MalformedMessage(const std::string& m) : Error(ErrorCode::kParse, m) {}
 };
 
-class Reader {
+class WireReader {
  public:
-  Reader(const std::byte* data, size_t size, int src) : p_(data), n_(size), src_(src) {}
+  WireReader(const std::byte* data, size_t size, int src) : p_(data), n_(size), src_(src) {}
 
   template <typename T>
   T Get() {
@@ -110,4 +110,4 @@ class Reader {
   int src_;
 };
 
-}  // namespace parasol::ps
+}  // namespace parasol

@@ -1,4 +1,4 @@
-#include "parasol/dl/dataset.h"
+#include "parasol/dl/tensor_dataset.h"
 
 #include <filesystem>
 
@@ -21,11 +21,11 @@ std::string FindIdx(const std::string& dir, const std::string& stem) {
   return "";
 }
 
-Dataset Slice(const Dataset& d, int64_t begin, int64_t end) {
+TensorDataset Slice(const TensorDataset& d, int64_t begin, int64_t end) {
   return {d.images.slice(0, begin, end), d.labels.slice(0, begin, end)};
 }
 
-Dataset LoadMnist(const std::string& dir, std::string& description) {
+TensorDataset LoadMnist(const std::string& dir, std::string& description) {
   const std::string test_images = FindIdx(dir, "t10k-images-idx3-ubyte");
   const std::string test_labels = FindIdx(dir, "t10k-labels-idx1-ubyte");
   if (test_images.empty() || test_labels.empty()) {
@@ -35,10 +35,10 @@ Dataset LoadMnist(const std::string& dir, std::string& description) {
   return ReadMnist(test_images, test_labels);
 }
 
-Dataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator& gen, const torch::Tensor& patterns) {
+TensorDataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator& gen, const torch::Tensor& patterns) {
   std::vector<int64_t> full = {n};
   full.insert(full.end(), shape.begin(), shape.end());
-  Dataset d;
+  TensorDataset d;
   d.labels = torch::randint(10, {n}, gen, torch::TensorOptions().dtype(torch::kInt64));
   d.images = torch::randn(full, gen);
   if (patterns.defined()) d.images = d.images.mul_(0.5).add_(patterns.index_select(0, d.labels));
@@ -47,11 +47,11 @@ Dataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator
 
 }  // namespace
 
-Dataset ReadMnist(const std::string& images_path, const std::string& labels_path) {
+TensorDataset ReadMnist(const std::string& images_path, const std::string& labels_path) {
   IdxImages img = ReadIdxImages(images_path);
   std::vector<uint8_t> lab = ReadIdxLabels(labels_path, img.count);
   const int64_t n = img.count, rows = img.rows, cols = img.cols;
-  Dataset d;
+  TensorDataset d;
   d.images = torch::from_blob(img.file.data() + 16, {n, 1, rows, cols}, torch::kUInt8)
                  .to(torch::kFloat32)
                  .div_(255.0);

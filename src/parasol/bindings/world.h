@@ -24,7 +24,7 @@
 #include "parasol/comm/mpi_runtime.h"
 #include "parasol/core/error.h"
 
-namespace parasol::python {
+namespace parasol::bindings {
 
 class World {
  public:
@@ -72,4 +72,4 @@ void RegisterComm(pybind11::module_& m);
 void RegisterSync(pybind11::module_& m);
 void RegisterPs(pybind11::module_& m);
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

@@ -8,11 +8,11 @@
 #include "parasol/core/error.h"
 #include "parasol/ps/parameter_server.h"
 #include "parasol/ps/worker.h"
-#include "parasol/python/world.h"
+#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
-namespace parasol::python {
+namespace parasol::bindings {
 namespace {
 
 class PyParameterServer {
@@ -161,4 +161,4 @@ void RegisterPs(py::module_& m) {
       .def("close", &PyParameterServer::Close);
 }
 
-}  // namespace parasol::python
+}  // namespace parasol::bindings

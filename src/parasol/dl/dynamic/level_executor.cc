@@ -1,12 +1,12 @@
-#include "parasol/dl/dynamic/executor.h"
+#include "parasol/dl/dynamic/level_executor.h"
 
 #include "parasol/core/error.h"
 
 namespace parasol::dl::dynamic {
 
-Executor::Executor(VertexProgramImpl& program, ExecutorOptions options) : program_(program), options_(options) {}
+LevelExecutor::LevelExecutor(VertexProgramImpl& program, LevelExecutorOptions options) : program_(program), options_(options) {}
 
-torch::Tensor Executor::Forward(const Schedule& s, const torch::Tensor& inputs) {
+torch::Tensor LevelExecutor::Forward(const Schedule& s, const torch::Tensor& inputs) {
   const bool grad = torch::GradMode::is_enabled();
   schedule_ = &s;
   runs_.clear();
@@ -45,7 +45,7 @@ torch::Tensor Executor::Forward(const Schedule& s, const torch::Tensor& inputs) 
   return buffer;
 }
 
-void Executor::Backward(const torch::Tensor& d_states) {
+void LevelExecutor::Backward(const torch::Tensor& d_states) {
   if (schedule_ == nullptr || runs_.size() != schedule_->levels.size()) {
     throw InternalError("executor backward without a forward under autograd");
   }

@@ -103,7 +103,7 @@ class PsBench : public Command {
   bool NeedsMpi() const override { return true; }
 
   int Run(comm::MpiRuntime* mpi) override {
-    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(flags_.timeout_ms)});
+    comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = flags_.run.timeout()});
     flags_.Resolve(ctx.size());
     std::vector<ps::ConsistencySpec> specs;
     for (const auto& m : SplitList(models_, "--models")) specs.push_back(ps::ParseConsistencySpec(m));

@@ -4,8 +4,8 @@
 #include <torch/extension.h>
 
 #include "parasol/core/error.h"
-#include "parasol/python/c10d_backend.h"
-#include "parasol/python/world.h"
+#include "parasol/bindings/c10d_backend.h"
+#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
@@ -25,8 +25,8 @@ PYBIND11_MODULE(_parasol, m) {
   py::register_exception<parasol::AbortedError>(m, "AbortedError", error.ptr());
   py::register_exception<parasol::UnavailableError>(m, "UnavailableError", error.ptr());
   py::register_exception<parasol::InternalError>(m, "InternalError", error.ptr());
-  parasol::python::RegisterComm(m);
-  parasol::python::RegisterSync(m);
-  parasol::python::RegisterPs(m);
-  parasol::python::RegisterC10d(m);
+  parasol::bindings::RegisterComm(m);
+  parasol::bindings::RegisterSync(m);
+  parasol::bindings::RegisterPs(m);
+  parasol::bindings::RegisterC10d(m);
 }

@@ -18,15 +18,15 @@
 
 namespace parasol::dl::dynamic {
 
-struct ExecutorOptions {
+struct LevelExecutorOptions {
   // Project every input of the batch in one product before the levels (Cavs's lazy batching of the
   // input-only part of F); off: each level projects its own.
   bool hoist_inputs = true;
 };
 
-class Executor {
+class LevelExecutor {
  public:
-  Executor(VertexProgramImpl& program, ExecutorOptions options = {});
+  LevelExecutor(VertexProgramImpl& program, LevelExecutorOptions options = {});
 
   // The states of every vertex [vertices + 1, state] (the last row zeros). `inputs` [inputs, input
   // size] are the schedule's input vectors, in its input order, as autograd computed them (an
@@ -41,7 +41,7 @@ class Executor {
     torch::Tensor children, projected, states;  // the level's leaves and its output
   };
   VertexProgramImpl& program_;
-  ExecutorOptions options_;
+  LevelExecutorOptions options_;
   const Schedule* schedule_ = nullptr;
   std::vector<LevelRun> runs_;
   torch::Tensor projected_;  // hoisted: [vertices + 1, projected], with its graph to the inputs
