@@ -109,6 +109,8 @@ struct InProcessWorld::Impl {
     return comms[static_cast<size_t>(comm)]->world[static_cast<size_t>(rank)];
   }
   bool Killed(int comm, int rank) PARASOL_REQUIRES(mu) { return killed[static_cast<size_t>(World(comm, rank))]; }
+  // World rank `rank` is gone (see KillRank).
+  void Kill(int rank) PARASOL_REQUIRES(mu);
 
   static void Bump(Mailbox& b) {
     ++b.epoch;
@@ -216,6 +218,10 @@ class InProcessTransport : public Transport {
     auto state = std::make_shared<SendState>();
     Request req{Request::Kind::kSend, peer, tag, bytes, 0, state};
     const MessageFault* fault = w_->ClaimFault(w_->World(comm_, rank_), w_->World(comm_, peer), tag);
+    if (fault && fault->action == MessageFault::Action::kKillSender) {
+      w_->Kill(w_->World(comm_, rank_));
+      CheckAlive("send");  // throws: this rank is gone, its message with it
+    }
     if (w_->Killed(comm_, peer) ||
         (fault && fault->action == MessageFault::Action::kDrop)) {
       state->done = true;  // it left this rank and was lost on the way
@@ -532,22 +538,26 @@ void InProcessWorld::AddFault(const MessageFault& fault) {
 
 void InProcessWorld::KillRank(int rank) {
   MutexLock lock(impl_->mu);
-  impl_->killed[static_cast<size_t>(rank)] = true;
-  for (size_t c = 0; c < impl_->comms.size(); ++c) {
-    const std::vector<int>& world = impl_->comms[c]->world;
+  impl_->Kill(rank);
+}
+
+void InProcessWorld::Impl::Kill(int rank) {
+  killed[static_cast<size_t>(rank)] = true;
+  for (size_t c = 0; c < comms.size(); ++c) {
+    const std::vector<int>& world = comms[c]->world;
     const auto local = std::find(world.begin(), world.end(), rank);
     if (local == world.end()) continue;  // not a rank of this comm
-    Mailbox& dead = impl_->box(static_cast<int>(c), static_cast<int>(local - world.begin()));
+    Mailbox& dead = box(static_cast<int>(c), static_cast<int>(local - world.begin()));
     for (auto& e : dead.inbox) {
       if (!e.send->done) {
         e.send->done = true;
-        Impl::Bump(impl_->box(static_cast<int>(c), e.src));
+        Bump(box(static_cast<int>(c), e.src));
       }
     }
     dead.inbox.clear();
-    for (int r = 0; r < static_cast<int>(world.size()); ++r) impl_->Deliver(static_cast<int>(c), r, Clock::now());
+    for (int r = 0; r < static_cast<int>(world.size()); ++r) Deliver(static_cast<int>(c), r, Clock::now());
   }
-  impl_->BumpAll();
+  BumpAll();
 }
 
 uint64_t InProcessWorld::messages_sent() const {

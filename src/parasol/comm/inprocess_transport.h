@@ -13,9 +13,10 @@ namespace parasol::comm {
 
 inline constexpr int kAnyRank = -1;
 
-// Delays or drops the messages it matches.
+// Delays or drops the messages it matches, or stops their sender as it sends one (kKillSender:
+// the rank dies at a point of its run the test chooses by counting messages, not by the clock).
 struct MessageFault {
-  enum class Action { kDelay, kDrop };
+  enum class Action { kDelay, kDrop, kKillSender };
   Action action = Action::kDelay;
   int src = kAnyRank;
   int dst = kAnyRank;

@@ -143,6 +143,21 @@ TEST(InProcessTransport, KilledPeerFailsReceivesButEarlierMessagesArrive) {
   Send(*t0, 2, 1, {5});
 }
 
+TEST(InProcessTransport, ASenderKilledByAFaultDiesAtItsChosenMessage) {
+  InProcessWorld world(2, {.eager = true});
+  world.AddFault({.action = MessageFault::Action::kKillSender, .src = 1, .skip = 2, .count = 1});
+  auto t0 = world.CreateTransport(0);
+  auto t1 = world.CreateTransport(1);
+  Send(*t1, 0, 1, {1});
+  Send(*t1, 0, 1, {2});
+  std::vector<int> v{3};
+  EXPECT_THROW(t1->Isend(0, 1, v.data(), sizeof(int)), PeerGoneError) << "its third message kills it";
+  EXPECT_EQ(Recv(*t0, 1, 1, 1), std::vector<int>{1}) << "what it sent before it died arrives";
+  EXPECT_EQ(Recv(*t0, 1, 1, 1), std::vector<int>{2});
+  EXPECT_THROW(Recv(*t0, 1, 1, 1, Deadline::After(1s)), PeerGoneError) << "the third never does";
+  EXPECT_THROW(t1->Isend(0, 2, v.data(), sizeof(int)), PeerGoneError);
+}
+
 TEST(InProcessTransport, FailureNoticeAbortsWaitingPeers) {
   InProcessWorld world(3);
   auto errors = testing::RunRanks(world, [](Context& ctx) {

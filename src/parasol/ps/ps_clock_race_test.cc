@@ -36,9 +36,10 @@ void RunFirstReadAtDifferentClocks(Consistency model) {
       for (int c = 0; c < 3; ++c) {
         t.Inc(1, 0, 1);
         if (i == 1 && c == 1) {
-          // Let worker 0 ask for row 0 at clock 2 first (it cannot get it before this clocks).
-          for (int n = 0; n < 2000 && !asked; ++n) std::this_thread::sleep_for(1ms);
-          std::this_thread::sleep_for(5ms);
+          // Worker 0 asks for row 0 at clock 2 first and waits for it (the shard cannot answer
+          // before this worker clocks): this read must not wait for that answer.
+          comm::testing::WaitUntil([&] { return asked && ps.client().HasWaiters(); },
+                                   "worker 0 waiting for row 0 at clock 2");
           EXPECT_EQ(t.Get(0)[0], 0);
         }
         if (i == 0 && c == 2) {

@@ -138,6 +138,7 @@ TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
 // its reason, not at the deadline.
 TEST(PsErrors, FailingRankAbortsTheOthersWaitingReads) {
   comm::InProcessWorld world(2);
+  std::atomic<ParameterServer*> rank0{nullptr};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
     ps.CreateTable({.id = 1, .kind = RowKind::kDense, .dtype = DType::kFloat32, .width = 8, .num_rows = 100,
@@ -145,9 +146,12 @@ TEST(PsErrors, FailingRankAbortsTheOthersWaitingReads) {
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(1);
     if (ctx.rank() == 1) {
-      std::this_thread::sleep_for(50ms);
+      // Rank 0's read is waiting for this rank's clock when this rank fails.
+      comm::testing::WaitUntil([&] { return rank0.load() && rank0.load()->client().HasWaiters(); },
+                               "rank 0 waiting for a row");
       throw InvalidArgumentError("rank 1: bad input file");
     }
+    rank0 = &ps;
     w->Clock();  // BSP: a read at clock 1 waits for rank 1's clock, which never comes
     auto start = std::chrono::steady_clock::now();
     std::string error = ErrorOf([&] { t.Get(3); });
@@ -159,7 +163,7 @@ TEST(PsErrors, FailingRankAbortsTheOthersWaitingReads) {
 }
 
 std::vector<std::byte> GetMessage(uint32_t table, uint64_t row, uint64_t need) {
-  Writer w;
+  WireWriter w;
   w.Put(MsgType::kGet);
   w.Put(table);
   w.Put(need);
@@ -170,7 +174,7 @@ std::vector<std::byte> GetMessage(uint32_t table, uint64_t row, uint64_t need) {
 }
 
 std::string ErrorReply(const std::vector<std::byte>& bytes) {
-  Reader r(bytes.data(), bytes.size(), 0);
+  WireReader r(bytes.data(), bytes.size(), 0);
   if (static_cast<MsgType>(r.Get<uint8_t>()) != MsgType::kError) return "(not an error)";
   r.Get<uint32_t>();
   r.Get<uint64_t>();
@@ -185,11 +189,11 @@ TEST(ServerShard, MalformedAndInvalidRequestsGetErrorReplies) {
   shard.AddTable(FloatTable());
   Outbox out;
   auto handle = [&](const std::vector<std::byte>& m) {
-    Reader r(m.data(), m.size(), 0);
+    WireReader r(m.data(), m.size(), 0);
     shard.Handle(0, r, out);
   };
   // An update whose last row is cut short: nothing of it is applied.
-  Writer u;
+  WireWriter u;
   u.Put(MsgType::kUpdate);
   u.Put<uint64_t>(1);
   u.Put<uint32_t>(1);
