@@ -11,7 +11,7 @@ PARASOL := $(BUILD_DIR)/tools/parasol
 
 FUZZ_SECONDS ?= 3
 
-.PHONY: all deps configure build run test fuzz sanitize bench clean
+.PHONY: all deps configure build run test lint format fuzz sanitize bench clean
 
 all: build
 
@@ -38,6 +38,14 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@if [ "$(FUZZ_SECONDS)" != 0 ]; then bash scripts/fuzz.sh $(FUZZ_SECONDS); fi
+
+# The style gate: the formatter (.clang-format), 110 columns and the layer rule. `make format`
+# applies the formatter to every tracked C++ file.
+lint:
+	@bash scripts/lint.sh
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
 
 # Every libFuzzer target for FUZZ_SECONDS each: make fuzz FUZZ_SECONDS=600
 fuzz: deps

@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev                        # gzipped IDX files
   libarchive-dev                    # corpora in .tar(.gz|.xz|.bz2) and .zip archives
   clang libclang-rt-dev             # fuzz/: libFuzzer targets (scripts/fuzz.sh)
+  clang-format                      # make lint, make format (.clang-format)
   python3 python3-venv python3-dev  # .venv when Debian's python3 makes it; the extension's headers
   libopenblas0-pthread              # OpenBLAS (reference BLAS is 30x slower)
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
