@@ -22,9 +22,14 @@ constexpr uint64_t kWidth = 16;
 // One rank (threads as workers), the table created: the fixture every benchmark shares.
 struct Job {
   explicit Job(int workers, Consistency model, uint32_t staleness)
-      : world(1), ctx(world.CreateTransport(0), comm::ContextOptions{}),
+      : world(1),
+        ctx(world.CreateTransport(0), comm::ContextOptions{}),
         ps(ctx, {.workers_per_process = workers, .timeout_ms = std::chrono::milliseconds(60000)}) {
-    ps.CreateTable({.id = 1, .dtype = DType::kFloat32, .width = kWidth, .num_rows = kRows, .consistency = model,
+    ps.CreateTable({.id = 1,
+                    .dtype = DType::kFloat32,
+                    .width = kWidth,
+                    .num_rows = kRows,
+                    .consistency = model,
                     .staleness = staleness});
   }
   ~Job() { ps.Shutdown(); }
@@ -63,7 +68,9 @@ void BM_CachedGetInc(benchmark::State& state) {
   w->GlobalBarrier();
 }
 BENCHMARK(BM_CachedGetInc)
-    ->Setup([](const benchmark::State& s) { g_job = std::make_unique<Job>(s.threads(), Consistency::kSsp, 3); })
+    ->Setup([](const benchmark::State& s) {
+      g_job = std::make_unique<Job>(s.threads(), Consistency::kSsp, 3);
+    })
     ->Teardown([](const benchmark::State&) { g_job.reset(); })
     ->ArgName("ops_per_clock")
     ->Arg(1 << 16)

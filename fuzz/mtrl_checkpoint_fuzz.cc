@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool arrays = [] {
     parasol::WriteArrayFile(parasol::fuzz::Dir() + "/alpha.bin", "PSMTRLA1", std::vector<double>(5, 0.5));
-    parasol::WriteArrayFile(parasol::fuzz::Dir() + "/omega.bin", "PSMTRLO1", std::vector<double>{0.5, 0, 0, 0.5});
+    parasol::WriteArrayFile(parasol::fuzz::Dir() + "/omega.bin", "PSMTRLO1",
+                            std::vector<double>{0.5, 0, 0, 0.5});
     return true;
   }();
   (void)arrays;

@@ -56,22 +56,32 @@ class AllreduceBench : public Command {
   explicit AllreduceBench(CLI::App& parent) {
     app_ = parent.add_subcommand("allreduce-bench",
                                  "Benchmark allreduce algorithms against MPI_Allreduce (run under mpirun)");
-    app_->add_option("--algos", algos_, "Comma-separated: ring, halving-doubling, torus2d, multiring, treepack, ft-mesh, auto, mpi")
+    app_->add_option(
+            "--algos", algos_,
+            "Comma-separated: ring, halving-doubling, torus2d, multiring, treepack, ft-mesh, auto, mpi")
         ->capture_default_str();
     app_->add_option("--sizes", sizes_, "Comma-separated message sizes in bytes (8, 4K, 64K, 1M, 256M, ...)")
         ->capture_default_str();
     app_->add_option("--iters", iters_, "Timed samples per size and algorithm (the median is reported)")
-        ->check(CLI::Range(1, 100000))->capture_default_str();
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
     app_->add_option("--warmup", warmup_, "Untimed calls first (the first one is checked)")
-        ->check(CLI::Range(1, 100000))->capture_default_str();
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
     app_->add_option("--dtype", dtype_, "float32, float64, int32 or int64")->capture_default_str();
     app_->add_option("--op", op_, "sum, product, min or max")->capture_default_str();
     app_->add_option("--segment-bytes", segment_, "Pipelining segment size (0: each algorithm's default)");
-    app_->add_option("--rings", rings_, "Rings for multiring")->check(CLI::Range(1, 32))->capture_default_str();
-    app_->add_option("--topology", topology_, "Topology for treepack/ft-mesh (e.g. mesh:2x2); default fully connected");
-    app_->add_option("--timeout-ms", timeout_ms_, "Deadline per call")->check(CLI::Range(1, 86400000))->capture_default_str();
+    app_->add_option("--rings", rings_, "Rings for multiring")
+        ->check(CLI::Range(1, 32))
+        ->capture_default_str();
+    app_->add_option("--topology", topology_,
+                     "Topology for treepack/ft-mesh (e.g. mesh:2x2); default fully connected");
+    app_->add_option("--timeout-ms", timeout_ms_, "Deadline per call")
+        ->check(CLI::Range(1, 86400000))
+        ->capture_default_str();
     app_->add_option("--csv", csv_, "Write algo,ranks,bytes,time_us,algbw_gbps,busbw_gbps to this file");
-    app_->add_flag("--in-place", in_place_, "Reduce in place (input buffer = output buffer) instead of out of place");
+    app_->add_flag("--in-place", in_place_,
+                   "Reduce in place (input buffer = output buffer) instead of out of place");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -81,13 +91,16 @@ class AllreduceBench : public Command {
     Setup(ctx);
     std::unique_ptr<CsvWriter> csv;
     if (!csv_.empty() && ctx.rank() == 0) {
-      csv = std::make_unique<CsvWriter>(csv_, std::vector<std::string>{"algo", "ranks", "bytes", "time_us", "algbw_gbps", "busbw_gbps"});
+      csv = std::make_unique<CsvWriter>(
+          csv_, std::vector<std::string>{"algo", "ranks", "bytes", "time_us", "algbw_gbps", "busbw_gbps"});
     }
     if (ctx.rank() == 0) {
-      std::cout << fmt::format("# parasol allreduce-bench: {} ranks, {}, {}; median of {} samples after {} warm-up calls\n",
-                               ctx.size(), DTypeName(dtype_value_), ReduceOpName(op_value_), iters_, warmup_)
-                << fmt::format("# {:>10} {:>11} {:>8} {:<17} {:>11} {:>11} {:>11} {:>8}\n", "size(B)", "count",
-                               "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "vs-mpi");
+      std::cout
+          << fmt::format(
+                 "# parasol allreduce-bench: {} ranks, {}, {}; median of {} samples after {} warm-up calls\n",
+                 ctx.size(), DTypeName(dtype_value_), ReduceOpName(op_value_), iters_, warmup_)
+          << fmt::format("# {:>10} {:>11} {:>8} {:<17} {:>11} {:>11} {:>11} {:>8}\n", "size(B)", "count",
+                         "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "vs-mpi");
     }
     for (uint64_t bytes : size_values_) BenchSize(ctx, bytes, csv.get());
     if (csv) csv->Commit();
@@ -101,13 +114,16 @@ class AllreduceBench : public Command {
     for (const auto& s : SplitList(sizes_, "--sizes")) {
       uint64_t b = ParseBytes(s, "--sizes");
       if (b % DTypeSize(dtype_value_) != 0) {
-        throw InvalidArgumentError(fmt::format("--sizes: {} bytes is not a whole number of {} elements", b, DTypeName(dtype_value_)));
+        throw InvalidArgumentError(fmt::format("--sizes: {} bytes is not a whole number of {} elements", b,
+                                               DTypeName(dtype_value_)));
       }
       size_values_.push_back(b);
     }
     for (const auto& a : SplitList(algos_, "--algos")) {
-      if (a == "mpi") candidates_.push_back({"mpi", std::nullopt});
-      else candidates_.push_back({a, collective::ParseAllreduceAlgorithm(a)});
+      if (a == "mpi")
+        candidates_.push_back({"mpi", std::nullopt});
+      else
+        candidates_.push_back({a, collective::ParseAllreduceAlgorithm(a)});
     }
     if (!topology_.empty()) {
       topology_value_ = std::make_shared<collective::Topology>(collective::Topology::Parse(topology_));
@@ -145,10 +161,22 @@ class AllreduceBench : public Command {
   }
   void Store(std::byte* p, size_t i, double v) const {
     switch (dtype_value_) {
-      case DType::kFloat32: { float f = static_cast<float>(v); std::memcpy(p + 4 * i, &f, 4); break; }
+      case DType::kFloat32: {
+        float f = static_cast<float>(v);
+        std::memcpy(p + 4 * i, &f, 4);
+        break;
+      }
       case DType::kFloat64: std::memcpy(p + 8 * i, &v, 8); break;
-      case DType::kInt32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p + 4 * i, &x, 4); break; }
-      case DType::kInt64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p + 8 * i, &x, 8); break; }
+      case DType::kInt32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(p + 4 * i, &x, 4);
+        break;
+      }
+      case DType::kInt64: {
+        int64_t x = static_cast<int64_t>(v);
+        std::memcpy(p + 8 * i, &x, 8);
+        break;
+      }
     }
   }
 
@@ -160,13 +188,16 @@ class AllreduceBench : public Command {
     const auto* got = reinterpret_cast<const std::byte*>(out_.data());
     for (size_t i : {size_t{0}, count / 2, count - 1}) {
       if (std::memcmp(got + i * want.size(), want.data(), want.size()) != 0) {
-        throw InternalError(fmt::format("rank {}: {} gave a wrong result at element {} of {}", ctx.rank(), c.name, i, count));
+        throw InternalError(
+            fmt::format("rank {}: {} gave a wrong result at element {} of {}", ctx.rank(), c.name, i, count));
       }
     }
   }
 
   // Calls per timed sample: enough that one sample lasts well above the clock's resolution.
-  static int Batch(uint64_t bytes) { return static_cast<int>(std::clamp<uint64_t>((1u << 20) / std::max<uint64_t>(bytes, 1), 1, 200)); }
+  static int Batch(uint64_t bytes) {
+    return static_cast<int>(std::clamp<uint64_t>((1u << 20) / std::max<uint64_t>(bytes, 1), 1, 200));
+  }
 
   void BenchSize(comm::Context& ctx, uint64_t bytes, CsvWriter* csv) {
     const size_t count = bytes / DTypeSize(dtype_value_);
@@ -181,7 +212,8 @@ class AllreduceBench : public Command {
     const int batch = Batch(bytes);
     // Samples alternate between candidates so they see the same machine noise, and the first
     // candidate rotates so none always runs right after another.
-    std::vector<std::vector<double>> samples(candidates_.size(), std::vector<double>(static_cast<size_t>(iters_)));
+    std::vector<std::vector<double>> samples(candidates_.size(),
+                                             std::vector<double>(static_cast<size_t>(iters_)));
     for (int s = 0; s < iters_; ++s) {
       for (size_t turn = 0; turn < candidates_.size(); ++turn) {
         size_t c = (turn + static_cast<size_t>(s)) % candidates_.size();
@@ -207,11 +239,13 @@ class AllreduceBench : public Command {
       double algbw = static_cast<double>(bytes) / medians[c] / 1e9;
       double busbw = algbw * 2 * (n - 1) / n;
       std::string vs = mpi_busbw && *mpi_busbw > 0 ? fmt::format("{:.2f}", busbw / *mpi_busbw) : "-";
-      std::cout << fmt::format("  {:>10} {:>11} {:>8} {:<17} {:>11.2f} {:>11.3f} {:>11.3f} {:>8}\n", bytes, count,
-                               DTypeName(dtype_value_), candidates_[c].name, medians[c] * 1e6, algbw, busbw, vs);
+      std::cout << fmt::format("  {:>10} {:>11} {:>8} {:<17} {:>11.2f} {:>11.3f} {:>11.3f} {:>8}\n", bytes,
+                               count, DTypeName(dtype_value_), candidates_[c].name, medians[c] * 1e6, algbw,
+                               busbw, vs);
       if (csv) {
         csv->Row({candidates_[c].name, fmt::format("{}", ctx.size()), fmt::format("{}", bytes),
-                  fmt::format("{:.3f}", medians[c] * 1e6), fmt::format("{:.4f}", algbw), fmt::format("{:.4f}", busbw)});
+                  fmt::format("{:.3f}", medians[c] * 1e6), fmt::format("{:.4f}", algbw),
+                  fmt::format("{:.4f}", busbw)});
       }
     }
     std::cout.flush();
@@ -240,6 +274,8 @@ class AllreduceBench : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent) { return std::make_unique<AllreduceBench>(parent); }
+std::unique_ptr<Command> MakeAllreduceBench(CLI::App& parent) {
+  return std::make_unique<AllreduceBench>(parent);
+}
 
 }  // namespace parasol::tools

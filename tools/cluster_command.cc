@@ -26,7 +26,8 @@ namespace {
 class ClusterCommand : public Command {
  public:
   explicit ClusterCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("cluster", "Run parasol train jobs on this machine's cores as a scheduled GPU cluster");
+    app_ = parent.add_subcommand("cluster",
+                                 "Run parasol train jobs on this machine's cores as a scheduled GPU cluster");
     app_->add_option("--jobs", jobs_, "CSV: name,time,num_replicas,batch_size,steps,train_args")->required();
     CLI::Option* gpus =
         app_->add_option("--gpus", o_.gpus, "Cores used as GPUs (one rank each)")->capture_default_str();
@@ -43,14 +44,22 @@ class ClusterCommand : public Command {
         ->capture_default_str();
     app_->add_option("--policy", policy_, "goodput or tiresias")->capture_default_str();
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
-    app_->add_option("--restart-penalty", restart_penalty_s_, "goodput: seconds a resize is assumed to cost")->capture_default_str();
-    app_->add_option("--horizon", horizon_s_, "goodput: seconds a new allocation is assumed to hold")->capture_default_str();
-    app_->add_option("--remaining-scale", remaining_scale_s_, "goodput: 1-GPU seconds of work left that halve a job's weight (0: off)")
+    app_->add_option("--restart-penalty", restart_penalty_s_, "goodput: seconds a resize is assumed to cost")
         ->capture_default_str();
-    app_->add_option("--work-dir", o_.launch.work_dir, "Checkpoints, status files and logs, one folder per job")->capture_default_str();
-    app_->add_option("--mpirun", mpirun_, "Launcher for jobs on more than one GPU (-np N follows)")->capture_default_str();
-    app_->add_option("--stop-timeout", o_.stop_timeout_s, "Seconds a job has to checkpoint and stop")->capture_default_str();
-    app_->add_option("--timeout", o_.timeout_s, "Give up after this many seconds (0: never)")->capture_default_str();
+    app_->add_option("--horizon", horizon_s_, "goodput: seconds a new allocation is assumed to hold")
+        ->capture_default_str();
+    app_->add_option("--remaining-scale", remaining_scale_s_,
+                     "goodput: 1-GPU seconds of work left that halve a job's weight (0: off)")
+        ->capture_default_str();
+    app_->add_option("--work-dir", o_.launch.work_dir,
+                     "Checkpoints, status files and logs, one folder per job")
+        ->capture_default_str();
+    app_->add_option("--mpirun", mpirun_, "Launcher for jobs on more than one GPU (-np N follows)")
+        ->capture_default_str();
+    app_->add_option("--stop-timeout", o_.stop_timeout_s, "Seconds a job has to checkpoint and stop")
+        ->capture_default_str();
+    app_->add_option("--timeout", o_.timeout_s, "Give up after this many seconds (0: never)")
+        ->capture_default_str();
     app_->add_flag(
         "--fixed-batch", fixed_batch_,
         "goodput: keep every job's batch (ignore --batch-max in train_args), choosing GPU counts only");
@@ -100,22 +109,25 @@ class ClusterCommand : public Command {
       o_.adaptive = false;
       return std::make_unique<sched::TiresiasPolicy>();
     }
-    if (policy_ != "goodput") throw InvalidArgumentError(fmt::format("--policy '{}': goodput or tiresias", policy_));
+    if (policy_ != "goodput")
+      throw InvalidArgumentError(fmt::format("--policy '{}': goodput or tiresias", policy_));
     o_.adaptive = true;
-    return std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{
-        .restart_penalty_s = restart_penalty_s_,
-        .horizon_s = horizon_s_,
-        .min_hold_s = std::min(o_.interval_s, horizon_s_),
-        .remaining_scale_s = remaining_scale_s_});
+    return std::make_unique<sched::GoodputPolicy>(
+        sched::GoodputPolicyOptions{.restart_penalty_s = restart_penalty_s_,
+                                    .horizon_s = horizon_s_,
+                                    .min_hold_s = std::min(o_.interval_s, horizon_s_),
+                                    .remaining_scale_s = remaining_scale_s_});
   }
 
   void Report(const sched::LiveResult& r) const {
     int restarts = 0;
     double restart_s = 0, gpu_s = 0;
     for (const auto& j : r.jobs) restarts += j.restarts, restart_s += j.restart_s, gpu_s += j.gpu_s;
-    std::cout << fmt::format("average JCT {:.1f} s, max {:.1f} s, makespan {:.1f} s\n", r.average_jct, r.max_jct, r.makespan)
-              << fmt::format("{} restarts, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n", restarts,
-                             restart_s, r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
+    std::cout << fmt::format("average JCT {:.1f} s, max {:.1f} s, makespan {:.1f} s\n", r.average_jct,
+                             r.max_jct, r.makespan)
+              << fmt::format(
+                     "{} restarts, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n",
+                     restarts, restart_s, r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
     for (const std::string& h : r.lost_hosts) std::cout << "lost host " << h << "\n";
     for (const std::string& h : r.returned_hosts) std::cout << "host back " << h << "\n";
     for (const std::string& f : r.failures) std::cerr << "FAILED: " << f << "\n";

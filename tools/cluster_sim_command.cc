@@ -22,7 +22,8 @@ class ClusterSimCommand : public Command {
  public:
   explicit ClusterSimCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("cluster-sim", "Simulate a GPU cluster scheduler on a workload trace");
-    app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")->required();
+    app_->add_option("--workload", workload_, "CSV: name,time,application,num_replicas,batch_size")
+        ->required();
     app_->add_option("--profiles", profiles_,
                      "Folder of application profiles (default: ../shared/data/pollux/profiles from here, "
                      "else beside the source tree)");
@@ -30,21 +31,31 @@ class ClusterSimCommand : public Command {
     app_->add_option("--interval", o_.interval_s, "Scheduling interval (s)")->capture_default_str();
     app_->add_option("--nodes", o_.cluster.nodes, "Nodes")->capture_default_str();
     app_->add_option("--gpus-per-node", o_.cluster.gpus_per_node, "GPUs per node")->capture_default_str();
-    app_->add_option("--restart-penalty", o_.restart_penalty_s, "Seconds a job loses when its allocation changes")
+    app_->add_option("--restart-penalty", o_.restart_penalty_s,
+                     "Seconds a job loses when its allocation changes")
         ->capture_default_str();
-    app_->add_option("--service-scale", service_scale_gpu_s_, "goodput: weight by attained service instead (GPU-seconds that halve it; 0: off)")
+    app_->add_option("--service-scale", service_scale_gpu_s_,
+                     "goodput: weight by attained service instead (GPU-seconds that halve it; 0: off)")
         ->capture_default_str();
-    app_->add_option("--remaining-scale", remaining_scale_s_, "goodput: weight jobs by remaining work (1-GPU seconds that halve it; 0: off)")->capture_default_str();
-    app_->add_option("--horizon", horizon_s_, "goodput: seconds a new allocation is assumed to hold (restart cost)")->capture_default_str();
-    app_->add_option("--search", search_, "goodput: GPU counts by 'greedy' (marginal gain) or 'exact' (knapsack)")->capture_default_str();
+    app_->add_option("--remaining-scale", remaining_scale_s_,
+                     "goodput: weight jobs by remaining work (1-GPU seconds that halve it; 0: off)")
+        ->capture_default_str();
+    app_->add_option("--horizon", horizon_s_,
+                     "goodput: seconds a new allocation is assumed to hold (restart cost)")
+        ->capture_default_str();
+    app_->add_option("--search", search_,
+                     "goodput: GPU counts by 'greedy' (marginal gain) or 'exact' (knapsack)")
+        ->capture_default_str();
     app_->add_option("--csv", csv_, "Write name,application,submit_time,completion_time,jct,restarts");
   }
 
   bool NeedsMpi() const override { return false; }
 
   int Run(comm::MpiRuntime*) override {
-    if (o_.interval_s <= 0 || o_.cluster.nodes <= 0 || o_.cluster.gpus_per_node <= 0 || o_.restart_penalty_s < 0) {
-      throw InvalidArgumentError("--interval, --nodes and --gpus-per-node must be positive, --restart-penalty >= 0");
+    if (o_.interval_s <= 0 || o_.cluster.nodes <= 0 || o_.cluster.gpus_per_node <= 0 ||
+        o_.restart_penalty_s < 0) {
+      throw InvalidArgumentError(
+          "--interval, --nodes and --gpus-per-node must be positive, --restart-penalty >= 0");
     }
     std::unique_ptr<sched::Policy> policy;
     if (policy_ == "tiresias") {
@@ -52,12 +63,14 @@ class ClusterSimCommand : public Command {
     } else if (policy_ == "optimus") {
       policy = std::make_unique<sched::OptimusPolicy>();
     } else if (policy_ == "goodput") {
-      if (search_ != "greedy" && search_ != "exact") throw InvalidArgumentError(fmt::format("--search '{}': greedy or exact", search_));
-      policy = std::make_unique<sched::GoodputPolicy>(sched::GoodputPolicyOptions{.restart_penalty_s = o_.restart_penalty_s,
-                                                                                  .horizon_s = horizon_s_,
-                                                                                  .remaining_scale_s = remaining_scale_s_,
-                                                                                  .service_scale_gpu_s = service_scale_gpu_s_,
-                                                                                  .exact_search = search_ == "exact"});
+      if (search_ != "greedy" && search_ != "exact")
+        throw InvalidArgumentError(fmt::format("--search '{}': greedy or exact", search_));
+      policy = std::make_unique<sched::GoodputPolicy>(
+          sched::GoodputPolicyOptions{.restart_penalty_s = o_.restart_penalty_s,
+                                      .horizon_s = horizon_s_,
+                                      .remaining_scale_s = remaining_scale_s_,
+                                      .service_scale_gpu_s = service_scale_gpu_s_,
+                                      .exact_search = search_ == "exact"});
       o_.adaptive_batch = true;
     } else {
       throw InvalidArgumentError(fmt::format("--policy '{}': goodput, tiresias or optimus", policy_));
@@ -67,24 +80,31 @@ class ClusterSimCommand : public Command {
     const int capacity = o_.cluster.nodes * o_.cluster.gpus_per_node;
     for (const auto& j : workload) {
       if (j.replicas > capacity) {
-        throw InvalidArgumentError(fmt::format("{}: job {} asks for {} GPUs, the cluster has {}", workload_, j.name, j.replicas, capacity));
+        throw InvalidArgumentError(fmt::format("{}: job {} asks for {} GPUs, the cluster has {}", workload_,
+                                               j.name, j.replicas, capacity));
       }
     }
     sched::SimResult r = sched::SimulateCluster(workload, apps, *policy, o_);
-    std::cout << fmt::format("# {} jobs, policy {}, {} nodes x {} GPUs, interval {} s, restart penalty {} s\n",
-                             r.jobs.size(), policy->name(), o_.cluster.nodes, o_.cluster.gpus_per_node, o_.interval_s,
-                             o_.restart_penalty_s)
-              << fmt::format("average JCT {:.0f} s, p99 {:.0f} s, max {:.0f} s, makespan {:.0f} s\n", r.average_jct,
-                             r.p99_jct, r.max_jct, r.makespan)
-              << fmt::format("GPUs held {:.0f}% of the makespan ({:.1f}% of that restarting); jobs waited {:.0f} s each on average\n",
-                             100 * r.allocated_gpu_s / (r.makespan * o_.cluster.nodes * o_.cluster.gpus_per_node),
-                             100 * r.restart_gpu_s / std::max(1.0, r.allocated_gpu_s), r.waiting_job_s / static_cast<double>(r.jobs.size()))
-              << fmt::format("simulated in {:.2f} s ({:.2f} s in the policy)\n", r.run_seconds, r.scheduling_seconds);
+    std::cout << fmt::format(
+                     "# {} jobs, policy {}, {} nodes x {} GPUs, interval {} s, restart penalty {} s\n",
+                     r.jobs.size(), policy->name(), o_.cluster.nodes, o_.cluster.gpus_per_node, o_.interval_s,
+                     o_.restart_penalty_s)
+              << fmt::format("average JCT {:.0f} s, p99 {:.0f} s, max {:.0f} s, makespan {:.0f} s\n",
+                             r.average_jct, r.p99_jct, r.max_jct, r.makespan)
+              << fmt::format(
+                     "GPUs held {:.0f}% of the makespan ({:.1f}% of that restarting); jobs waited {:.0f} s "
+                     "each on average\n",
+                     100 * r.allocated_gpu_s / (r.makespan * o_.cluster.nodes * o_.cluster.gpus_per_node),
+                     100 * r.restart_gpu_s / std::max(1.0, r.allocated_gpu_s),
+                     r.waiting_job_s / static_cast<double>(r.jobs.size()))
+              << fmt::format("simulated in {:.2f} s ({:.2f} s in the policy)\n", r.run_seconds,
+                             r.scheduling_seconds);
     if (!csv_.empty()) {
       CsvWriter csv(csv_, {"name", "application", "submit_time", "completion_time", "jct", "restarts"});
       for (const auto& j : r.jobs) {
-        csv.Row({j.name, j.application, fmt::format("{:.0f}", j.submit_time), fmt::format("{:.0f}", j.completion_time),
-                 fmt::format("{:.0f}", j.jct()), std::to_string(j.restarts)});
+        csv.Row({j.name, j.application, fmt::format("{:.0f}", j.submit_time),
+                 fmt::format("{:.0f}", j.completion_time), fmt::format("{:.0f}", j.jct()),
+                 std::to_string(j.restarts)});
       }
       csv.Commit();
     }
@@ -122,6 +142,8 @@ class ClusterSimCommand : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeClusterSim(CLI::App& parent) { return std::make_unique<ClusterSimCommand>(parent); }
+std::unique_ptr<Command> MakeClusterSim(CLI::App& parent) {
+  return std::make_unique<ClusterSimCommand>(parent);
+}
 
 }  // namespace parasol::tools

@@ -28,20 +28,29 @@ class CollectiveSim : public Command {
  public:
   explicit CollectiveSim(CLI::App& parent) {
     app_ = parent.add_subcommand("collective-sim", "Simulate an allreduce on a network topology");
-    app_->add_option("--topology", topology_, "full:N, ring:N, torus:RxC, mesh:RxC, hier:HxD, dgx1 or file:PATH")->required();
-    app_->add_option("--algo", algo_, "ring, halving-doubling, torus2d, multiring, treepack, ft-mesh, auto, or all")
+    app_->add_option("--topology", topology_,
+                     "full:N, ring:N, torus:RxC, mesh:RxC, hier:HxD, dgx1 or file:PATH")
+        ->required();
+    app_->add_option("--algo", algo_,
+                     "ring, halving-doubling, torus2d, multiring, treepack, ft-mesh, auto, or all")
         ->capture_default_str();
     app_->add_option("--bytes", bytes_, "Message size (e.g. 256M)")->capture_default_str();
     app_->add_option("--failed", failed_, "Comma-separated failed node ids (torus/mesh, row-major)");
     app_->add_option("--link-gbps", link_gbps_, "Link bandwidth, GB/s per direction (0: topology default)")
         ->check(CLI::Range(0.0, 1e6));
-    app_->add_option("--intra-gbps", intra_gbps_, "hier: bandwidth inside a host (0: 4x link)")->check(CLI::Range(0.0, 1e6));
-    app_->add_option("--latency-us", latency_us_, "Latency per hop, microseconds")->check(CLI::Range(0.0, 1e6))
+    app_->add_option("--intra-gbps", intra_gbps_, "hier: bandwidth inside a host (0: 4x link)")
+        ->check(CLI::Range(0.0, 1e6));
+    app_->add_option("--latency-us", latency_us_, "Latency per hop, microseconds")
+        ->check(CLI::Range(0.0, 1e6))
         ->capture_default_str();
     app_->add_option("--segment-bytes", segment_, "Pipelining segment size (0: each algorithm's default)");
-    app_->add_option("--rings", rings_, "Rings for multiring")->check(CLI::Range(1, 32))->capture_default_str();
+    app_->add_option("--rings", rings_, "Rings for multiring")
+        ->check(CLI::Range(1, 32))
+        ->capture_default_str();
     app_->add_option("--torus-rows", torus_rows_, "Rows for torus2d (0: from the topology or most square)");
-    app_->add_option("--elem-bytes", elem_, "Element size in bytes")->check(CLI::IsMember({1, 2, 4, 8}))->capture_default_str();
+    app_->add_option("--elem-bytes", elem_, "Element size in bytes")
+        ->check(CLI::IsMember({1, 2, 4, 8}))
+        ->capture_default_str();
     app_->add_flag("--json", json_, "Print one JSON object per algorithm instead of a table");
   }
 
@@ -57,11 +66,13 @@ class CollectiveSim : public Command {
     }
     Topology topo = Topology::Parse(topology_, opts);
     if (topo.num_ranks() < 2) {
-      throw InvalidArgumentError(fmt::format("--topology {}: {} rank; a collective needs at least 2", topology_,
-                                             topo.num_ranks()));
+      throw InvalidArgumentError(
+          fmt::format("--topology {}: {} rank; a collective needs at least 2", topology_, topo.num_ranks()));
     }
     uint64_t bytes = ParseBytes(bytes_, "--bytes");
-    if (bytes % elem_ != 0) throw InvalidArgumentError(fmt::format("--bytes: {} is not a whole number of {}-byte elements", bytes, elem_));
+    if (bytes % elem_ != 0)
+      throw InvalidArgumentError(
+          fmt::format("--bytes: {} is not a whole number of {}-byte elements", bytes, elem_));
     std::vector<AllreduceAlgorithm> algos;
     if (algo_ == "all") {
       for (auto a : collective::AllAllreduceAlgorithms()) {
@@ -75,9 +86,10 @@ class CollectiveSim : public Command {
     }
     double bound = collective::AllreduceBoundSeconds(topo, bytes);
     if (!json_) {
-      std::cout << fmt::format("# {} ({} ranks), {} bytes, bound {:.6f} s\n", topo.name(), topo.num_ranks(), bytes, bound)
-                << fmt::format("# {:<17} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9}\n", "algo", "time(s)", "algbw(GB/s)",
-                               "busbw(GB/s)", "time/bound", "messages", "wall(s)");
+      std::cout << fmt::format("# {} ({} ranks), {} bytes, bound {:.6f} s\n", topo.name(), topo.num_ranks(),
+                               bytes, bound)
+                << fmt::format("# {:<17} {:>12} {:>12} {:>12} {:>10} {:>10} {:>9}\n", "algo", "time(s)",
+                               "algbw(GB/s)", "busbw(GB/s)", "time/bound", "messages", "wall(s)");
     }
     for (auto a : algos) Simulate(topo, a, bytes, bound);
     return 0;
@@ -108,7 +120,8 @@ class CollectiveSim : public Command {
     pool.ParallelFor(0, static_cast<size_t>(n), [&](size_t r) {
       collective::AllreduceParams p = base;
       p.rank = static_cast<int>(r);
-      programs[r] = packing ? collective::BuildTreepackAllreduce(p, *packing) : collective::BuildAllreduce(algo, p);
+      programs[r] =
+          packing ? collective::BuildTreepackAllreduce(p, *packing) : collective::BuildAllreduce(algo, p);
     });
     auto res = collective::Simulate(topo, programs, {.elem_size = elem_});
     std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall0;
@@ -116,17 +129,24 @@ class CollectiveSim : public Command {
     double busbw = n > 1 ? algbw * 2.0 * (n - 1) / n : 0;
     std::string name(collective::AllreduceAlgorithmName(algo));
     if (json_) {
-      nlohmann::json j = {{"topology", topo.name()}, {"algo", name},          {"ranks", n},
-                          {"bytes", bytes},          {"time_s", res.time_s}, {"algbw_gbps", algbw},
-                          {"busbw_gbps", busbw},     {"bound_s", bound},     {"ratio", res.time_s / bound},
-                          {"messages", res.messages},    {"max_link_busy_s", res.max_link_busy_s}};
+      nlohmann::json j = {{"topology", topo.name()},
+                          {"algo", name},
+                          {"ranks", n},
+                          {"bytes", bytes},
+                          {"time_s", res.time_s},
+                          {"algbw_gbps", algbw},
+                          {"busbw_gbps", busbw},
+                          {"bound_s", bound},
+                          {"ratio", res.time_s / bound},
+                          {"messages", res.messages},
+                          {"max_link_busy_s", res.max_link_busy_s}};
       if (packing) j["trees"] = packing->trees.size();
       if (ft_plan) j["rows_first_share"] = ft_plan->rows_first_share;
       j["channel_done_s"] = res.channel_done_s;
       std::cout << j.dump() << "\n";
     } else {
-      std::cout << fmt::format("  {:<17} {:>12.6f} {:>12.3f} {:>12.3f} {:>10.3f} {:>10} {:>9.2f}\n", name, res.time_s,
-                               algbw, busbw, res.time_s / bound, res.messages, wall.count());
+      std::cout << fmt::format("  {:<17} {:>12.6f} {:>12.3f} {:>12.3f} {:>10.3f} {:>10} {:>9.2f}\n", name,
+                               res.time_s, algbw, busbw, res.time_s / bound, res.messages, wall.count());
     }
     std::cout.flush();
   }
@@ -147,6 +167,8 @@ class CollectiveSim : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent) { return std::make_unique<CollectiveSim>(parent); }
+std::unique_ptr<Command> MakeCollectiveSim(CLI::App& parent) {
+  return std::make_unique<CollectiveSim>(parent);
+}
 
 }  // namespace parasol::tools

@@ -59,12 +59,13 @@ class GnnCommand : public Command {
         ->check(CLI::IsMember({"hash", "range", "metis"}))
         ->capture_default_str();
     run_.seed = o_.seed;
-    AddRunOptions(app_, &run_,
-                  {.which = RunOptions::kAll & ~RunOptions::kThreads,
-                   .unit = "epoch",
-                   .metrics_columns =
-                       "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent",
-                   .seed = "Seed of the initial weights and the dropout masks"});
+    AddRunOptions(
+        app_, &run_,
+        {.which = RunOptions::kAll & ~RunOptions::kThreads,
+         .unit = "epoch",
+         .metrics_columns =
+             "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent",
+         .seed = "Seed of the initial weights and the dropout masks"});
     app_->add_option("--staleness", o_.staleness,
                      "Epochs by which ghost rows and weight updates may lag (Dorylus; 0: synchronous)")
         ->check(CLI::Range(0, 64))
@@ -134,8 +135,8 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
                        "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
     if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
-          run_.metrics, std::vector<std::string>{"epoch", "seconds", "train_loss", "train_accuracy", "val_loss",
-                                             "val_accuracy", "test_accuracy", "bytes_sent"});
+          run_.metrics, std::vector<std::string>{"epoch", "seconds", "train_loss", "train_accuracy",
+                                                 "val_loss", "val_accuracy", "test_accuracy", "bytes_sent"});
     }
   }
   auto on_epoch = [&](const GnnEpoch& e) {

@@ -35,12 +35,14 @@ struct CorpusFlags {
   uint32_t min_count = 5;
   std::unordered_set<std::string> extra_stop;
   void Register(CLI::App* app, const std::string& flag = "--corpus") {
-    app->add_option(flag, path, "UCI folder (docword.*.txt + vocab.*.txt), LDA-C file, folder/.tar.gz of text "
+    app->add_option(flag, path,
+                    "UCI folder (docword.*.txt + vocab.*.txt), LDA-C file, folder/.tar.gz of text "
                     "files, or a file of one document per line ([NAME<TAB>]text)")
         ->required();
     app->add_option("--format", format, "uci, ldac, text, lines or auto")->capture_default_str();
     app->add_option("--vocab", vocab, "LDA-C: the vocabulary file (default: vocab.txt beside the data)");
-    app->add_option("--min-count", min_count, "text, lines: drop words seen fewer times")->check(NonNegative())
+    app->add_option("--min-count", min_count, "text, lines: drop words seen fewer times")
+        ->check(NonNegative())
         ->capture_default_str();
     app->add_option("--stopwords", stopwords, "text, lines: drop these words too (one per line, # comments)");
   }
@@ -62,9 +64,10 @@ void WarnEmptyDocuments(const Corpus& corpus, const std::string& what) {
     if (corpus.doc_offsets[d + 1] == corpus.doc_offsets[d]) ++empty, first = d;
   }
   if (empty == 0) return;
-  std::cerr << fmt::format("parasol: warning: {} of {} documents{} have no known word (the first: '{}'); they get no "
-                           "topics\n",
-                           empty, corpus.num_docs(), what, corpus.doc_names[first]);
+  std::cerr << fmt::format(
+      "parasol: warning: {} of {} documents{} have no known word (the first: '{}'); they get no "
+      "topics\n",
+      empty, corpus.num_docs(), what, corpus.doc_names[first]);
 }
 
 // Documents read for a model's vocabulary: text and lines keep only the model's words; UCI and
@@ -87,33 +90,48 @@ class LdaCommand : public Command {
     app_ = parent.add_subcommand("lda", "Train a topic model (LightLDA's Metropolis-Hastings sampler)");
     corpus_.Register(app_);
     auto& p = o_.params;
-    app_->add_option("--topics", p.topics, "Number of topics K")->check(Between(2, kMaxTopics))->capture_default_str();
-    app_->add_option("--iterations", o_.iterations, "Iterations (passes over the corpus)")->check(Between(1, 1e9))
+    app_->add_option("--topics", p.topics, "Number of topics K")
+        ->check(Between(2, kMaxTopics))
+        ->capture_default_str();
+    app_->add_option("--iterations", o_.iterations, "Iterations (passes over the corpus)")
+        ->check(Between(1, 1e9))
         ->capture_default_str();
     app_->add_option("--alpha", alpha_, "Per-topic Dirichlet parameter (default 50/K)")->check(Positive());
-    app_->add_option("--beta", p.beta, "Per-word Dirichlet parameter")->check(Positive())->capture_default_str();
+    app_->add_option("--beta", p.beta, "Per-word Dirichlet parameter")
+        ->check(Positive())
+        ->capture_default_str();
     app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")
-        ->check(Between(1, 1000))->capture_default_str();
+        ->check(Between(1, 1000))
+        ->capture_default_str();
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
     run_.timeout_ms = 300000;  // an iteration of a large corpus between two block hand-overs
-    AddRunOptions(app_, &run_, {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]",
-                                .threads = "Sampling threads per process"});
-    app_->add_option("--blocks", o_.blocks, "Across processes: word blocks rotating around them, a multiple of the "
-                     "process count (0: two per process)")->check(NonNegative())->capture_default_str();
-    app_->add_option("--dense-min-count", o_.dense_min_count, "Words with this many tokens get dense rows (0: auto)");
+    AddRunOptions(app_, &run_,
+                  {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]",
+                   .threads = "Sampling threads per process"});
+    app_->add_option("--blocks", o_.blocks,
+                     "Across processes: word blocks rotating around them, a multiple of the "
+                     "process count (0: two per process)")
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--dense-min-count", o_.dense_min_count,
+                     "Words with this many tokens get dense rows (0: auto)");
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")
-        ->check(NonNegative())->capture_default_str();
-    app_->add_option("--test", test_, "Held-out documents (any corpus format): their perplexity by document "
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--test", test_,
+                     "Held-out documents (any corpus format): their perplexity by document "
                      "completion at every evaluation");
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
-    app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")->check(Between(1, 1e6))
+    app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")
+        ->check(Between(1, 1e6))
         ->capture_default_str();
   }
 
   bool NeedsMpi() const override { return true; }
 
   void Validate() override {
-    if (sampler_ != "mh" && sampler_ != "gibbs") throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
+    if (sampler_ != "mh" && sampler_ != "gibbs")
+      throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
     ParseCorpusFormat(corpus_.format);
     if (!output_.empty()) CheckOutputFolder("--output", output_);
     CheckRunOptions(&run_, o_.iterations);
@@ -129,12 +147,14 @@ class LdaCommand : public Command {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
     o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
-    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
+    Corpus corpus =
+        ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     const bool root = ctx.rank() == 0;
     if (root) WarnEmptyDocuments(corpus, "");
     Corpus test;
     if (!test_.empty()) {
-      test = ReadForVocabulary(test_, corpus_, corpus.vocab, root ? " of --test (in the training vocabulary)" : "");
+      test = ReadForVocabulary(test_, corpus_, corpus.vocab,
+                               root ? " of --test (in the training vocabulary)" : "");
       o_.test_corpus = &test;
     }
     std::unique_ptr<CsvWriter> csv;
@@ -144,28 +164,34 @@ class LdaCommand : public Command {
       csv = std::make_unique<CsvWriter>(run_.metrics, columns);
     }
     if (root) {
-      std::cout << fmt::format("# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, {} sampler{}; "
-                               "{} process(es) x {} thread(s){}\n",
-                               corpus.num_docs(), corpus.vocab.size(), corpus.num_tokens(), o_.params.topics, o_.params.alpha,
-                               o_.params.beta, sampler_,
-                               o_.params.sampler == SamplerKind::kMh ? fmt::format(" ({} MH steps)", o_.params.mh_steps) : "",
-                               ctx.size(), o_.threads,
-                               ctx.size() > 1 ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks) : "")
+      std::cout << fmt::format(
+                       "# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, "
+                       "{} sampler{}; "
+                       "{} process(es) x {} thread(s){}\n",
+                       corpus.num_docs(), corpus.vocab.size(), corpus.num_tokens(), o_.params.topics,
+                       o_.params.alpha, o_.params.beta, sampler_,
+                       o_.params.sampler == SamplerKind::kMh
+                           ? fmt::format(" ({} MH steps)", o_.params.mh_steps)
+                           : "",
+                       ctx.size(), o_.threads,
+                       ctx.size() > 1
+                           ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks)
+                           : "")
                 << fmt::format("{:>6} {:>9} {:>12} {:>12}{}\n", "iter", "seconds", "tokens/s", "loglik/tok",
                                test_.empty() ? "" : fmt::format(" {:>10}", "test ppl"))
                 << std::flush;
     }
     if (root && !o_.resume_dir.empty()) {
       const CheckpointMeta m = ReadMeta(o_.resume_dir);
-      std::cout << fmt::format("# resuming {} at iteration {} (of {}), written by {} process(es)\n", o_.resume_dir,
-                               m.iteration, o_.iterations, m.processes)
+      std::cout << fmt::format("# resuming {} at iteration {} (of {}), written by {} process(es)\n",
+                               o_.resume_dir, m.iteration, o_.iterations, m.processes)
                 << std::flush;
     }
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
       std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";
-      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}{}\n", s.iteration, s.seconds, s.tokens_per_sec, ll,
-                               test_.empty() ? "" : fmt::format(" {:>10}", ppl))
+      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}{}\n", s.iteration, s.seconds,
+                               s.tokens_per_sec, ll, test_.empty() ? "" : fmt::format(" {:>10}", ppl))
                 << std::flush;
       if (csv) {
         std::vector<std::string> row{std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds),
@@ -177,7 +203,8 @@ class LdaCommand : public Command {
     if (csv) csv->Commit();
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
     if (root) {
-      LdaModel model{o_.params.topics, o_.params.alpha, o_.params.beta, corpus.vocab, std::move(r.model), r.totals};
+      LdaModel model{o_.params.topics, o_.params.alpha,    o_.params.beta,
+                     corpus.vocab,     std::move(r.model), r.totals};
       if (!output_.empty()) {
         SaveModel(output_, model);
         WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_);
@@ -185,13 +212,14 @@ class LdaCommand : public Command {
       constexpr size_t kTopicsShown = 50;
       std::cout << FormatTopics(model, top_words_, kTopicsShown);
       if (model.topics > kTopicsShown) {
-        std::cout << fmt::format("# the {} largest of {} topics{}\n", kTopicsShown, model.topics,
-                                 output_.empty() ? " (--output writes all to topics.txt)" : "; all in topics.txt");
+        std::cout << fmt::format(
+            "# the {} largest of {} topics{}\n", kTopicsShown, model.topics,
+            output_.empty() ? " (--output writes all to topics.txt)" : "; all in topics.txt");
       }
-      std::cout << fmt::format("# memory: tokens {:.1f} MB{} (largest process); word-topic table {:.1f} MB\n",
-                               r.token_bytes / 1e6,
-                               ctx.size() > 1 ? fmt::format(", word blocks held {:.1f} MB", r.block_bytes / 1e6) : "",
-                               r.model_bytes / 1e6);
+      std::cout << fmt::format(
+          "# memory: tokens {:.1f} MB{} (largest process); word-topic table {:.1f} MB\n", r.token_bytes / 1e6,
+          ctx.size() > 1 ? fmt::format(", word blocks held {:.1f} MB", r.block_bytes / 1e6) : "",
+          r.model_bytes / 1e6);
     }
     return 0;
   }
@@ -202,7 +230,8 @@ class LdaCommand : public Command {
     std::vector<std::string> names(corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_begin),
                                    corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_end));
     std::string file = ctx.size() == 1 ? "doc_topics.txt" : fmt::format("doc_topics.{}.txt", ctx.rank());
-    WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, o_.params.topics, o_.params.alpha);
+    WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, o_.params.topics,
+                   o_.params.alpha);
   }
 
   CorpusFlags corpus_;
@@ -220,11 +249,16 @@ class LdaInferCommand : public Command {
     app_ = parent.add_subcommand("lda-infer", "Topic proportions of new documents under a saved model");
     corpus_.Register(app_);
     app_->add_option("--model", model_, "The --output folder of parasol lda")->required();
-    app_->add_option("--iterations", o_.iterations, "Sampling passes")->check(Between(1, 1e9))->capture_default_str();
-    app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")->check(Between(1, 1000))->capture_default_str();
+    app_->add_option("--iterations", o_.iterations, "Sampling passes")
+        ->check(Between(1, 1e9))
+        ->capture_default_str();
+    app_->add_option("--mh-steps", o_.mh_steps, "MH steps per token")
+        ->check(Between(1, 1000))
+        ->capture_default_str();
     AddRunOptions(app_, &run_, {.which = RunOptions::kThreads | RunOptions::kSeed});
     app_->add_option("--output", output_, "Write doc_topics here (default: standard output)");
-    app_->add_flag("--perplexity", perplexity_, "Also print the documents' held-out perplexity by document completion "
+    app_->add_flag("--perplexity", perplexity_,
+                   "Also print the documents' held-out perplexity by document completion "
                    "(even tokens folded in, odd tokens scored)");
   }
 
@@ -242,9 +276,10 @@ class LdaInferCommand : public Command {
     Corpus docs = ReadForVocabulary(corpus_.path, corpus_, model.vocab, " (in the model's vocabulary)");
     if (perplexity_) {
       const HeldOut h = DocumentCompletion(model, docs, o_);
-      std::cerr << fmt::format("held-out perplexity {:.2f} (document completion: {} tokens scored, log-likelihood "
-                               "{:.5f} per token)\n",
-                               h.perplexity(), h.tokens, h.log_likelihood / static_cast<double>(std::max<uint64_t>(1, h.tokens)));
+      std::cerr << fmt::format(
+          "held-out perplexity {:.2f} (document completion: {} tokens scored, log-likelihood "
+          "{:.5f} per token)\n",
+          h.perplexity(), h.tokens, h.log_likelihood / static_cast<double>(std::max<uint64_t>(1, h.tokens)));
     }
     std::vector<DocTopics> topics = FoldIn(model, docs, o_);
     if (output_.empty()) {
@@ -266,8 +301,9 @@ class LdaInferCommand : public Command {
 class LdaCorpusCommand : public Command {
  public:
   explicit LdaCorpusCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("lda-corpus", "Write a corpus as parasol reads it: one document per line, "
-                                               "NAME<TAB>words (the lines format)");
+    app_ = parent.add_subcommand("lda-corpus",
+                                 "Write a corpus as parasol reads it: one document per line, "
+                                 "NAME<TAB>words (the lines format)");
     corpus_.Register(app_);
     app_->add_option("--output", output_, "The file to write")->required();
   }
@@ -280,11 +316,12 @@ class LdaCorpusCommand : public Command {
   }
 
   int Run(comm::MpiRuntime*) override {
-    Corpus corpus = ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
+    Corpus corpus =
+        ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     WarnEmptyDocuments(corpus, "");
     WriteLines(output_, corpus);
-    std::cout << fmt::format("{}: {} documents, {} words, {} tokens\n", output_, corpus.num_docs(), corpus.vocab.size(),
-                             corpus.num_tokens());
+    std::cout << fmt::format("{}: {} documents, {} words, {} tokens\n", output_, corpus.num_docs(),
+                             corpus.vocab.size(), corpus.num_tokens());
     return 0;
   }
 
@@ -295,8 +332,12 @@ class LdaCorpusCommand : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> MakeLdaCorpusCommand(CLI::App& parent) { return std::make_unique<LdaCorpusCommand>(parent); }
+std::unique_ptr<Command> MakeLdaCorpusCommand(CLI::App& parent) {
+  return std::make_unique<LdaCorpusCommand>(parent);
+}
 std::unique_ptr<Command> MakeLdaCommand(CLI::App& parent) { return std::make_unique<LdaCommand>(parent); }
-std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent) { return std::make_unique<LdaInferCommand>(parent); }
+std::unique_ptr<Command> MakeLdaInferCommand(CLI::App& parent) {
+  return std::make_unique<LdaInferCommand>(parent);
+}
 
 }  // namespace parasol::tools

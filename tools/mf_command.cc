@@ -30,7 +30,8 @@ class MfCommand : public Command {
     app_->add_option("--inner", inner_, "CCD++: alternations of w_k and h_k per factor")
         ->check(Between(1, 1000))
         ->capture_default_str();
-    app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")->capture_default_str();
+    app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")
+        ->capture_default_str();
     AddRunOptions(app_, &flags_.run,
                   {.which = RunOptions::kMetrics | RunOptions::kCheckpoint | RunOptions::kResume,
                    .unit = "clock",
@@ -43,8 +44,8 @@ class MfCommand : public Command {
     if (algorithm_ != "sgd" && algorithm_ != "ccd")
       throw InvalidArgumentError(fmt::format("--algorithm {}: expected sgd or ccd", algorithm_));
     if (algorithm_ == "ccd") {
-      for (const char* name : {"--consistency", "--checkpoint", "--checkpoint-every", "--resume", "--lr",
-                               "--straggler"}) {
+      for (const char* name :
+           {"--consistency", "--checkpoint", "--checkpoint-every", "--resume", "--lr", "--straggler"}) {
         if (app_->count(name) > 0)
           throw InvalidArgumentError(fmt::format("{} is an option of --algorithm sgd, not ccd", name));
       }
@@ -62,13 +63,16 @@ class MfCommand : public Command {
     flags_.options.vap_threshold = spec.vap_threshold;
     RatingsSource source = LoadRatings(flags_.data, flags_.options.seed);
     std::unique_ptr<CsvWriter> csv;
-    if (ctx.rank() == 0 && !flags_.run.metrics.empty()) csv = std::make_unique<CsvWriter>(flags_.run.metrics, std::vector<std::string>{"clock", "seconds", "objective"});
+    if (ctx.rank() == 0 && !flags_.run.metrics.empty())
+      csv = std::make_unique<CsvWriter>(flags_.run.metrics,
+                                        std::vector<std::string>{"clock", "seconds", "objective"});
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
-      std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} process(es) x {} worker(s), {}{}\n",
-                               source.note, o.rank, o.learning_rate, o.lambda, ctx.size(), o.workers_per_process,
-                               spec.ToString(), o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
+      std::cout << fmt::format(
+                       "# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} process(es) x {} worker(s), {}{}\n",
+                       source.note, o.rank, o.learning_rate, o.lambda, ctx.size(), o.workers_per_process,
+                       spec.ToString(), o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
                 << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
     // Each clock as soon as every worker has finished it (a run can be watched with tail -f); the
@@ -77,7 +81,9 @@ class MfCommand : public Command {
     bool any = false;
     auto print = [&](const apps::mf::ClockObjective& p) {
       std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective) << std::flush;
-      if (csv) csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
+      if (csv)
+        csv->Row(
+            {std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
       printed = p.clock;
       any = true;
     };
@@ -87,7 +93,8 @@ class MfCommand : public Command {
     for (const apps::mf::ClockObjective& p : r.PerClock()) {
       if (!any || p.clock > printed) print(p);
     }
-    std::cout << fmt::format("final objective {:.9g} (every update applied); {:.3f} s\n", r.final_objective, r.seconds);
+    std::cout << fmt::format("final objective {:.9g} (every update applied); {:.3f} s\n", r.final_objective,
+                             r.seconds);
     if (csv) csv->Commit();
     return 0;
   }
@@ -104,14 +111,19 @@ class MfCommand : public Command {
                                  .threads = static_cast<uint32_t>(f.workers_per_process)};
     const bool root = ctx.rank() == 0;
     if (root) {
-      std::cout << fmt::format("# parasol mf: {}\n# CCD++ rank {}, lambda {}, {} inner, {} process(es) x {} thread(s)\n",
-                               source.note, o.rank, o.lambda, o.inner, ctx.size(), o.threads)
-                << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
+      std::cout
+          << fmt::format(
+                 "# parasol mf: {}\n# CCD++ rank {}, lambda {}, {} inner, {} process(es) x {} thread(s)\n",
+                 source.note, o.rank, o.lambda, o.inner, ctx.size(), o.threads)
+          << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
     apps::mf::CcdResult r = apps::mf::TrainCcd(ctx, source.data, o, [&](const apps::mf::CcdIteration& it) {
       if (!root) return;
-      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", it.iteration, it.seconds, it.objective) << std::flush;
-      if (csv) csv->Row({std::to_string(it.iteration), fmt::format("{:.6f}", it.seconds), fmt::format("{:.9g}", it.objective)});
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", it.iteration, it.seconds, it.objective)
+                << std::flush;
+      if (csv)
+        csv->Row({std::to_string(it.iteration), fmt::format("{:.6f}", it.seconds),
+                  fmt::format("{:.9g}", it.objective)});
     });
     if (!root) return 0;
     std::cout << fmt::format("final objective {:.9g}; {:.3f} s\n", r.iterations.back().objective,

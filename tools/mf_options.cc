@@ -17,28 +17,37 @@ RatingsSource LoadRatings(const std::string& data, uint64_t seed) {
   RatingsSource s;
   if (data == "synthetic" || (data.empty() && !std::filesystem::exists(kDefaultRatings))) {
     s.data = apps::mf::SyntheticRatings({.seed = seed});
-    s.note = data.empty() ? fmt::format("{} not found: using {}", kDefaultRatings, s.data.source) : s.data.source;
+    s.note =
+        data.empty() ? fmt::format("{} not found: using {}", kDefaultRatings, s.data.source) : s.data.source;
     return s;
   }
   s.data = apps::mf::ReadMovieLens(data.empty() ? kDefaultRatings : data);
-  s.note = fmt::format("{} ({} ratings, {} users, {} items)", s.data.source, s.data.ratings.size(), s.data.num_users,
-                       s.data.num_items);
+  s.note = fmt::format("{} ({} ratings, {} users, {} items)", s.data.source, s.data.ratings.size(),
+                       s.data.num_users, s.data.num_items);
   return s;
 }
 
 void MfFlags::Register(CLI::App* app) {
-  app->add_option("--data", data, fmt::format("MovieLens ratings file, or 'synthetic' (default: {} if present)", kDefaultRatings));
+  app->add_option(
+      "--data", data,
+      fmt::format("MovieLens ratings file, or 'synthetic' (default: {} if present)", kDefaultRatings));
   app->add_option("--workers", workers, "Worker threads per process (default: 4 workers over all processes)")
       ->check(Between(1, 256));
   app->add_option("--rank", options.rank, "Factor rank")->check(Between(1, 4096))->capture_default_str();
-  app->add_option("--lr", options.learning_rate, "SGD learning rate")->check(Positive())->capture_default_str();
-  app->add_option("--lambda", options.lambda, "L2 regularisation")->check(NonNegative())->capture_default_str();
-  app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")->check(Between(1, 100000))
+  app->add_option("--lr", options.learning_rate, "SGD learning rate")
+      ->check(Positive())
+      ->capture_default_str();
+  app->add_option("--lambda", options.lambda, "L2 regularisation")
+      ->check(NonNegative())
+      ->capture_default_str();
+  app->add_option("--clocks", options.clocks, "Clocks (passes over each worker's ratings)")
+      ->check(Between(1, 100000))
       ->capture_default_str();
   app->add_option("--straggler", straggler, "WORKER:FACTOR: global worker WORKER runs at 1/FACTOR speed");
   run.timeout_ms = 120000;
-  AddRunOptions(app, &run, {.which = RunOptions::kSeed | RunOptions::kTimeout,
-                            .seed = "Seed for initial values, pass order and synthetic data"});
+  AddRunOptions(app, &run,
+                {.which = RunOptions::kSeed | RunOptions::kTimeout,
+                 .seed = "Seed for initial values, pass order and synthetic data"});
 }
 
 void MfFlags::Resolve(int processes) {
@@ -50,11 +59,13 @@ void MfFlags::Resolve(int processes) {
   options.resume_dir = run.resume_dir;
   if (straggler.empty()) return;
   size_t colon = straggler.find(':');
-  if (colon == std::string::npos) throw InvalidArgumentError(fmt::format("--straggler '{}': expected WORKER:FACTOR", straggler));
+  if (colon == std::string::npos)
+    throw InvalidArgumentError(fmt::format("--straggler '{}': expected WORKER:FACTOR", straggler));
   options.straggler = static_cast<int>(ParseInt(straggler.substr(0, colon), "--straggler worker"));
   if (!ParseNumber(std::string_view(straggler).substr(colon + 1), &options.straggler_factor) ||
       !(options.straggler_factor >= 1)) {
-    throw InvalidArgumentError(fmt::format("--straggler '{}': FACTOR is not a number of at least 1", straggler));
+    throw InvalidArgumentError(
+        fmt::format("--straggler '{}': FACTOR is not a number of at least 1", straggler));
   }
 }
 

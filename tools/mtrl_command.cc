@@ -76,7 +76,8 @@ class MtrlCommand : public Command {
       throw InvalidArgumentError("--consistency vap is not for mtrl (its rows change whole every round)");
     if (o_.lambda1 + o_.lambda2 <= 0) throw InvalidArgumentError("--lambda1 and --lambda2 cannot both be 0");
     o_.learn_covariance = !fixed_;
-    for (const auto& [option, path] : {std::pair{"--model", model_}, std::pair{"--relationships", relationships_}})
+    for (const auto& [option, path] :
+         {std::pair{"--model", model_}, std::pair{"--relationships", relationships_}})
       if (!path.empty()) CheckOutputFile(option, path);
     CheckRunOptions(&run_, o_.iterations);
     o_.seed = run_.seed;
@@ -171,7 +172,7 @@ int MtrlCommand::Run(comm::MpiRuntime* mpi) {
     if (!run_.metrics.empty()) {
       csv = std::make_unique<CsvWriter>(
           run_.metrics, std::vector<std::string>{"iteration", "rounds", "seconds", "objective", "duality_gap",
-                                             "train_mse", "test_explained_variance", "bytes_sent"});
+                                                 "train_mse", "test_explained_variance", "bytes_sent"});
     }
   }
   auto on_iteration = [&](const apps::mtrl::MtrlIteration& e) {

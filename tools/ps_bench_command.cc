@@ -84,18 +84,26 @@ double MedianReached(const std::vector<double>& xs) {
   return ok.size() * 2 < xs.size() || ok.empty() ? NAN : Median(ok);
 }
 
-std::string Fmt(double x, const char* spec) { return std::isnan(x) ? "never" : fmt::format(fmt::runtime(spec), x); }
+std::string Fmt(double x, const char* spec) {
+  return std::isnan(x) ? "never" : fmt::format(fmt::runtime(spec), x);
+}
 
 class PsBench : public Command {
  public:
   explicit PsBench(CLI::App& parent) {
-    app_ = parent.add_subcommand("ps-bench", "Consistency models side by side: MF on the parameter server with a straggler");
+    app_ = parent.add_subcommand(
+        "ps-bench", "Consistency models side by side: MF on the parameter server with a straggler");
     flags_.options.clocks = 20;
     flags_.Register(app_);
-    app_->add_option("--models", models_, "Comma-separated: bsp, ssp:S, essp:S, vap:S:V, asp")->capture_default_str();
-    app_->add_option("--extra-clocks", extra_clocks_, "Clocks the other models may run past BSP's to reach its objective (default: clocks/2)");
-    app_->add_option("--repeat", repeat_, "Runs of every model (medians are reported)")->check(CLI::Range(1, 100))->capture_default_str();
-    app_->add_option("--eval-ms", eval_ms_, "Period of the exact objective's evaluation on rank 0")->check(CLI::Range(1, 60000))
+    app_->add_option("--models", models_, "Comma-separated: bsp, ssp:S, essp:S, vap:S:V, asp")
+        ->capture_default_str();
+    app_->add_option("--extra-clocks", extra_clocks_,
+                     "Clocks the other models may run past BSP's to reach its objective (default: clocks/2)");
+    app_->add_option("--repeat", repeat_, "Runs of every model (medians are reported)")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
+    app_->add_option("--eval-ms", eval_ms_, "Period of the exact objective's evaluation on rank 0")
+        ->check(CLI::Range(1, 60000))
         ->capture_default_str();
     app_->add_option("--csv", csv_, "Write model,consistency,staleness,clock,seconds,objective to this file");
   }
@@ -107,13 +115,16 @@ class PsBench : public Command {
     flags_.Resolve(ctx.size());
     std::vector<ps::ConsistencySpec> specs;
     for (const auto& m : SplitList(models_, "--models")) specs.push_back(ps::ParseConsistencySpec(m));
-    auto bsp = std::find_if(specs.begin(), specs.end(), [](const auto& s) { return s.model == ps::Consistency::kBsp; });
-    if (bsp == specs.end()) throw InvalidArgumentError("--models: bsp is needed (it sets the target objective)");
+    auto bsp = std::find_if(specs.begin(), specs.end(),
+                            [](const auto& s) { return s.model == ps::Consistency::kBsp; });
+    if (bsp == specs.end())
+      throw InvalidArgumentError("--models: bsp is needed (it sets the target objective)");
     const size_t bsp_index = static_cast<size_t>(bsp - specs.begin());
     RatingsSource source = LoadRatings(flags_.data, flags_.options.seed);
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !csv_.empty()) {
-      csv = std::make_unique<CsvWriter>(csv_, std::vector<std::string>{"model", "consistency", "staleness", "clock", "seconds", "objective"});
+      csv = std::make_unique<CsvWriter>(csv_, std::vector<std::string>{"model", "consistency", "staleness",
+                                                                       "clock", "seconds", "objective"});
     }
     PrintHeader(ctx, source);
     // runs[model][repeat]; each repeat starts at another model, so drift on a shared machine
@@ -139,15 +150,20 @@ class PsBench : public Command {
     if (ctx.rank() != 0) return;
     const auto& o = flags_.options;
     std::cout << fmt::format("# parasol ps-bench: mf on {}\n", source.note)
-              << fmt::format("# rank {}, lr {}, lambda {}; {} process(es) x {} worker(s); ", o.rank, o.learning_rate,
-                             o.lambda, ctx.size(), o.workers_per_process)
-              << (o.straggler >= 0 ? fmt::format("worker {} at 1/{} speed", o.straggler, o.straggler_factor) : "no straggler")
-              << fmt::format("; bsp {} clocks, others up to {}; median of {} runs\n", o.clocks, o.clocks + ExtraClocks(), repeat_);
+              << fmt::format("# rank {}, lr {}, lambda {}; {} process(es) x {} worker(s); ", o.rank,
+                             o.learning_rate, o.lambda, ctx.size(), o.workers_per_process)
+              << (o.straggler >= 0 ? fmt::format("worker {} at 1/{} speed", o.straggler, o.straggler_factor)
+                                   : "no straggler")
+              << fmt::format("; bsp {} clocks, others up to {}; median of {} runs\n", o.clocks,
+                             o.clocks + ExtraClocks(), repeat_);
   }
 
-  uint64_t ExtraClocks() const { return extra_clocks_ >= 0 ? static_cast<uint64_t>(extra_clocks_) : flags_.options.clocks / 2; }
+  uint64_t ExtraClocks() const {
+    return extra_clocks_ >= 0 ? static_cast<uint64_t>(extra_clocks_) : flags_.options.clocks / 2;
+  }
 
-  struct Run Train(comm::Context& ctx, const RatingsSource& source, const ps::ConsistencySpec& spec, bool is_bsp) {
+  struct Run Train(comm::Context& ctx, const RatingsSource& source, const ps::ConsistencySpec& spec,
+                   bool is_bsp) {
     apps::mf::MfOptions o = flags_.options;
     o.consistency = spec.model;
     o.staleness = spec.staleness;
@@ -163,9 +179,9 @@ class PsBench : public Command {
               size_t bsp_index, CsvWriter* csv) const {
     std::vector<double> bsp_times;
     for (const auto& r : runs[bsp_index]) bsp_times.push_back(r.time_to_target);
-    std::cout << fmt::format("{:<11} {:>9} {:>7} {:>8} {:>10} {:>8} {:>9} {:>9} {:>9} {:>10} {:>8}\n", "model",
-                             "target_s", "vs_bsp", "clocks", "final_obj", "run_s", "wait_ms", "gets", "upd_msgs",
-                             "msg_bytes", "pushed");
+    std::cout << fmt::format("{:<11} {:>9} {:>7} {:>8} {:>10} {:>8} {:>9} {:>9} {:>9} {:>10} {:>8}\n",
+                             "model", "target_s", "vs_bsp", "clocks", "final_obj", "run_s", "wait_ms", "gets",
+                             "upd_msgs", "msg_bytes", "pushed");
     std::map<std::string, std::pair<double, double>> summary;  // model -> (ratio, clocks)
     for (size_t m = 0; m < specs.size(); ++m) {
       std::vector<double> times, ratios, clocks, finals, seconds, waits, gets, msgs, bytes, pushed;
@@ -181,15 +197,18 @@ class PsBench : public Command {
         waits.push_back(1e3 * r.result.wait_seconds / worker_clocks);
         gets.push_back(static_cast<double>(s.gets_sent));
         msgs.push_back(static_cast<double>(s.update_batches));
-        bytes.push_back(s.update_batches ? static_cast<double>(s.update_bytes) / static_cast<double>(s.update_batches) : 0);
+        bytes.push_back(s.update_batches
+                            ? static_cast<double>(s.update_bytes) / static_cast<double>(s.update_batches)
+                            : 0);
         pushed.push_back(static_cast<double>(s.rows_pushed));
       }
       double ratio = MedianReached(ratios), at = MedianReached(clocks);
       summary[specs[m].ToString()] = {ratio, at};
-      std::cout << fmt::format("{:<11} {:>9} {:>7} {:>8} {:>10.5f} {:>8.3f} {:>9.3f} {:>9.0f} {:>9.0f} {:>10.0f} {:>8.0f}\n",
-                               specs[m].ToString(), Fmt(MedianReached(times), "{:.3f}"), Fmt(ratio, "{:.2f}x"),
-                               Fmt(at, "{:.1f}"), Median(finals), Median(seconds), Median(waits), Median(gets),
-                               Median(msgs), Median(bytes), Median(pushed));
+      std::cout << fmt::format(
+          "{:<11} {:>9} {:>7} {:>8} {:>10.5f} {:>8.3f} {:>9.3f} {:>9.0f} {:>9.0f} {:>10.0f} {:>8.0f}\n",
+          specs[m].ToString(), Fmt(MedianReached(times), "{:.3f}"), Fmt(ratio, "{:.2f}x"), Fmt(at, "{:.1f}"),
+          Median(finals), Median(seconds), Median(waits), Median(gets), Median(msgs), Median(bytes),
+          Median(pushed));
       if (csv) WriteCsv(*csv, specs[m], MedianRun(runs[m]));
     }
     PrintTargets(summary);
@@ -216,8 +235,8 @@ class PsBench : public Command {
       }
       uint64_t all = clocks.empty() ? 0 : ~uint64_t{0};
       for (const auto& [w, c] : clocks) all = std::min(all, c);
-      csv.Row({"mf", std::string(ps::ConsistencyName(spec.model)), std::to_string(spec.staleness), std::to_string(all),
-               fmt::format("{:.6f}", ev.seconds), fmt::format("{:.9g}", ev.objective)});
+      csv.Row({"mf", std::string(ps::ConsistencyName(spec.model)), std::to_string(spec.staleness),
+               std::to_string(all), fmt::format("{:.6f}", ev.seconds), fmt::format("{:.9g}", ev.objective)});
     }
   }
 
@@ -227,13 +246,14 @@ class PsBench : public Command {
     for (const char* m : {"ssp:3", "essp:3"}) {
       if (!s.count(m)) continue;
       double r = ratio(m);
-      std::cout << fmt::format("# target: {} reaches bsp's final objective in <= 0.70x its time: {} ({})\n", m,
-                               Fmt(r, "{:.2f}x"), !std::isnan(r) && r <= 0.7 ? "met" : "missed");
+      std::cout << fmt::format("# target: {} reaches bsp's final objective in <= 0.70x its time: {} ({})\n",
+                               m, Fmt(r, "{:.2f}x"), !std::isnan(r) && r <= 0.7 ? "met" : "missed");
     }
     if (s.count("ssp:3") && s.count("essp:3")) {
       double e = clocks("essp:3"), p = clocks("ssp:3");
-      std::cout << fmt::format("# target: essp:3 needs no more clocks than ssp:3: {} vs {} ({})\n", Fmt(e, "{:.1f}"),
-                               Fmt(p, "{:.1f}"), !std::isnan(e) && !std::isnan(p) && e <= p ? "met" : "missed");
+      std::cout << fmt::format("# target: essp:3 needs no more clocks than ssp:3: {} vs {} ({})\n",
+                               Fmt(e, "{:.1f}"), Fmt(p, "{:.1f}"),
+                               !std::isnan(e) && !std::isnan(p) && e <= p ? "met" : "missed");
     }
   }
 

@@ -17,10 +17,12 @@ void AddRunOptions(CLI::App* app, RunOptions* o, const RunOptionsHelp& help) {
                     fmt::format("Write a CSV row per {} to this file: {}", help.unit, help.metrics_columns));
   }
   if (w & RunOptions::kCheckpoint) {
-    app->add_option("--checkpoint", o->checkpoint_dir, "Write checkpoints to this folder (see --checkpoint-every)");
-    app->add_option("--checkpoint-every", o->checkpoint_every,
-                    fmt::format("{}s between checkpoints, with --checkpoint (default: {})", help.unit,
-                                help.checkpoint_default.empty() ? "the last " + help.unit : help.checkpoint_default))
+    app->add_option("--checkpoint", o->checkpoint_dir,
+                    "Write checkpoints to this folder (see --checkpoint-every)");
+    app->add_option(
+           "--checkpoint-every", o->checkpoint_every,
+           fmt::format("{}s between checkpoints, with --checkpoint (default: {})", help.unit,
+                       help.checkpoint_default.empty() ? "the last " + help.unit : help.checkpoint_default))
         ->check(Between(1, 1e18));
   }
   if (w & RunOptions::kResume) {

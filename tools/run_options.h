@@ -44,7 +44,7 @@ struct RunOptions {
 struct RunOptionsHelp {
   unsigned which = RunOptions::kAll;
   std::string unit = "iteration";  // what --checkpoint-every counts and a metrics row is
-  std::string metrics_columns;    // the CSV's columns, as the header names them
+  std::string metrics_columns;     // the CSV's columns, as the header names them
   std::string threads = "Worker threads per process";
   std::string seed = "Random seed";
   std::string checkpoint_default;  // what no --checkpoint-every means (default: "the last UNIT")

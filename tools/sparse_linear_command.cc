@@ -65,11 +65,12 @@ class SparseLinearCommand : public Command {
         ->check(NonNegative());
     run_.threads = static_cast<uint32_t>(o_.engine.workers);
     run_.seed = o_.engine.schedule.seed;
-    AddRunOptions(app_, &run_,
-                  {.which = RunOptions::kThreads | RunOptions::kSeed | RunOptions::kMetrics | RunOptions::kTimeout,
-                   .unit = "duality-gap check",
-                   .metrics_columns = "lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap",
-                   .seed = "Seed of the scheduler's draws"});
+    AddRunOptions(
+        app_, &run_,
+        {.which = RunOptions::kThreads | RunOptions::kSeed | RunOptions::kMetrics | RunOptions::kTimeout,
+         .unit = "duality-gap check",
+         .metrics_columns = "lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap",
+         .seed = "Seed of the scheduler's draws"});
     app_->add_option("--model", model_, "Write the fitted weights here");
   }
 
@@ -113,8 +114,8 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
   std::unique_ptr<CsvWriter> csv;
   if (root && !run_.metrics.empty()) {
     csv = std::make_unique<CsvWriter>(
-        run_.metrics, std::vector<std::string>{"lambda", "round", "updates", "seconds", "objective", "nonzeros",
-                                           "gap", "relative_gap"});
+        run_.metrics, std::vector<std::string>{"lambda", "round", "updates", "seconds", "objective",
+                                               "nonzeros", "gap", "relative_gap"});
   }
   if (root) {
     const auto& s = o_.engine.schedule;

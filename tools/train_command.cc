@@ -23,20 +23,25 @@ class TrainCommand : public Command {
  public:
   explicit TrainCommand(CLI::App& parent) {
     app_ = parent.add_subcommand("train", "Train a neural network, data parallel over the ranks");
-    app_->add_option("--model", o_.model,
-                     "mlp, lenet, resnet20, vgg, transformer-lm, or a dynamic network: tree-lstm, lstm-lm, tree-fc")
+    app_->add_option(
+            "--model", o_.model,
+            "mlp, lenet, resnet20, vgg, transformer-lm, or a dynamic network: tree-lstm, lstm-lm, tree-fc")
         ->capture_default_str();
     app_->add_option("--dataset", o_.data.kind,
                      "mnist, cifar10-synthetic, synthetic, text (transformer-lm, lstm-lm), sst (tree-lstm)")
         ->capture_default_str();
-    app_->add_option("--data", o_.data.dir,
-                     "mnist: folder of the IDX files; text: a plain-text file; sst: folder of train/dev/test.txt");
+    app_->add_option(
+        "--data", o_.data.dir,
+        "mnist: folder of the IDX files; text: a plain-text file; sst: folder of train/dev/test.txt");
     AddLanguageModelOptions();
     AddDynamicOptions();
-    app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")->check(Between(1, 1e9))->capture_default_str();
+    app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")
+        ->check(Between(1, 1e9))
+        ->capture_default_str();
     app_->add_option("--batch", o_.batch, "Batch per rank")->check(Between(1, 1e7))->capture_default_str();
     app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
-    app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")->check(NonNegative())
+    app_->add_option("--steps", o_.steps, "Steps instead of epochs (0: use --epochs)")
+        ->check(NonNegative())
         ->capture_default_str();
     app_->add_flag("--adaptive-batch", o_.adaptive_batch,
                    "The total batch may change on resume: AdaScale scales the learning rate by the measured "
@@ -47,27 +52,42 @@ class TrainCommand : public Command {
         ->check(Between(0, 1e9))
         ->capture_default_str();
     app_->add_option("--lr", o_.optimizer.lr, "Learning rate")->check(Positive())->capture_default_str();
-    app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")->check(Between(0, 1))->capture_default_str();
-    app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")->check(NonNegative())->capture_default_str();
+    app_->add_option("--momentum", o_.optimizer.momentum, "Momentum")
+        ->check(Between(0, 1))
+        ->capture_default_str();
+    app_->add_option("--weight-decay", o_.optimizer.weight_decay, "Weight decay")
+        ->check(NonNegative())
+        ->capture_default_str();
     app_->add_flag("--lars", o_.optimizer.lars, "LARS layer-wise trust ratios");
-    app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")->check(Positive())->capture_default_str();
+    app_->add_option("--lars-eta", o_.optimizer.lars_eta, "LARS trust coefficient")
+        ->check(Positive())
+        ->capture_default_str();
     app_->add_option(
             "--lr-schedule", lr_schedule_,
             "constant, or cosine (to 0 at the last step); default: cosine, constant with --adaptive-batch")
         ->check(CLI::IsMember({"constant", "cosine"}));
-    app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")->check(NonNegative())
+    app_->add_option("--warmup-steps", o_.optimizer.warmup_steps, "Linear learning-rate warm-up")
+        ->check(NonNegative())
         ->capture_default_str();
-    app_->add_option("--device", o_.device,
-                     "cpu, or cuda (mlp, lenet, resnet20, vgg: each rank on a GPU of its host, by local rank)")
+    app_->add_option(
+            "--device", o_.device,
+            "cpu, or cuda (mlp, lenet, resnet20, vgg: each rank on a GPU of its host, by local rank)")
         ->check(CLI::IsMember({"cpu", "cuda"}))
         ->capture_default_str();
     app_->add_option("--sync", sync_, "after-backward, buckets, wfbp or p3")->capture_default_str();
-    app_->add_option("--comm", comm_, "allreduce, ps, hybrid or none (no synchronisation)")->capture_default_str();
-    app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")->check(Positive())->capture_default_str();
-    app_->add_option("--slice", o_.sync.slice_elements, "p3: slice size (elements)")->check(Between(1, 1e12))
+    app_->add_option("--comm", comm_, "allreduce, ps, hybrid or none (no synchronisation)")
         ->capture_default_str();
-    app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")->check(NonNegative())->capture_default_str();
-    app_->add_flag("--shard-updates", o_.sync.shard_updates, "Weight-update sharding (reduce-scatter, update, all-gather)");
+    app_->add_option("--bucket-mb", bucket_mb_, "buckets: bucket size (MB)")
+        ->check(Positive())
+        ->capture_default_str();
+    app_->add_option("--slice", o_.sync.slice_elements, "p3: slice size (elements)")
+        ->check(Between(1, 1e12))
+        ->capture_default_str();
+    app_->add_option("--staleness", o_.sync.ps_staleness, "ps: 0 = BSP, s = SSP(s)")
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_flag("--shard-updates", o_.sync.shard_updates,
+                   "Weight-update sharding (reduce-scatter, update, all-gather)");
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
     app_->add_flag("--no-progress", no_progress_,
@@ -82,8 +102,10 @@ class TrainCommand : public Command {
                    .seed = "Initialisation and data order"});
     app_->add_flag("--eval-only", o_.eval_only,
                    "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
-    app_->add_option("--status", o_.status_path, "Keep a status file current (for a scheduler; see job_control.h)");
-    app_->add_option("--stop-file", o_.stop_path, "When this file appears: checkpoint the current step and stop");
+    app_->add_option("--status", o_.status_path,
+                     "Keep a status file current (for a scheduler; see job_control.h)");
+    app_->add_option("--stop-file", o_.stop_path,
+                     "When this file appears: checkpoint the current step and stop");
     app_->add_option("--batch-file", o_.batch_path,
                      "With --adaptive-batch: when this file appears, go on at the batch per rank it holds "
                      "(and remove it)");
@@ -95,50 +117,81 @@ class TrainCommand : public Command {
   void AddLanguageModelOptions() {
     dl::TransformerOptions& m = lm_.model;
     app_->add_option("--level", level_, "text: char or word tokens")->capture_default_str();
-    app_->add_option("--layers", m.layers, "transformer-lm: blocks")->check(Between(1, 1000))->capture_default_str();
-    app_->add_option("--d-model", m.d_model, "transformer-lm: model width")->check(Between(1, 1e6))->capture_default_str();
-    app_->add_option("--heads", m.heads, "transformer-lm: attention heads")->check(Between(1, 1e4))->capture_default_str();
-    app_->add_option("--ffn", m.ffn, "transformer-lm: feed-forward width (each expert's)")->check(Between(1, 1e7))
+    app_->add_option("--layers", m.layers, "transformer-lm: blocks")
+        ->check(Between(1, 1000))
         ->capture_default_str();
-    app_->add_option("--seq", m.seq, "transformer-lm: sequence length")->check(Between(1, 1e6))->capture_default_str();
+    app_->add_option("--d-model", m.d_model, "transformer-lm: model width")
+        ->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--heads", m.heads, "transformer-lm: attention heads")
+        ->check(Between(1, 1e4))
+        ->capture_default_str();
+    app_->add_option("--ffn", m.ffn, "transformer-lm: feed-forward width (each expert's)")
+        ->check(Between(1, 1e7))
+        ->capture_default_str();
+    app_->add_option("--seq", m.seq, "transformer-lm: sequence length")
+        ->check(Between(1, 1e6))
+        ->capture_default_str();
     app_->add_option("--tensor-parallel", lm_.tensor_parallel, "transformer-lm: ranks that split each layer")
-        ->check(Between(1, 1e6))->capture_default_str();
-    app_->add_option("--moe-experts", m.moe_experts, "transformer-lm: experts per mixture-of-experts layer (0: dense)")
-        ->check(Between(0, 1e6))->capture_default_str();
-    app_->add_option("--moe-top-k", m.moe_top_k, "transformer-lm: experts per token (1 or 2)")->check(Between(1, 2))
+        ->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--moe-experts", m.moe_experts,
+                     "transformer-lm: experts per mixture-of-experts layer (0: dense)")
+        ->check(Between(0, 1e6))
+        ->capture_default_str();
+    app_->add_option("--moe-top-k", m.moe_top_k, "transformer-lm: experts per token (1 or 2)")
+        ->check(Between(1, 2))
         ->capture_default_str();
     app_->add_option("--moe-every", m.moe_every, "transformer-lm: every N-th block is a mixture of experts")
-        ->check(Between(1, 1000))->capture_default_str();
+        ->check(Between(1, 1000))
+        ->capture_default_str();
     app_->add_option("--capacity-factor", m.capacity_factor, "transformer-lm: expert capacity while training")
-        ->check(Between(0.01, 1000))->capture_default_str();
-    app_->add_option("--eval-capacity-factor", m.eval_capacity_factor, "transformer-lm: expert capacity evaluating")
-        ->check(Between(0.01, 1000))->capture_default_str();
+        ->check(Between(0.01, 1000))
+        ->capture_default_str();
+    app_->add_option("--eval-capacity-factor", m.eval_capacity_factor,
+                     "transformer-lm: expert capacity evaluating")
+        ->check(Between(0.01, 1000))
+        ->capture_default_str();
     app_->add_option("--aux-loss-coef", lm_.aux_loss_coef, "transformer-lm: load-balancing loss weight")
-        ->check(Between(0, 1e6))->capture_default_str();
+        ->check(Between(0, 1e6))
+        ->capture_default_str();
     app_->add_option("--router-z-loss-coef", lm_.z_loss_coef, "transformer-lm: router z-loss weight")
-        ->check(Between(0, 1e6))->capture_default_str();
-    app_->add_option("--expert-parallel", lm_.expert_parallel, "transformer-lm: replicas that split the experts")
-        ->check(Between(1, 1e6))->capture_default_str();
-    app_->add_option("--eval-batches", lm_.eval_batches, "transformer-lm: validation batches at most (0: all)")
-        ->check(NonNegative())->capture_default_str();
+        ->check(Between(0, 1e6))
+        ->capture_default_str();
+    app_->add_option("--expert-parallel", lm_.expert_parallel,
+                     "transformer-lm: replicas that split the experts")
+        ->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--eval-batches", lm_.eval_batches,
+                     "transformer-lm: validation batches at most (0: all)")
+        ->check(NonNegative())
+        ->capture_default_str();
   }
 
   // The dynamic networks' options (see dl/dynamic/dynamic_trainer.h).
   void AddDynamicOptions() {
-    app_->add_option("--hidden", dyn_.hidden, "dynamic networks: hidden state width")->check(Between(1, 1e6))
+    app_->add_option("--hidden", dyn_.hidden, "dynamic networks: hidden state width")
+        ->check(Between(1, 1e6))
         ->capture_default_str();
-    app_->add_option("--embedding", dyn_.embedding, "dynamic networks: word vector width")->check(Between(1, 1e6))
+    app_->add_option("--embedding", dyn_.embedding, "dynamic networks: word vector width")
+        ->check(Between(1, 1e6))
         ->capture_default_str();
-    app_->add_option("--embeddings", dyn_.embeddings_path, "dynamic networks: word vectors, 'word v1 ... vD' per line");
+    app_->add_option("--embeddings", dyn_.embeddings_path,
+                     "dynamic networks: word vectors, 'word v1 ... vD' per line");
     app_->add_option("--dropout", dyn_.dropout, "dynamic networks: dropout before the output layer")
-        ->check(Between(0, 0.95))->capture_default_str();
-    app_->add_option("--batching", batching_, "dynamic networks: batched (by level, across graphs) or per-node")
+        ->check(Between(0, 0.95))
+        ->capture_default_str();
+    app_->add_option("--batching", batching_,
+                     "dynamic networks: batched (by level, across graphs) or per-node")
         ->capture_default_str();
     app_->add_flag("--no-lazy-batching", no_lazy_,
                    "dynamic networks: project inputs level by level, not all at once");
-    app_->add_option("--trees", dyn_.tree_count, "tree-fc: synthetic trees")->check(Between(1, 1e8))->capture_default_str();
+    app_->add_option("--trees", dyn_.tree_count, "tree-fc: synthetic trees")
+        ->check(Between(1, 1e8))
+        ->capture_default_str();
     app_->add_option("--tree-depth", dyn_.tree_depth, "tree-fc: levels of each complete binary tree")
-        ->check(Between(1, 20))->capture_default_str();
+        ->check(Between(1, 20))
+        ->capture_default_str();
   }
 
   bool Dynamic() const { return o_.model == "tree-lstm" || o_.model == "lstm-lm" || o_.model == "tree-fc"; }
@@ -158,10 +211,11 @@ class TrainCommand : public Command {
     if (o_.model == "transformer-lm") ValidateLanguageModel();
     if (Dynamic()) ValidateDynamic();
     if (o_.device == "cuda" && (o_.model == "transformer-lm" || Dynamic())) {
-      throw InvalidArgumentError(fmt::format("--device cuda: mlp, lenet, resnet20 or vgg (--model {} trains on CPU)",
-                                             o_.model));
+      throw InvalidArgumentError(
+          fmt::format("--device cuda: mlp, lenet, resnet20 or vgg (--model {} trains on CPU)", o_.model));
     }
-    if (o_.device == "cuda" && o_.sync_batch_norm) throw InvalidArgumentError("--sync-bn is not supported with --device cuda");
+    if (o_.device == "cuda" && o_.sync_batch_norm)
+      throw InvalidArgumentError("--sync-bn is not supported with --device cuda");
   }
 
   void ValidateDynamic() {
@@ -169,13 +223,14 @@ class TrainCommand : public Command {
     if (app_->count("--dataset") > 0 && o_.data.kind != want) {
       throw InvalidArgumentError(fmt::format("--model {} trains on --dataset {}", o_.model, want));
     }
-    if (want != "synthetic" && o_.data.dir.empty()) throw InvalidArgumentError(fmt::format("--model {} needs --data", o_.model));
+    if (want != "synthetic" && o_.data.dir.empty())
+      throw InvalidArgumentError(fmt::format("--model {} needs --data", o_.model));
     if (batching_ != "batched" && batching_ != "per-node") {
       throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
     }
-    for (const char* unsupported : {"--status", "--stop-file", "--batch-file", "--adaptive-batch",
-                                    "--batch-max", "--sync-bn", "--lars", "--shard-updates", "--eval-only",
-                                    "--lr-schedule"}) {
+    for (const char* unsupported :
+         {"--status", "--stop-file", "--batch-file", "--adaptive-batch", "--batch-max", "--sync-bn", "--lars",
+          "--shard-updates", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
       }
@@ -189,7 +244,8 @@ class TrainCommand : public Command {
     for (const char* unsupported : {"--status", "--stop-file", "--batch-file", "--adaptive-batch",
                                     "--batch-max", "--sync-bn", "--lars", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
-        throw InvalidArgumentError(fmt::format("{} is not supported with --model transformer-lm", unsupported));
+        throw InvalidArgumentError(
+            fmt::format("{} is not supported with --model transformer-lm", unsupported));
       }
     }
     if (o_.sync.shard_updates && (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty())) {
@@ -249,10 +305,11 @@ class TrainCommand : public Command {
     if (ctx.rank() == 0) {
       const std::string validation =
           r.evaluations.empty() ? "not evaluated"
-                                : fmt::format("validation loss {:.4f}, perplexity {:.3f}", r.evaluations.back().loss,
-                                              r.evaluations.back().perplexity);
-      std::cout << fmt::format("median {:.0f} tokens/s, {} parameters on rank 0, sent {:.1f} MB per rank, {}\n",
-                               r.median_tokens_per_sec, r.parameters, r.sync.bytes_sent / 1e6, validation);
+                                : fmt::format("validation loss {:.4f}, perplexity {:.3f}",
+                                              r.evaluations.back().loss, r.evaluations.back().perplexity);
+      std::cout << fmt::format(
+          "median {:.0f} tokens/s, {} parameters on rank 0, sent {:.1f} MB per rank, {}\n",
+          r.median_tokens_per_sec, r.parameters, r.sync.bytes_sent / 1e6, validation);
     }
     return 0;
   }
@@ -260,7 +317,8 @@ class TrainCommand : public Command {
   int RunDynamic(comm::MpiRuntime* mpi) {
     dyn_.model = o_.model;
     dyn_.data = o_.data.dir;
-    dyn_.batching = batching_ == "per-node" ? dl::dynamic::Batching::kPerNode : dl::dynamic::Batching::kBatched;
+    dyn_.batching =
+        batching_ == "per-node" ? dl::dynamic::Batching::kPerNode : dl::dynamic::Batching::kBatched;
     dyn_.hoist_inputs = !no_lazy_;
     dyn_.batch = app_->count("--batch") > 0 ? o_.batch : 25;
     dyn_.epochs = app_->count("--epochs") > 0 ? o_.epochs : 10;
@@ -284,11 +342,12 @@ class TrainCommand : public Command {
     if (ctx.rank() == 0) {
       if (r.best_evaluation >= 0) {
         const dl::dynamic::DynamicEvaluation& e = r.evaluations[static_cast<size_t>(r.best_evaluation)];
-        std::cout << fmt::format("best dev epoch {}: root accuracy fine-grained test {:.2f}%, binary test {:.2f}%\n",
-                                 e.epoch, 100 * e.test_fine, 100 * e.test_binary);
+        std::cout << fmt::format(
+            "best dev epoch {}: root accuracy fine-grained test {:.2f}%, binary test {:.2f}%\n", e.epoch,
+            100 * e.test_fine, 100 * e.test_binary);
       }
-      std::cout << fmt::format("median {:.1f} examples/s, last batch's loss {:.4f}\n", r.median_examples_per_sec,
-                               r.final_loss);
+      std::cout << fmt::format("median {:.1f} examples/s, last batch's loss {:.4f}\n",
+                               r.median_examples_per_sec, r.final_loss);
     }
     return 0;
   }

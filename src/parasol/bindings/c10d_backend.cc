@@ -38,8 +38,8 @@ at::ScalarType Wire(at::ScalarType t) {
     case at::kChar:
     case at::kShort: return at::kInt;
     default:
-      throw InvalidArgumentError(fmt::format("the parasol backend cannot communicate tensors of {}",
-                                             std::string(c10::toString(t))));
+      throw InvalidArgumentError(
+          fmt::format("the parasol backend cannot communicate tensors of {}", std::string(c10::toString(t))));
   }
 }
 
@@ -76,8 +76,7 @@ ReduceOp ParasolOp(const c10d::ReduceOp& op, const at::Tensor& t) {
     case c10d::ReduceOp::PRODUCT: return ReduceOp::kProduct;
     case c10d::ReduceOp::MIN: return ReduceOp::kMin;
     case c10d::ReduceOp::MAX: return ReduceOp::kMax;
-    default:
-      throw InvalidArgumentError("the parasol backend reduces by SUM, AVG, PRODUCT, MIN or MAX");
+    default: throw InvalidArgumentError("the parasol backend reduces by SUM, AVG, PRODUCT, MIN or MAX");
   }
 }
 
@@ -130,10 +129,15 @@ class ParasolWork : public c10d::Work {
 // A posted send or receive: wait() drives it to the deadline.
 class RequestWork : public c10d::Work {
  public:
-  RequestWork(c10d::OpType type, comm::Transport& t, comm::Request req, at::Tensor keep,
-              milliseconds timeout, std::string what, std::shared_ptr<World> world)
-      : Work(-1, type), t_(t), req_(std::move(req)), keep_(std::move(keep)), timeout_(timeout),
-        what_(std::move(what)), world_(std::move(world)) {}
+  RequestWork(c10d::OpType type, comm::Transport& t, comm::Request req, at::Tensor keep, milliseconds timeout,
+              std::string what, std::shared_ptr<World> world)
+      : Work(-1, type),
+        t_(t),
+        req_(std::move(req)),
+        keep_(std::move(keep)),
+        timeout_(timeout),
+        what_(std::move(what)),
+        world_(std::move(world)) {}
   bool isCompleted() override {
     std::lock_guard<std::mutex> lock(mu_);
     return done_ || (done_ = t_.Test(req_));
@@ -185,8 +189,9 @@ milliseconds ParasolBackend::Timeout(milliseconds requested) const {
   return requested.count() > 0 ? requested : timeout_;
 }
 
-c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::string name, std::vector<Arg> args,
-                                                       std::vector<at::Tensor> result, Body body) {
+c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::string name,
+                                                       std::vector<Arg> args, std::vector<at::Tensor> result,
+                                                       Body body) {
   std::vector<c10::Device> devices;
   std::vector<Staging> staging(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -214,7 +219,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
     work->Complete(failed, std::nullopt);
     return work;
   }
-  worker_.Submit([this, work, args = std::move(args), name = std::move(name), body = std::move(body)]() mutable {
+  worker_.Submit([this, work, args = std::move(args), name = std::move(name),
+                  body = std::move(body)]() mutable {
     c10::AutoGradMode no_grad(false);  // the tensors may be parameters: written in place
     std::exception_ptr error;
     std::optional<c10::Stream> stream;
@@ -229,7 +235,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
         stream = s.stream;
         c10::StreamGuard guard(*s.stream);
         s.ready->block(*s.stream);
-        host[i] = at::empty(args[i].tensor.sizes(), args[i].tensor.options().device(c10::kCPU).pinned_memory(true));
+        host[i] =
+            at::empty(args[i].tensor.sizes(), args[i].tensor.options().device(c10::kCPU).pinned_memory(true));
         if (args[i].read) host[i].copy_(args[i].tensor, /*non_blocking=*/true);
         s.stream->synchronize();
       }
@@ -249,9 +256,9 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::Enqueue(c10d::OpType type, std::s
       error = std::current_exception();  // the error's own type (TimeoutError, ...), not a copy of its base
       std::lock_guard<std::mutex> lock(mu_);
       if (!failure_) {
-        failure_ = std::make_exception_ptr(AbortedError(fmt::format(
-            "rank {}: parasol backend: {} cannot run: an earlier operation failed: {}", world_->rank(), name,
-            e.what())));
+        failure_ = std::make_exception_ptr(AbortedError(
+            fmt::format("rank {}: parasol backend: {} cannot run: an earlier operation failed: {}",
+                        world_->rank(), name, e.what())));
       }
     } catch (...) {
       error = std::current_exception();
@@ -301,8 +308,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::allreduce(std::vector<at::Tensor>
                  });
 }
 
-c10::intrusive_ptr<c10d::Work> ParasolBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
-                                                                   const c10d::AllreduceCoalescedOptions& opts) {
+c10::intrusive_ptr<c10d::Work> ParasolBackend::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
   return allreduce(tensors, opts);
 }
 
@@ -310,16 +317,18 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::reduce(std::vector<at::Tensor>& t
                                                       const c10d::ReduceOptions& opts) {
   const int root = static_cast<int>(opts.rootRank);
   const bool average = IsAverage(opts.reduceOp);
-  const collective::ReduceOptions o{.root = root,
-                                    .op = tensors.empty() ? ReduceOp::kSum : ParasolOp(opts.reduceOp, tensors[0]),
-                                    .timeout_ms = Timeout(opts.timeout)};
+  const collective::ReduceOptions o{
+      .root = root,
+      .op = tensors.empty() ? ReduceOp::kSum : ParasolOp(opts.reduceOp, tensors[0]),
+      .timeout_ms = Timeout(opts.timeout)};
   std::vector<Arg> args;
   for (const at::Tensor& t : tensors) args.push_back({t, true, getRank() == root});
   return Enqueue(c10d::OpType::REDUCE, "reduce", std::move(args), tensors,
                  [o, average](comm::Context& ctx, std::vector<at::Tensor>& host) {
                    for (at::Tensor& t : host) {
                      at::Tensor w = OnWire(t);
-                     collective::Reduce(ctx, w.data_ptr(), w.data_ptr(), w.numel(), ParasolDType(w.scalar_type()), o);
+                     collective::Reduce(ctx, w.data_ptr(), w.data_ptr(), w.numel(),
+                                        ParasolDType(w.scalar_type()), o);
                      if (ctx.rank() == o.root) {
                        if (average) w.div_(ctx.size());
                        FromWire(w, t);
@@ -333,7 +342,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::allgather(std::vector<std::vector
                                                          std::vector<at::Tensor>& inputs,
                                                          const c10d::AllgatherOptions& opts) {
   if (inputs.size() != 1 || outputs.size() != 1 || static_cast<int>(outputs[0].size()) != getSize()) {
-    throw InvalidArgumentError("parasol backend: allgather takes one input and a list of one output per rank");
+    throw InvalidArgumentError(
+        "parasol backend: allgather takes one input and a list of one output per rank");
   }
   const milliseconds timeout = Timeout(opts.timeout);
   std::vector<Arg> args{{inputs[0], true, false}};
@@ -353,12 +363,15 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::allgather(std::vector<std::vector
 c10::intrusive_ptr<c10d::Work> ParasolBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                                const c10d::AllgatherOptions& opts) {
   if (output.numel() != input.numel() * getSize()) {
-    throw InvalidArgumentError(fmt::format("parasol backend: all_gather_into_tensor: the output holds {} "
-                                           "elements, not {} ranks x {}", output.numel(), getSize(), input.numel()));
+    throw InvalidArgumentError(
+        fmt::format("parasol backend: all_gather_into_tensor: the output holds {} "
+                    "elements, not {} ranks x {}",
+                    output.numel(), getSize(), input.numel()));
   }
   const milliseconds timeout = Timeout(opts.timeout);
-  return Enqueue(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {{input, true, false}, {output, false, true}},
-                 {output}, [timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
+  return Enqueue(c10d::OpType::_ALLGATHER_BASE, "all_gather_into_tensor",
+                 {{input, true, false}, {output, false, true}}, {output},
+                 [timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
                    at::Tensor in = OnWire(host[0]);
                    at::Tensor out = OnWire(host[1]);
                    collective::Allgather(ctx, in.data_ptr(), out.data_ptr(), in.numel(),
@@ -391,7 +404,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::scatter(std::vector<at::Tensor>& 
   const int root = static_cast<int>(opts.rootRank);
   at::Tensor& out = outputs.at(0);
   const milliseconds timeout = Timeout(opts.timeout);
-  at::Tensor all = getRank() == root ? at::stack(inputs.at(0)) : at::empty({getSize(), out.numel()}, out.options());
+  at::Tensor all =
+      getRank() == root ? at::stack(inputs.at(0)) : at::empty({getSize(), out.numel()}, out.options());
   return Enqueue(c10d::OpType::SCATTER, "scatter", {{all, true, false}, {out, false, true}}, {out},
                  [root, timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
                    at::Tensor w = OnWire(host[0]);
@@ -404,11 +418,14 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::scatter(std::vector<at::Tensor>& 
 c10::intrusive_ptr<c10d::Work> ParasolBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                     const c10d::ReduceScatterOptions& opts) {
   if (input.numel() != output.numel() * getSize()) {
-    throw InvalidArgumentError(fmt::format("parasol backend: reduce_scatter_tensor: the input holds {} "
-                                           "elements, not {} ranks x {}", input.numel(), getSize(), output.numel()));
+    throw InvalidArgumentError(
+        fmt::format("parasol backend: reduce_scatter_tensor: the input holds {} "
+                    "elements, not {} ranks x {}",
+                    input.numel(), getSize(), output.numel()));
   }
   const bool average = IsAverage(opts.reduceOp);
-  const collective::ReduceScatterOptions o{.op = ParasolOp(opts.reduceOp, input), .timeout_ms = Timeout(opts.timeout)};
+  const collective::ReduceScatterOptions o{.op = ParasolOp(opts.reduceOp, input),
+                                           .timeout_ms = Timeout(opts.timeout)};
   return Enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor",
                  {{input, true, false}, {output, false, true}}, {output},
                  [o, average](comm::Context& ctx, std::vector<at::Tensor>& host) {
@@ -426,14 +443,16 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::reduce_scatter(std::vector<at::Te
                                                               std::vector<std::vector<at::Tensor>>& inputs,
                                                               const c10d::ReduceScatterOptions& opts) {
   if (outputs.size() != 1 || inputs.size() != 1 || static_cast<int>(inputs[0].size()) != getSize()) {
-    throw InvalidArgumentError("parasol backend: reduce_scatter takes one output and a list of one input per rank");
+    throw InvalidArgumentError(
+        "parasol backend: reduce_scatter takes one output and a list of one input per rank");
   }
   at::Tensor flat = at::cat(inputs[0]).view({-1});
   return _reduce_scatter_base(outputs[0], flat, opts);
 }
 
 c10::intrusive_ptr<c10d::Work> ParasolBackend::reduce_scatter_tensor_coalesced(
-    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
   c10::intrusive_ptr<c10d::Work> last;
   for (size_t i = 0; i < outputs.size(); ++i) last = _reduce_scatter_base(outputs[i], inputs[i], opts);
   return last;
@@ -449,8 +468,10 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall_base(at::Tensor& output,
     if (splits.empty() ? rows % p != 0
                        : static_cast<int>(splits.size()) != p ||
                              std::accumulate(splits.begin(), splits.end(), int64_t{0}) != rows) {
-      throw InvalidArgumentError(fmt::format("parasol backend: all_to_all_single: the {} splits do not cut its "
-                                             "{} rows into {} blocks", which, rows, p));
+      throw InvalidArgumentError(
+          fmt::format("parasol backend: all_to_all_single: the {} splits do not cut its "
+                      "{} rows into {} blocks",
+                      which, rows, p));
     }
   };
   check(input_splits, input, "input");
@@ -463,8 +484,9 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall_base(at::Tensor& output,
     recv[r] = output_splits.empty() ? output.numel() / p : output_splits.at(r) * out_row;
   }
   const milliseconds timeout = Timeout(opts.timeout);
-  return Enqueue(c10d::OpType::ALLTOALL_BASE, "all_to_all_single", {{input, true, false}, {output, false, true}},
-                 {output}, [send, recv, timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
+  return Enqueue(c10d::OpType::ALLTOALL_BASE, "all_to_all_single",
+                 {{input, true, false}, {output, false, true}}, {output},
+                 [send, recv, timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
                    at::Tensor in = OnWire(host[0]);
                    at::Tensor out = OnWire(host[1]);
                    collective::Alltoallv(ctx, in.data_ptr(), send, out.data_ptr(), recv,
@@ -484,7 +506,8 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall(std::vector<at::Tensor>&
   }
   for (const at::Tensor& t : outputs) out_splits.push_back(t.numel());
   at::Tensor in = at::cat(flat_in);
-  at::Tensor out = at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})}, in.options());
+  at::Tensor out =
+      at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})}, in.options());
   c10::intrusive_ptr<c10d::Work> work = alltoall_base(out, in, out_splits, in_splits, opts);
   // The caller's tensors are filled by a last task on the worker, after the exchange.
   std::vector<Arg> args{{out, true, false}};
@@ -501,20 +524,21 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall(std::vector<at::Tensor>&
 
 c10::intrusive_ptr<c10d::Work> ParasolBackend::barrier(const c10d::BarrierOptions& opts) {
   const milliseconds timeout = Timeout(opts.timeout);
-  return Enqueue(c10d::OpType::BARRIER, "barrier", {}, {},
-                 [timeout](comm::Context& ctx, std::vector<at::Tensor>&) { collective::Barrier(ctx, timeout); });
+  return Enqueue(
+      c10d::OpType::BARRIER, "barrier", {}, {},
+      [timeout](comm::Context& ctx, std::vector<at::Tensor>&) { collective::Barrier(ctx, timeout); });
 }
 
 c10::intrusive_ptr<c10d::Work> ParasolBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
   if (tensors.size() != 1 || !tensors[0].device().is_cpu())
     throw InvalidArgumentError("parasol backend: send takes one CPU tensor");
   if (tag < 0 || static_cast<comm::Tag>(tag) > comm::kMaxUserTag)
-    throw InvalidArgumentError(fmt::format("parasol backend: tag {} is not in [0, {}]", tag, comm::kMaxUserTag));
+    throw InvalidArgumentError(
+        fmt::format("parasol backend: tag {} is not in [0, {}]", tag, comm::kMaxUserTag));
   at::Tensor w = OnWire(tensors[0]).clone();
   comm::Transport& t = p2p_->transport();
-  comm::Request req = world_->Guard([&] {
-    return t.Isend(dst, static_cast<comm::Tag>(tag), w.data_ptr(), w.numel() * w.element_size());
-  });
+  comm::Request req = world_->Guard(
+      [&] { return t.Isend(dst, static_cast<comm::Tag>(tag), w.data_ptr(), w.numel() * w.element_size()); });
   return c10::make_intrusive<RequestWork>(c10d::OpType::SEND, t, std::move(req), w, timeout_,
                                           fmt::format("send to {} (tag {})", dst, tag), world_);
 }
@@ -523,11 +547,13 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::recv(std::vector<at::Tensor>& ten
   at::Tensor& out = tensors.at(0);
   if (tensors.size() != 1 || !out.device().is_cpu() || Wire(out.scalar_type()) != out.scalar_type() ||
       !out.is_contiguous()) {
-    throw InvalidArgumentError("parasol backend: recv takes one contiguous CPU tensor of float32, float64, "
-                               "int32 or int64");
+    throw InvalidArgumentError(
+        "parasol backend: recv takes one contiguous CPU tensor of float32, float64, "
+        "int32 or int64");
   }
   if (tag < 0 || static_cast<comm::Tag>(tag) > comm::kMaxUserTag)
-    throw InvalidArgumentError(fmt::format("parasol backend: tag {} is not in [0, {}]", tag, comm::kMaxUserTag));
+    throw InvalidArgumentError(
+        fmt::format("parasol backend: tag {} is not in [0, {}]", tag, comm::kMaxUserTag));
   comm::Transport& t = p2p_->transport();
   comm::Request req = world_->Guard([&] {
     return t.Irecv(src, static_cast<comm::Tag>(tag), out.data_ptr(), out.numel() * out.element_size());
@@ -544,7 +570,8 @@ void RegisterC10d(py::module_& m) {
         return c10::make_intrusive<ParasolBackend>(std::move(world), rank, size, milliseconds(timeout_ms),
                                                    collective::ParseAllreduceAlgorithm(algorithm));
       },
-      py::arg("world"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"), py::arg("algorithm") = "auto");
+      py::arg("world"), py::arg("rank"), py::arg("size"), py::arg("timeout_ms"),
+      py::arg("algorithm") = "auto");
 }
 
 }  // namespace parasol::bindings

@@ -5,9 +5,9 @@
 #include <mpi.h>
 #include <torch/extension.h>
 
+#include "parasol/bindings/world.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
-#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
@@ -64,14 +64,10 @@ namespace {
 
 DType DTypeOf(const torch::Tensor& t) {
   switch (t.scalar_type()) {
-    case torch::kFloat32:
-      return DType::kFloat32;
-    case torch::kFloat64:
-      return DType::kFloat64;
-    case torch::kInt32:
-      return DType::kInt32;
-    case torch::kInt64:
-      return DType::kInt64;
+    case torch::kFloat32: return DType::kFloat32;
+    case torch::kFloat64: return DType::kFloat64;
+    case torch::kInt32: return DType::kInt32;
+    case torch::kInt64: return DType::kInt64;
     default:
       throw InvalidArgumentError(
           fmt::format("tensors of {} cannot be communicated: float32, float64, int32 or int64",
@@ -167,8 +163,9 @@ void RegisterComm(py::module_& m) {
       .def_property_readonly("local_rank", &World::local_rank)
       .def_property_readonly("local_size", &World::local_size)
       .def_property_readonly("closed", &World::closed)
-      .def_property("timeout_ms", [](World& w) { return w.timeout_ms().count(); },
-                    [](World& w, int64_t ms) { w.set_timeout_ms(Ms(ms)); })
+      .def_property(
+          "timeout_ms", [](World& w) { return w.timeout_ms().count(); },
+          [](World& w, int64_t ms) { w.set_timeout_ms(Ms(ms)); })
       .def("close", &World::Close)
       .def("allreduce", &Allreduce, py::arg("tensor"), py::arg("op") = "sum", py::arg("algorithm") = "auto",
            py::arg("timeout_ms") = 0)

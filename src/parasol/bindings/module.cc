@@ -3,9 +3,9 @@
 // all subclasses of parasol.Error), with the C++ message (rank, operation, peer).
 #include <torch/extension.h>
 
-#include "parasol/core/error.h"
 #include "parasol/bindings/c10d_backend.h"
 #include "parasol/bindings/world.h"
+#include "parasol/core/error.h"
 
 namespace py = pybind11;
 
@@ -16,7 +16,8 @@ PYBIND11_MODULE(_parasol, m) {
   // TimeoutError, a bad argument a ValueError, ...): `except TimeoutError` catches parasol's too.
   auto error = py::register_exception<parasol::Error>(m, "Error", PyExc_RuntimeError);
   auto both = [&](PyObject* builtin) { return py::make_tuple(error, py::handle(builtin)); };
-  py::register_exception<parasol::InvalidArgumentError>(m, "InvalidArgumentError", both(PyExc_ValueError).ptr());
+  py::register_exception<parasol::InvalidArgumentError>(m, "InvalidArgumentError",
+                                                        both(PyExc_ValueError).ptr());
   py::register_exception<parasol::ParseError>(m, "ParseError", both(PyExc_ValueError).ptr());
   py::register_exception<parasol::IoError>(m, "IoError", both(PyExc_OSError).ptr());
   py::register_exception<parasol::TimeoutError>(m, "TimeoutError", both(PyExc_TimeoutError).ptr());

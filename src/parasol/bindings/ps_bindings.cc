@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 #include <torch/extension.h>
 
+#include "parasol/bindings/world.h"
 #include "parasol/core/error.h"
 #include "parasol/ps/parameter_server.h"
 #include "parasol/ps/worker.h"
-#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 

@@ -3,9 +3,9 @@
 // its sufficient factors.
 #include <torch/extension.h>
 
+#include "parasol/bindings/world.h"
 #include "parasol/core/error.h"
 #include "parasol/dl/grad_sync.h"
-#include "parasol/bindings/world.h"
 
 namespace py = pybind11;
 
@@ -183,7 +183,8 @@ void RegisterSync(py::module_& m) {
              const auto fits = [](const torch::Tensor& t, const torch::Tensor& into) {
                return into.defined() ? t.sizes().equals(into.sizes()) : t.numel() == 0;
              };
-             if (state.size() != 2 || !fits(state[0], o.momentum_buffer()) || !fits(state[1], o.second_moment())) {
+             if (state.size() != 2 || !fits(state[0], o.momentum_buffer()) ||
+                 !fits(state[1], o.second_moment())) {
                throw InvalidArgumentError(
                    "the optimizer state is not this model's (another model or optimizer)");
              }

@@ -56,7 +56,8 @@ AllreduceAlgorithm ParseAllreduceAlgorithm(std::string_view name) {
   if (name == "hd" || name == "rabenseifner") return AllreduceAlgorithm::kHalvingDoubling;
   std::string valid;
   for (const auto& n : kNames) valid += std::string(valid.empty() ? "" : ", ") + n.name;
-  throw InvalidArgumentError(fmt::format("unknown allreduce algorithm '{}' (expected one of: {})", name, valid));
+  throw InvalidArgumentError(
+      fmt::format("unknown allreduce algorithm '{}' (expected one of: {})", name, valid));
 }
 
 const std::vector<AllreduceAlgorithm>& AllAllreduceAlgorithms() {

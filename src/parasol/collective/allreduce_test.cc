@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 2, 3, 4, 5, 8)),
     [](const auto& test) {
       std::string name(AllreduceAlgorithmName(std::get<0>(test.param)));
-      for (auto& c : name) if (c == '-') c = '_';
+      for (auto& c : name)
+        if (c == '-') c = '_';
       return name + "_" + std::to_string(std::get<1>(test.param)) + "ranks";
     });
 
@@ -88,7 +89,8 @@ TEST(Allreduce, RandomFloatsGiveBitwiseIdenticalResultsOnAllRanks) {
     std::vector<std::vector<float>> inputs(n, std::vector<float>(count));
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1, 1);
-    for (auto& v : inputs) for (auto& x : v) x = dist(rng);
+    for (auto& v : inputs)
+      for (auto& x : v) x = dist(rng);
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
       AllreduceOptions o;
       o.algorithm = algo;
@@ -130,8 +132,10 @@ TEST(Allreduce, RepeatedRunsAreDeterministic) {
       if (ctx.rank() == 0) result = v;
     });
     comm::testing::ExpectNoErrors(errors);
-    if (run == 0) first = result;
-    else ASSERT_EQ(std::memcmp(first.data(), result.data(), first.size() * 4), 0) << "run " << run;
+    if (run == 0)
+      first = result;
+    else
+      ASSERT_EQ(std::memcmp(first.data(), result.data(), first.size() * 4), 0) << "run " << run;
   }
 }
 

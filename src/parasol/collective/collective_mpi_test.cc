@@ -24,7 +24,8 @@ comm::MpiRuntime* g_runtime = nullptr;
 class MpiCollectives : public ::testing::Test {
  protected:
   void SetUp() override {
-    ctx_ = std::make_unique<comm::Context>(g_runtime->CreateWorldTransport(), comm::ContextOptions{.timeout_ms = 60s});
+    ctx_ = std::make_unique<comm::Context>(g_runtime->CreateWorldTransport(),
+                                           comm::ContextOptions{.timeout_ms = 60s});
   }
   std::unique_ptr<comm::Context> ctx_;
 };
@@ -63,9 +64,11 @@ TEST_F(MpiCollectives, BroadcastReduceFromEveryRoot) {
       Broadcast(*ctx_, buf.data(), count, DType::kFloat64, {.root = root});
       ASSERT_EQ(buf, want) << "broadcast root " << root << " count " << count;
       std::vector<std::vector<std::byte>> inputs;
-      for (int r = 0; r < n; ++r) inputs.push_back(testing::ExactInput(DType::kInt64, ReduceOp::kMax, r, count, 5));
+      for (int r = 0; r < n; ++r)
+        inputs.push_back(testing::ExactInput(DType::kInt64, ReduceOp::kMax, r, count, 5));
       std::vector<std::byte> out(inputs[0].size());
-      Reduce(*ctx_, inputs[static_cast<size_t>(me)].data(), out.data(), count, DType::kInt64, {.root = root, .op = ReduceOp::kMax});
+      Reduce(*ctx_, inputs[static_cast<size_t>(me)].data(), out.data(), count, DType::kInt64,
+             {.root = root, .op = ReduceOp::kMax});
       if (me == root) {
         ASSERT_EQ(out, testing::Reference(DType::kInt64, ReduceOp::kMax, inputs)) << "reduce root " << root;
       }
@@ -77,12 +80,14 @@ TEST_F(MpiCollectives, ReduceScatterAllgatherAlltoall) {
   const int n = ctx_->size(), me = ctx_->rank();
   for (size_t count : {size_t{0}, size_t{3}, size_t{5003}}) {
     std::vector<std::vector<std::byte>> inputs;
-    for (int r = 0; r < n; ++r) inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, count, 9));
+    for (int r = 0; r < n; ++r)
+      inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, count, 9));
     auto sum = testing::Reference(DType::kFloat32, ReduceOp::kSum, inputs);
     auto [b, e] = BlockRange(count, n, me);
     std::vector<std::byte> block((e - b) * 4);
     ReduceScatter(*ctx_, inputs[static_cast<size_t>(me)].data(), block.data(), count, DType::kFloat32);
-    ASSERT_EQ(block, std::vector<std::byte>(sum.begin() + static_cast<long>(b * 4), sum.begin() + static_cast<long>(e * 4)));
+    ASSERT_EQ(block, std::vector<std::byte>(sum.begin() + static_cast<long>(b * 4),
+                                            sum.begin() + static_cast<long>(e * 4)));
     std::vector<int32_t> mine(count, me), all(count * static_cast<size_t>(n));
     Allgather(*ctx_, mine.data(), all.data(), count, DType::kInt32);
     for (size_t i = 0; i < all.size(); ++i) ASSERT_EQ(all[i], static_cast<int32_t>(i / count));
@@ -108,7 +113,8 @@ TEST_F(MpiCollectives, AbsentRankIsNamedByTheOthers) {
       Allreduce<float>(*dup, v, o);
       ADD_FAILURE() << "expected an error";
     } catch (const Error& e) {
-      EXPECT_THAT(e.what(), HasSubstr(fmt::format("rank {}: allreduce(ring, 100 x float32, sum): ", dup->rank())));
+      EXPECT_THAT(e.what(),
+                  HasSubstr(fmt::format("rank {}: allreduce(ring, 100 x float32, sum): ", dup->rank())));
       EXPECT_THAT(e.what(), HasSubstr("waiting for peer"));
     }
   }

@@ -22,10 +22,17 @@ namespace parasol::collective {
 namespace {
 
 enum class Kind : uint8_t {
-  kAllreduce, kBroadcast, kReduce, kReduceScatter, kAllgather, kAlltoall, kAllgatherv, kAlltoallv
+  kAllreduce,
+  kBroadcast,
+  kReduce,
+  kReduceScatter,
+  kAllgather,
+  kAlltoall,
+  kAllgatherv,
+  kAlltoallv
 };
 
-constexpr const char* kKindNames[] = {"allreduce", "broadcast", "reduce",    "reduce-scatter",
+constexpr const char* kKindNames[] = {"allreduce", "broadcast", "reduce",     "reduce-scatter",
                                       "allgather", "alltoall",  "allgatherv", "alltoallv"};
 
 // Everything that shapes a call's schedule or must agree across ranks.
@@ -95,15 +102,12 @@ std::string Describe(const Key& k) {
   std::string args = fmt::format("{} x {}", k.count, DTypeName(k.dtype));
   switch (k.kind) {
     case Kind::kAllreduce:
-      return fmt::format("allreduce({}, {}, {})", AllreduceAlgorithmName(k.algorithm), args, ReduceOpName(k.op));
-    case Kind::kReduce:
-      return fmt::format("reduce({}, {}, root {})", args, ReduceOpName(k.op), k.root);
-    case Kind::kReduceScatter:
-      return fmt::format("reduce-scatter({}, {})", args, ReduceOpName(k.op));
-    case Kind::kBroadcast:
-      return fmt::format("broadcast({}, root {})", args, k.root);
-    default:
-      return fmt::format("{}({})", kKindNames[static_cast<int>(k.kind)], args);
+      return fmt::format("allreduce({}, {}, {})", AllreduceAlgorithmName(k.algorithm), args,
+                         ReduceOpName(k.op));
+    case Kind::kReduce: return fmt::format("reduce({}, {}, root {})", args, ReduceOpName(k.op), k.root);
+    case Kind::kReduceScatter: return fmt::format("reduce-scatter({}, {})", args, ReduceOpName(k.op));
+    case Kind::kBroadcast: return fmt::format("broadcast({}, root {})", args, k.root);
+    default: return fmt::format("{}({})", kKindNames[static_cast<int>(k.kind)], args);
   }
 }
 
@@ -147,7 +151,8 @@ void Execute(comm::Context& ctx, CollectiveState& st, const Plan& plan, void* da
 
 void CheckRoot(comm::Context& ctx, int root, std::string_view op) {
   if (root < 0 || root >= ctx.size()) {
-    Reject(ctx, fmt::format("rank {}: {}: root {} is not a rank (job has {})", ctx.rank(), op, root, ctx.size()));
+    Reject(ctx,
+           fmt::format("rank {}: {}: root {} is not a rank (job has {})", ctx.rank(), op, root, ctx.size()));
   }
 }
 
@@ -188,8 +193,17 @@ void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
                             o.topology->name(), o.topology->num_ranks(), ctx.size()));
   }
   AllreduceAlgorithm algo = o.algorithm == AllreduceAlgorithm::kAuto ? ChooseAllreduce(params) : o.algorithm;
-  Key key{Kind::kAllreduce, algo, dtype, o.op, 0, count, o.segment_bytes, o.torus_rows, o.rings,
-          o.topology ? o.topology->fingerprint() : 0, params.from_input};
+  Key key{Kind::kAllreduce,
+          algo,
+          dtype,
+          o.op,
+          0,
+          count,
+          o.segment_bytes,
+          o.torus_rows,
+          o.rings,
+          o.topology ? o.topology->fingerprint() : 0,
+          params.from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
     if (algo == AllreduceAlgorithm::kFtMesh && o.topology) {
@@ -212,25 +226,38 @@ void Allreduce(comm::Context& ctx, const void* in, void* out, size_t count, DTyp
 void Broadcast(comm::Context& ctx, void* buf, size_t count, DType dtype, const BroadcastOptions& o) {
   CheckBuffers(ctx, count, buf, buf, "broadcast");
   CheckRoot(ctx, o.root, "broadcast");
-  Key key{Kind::kBroadcast, AllreduceAlgorithm::kAuto, dtype, ReduceOp::kSum, o.root, count, o.segment_bytes, 0, 0, 0};
+  Key key{Kind::kBroadcast,
+          AllreduceAlgorithm::kAuto,
+          dtype,
+          ReduceOp::kSum,
+          o.root,
+          count,
+          o.segment_bytes,
+          0,
+          0,
+          0};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
-    return BuildBroadcast(RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes});
+    return BuildBroadcast(
+        RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes});
   });
   Execute(ctx, st, plan, buf, nullptr, key, o.timeout_ms);
 }
 
-void Reduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype, const ReduceOptions& o) {
+void Reduce(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+            const ReduceOptions& o) {
   CheckRoot(ctx, o.root, "reduce");
   bool root = ctx.rank() == o.root;
   CheckBuffers(ctx, count, in, root ? out : in, "reduce");
   // Non-roots reduce partial sums in a work buffer (their input is const); out of place, the
   // program reads the input where it has not written yet, so nothing is copied first.
   bool from_input = !root || in != out;
-  Key key{Kind::kReduce, AllreduceAlgorithm::kAuto, dtype, o.op, o.root, count, o.segment_bytes, 0, 0, 0, from_input};
+  Key key{Kind::kReduce, AllreduceAlgorithm::kAuto, dtype, o.op, o.root, count, o.segment_bytes, 0, 0, 0,
+          from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
-    return BuildReduce(RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes, from_input});
+    return BuildReduce(
+        RootedParams{ctx.size(), ctx.rank(), o.root, count, DTypeSize(dtype), o.segment_bytes, from_input});
   });
   void* data = root ? out : st.Work(count * DTypeSize(dtype));
   Execute(ctx, st, plan, data, in, key, o.timeout_ms);
@@ -241,7 +268,17 @@ void ReduceScatter(comm::Context& ctx, const void* in, void* out, size_t count, 
   auto [begin, end] = BlockRange(count, ctx.size(), ctx.rank());
   CheckBuffers(ctx, count, in, end > begin ? out : in, "reduce-scatter");
   bool from_input = in != out;
-  Key key{Kind::kReduceScatter, AllreduceAlgorithm::kAuto, dtype, o.op, 0, count, o.segment_bytes, 0, 0, 0, from_input};
+  Key key{Kind::kReduceScatter,
+          AllreduceAlgorithm::kAuto,
+          dtype,
+          o.op,
+          0,
+          count,
+          o.segment_bytes,
+          0,
+          0,
+          0,
+          from_input};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
     return BuildReduceScatter(ctx.size(), ctx.rank(), BalancedOffsets(count, ctx.size()), DTypeSize(dtype),
@@ -257,9 +294,11 @@ void ReduceScatter(comm::Context& ctx, const void* in, void* out, size_t count, 
   if (end > begin) std::memcpy(out, work + begin * es, (end - begin) * es);
 }
 
-void Allgather(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype, const AllgatherOptions& o) {
+void Allgather(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+               const AllgatherOptions& o) {
   CheckBuffers(ctx, count, in, out, "allgather");
-  Key key{Kind::kAllgather, AllreduceAlgorithm::kAuto, dtype, ReduceOp::kSum, 0, count, o.segment_bytes, 0, 0, 0};
+  Key key{
+      Kind::kAllgather, AllreduceAlgorithm::kAuto, dtype, ReduceOp::kSum, 0, count, o.segment_bytes, 0, 0, 0};
   auto& st = ctx.State<CollectiveState>();
   const Plan& plan = GetPlan(st, key, [&] {
     std::vector<uint64_t> blocks(static_cast<size_t>(ctx.size()) + 1);
@@ -296,7 +335,8 @@ void Allgatherv(comm::Context& ctx, const void* in, void* out, std::span<const u
   Execute(ctx, ctx.State<CollectiveState>(), plan, out, nullptr, key, o.timeout_ms);
 }
 
-void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype, const AlltoallOptions& o) {
+void Alltoall(comm::Context& ctx, const void* in, void* out, size_t count, DType dtype,
+              const AlltoallOptions& o) {
   CheckBuffers(ctx, count, in, out, "alltoall");
   Key key{Kind::kAlltoall, AllreduceAlgorithm::kAuto, dtype, ReduceOp::kSum, 0, count, 0, 0, 0, 0};
   auto& st = ctx.State<CollectiveState>();

@@ -18,15 +18,15 @@ uint64_t SegElems(size_t elem_size, uint64_t segment_bytes) {
 
 }  // namespace
 
-Program BuildReduceScatter(int nranks, int rank, const std::vector<uint64_t>& blocks,
-                           size_t elem_size, uint64_t segment_bytes, bool from_input) {
+Program BuildReduceScatter(int nranks, int rank, const std::vector<uint64_t>& blocks, size_t elem_size,
+                           uint64_t segment_bytes, bool from_input) {
   ProgramBuilder b(rank, nranks, from_input, blocks.back());
   RingReduceScatter(b, AllRanks(nranks), blocks, 0, SegElems(elem_size, segment_bytes));
   return std::move(b).Finish();
 }
 
-Program BuildAllgather(int nranks, int rank, const std::vector<uint64_t>& blocks,
-                       size_t elem_size, uint64_t segment_bytes) {
+Program BuildAllgather(int nranks, int rank, const std::vector<uint64_t>& blocks, size_t elem_size,
+                       uint64_t segment_bytes) {
   ProgramBuilder b(rank, nranks);
   RingAllgather(b, AllRanks(nranks), blocks, 0, SegElems(elem_size, segment_bytes));
   return std::move(b).Finish();
@@ -34,9 +34,7 @@ Program BuildAllgather(int nranks, int rank, const std::vector<uint64_t>& blocks
 
 Program BuildAlltoall(int nranks, int rank, uint64_t count) {
   ProgramBuilder b(rank, nranks);
-  auto block = [&](BufferId buf, int r) {
-    return Region{buf, static_cast<uint64_t>(r) * count, count};
-  };
+  auto block = [&](BufferId buf, int r) { return Region{buf, static_cast<uint64_t>(r) * count, count}; };
   // Pairwise exchange: in step s, send to rank+s and receive from rank-s; every step is
   // independent, so all of them are in flight at once.
   for (int s = 1; s < nranks; ++s) {

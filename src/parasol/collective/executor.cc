@@ -173,10 +173,10 @@ void Executor::ProbeMismatch(comm::Transport& t, const ExecuteArgs& a) {
     if (r.kind != comm::Request::Kind::kRecv) continue;
     auto tag = t.ProbeUnexpected(r.peer);
     if (tag && TagSequence(*tag) == seq && TagSignature(*tag) != sig) {
-      throw MismatchError(fmt::format(
-          "rank {}: {}: peer {} called this collective with other arguments or another "
-          "collective (count, type, op, root or algorithm differ)",
-          t.rank(), a.what, r.peer));
+      throw MismatchError(
+          fmt::format("rank {}: {}: peer {} called this collective with other arguments or another "
+                      "collective (count, type, op, root or algorithm differ)",
+                      t.rank(), a.what, r.peer));
     }
   }
 }

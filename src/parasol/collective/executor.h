@@ -28,11 +28,11 @@ uint32_t TagSignature(comm::Tag tag);
 
 struct ExecuteArgs {
   const Program* program = nullptr;
-  void* data = nullptr;          // BufferId::kData
-  const void* input = nullptr;   // BufferId::kInput
+  void* data = nullptr;         // BufferId::kData
+  const void* input = nullptr;  // BufferId::kInput
   size_t elem_size = 0;
   ReduceFn reduce = nullptr;
-  ReduceFn3 reduce3 = nullptr;   // for receive-reduces from the input
+  ReduceFn3 reduce3 = nullptr;  // for receive-reduces from the input
   uint64_t sequence = 0;
   uint64_t signature = 0;
   Deadline deadline = Deadline::Never();
@@ -59,7 +59,7 @@ class Executor {
 
   ProgramState state_;
   std::vector<std::byte> scratch_;
-  std::vector<uint32_t> inflight_ops_;         // parallel to inflight_reqs_
+  std::vector<uint32_t> inflight_ops_;  // parallel to inflight_reqs_
   std::vector<comm::Request> inflight_reqs_;
   std::vector<size_t> done_;
   unsigned idle_ = 0;

@@ -53,8 +53,8 @@ TEST(Executor, MovesAndReducesExactlyTheRegionsNamed) {
       b.RecvReduce(1, Data(4, 2));  // += rank 1's elements 6, 7
       b.Copy(Data(7, 1), Data(0, 1));
     } else {
-      b.Send(0, Data(6, 2));        // its own 6, 7: the receive below waits for this send
-      b.Recv(0, Data(5, 3));        // rank 0's 0..2 into 5..7
+      b.Send(0, Data(6, 2));  // its own 6, 7: the receive below waits for this send
+      b.Recv(0, Data(5, 3));  // rank 0's 0..2 into 5..7
     }
     Program p = std::move(b).Finish();
     Executor e;
@@ -77,7 +77,7 @@ TEST(Executor, OutOfPlaceReadsTheInputAndFillsWhatItNeverWrote) {
     if (r == 0) {
       b.RecvReduce(1, Data(0, 2));  // data[0..1] = input[0..1] + rank 1's
     } else {
-      b.Send(0, Data(0, 2));        // its input: nothing written yet
+      b.Send(0, Data(0, 2));  // its input: nothing written yet
     }
     Program p = std::move(b).Finish();
     Executor e;
@@ -100,7 +100,8 @@ TEST(Executor, APeerRunningAnotherCallIsAMismatchNamingIt) {
     e.Run(ctx.transport(), Args(p, data, nullptr, /*signature=*/r == 0 ? 7 : 9));
   });
   ASSERT_TRUE(errors[1]) << "the receiver saw a message of another call";
-  EXPECT_THAT(Message(errors[1]), HasSubstr("rank 1: test(8 x float32): peer 0 called this collective with other"));
+  EXPECT_THAT(Message(errors[1]),
+              HasSubstr("rank 1: test(8 x float32): peer 0 called this collective with other"));
   try {
     std::rethrow_exception(errors[1]);
   } catch (const Error& e) {

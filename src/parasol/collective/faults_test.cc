@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/comm/testing.h"
@@ -16,10 +16,10 @@
 namespace parasol::collective {
 namespace {
 
-using ::testing::AnyOf;
-using ::testing::HasSubstr;
 using comm::InProcessWorld;
 using comm::MessageFault;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 ErrorCode CodeOf(const std::exception_ptr& e) {
@@ -84,22 +84,25 @@ TEST(Faults, DroppedMessageFailsEveryRankNamingThePeer) {
 
 TEST(Faults, StoppedPeerIsReportedByItsNeighboursAndAbortsTheRest) {
   InProcessWorld world(5);
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    if (ctx.rank() == 3) {
-      world.KillRank(3);
-      return;
-    }
-    auto v = Iota(5000, 0);
-    AllreduceOptions o;
-    o.algorithm = AllreduceAlgorithm::kHalvingDoubling;
-    o.timeout_ms = 10s;  // the failure must be seen long before this
-    Allreduce<float>(ctx, v, o);
-  }, {.timeout_ms = 10s});
+  auto errors = comm::testing::RunRanks(world,
+                                        [&](comm::Context& ctx) {
+                                          if (ctx.rank() == 3) {
+                                            world.KillRank(3);
+                                            return;
+                                          }
+                                          auto v = Iota(5000, 0);
+                                          AllreduceOptions o;
+                                          o.algorithm = AllreduceAlgorithm::kHalvingDoubling;
+                                          o.timeout_ms = 10s;  // the failure must be seen long before this
+                                          Allreduce<float>(ctx, v, o);
+                                        },
+                                        {.timeout_ms = 10s});
   int gone = 0;
   for (int r : {0, 1, 2, 4}) {
     ASSERT_TRUE(errors[static_cast<size_t>(r)]) << "rank " << r;
     auto code = CodeOf(errors[static_cast<size_t>(r)]);
-    EXPECT_TRUE(code == ErrorCode::kPeerGone || code == ErrorCode::kAborted) << comm::testing::Message(errors[static_cast<size_t>(r)]);
+    EXPECT_TRUE(code == ErrorCode::kPeerGone || code == ErrorCode::kAborted)
+        << comm::testing::Message(errors[static_cast<size_t>(r)]);
     if (code == ErrorCode::kPeerGone) {
       ++gone;
       EXPECT_THAT(comm::testing::Message(errors[static_cast<size_t>(r)]), HasSubstr("peer 3 is gone"));
@@ -126,7 +129,10 @@ TEST(Faults, RankThatNeverCallsIsNamedByTimeout) {
     std::string m = comm::testing::Message(errors[static_cast<size_t>(r)]);
     if (CodeOf(errors[static_cast<size_t>(r)]) == ErrorCode::kTimeout) {
       ++timeouts;
-      EXPECT_THAT(m, HasSubstr(fmt::format("rank {}: broadcast(10 x float64, root 0): deadline passed after 200 ms waiting for peer 0", r)));
+      EXPECT_THAT(
+          m, HasSubstr(fmt::format(
+                 "rank {}: broadcast(10 x float64, root 0): deadline passed after 200 ms waiting for peer 0",
+                 r)));
     } else {
       EXPECT_THAT(m, HasSubstr("waiting for peer 0"));
     }
@@ -155,60 +161,70 @@ void ExpectMismatch(const std::function<void(comm::Context&, bool)>& call, const
 }
 
 TEST(Faults, MismatchedOpIsDetected) {
-  ExpectMismatch([](comm::Context& ctx, bool bad) {
-    std::vector<float> v(64, 1.0f);
-    AllreduceOptions o;
-    o.op = bad ? ReduceOp::kMax : ReduceOp::kSum;
-    o.algorithm = AllreduceAlgorithm::kRing;
-    o.timeout_ms = 20s;
-    Allreduce<float>(ctx, v, o);
-  }, "called this collective with other arguments");
+  ExpectMismatch(
+      [](comm::Context& ctx, bool bad) {
+        std::vector<float> v(64, 1.0f);
+        AllreduceOptions o;
+        o.op = bad ? ReduceOp::kMax : ReduceOp::kSum;
+        o.algorithm = AllreduceAlgorithm::kRing;
+        o.timeout_ms = 20s;
+        Allreduce<float>(ctx, v, o);
+      },
+      "called this collective with other arguments");
 }
 
 TEST(Faults, MismatchedDtypeOfSameWidthIsDetected) {
-  ExpectMismatch([](comm::Context& ctx, bool bad) {
-    std::vector<int32_t> v(64, 1);
-    AllreduceOptions o;
-    o.algorithm = AllreduceAlgorithm::kHalvingDoubling;
-    o.timeout_ms = 20s;
-    Allreduce(ctx, v.data(), v.data(), v.size(), bad ? DType::kFloat32 : DType::kInt32, o);
-  }, "called this collective with other arguments");
+  ExpectMismatch(
+      [](comm::Context& ctx, bool bad) {
+        std::vector<int32_t> v(64, 1);
+        AllreduceOptions o;
+        o.algorithm = AllreduceAlgorithm::kHalvingDoubling;
+        o.timeout_ms = 20s;
+        Allreduce(ctx, v.data(), v.data(), v.size(), bad ? DType::kFloat32 : DType::kInt32, o);
+      },
+      "called this collective with other arguments");
 }
 
 TEST(Faults, MismatchedCountIsDetected) {
-  ExpectMismatch([](comm::Context& ctx, bool bad) {
-    std::vector<double> v(bad ? 101 : 100, 1.0);
-    AllreduceOptions o;
-    o.algorithm = AllreduceAlgorithm::kRing;
-    o.timeout_ms = 20s;
-    Allreduce<double>(ctx, v, o);
-  }, "peer");
+  ExpectMismatch(
+      [](comm::Context& ctx, bool bad) {
+        std::vector<double> v(bad ? 101 : 100, 1.0);
+        AllreduceOptions o;
+        o.algorithm = AllreduceAlgorithm::kRing;
+        o.timeout_ms = 20s;
+        Allreduce<double>(ctx, v, o);
+      },
+      "peer");
 }
 
 TEST(Faults, DifferentCollectivesAreDetected) {
-  ExpectMismatch([](comm::Context& ctx, bool bad) {
-    std::vector<double> v(100, 1.0), all(400);
-    if (bad) {
-      AllgatherOptions o;
-      o.timeout_ms = 20s;
-      Allgather<double>(ctx, v, all, o);
-    } else {
-      AllreduceOptions o;
-      o.timeout_ms = 20s;
-      Allreduce<double>(ctx, v, o);
-    }
-  }, "another collective");
+  ExpectMismatch(
+      [](comm::Context& ctx, bool bad) {
+        std::vector<double> v(100, 1.0), all(400);
+        if (bad) {
+          AllgatherOptions o;
+          o.timeout_ms = 20s;
+          Allgather<double>(ctx, v, all, o);
+        } else {
+          AllreduceOptions o;
+          o.timeout_ms = 20s;
+          Allreduce<double>(ctx, v, o);
+        }
+      },
+      "another collective");
 }
 
 // Rank 1 believes rank 2 sends one element more than the others believe.
 TEST(Faults, MismatchedAllgathervCountsAreDetected) {
-  ExpectMismatch([](comm::Context& ctx, bool bad) {
-    std::vector<uint64_t> counts = {3, 4, bad ? 6u : 5u, 2};
-    std::vector<float> mine(counts[static_cast<size_t>(ctx.rank())], 1.0f), all(20);
-    AllgatherOptions o;
-    o.timeout_ms = 20s;
-    Allgatherv(ctx, mine.data(), all.data(), counts, DType::kFloat32, o);
-  }, "called this collective with other arguments");
+  ExpectMismatch(
+      [](comm::Context& ctx, bool bad) {
+        std::vector<uint64_t> counts = {3, 4, bad ? 6u : 5u, 2};
+        std::vector<float> mine(counts[static_cast<size_t>(ctx.rank())], 1.0f), all(20);
+        AllgatherOptions o;
+        o.timeout_ms = 20s;
+        Allgatherv(ctx, mine.data(), all.data(), counts, DType::kFloat32, o);
+      },
+      "called this collective with other arguments");
 }
 
 // Rank 0 expects 3 elements from rank 1, which sends 2: no signature can tell, so the receive
@@ -265,7 +281,8 @@ TEST(Faults, BadArgumentsAreRejectedBeforeCommunicating) {
     EXPECT_THROW(Broadcast<float>(ctx, v, o), InvalidArgumentError);
     EXPECT_THROW(Allreduce(ctx, nullptr, v.data(), 4, DType::kFloat32), InvalidArgumentError);
     std::vector<float> small(3);
-    EXPECT_THROW(Allgather<float>(ctx, std::span<const float>(v), std::span<float>(small)), InvalidArgumentError);
+    EXPECT_THROW(Allgather<float>(ctx, std::span<const float>(v), std::span<float>(small)),
+                 InvalidArgumentError);
     const std::vector<uint64_t> one_count = {4};  // two ranks
     EXPECT_THROW(Allgatherv(ctx, v.data(), v.data(), one_count, DType::kFloat32), InvalidArgumentError);
     const std::vector<uint64_t> two = {1, 1}, other = {2, 2};  // to itself: sends 1, receives 2

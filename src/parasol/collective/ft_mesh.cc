@@ -89,8 +89,10 @@ void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const st
   // A neighbour sends this node's own chunks last when farthest-first, first when nearest-first.
   if (nearest_first) receive_mine();
   Alternate(rightward, leftward, [&](int k) {
-    if (owner[static_cast<size_t>(k)] > i) forward(k, left, right);
-    else forward(k, right, left);
+    if (owner[static_cast<size_t>(k)] > i)
+      forward(k, left, right);
+    else
+      forward(k, right, left);
   });
   if (!nearest_first) receive_mine();
 }
@@ -217,11 +219,15 @@ void FoldLines(ProgramBuilder& b, const std::vector<bool>& fold, int lines, int 
         const Region& c = chunks[static_cast<size_t>(order[j])];
         for (const Region& s : Segments(c, seg)) {
           if (b.rank() == me) {
-            if (unfold) b.Recv(peer, s, channel);
-            else b.Send(peer, s, channel);
+            if (unfold)
+              b.Recv(peer, s, channel);
+            else
+              b.Send(peer, s, channel);
           } else if (b.rank() == peer) {
-            if (unfold) b.Send(me, s, channel);
-            else b.RecvReduce(me, s, channel);
+            if (unfold)
+              b.Send(me, s, channel);
+            else
+              b.RecvReduce(me, s, channel);
           }
         }
       }
@@ -237,7 +243,8 @@ struct LineLayout {
   std::vector<std::vector<int>> owner_pos;
 };
 
-LineLayout LayoutLines(int lines, int width, const std::function<int(int, int)>& at, const std::vector<bool>& fold) {
+LineLayout LayoutLines(int lines, int width, const std::function<int(int, int)>& at,
+                       const std::vector<bool>& fold) {
   LineLayout out;
   out.members.resize(static_cast<size_t>(lines));
   out.owner_rank.assign(static_cast<size_t>(lines), std::vector<int>(static_cast<size_t>(width), -1));
@@ -257,7 +264,8 @@ LineLayout LayoutLines(int lines, int width, const std::function<int(int, int)>&
         if (std::abs(alive_at[j] - k) < std::abs(alive_at[best] - k)) best = j;
       }
       out.owner_pos[static_cast<size_t>(l)][static_cast<size_t>(k)] = static_cast<int>(best);
-      out.owner_rank[static_cast<size_t>(l)][static_cast<size_t>(k)] = out.members[static_cast<size_t>(l)][best];
+      out.owner_rank[static_cast<size_t>(l)][static_cast<size_t>(k)] =
+          out.members[static_cast<size_t>(l)][best];
     }
   }
   return out;
@@ -286,8 +294,8 @@ void CrossPhase(ProgramBuilder& b, const LineLayout& layout, int my_line, const 
 }
 
 // One orientation: lines are rows (transpose=false) or columns (transpose=true).
-void MeshPart(ProgramBuilder& b, const Mesh& m, bool transpose, uint64_t begin, uint64_t end,
-              int channel, uint64_t seg) {
+void MeshPart(ProgramBuilder& b, const Mesh& m, bool transpose, uint64_t begin, uint64_t end, int channel,
+              uint64_t seg) {
   const int lines = transpose ? m.cols : m.rows;
   const int width = transpose ? m.rows : m.cols;
   std::function<int(int, int)> at = [&](int line, int pos) {

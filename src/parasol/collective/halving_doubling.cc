@@ -39,7 +39,8 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
 
   if (doubling_only || end - begin < static_cast<uint64_t>(p2)) {
     for (int mask = 1; mask < p2; mask <<= 1) {
-      SendRecv(b, rank_of(v ^ mask), Range(begin, end), rank_of(v ^ mask), Range(begin, end), true, channel, seg);
+      SendRecv(b, rank_of(v ^ mask), Range(begin, end), rank_of(v ^ mask), Range(begin, end), true, channel,
+               seg);
     }
   } else {
     auto blocks = BalancedOffsets(end - begin, p2);
@@ -51,7 +52,8 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
       int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
       int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
       int partner = rank_of(v ^ mask);
-      SendRecv(b, partner, Range(at(give_lo), at(give_hi)), partner, Range(at(keep_lo), at(keep_hi)), true, channel, seg);
+      SendRecv(b, partner, Range(at(give_lo), at(give_hi)), partner, Range(at(keep_lo), at(keep_hi)), true,
+               channel, seg);
       lo = keep_lo;
       hi = keep_hi;
     }
@@ -60,7 +62,8 @@ void HalvingDoubling(ProgramBuilder& b, const std::vector<int>& group, uint64_t 
       bool lower = (v & mask) == 0;
       int other_lo = lower ? hi : lo - width, other_hi = lower ? hi + width : lo;
       int partner = rank_of(v ^ mask);
-      SendRecv(b, partner, Range(at(lo), at(hi)), partner, Range(at(other_lo), at(other_hi)), false, channel, seg);
+      SendRecv(b, partner, Range(at(lo), at(hi)), partner, Range(at(other_lo), at(other_hi)), false, channel,
+               seg);
       lo = std::min(lo, other_lo);
       hi = std::max(hi, other_hi);
     }

@@ -21,7 +21,8 @@ std::vector<std::vector<int>> MultiringOrders(int n, int rings) {
   std::vector<std::vector<int>> orders;
   for (int s : strides) {
     std::vector<int> order(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = static_cast<int>((static_cast<int64_t>(i) * s) % n);
+    for (int i = 0; i < n; ++i)
+      order[static_cast<size_t>(i)] = static_cast<int>((static_cast<int64_t>(i) * s) % n);
     orders.push_back(std::move(order));
   }
   return orders;

@@ -22,8 +22,10 @@ void SendRecv(ProgramBuilder& b, int send_peer, Region send, int recv_peer, Regi
   for (size_t j = 0; j < std::max(sends.size(), recvs.size()); ++j) {
     if (j < sends.size()) b.Send(send_peer, sends[j], channel);
     if (j < recvs.size()) {
-      if (reduce) b.RecvReduce(recv_peer, recvs[j], channel);
-      else b.Recv(recv_peer, recvs[j], channel);
+      if (reduce)
+        b.RecvReduce(recv_peer, recvs[j], channel);
+      else
+        b.Recv(recv_peer, recvs[j], channel);
     }
   }
 }
@@ -51,25 +53,27 @@ std::vector<Region> Segments(uint64_t begin, uint64_t end, uint64_t seg_elems) {
   return out;
 }
 
-void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group,
-                       const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems) {
+void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group, const std::vector<uint64_t>& chunks,
+                       int channel, uint64_t seg_elems) {
   int n = static_cast<int>(group.size());
   RingPosition at;
   if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   // Step s sends the chunk received (and reduced) in step s-1; the last step completes chunk i.
   for (int s = 0; s < n - 1; ++s) {
-    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s - 1, n)), at.prev, Chunk(chunks, Mod(at.index - s - 2, n)),
+    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s - 1, n)), at.prev,
+             Chunk(chunks, Mod(at.index - s - 2, n)),
              /*reduce=*/true, channel, seg_elems);
   }
 }
 
-void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
-                   const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems) {
+void RingAllgather(ProgramBuilder& b, const std::vector<int>& group, const std::vector<uint64_t>& chunks,
+                   int channel, uint64_t seg_elems) {
   int n = static_cast<int>(group.size());
   RingPosition at;
   if (n < 2 || !FindInRing(group, b.rank(), &at)) return;
   for (int s = 0; s < n - 1; ++s) {
-    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s, n)), at.prev, Chunk(chunks, Mod(at.index - s - 1, n)),
+    SendRecv(b, at.next, Chunk(chunks, Mod(at.index - s, n)), at.prev,
+             Chunk(chunks, Mod(at.index - s - 1, n)),
              /*reduce=*/false, channel, seg_elems);
   }
 }

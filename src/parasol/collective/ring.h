@@ -14,10 +14,10 @@ namespace parasol::collective {
 // group; the allgather starts from that state and leaves every chunk everywhere. Each chunk moves
 // in segments of `seg_elems` elements, so large messages stream through the ring. Ranks outside
 // the group add nothing.
-void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group,
-                       const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems);
-void RingAllgather(ProgramBuilder& b, const std::vector<int>& group,
-                   const std::vector<uint64_t>& chunks, int channel, uint64_t seg_elems);
+void RingReduceScatter(ProgramBuilder& b, const std::vector<int>& group, const std::vector<uint64_t>& chunks,
+                       int channel, uint64_t seg_elems);
+void RingAllgather(ProgramBuilder& b, const std::vector<int>& group, const std::vector<uint64_t>& chunks,
+                   int channel, uint64_t seg_elems);
 
 // Sends `send` to `send_peer` and receives `recv` from `recv_peer` (reducing into it or
 // overwriting it), segment by segment and interleaved, so both directions stream at once. An

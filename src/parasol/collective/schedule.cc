@@ -50,7 +50,8 @@ struct ProgramBuilder::Tracker {
     Map& m = buffers[static_cast<size_t>(BufferId::kData)];
     Split(m, r.offset);
     Split(m, r.offset + r.count);
-    for (auto it = m.find(r.offset); it != m.end() && it->first < r.offset + r.count; ++it) it->second.defined = true;
+    for (auto it = m.find(r.offset); it != m.end() && it->first < r.offset + r.count; ++it)
+      it->second.defined = true;
   }
 
   // Splits the segment containing `at` so that a segment starts there.
@@ -99,7 +100,10 @@ struct ProgramBuilder::Tracker {
 ProgramBuilder::ProgramBuilder(int rank, int nranks) : ProgramBuilder(rank, nranks, false, 0) {}
 
 ProgramBuilder::ProgramBuilder(int rank, int nranks, bool from_input, uint64_t data_count)
-    : rank_(rank), nranks_(nranks), from_input_(from_input), data_count_(data_count),
+    : rank_(rank),
+      nranks_(nranks),
+      from_input_(from_input),
+      data_count_(data_count),
       tracker_(std::make_unique<Tracker>(!from_input)) {
   program_.rank = rank;
   program_.nranks = nranks;
@@ -143,7 +147,8 @@ int64_t ProgramBuilder::Send(int peer, Region region, int channel) {
   auto id = static_cast<uint32_t>(program_.ops.size());
   std::vector<uint32_t> deps;
   tracker_->Access(region, /*write=*/false, id, deps);
-  return Add(Op{OpKind::kSend, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps), {});
+  return Add(Op{OpKind::kSend, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps),
+             {});
 }
 
 int64_t ProgramBuilder::Recv(int peer, Region region, int channel) {
@@ -154,7 +159,8 @@ int64_t ProgramBuilder::Recv(int peer, Region region, int channel) {
   std::vector<uint32_t> deps;
   tracker_->Access(region, /*write=*/true, id, deps);
   tracker_->Define(region);
-  return Add(Op{OpKind::kRecv, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps), {});
+  return Add(Op{OpKind::kRecv, static_cast<uint8_t>(channel), 0, false, peer, region, {}}, std::move(deps),
+             {});
 }
 
 int64_t ProgramBuilder::RecvReduce(int peer, Region region, int channel) {
@@ -197,8 +203,8 @@ int64_t ProgramBuilder::Copy(Region dst, Region src) {
 namespace {
 
 // CSR successor lists from per-op predecessor lists.
-void BuildSuccessors(size_t n, const std::vector<std::vector<uint32_t>>& preds,
-                     std::vector<uint32_t>& begin, std::vector<uint32_t>& succ) {
+void BuildSuccessors(size_t n, const std::vector<std::vector<uint32_t>>& preds, std::vector<uint32_t>& begin,
+                     std::vector<uint32_t>& succ) {
   begin.assign(n + 1, 0);
   for (const auto& p : preds) {
     for (uint32_t d : p) ++begin[d + 1];
@@ -283,9 +289,9 @@ std::string Program::Describe() const {
   std::string out;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    out += fmt::format("{:4} {:11} peer {:3} ch {:2} {}[{}, +{})", i, kKinds[static_cast<int>(op.kind)],
-                       op.peer, op.channel, kBufs[static_cast<int>(op.region.buffer)],
-                       op.region.offset, op.region.count);
+    out +=
+        fmt::format("{:4} {:11} peer {:3} ch {:2} {}[{}, +{})", i, kKinds[static_cast<int>(op.kind)], op.peer,
+                    op.channel, kBufs[static_cast<int>(op.region.buffer)], op.region.offset, op.region.count);
     out += " deps";
     for (uint32_t d = op.dep_begin; d < op.dep_end; ++d) {
       out += fmt::format("{}{}", d == op.dep_apply ? " |" : " ", deps[d]);
@@ -300,7 +306,8 @@ std::vector<uint64_t> BalancedOffsets(uint64_t count, int parts) {
   uint64_t base = count / static_cast<uint64_t>(parts);
   uint64_t extra = count % static_cast<uint64_t>(parts);
   for (int i = 0; i < parts; ++i) {
-    off[static_cast<size_t>(i) + 1] = off[static_cast<size_t>(i)] + base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
+    off[static_cast<size_t>(i) + 1] =
+        off[static_cast<size_t>(i)] + base + (static_cast<uint64_t>(i) < extra ? 1 : 0);
   }
   return off;
 }
@@ -312,8 +319,8 @@ std::vector<uint64_t> WeightedOffsets(uint64_t count, const std::vector<double>&
   double acc = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     acc += weights[i];
-    off[i + 1] = i + 1 == weights.size() ? count
-                                          : static_cast<uint64_t>(static_cast<double>(count) * acc / total);
+    off[i + 1] =
+        i + 1 == weights.size() ? count : static_cast<uint64_t>(static_cast<double>(count) * acc / total);
     off[i + 1] = std::max(off[i + 1], off[i]);
   }
   return off;

@@ -50,11 +50,11 @@ TEST(Schedule, ScratchSlotsAreReusedInTurn) {
 
 TEST(Schedule, StreamsAreNumberedPerPeerChannelAndDirection) {
   ProgramBuilder b(0, 3);
-  b.Send(1, Data(0, 1));      // 0: stream (1, 0, send) #0
-  b.Send(1, Data(1, 1), 1);   // 1: stream (1, 1, send) #0
-  b.Recv(1, Data(2, 1));      // 2: stream (1, 0, recv) #0
-  b.Send(1, Data(3, 1));      // 3: stream (1, 0, send) #1
-  b.Send(2, Data(4, 1));      // 4: stream (2, 0, send) #0
+  b.Send(1, Data(0, 1));                 // 0: stream (1, 0, send) #0
+  b.Send(1, Data(1, 1), 1);              // 1: stream (1, 1, send) #0
+  b.Recv(1, Data(2, 1));                 // 2: stream (1, 0, recv) #0
+  b.Send(1, Data(3, 1));                 // 3: stream (1, 0, send) #1
+  b.Send(2, Data(4, 1));                 // 4: stream (2, 0, send) #0
   EXPECT_EQ(b.Send(1, Data(5, 0)), -1);  // empty: not emitted
   Program p = std::move(b).Finish();
   EXPECT_EQ(p.queue_prev, (std::vector<int32_t>{-1, -1, -1, 0, -1}));

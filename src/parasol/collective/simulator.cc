@@ -57,11 +57,17 @@ class Simulation {
  public:
   Simulation(const Topology& topo, const std::vector<Program>& programs, const SimulationOptions& o,
              const SimulationData* data)
-      : topo_(topo), programs_(programs), o_(o), data_(data), states_(programs.size()),
-        link_flows_(topo.num_link_ids()), link_busy_(topo.num_link_ids(), 0.0) {
+      : topo_(topo),
+        programs_(programs),
+        o_(o),
+        data_(data),
+        states_(programs.size()),
+        link_flows_(topo.num_link_ids()),
+        link_busy_(topo.num_link_ids(), 0.0) {
     if (data_) {
       scratch_.resize(programs.size());
-      for (size_t r = 0; r < programs.size(); ++r) scratch_[r].resize(programs[r].scratch_count * o.elem_size);
+      for (size_t r = 0; r < programs.size(); ++r)
+        scratch_[r].resize(programs[r].scratch_count * o.elem_size);
     }
   }
 
@@ -91,8 +97,8 @@ class Simulation {
     for (int r = 0; r < n; ++r) {
       const ProgramState& st = states_[static_cast<size_t>(r)];
       if (!st.done()) {
-        throw InternalError(fmt::format("simulation stuck: rank {} completed {} of {} steps", r, st.completed(),
-                                        programs_[static_cast<size_t>(r)].ops.size()));
+        throw InternalError(fmt::format("simulation stuck: rank {} completed {} of {} steps", r,
+                                        st.completed(), programs_[static_cast<size_t>(r)].ops.size()));
       }
     }
     result_.time_s = now;
@@ -108,7 +114,9 @@ class Simulation {
     switch (r.buffer) {
       case BufferId::kData: base = (*data_->data)[static_cast<size_t>(rank)].data(); break;
       case BufferId::kScratch: base = scratch_[static_cast<size_t>(rank)].data(); break;
-      case BufferId::kInput: base = const_cast<std::byte*>((*data_->input)[static_cast<size_t>(rank)].data()); break;
+      case BufferId::kInput:
+        base = const_cast<std::byte*>((*data_->input)[static_cast<size_t>(rank)].data());
+        break;
     }
     return base + r.offset * o_.elem_size;
   }
@@ -118,7 +126,8 @@ class Simulation {
   }
 
   static uint64_t Key(size_t n, int src, int dst, int channel) {
-    return (static_cast<uint64_t>(src) * n + static_cast<uint64_t>(dst)) << 8 | static_cast<uint64_t>(channel);
+    return (static_cast<uint64_t>(src) * n + static_cast<uint64_t>(dst)) << 8 |
+           static_cast<uint64_t>(channel);
   }
 
   void IssueReady(int rank, double now) {
@@ -146,7 +155,8 @@ class Simulation {
   }
 
   uint32_t FlowOf(int src, int dst, int channel) {
-    auto [it, added] = flow_ids_.emplace(Key(programs_.size(), src, dst, channel), static_cast<uint32_t>(flows_.size()));
+    auto [it, added] =
+        flow_ids_.emplace(Key(programs_.size(), src, dst, channel), static_cast<uint32_t>(flows_.size()));
     if (added) {
       Flow f;
       f.src = src;
@@ -202,8 +212,10 @@ class Simulation {
     Stream& s = streams_[Key(programs_.size(), f.src, f.dst, f.channel)];
     s.arrived.emplace_back(now + f.latency, m.payload);
     Match(s, f.dst);
-    if (!flows_[id].queue.empty()) StartHead(id, now);
-    else Rerate(flows_[id].path, now);
+    if (!flows_[id].queue.empty())
+      StartHead(id, now);
+    else
+      Rerate(flows_[id].path, now);
   }
 
   // Flows on these links share them equally: each runs at its tightest link's share.
@@ -265,8 +277,9 @@ class Simulation {
     if (!data_) return;
     const Op& o = programs_[static_cast<size_t>(rank)].ops[op];
     if (o.reduce_from_input) {
-      data_->reduce3(Ptr(rank, o.region), Ptr(rank, Region{BufferId::kInput, o.region.offset, o.region.count}),
-                     Ptr(rank, o.aux), o.region.count);
+      data_->reduce3(Ptr(rank, o.region),
+                     Ptr(rank, Region{BufferId::kInput, o.region.offset, o.region.count}), Ptr(rank, o.aux),
+                     o.region.count);
     } else {
       data_->reduce(Ptr(rank, o.region), Ptr(rank, o.aux), o.region.count);
     }

@@ -35,10 +35,10 @@ struct SimulationData {
 };
 
 struct SimulationResult {
-  double time_s = 0;          // when the last rank finished
+  double time_s = 0;  // when the last rank finished
   uint64_t messages = 0;
-  uint64_t bytes_sent = 0;    // payload bytes, each message counted once
-  double max_link_busy_s = 0; // the busiest link's bytes over its bandwidth
+  uint64_t bytes_sent = 0;     // payload bytes, each message counted once
+  double max_link_busy_s = 0;  // the busiest link's bytes over its bandwidth
   // When the last op of each channel finished (index = channel): a profile of the schedule's phases.
   std::vector<double> channel_done_s;
   std::vector<double> rank_done_s;  // when each rank finished its program

@@ -43,7 +43,8 @@ TEST(Simulator, RingMatchesClosedForm) {
     const uint64_t count = uint64_t{16} << 20;  // float32: 64 MiB
     double bytes = static_cast<double>(count) * 4;
     // One message per step: segments as large as a chunk.
-    auto res = Simulate(t, Programs(AllreduceAlgorithm::kRing, t, count, 4, uint64_t{1} << 40), {.elem_size = 4});
+    auto res =
+        Simulate(t, Programs(AllreduceAlgorithm::kRing, t, count, 4, uint64_t{1} << 40), {.elem_size = 4});
     double want = 2.0 * (n - 1) / n * bytes / bw + 2.0 * (n - 1) * alpha;
     EXPECT_NEAR(res.time_s / want, 1.0, 1e-6) << n << " ranks: " << res.time_s << " vs " << want;
     EXPECT_EQ(res.messages, static_cast<uint64_t>(2 * n * (n - 1)));
@@ -71,7 +72,8 @@ TEST(Simulator, MessagesSharingALinkTakeTurns) {
   for (int r = 0; r < 3; ++r) {
     ProgramBuilder b(r, 3);
     Region all{BufferId::kData, 0, count};
-    if (r < 2) b.Send(2, all, r);
+    if (r < 2)
+      b.Send(2, all, r);
     else {
       b.Recv(0, all, 0);
       b.Recv(1, Region{BufferId::kData, 0, count}, 1);
@@ -129,7 +131,8 @@ void CheckCarriesData(const ScaleCase& c) {
   Topology t = Topology::Parse(c.topology, {.failed = c.failed});
   const int n = t.num_ranks();
   std::vector<std::vector<std::byte>> inputs;
-  for (int r = 0; r < n; ++r) inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, c.count));
+  for (int r = 0; r < n; ++r)
+    inputs.push_back(testing::ExactInput(DType::kFloat32, ReduceOp::kSum, r, c.count));
   auto want = testing::Reference(DType::kFloat32, ReduceOp::kSum, inputs);
   for (bool from_input : {false, true}) {
     std::vector<std::vector<std::byte>> data = inputs;
@@ -140,8 +143,9 @@ void CheckCarriesData(const ScaleCase& c) {
                       GetReduceFn3(DType::kFloat32, ReduceOp::kSum)};
     Simulate(t, Programs(c.algo, t, c.count, 4, 512, 2, from_input), {.elem_size = 4}, &sd);
     for (int r = 0; r < n; ++r) {
-      ASSERT_EQ(data[static_cast<size_t>(r)], want) << AllreduceAlgorithmName(c.algo) << " on " << c.topology
-                                                    << ": rank " << r << (from_input ? " (out of place)" : "");
+      ASSERT_EQ(data[static_cast<size_t>(r)], want)
+          << AllreduceAlgorithmName(c.algo) << " on " << c.topology << ": rank " << r
+          << (from_input ? " (out of place)" : "");
     }
   }
 }
@@ -166,12 +170,12 @@ TEST(Simulator, SchedulesAreCorrectAtScale) {
 // row, and clusters, on a 16x16 mesh.
 TEST(Simulator, FtMeshRoutesAroundHoles) {
   const std::vector<std::vector<int>> failures = {
-      {5 * 16 + 7},                              // one interior hole
-      {0, 15, 255},                              // corners
-      {3, 16 * 7, 16 * 9 + 15},                  // on each edge
+      {5 * 16 + 7},                                                  // one interior hole
+      {0, 15, 255},                                                  // corners
+      {3, 16 * 7, 16 * 9 + 15},                                      // on each edge
       {6 * 16 + 4, 6 * 16 + 5, 6 * 16 + 6, 6 * 16 + 7, 6 * 16 + 8},  // part of a row
       {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},        // the whole first row
-      {17, 18, 33, 34},                          // a 2x2 cluster
+      {17, 18, 33, 34},                                              // a 2x2 cluster
   };
   for (const auto& f : failures) CheckCarriesData({AllreduceAlgorithm::kFtMesh, "mesh:16x16", f, 2003});
 }

@@ -44,7 +44,8 @@ std::vector<int> MinimumSpanningTree(const PackProblem& pb, const std::vector<do
   Dsu dsu(pb.nodes);
   std::vector<int> tree;
   for (int e : order) {
-    if (dsu.Union(pb.edges[static_cast<size_t>(e)].first, pb.edges[static_cast<size_t>(e)].second)) tree.push_back(e);
+    if (dsu.Union(pb.edges[static_cast<size_t>(e)].first, pb.edges[static_cast<size_t>(e)].second))
+      tree.push_back(e);
     if (static_cast<int>(tree.size()) == pb.nodes - 1) break;
   }
   return tree;
@@ -101,7 +102,8 @@ TreeWeights MultiplicativeWeights(const PackProblem& pb, const std::vector<doubl
     }
     auto tree = MinimumSpanningTree(pb, edge_length, order);
     if (static_cast<int>(tree.size()) != pb.nodes - 1) {
-      throw InvalidArgumentError(fmt::format("tree packing: the graph of {} nodes is not connected", pb.nodes));
+      throw InvalidArgumentError(
+          fmt::format("tree packing: the graph of {} nodes is not connected", pb.nodes));
     }
     auto uses = Uses(pb, tree);
     double c = 1e300;
@@ -115,8 +117,10 @@ TreeWeights MultiplicativeWeights(const PackProblem& pb, const std::vector<doubl
 
 // Keeps the heaviest trees, scales them so no resource is over capacity, then gives each tree in
 // turn whatever capacity its resources have left.
-void PruneAndReweight(const PackProblem& pb, const std::vector<double>& cap, int max_trees, TreeWeights& trees) {
-  std::stable_sort(trees.begin(), trees.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+void PruneAndReweight(const PackProblem& pb, const std::vector<double>& cap, int max_trees,
+                      TreeWeights& trees) {
+  std::stable_sort(trees.begin(), trees.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   if (static_cast<int>(trees.size()) > max_trees) trees.resize(static_cast<size_t>(max_trees));
   std::vector<std::vector<std::pair<uint32_t, int>>> uses;
   for (const auto& t : trees) uses.push_back(Uses(pb, t.first));

@@ -13,9 +13,9 @@ namespace parasol::collective {
 
 struct PackProblem {
   int nodes = 0;
-  std::vector<std::pair<int, int>> edges;            // candidate tree edges (undirected)
-  std::vector<std::vector<uint32_t>> edge_resources; // resources each edge uses, per tree that has it
-  std::vector<double> capacity;                      // per resource, any unit
+  std::vector<std::pair<int, int>> edges;             // candidate tree edges (undirected)
+  std::vector<std::vector<uint32_t>> edge_resources;  // resources each edge uses, per tree that has it
+  std::vector<double> capacity;                       // per resource, any unit
 };
 
 struct PackEdge {

@@ -24,7 +24,8 @@ void ExpectFeasible(int n, const std::vector<PackEdge>& edges, const TreePacking
 
 std::vector<PackEdge> Complete(int n) {
   std::vector<PackEdge> edges;
-  for (int u = 0; u < n; ++u) for (int v = u + 1; v < n; ++v) edges.push_back({u, v, 1.0});
+  for (int u = 0; u < n; ++u)
+    for (int v = u + 1; v < n; ++v) edges.push_back({u, v, 1.0});
   return edges;
 }
 

@@ -39,7 +39,8 @@ std::pair<int, int> ParseDims(std::string_view spec, std::string_view arg) {
 
 int ParseCount(std::string_view spec, std::string_view arg) {
   auto n = ParseInt(arg, "topology size");
-  if (n < 1 || n > (1 << 22)) throw InvalidArgumentError(fmt::format("topology '{}': size out of range", spec));
+  if (n < 1 || n > (1 << 22))
+    throw InvalidArgumentError(fmt::format("topology '{}': size out of range", spec));
   return static_cast<int>(n);
 }
 
@@ -73,15 +74,19 @@ void Topology::AddGrid(int rows, int cols, bool torus, double gbps, double laten
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) {
       int id = r * cols + c;
-      if (c + 1 < cols) AddLink(id, id + 1, gbps, latency_us);
-      else if (torus && cols > 2) AddLink(id, r * cols, gbps, latency_us);
+      if (c + 1 < cols)
+        AddLink(id, id + 1, gbps, latency_us);
+      else if (torus && cols > 2)
+        AddLink(id, r * cols, gbps, latency_us);
     }
   }
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) {
       int id = r * cols + c;
-      if (r + 1 < rows) AddLink(id, id + cols, gbps, latency_us);
-      else if (torus && rows > 2) AddLink(id, c, gbps, latency_us);
+      if (r + 1 < rows)
+        AddLink(id, id + cols, gbps, latency_us);
+      else if (torus && rows > 2)
+        AddLink(id, c, gbps, latency_us);
     }
   }
 }
@@ -190,7 +195,8 @@ Topology Topology::Load(const std::string& path, const Options& o) {
       const int b = in.NumberIn<int>(NextField(line, pos), "destination node", 0, last);
       const double gbps = in.NumberIn<double>(NextField(line, pos), "bandwidth (Gbit/s)", 1e-9, 1e9);
       const std::string_view lat_field = NextField(line, pos);
-      const double lat = lat_field.empty() ? o.latency_us : in.NumberIn<double>(lat_field, "latency (us)", 0, 1e12);
+      const double lat =
+          lat_field.empty() ? o.latency_us : in.NumberIn<double>(lat_field, "latency (us)", 0, 1e12);
       if (a == b) in.Fail("a link needs two different nodes");
       t.AddLink(a, b, gbps, lat, word == "link");
     } else {
@@ -210,7 +216,8 @@ void Topology::Finalize(const std::vector<int>& failed) {
   failed_.assign(static_cast<size_t>(num_nodes_), false);
   for (int f : failed) {
     if (f < 0 || f >= num_endpoints_) {
-      throw InvalidArgumentError(fmt::format("failed node {} is not a node of {} (0..{})", f, name_, num_endpoints_ - 1));
+      throw InvalidArgumentError(
+          fmt::format("failed node {} is not a node of {} (0..{})", f, name_, num_endpoints_ - 1));
     }
     failed_[static_cast<size_t>(f)] = true;
   }
@@ -221,7 +228,8 @@ void Topology::Finalize(const std::vector<int>& failed) {
     node_rank_[static_cast<size_t>(v)] = static_cast<int>(rank_node_.size());
     rank_node_.push_back(v);
   }
-  if (rank_node_.empty()) throw InvalidArgumentError(fmt::format("topology {}: every node has failed", name_));
+  if (rank_node_.empty())
+    throw InvalidArgumentError(fmt::format("topology {}: every node has failed", name_));
   uint64_t h = Mix(static_cast<uint64_t>(kind_), static_cast<uint64_t>(num_nodes_));
   h = Mix(h, static_cast<uint64_t>(full_bytes_per_s_));
   for (const auto& l : links_) {
@@ -235,12 +243,14 @@ void Topology::Finalize(const std::vector<int>& failed) {
   if (kind_ != Kind::kFull) {
     ComputeRoutesFrom(rank_node_[0]);
     for (int v : rank_node_) {
-      if (v != rank_node_[0] && parent_link_[static_cast<size_t>(rank_node_[0])][static_cast<size_t>(v)] < 0) {
+      if (v != rank_node_[0] &&
+          parent_link_[static_cast<size_t>(rank_node_[0])][static_cast<size_t>(v)] < 0) {
         const std::string what = fmt::format("node {} cannot reach node {}", rank_node_[0], v);
         if (kind_ == Kind::kCustom && failed.empty()) {  // the file's links do not join them
           throw ParseError(name_.substr(std::string_view("file:").size()), 0, what + ": no path of links");
         }
-        throw InvalidArgumentError(fmt::format("topology {}: {} (the failed nodes split the network)", name_, what));
+        throw InvalidArgumentError(
+            fmt::format("topology {}: {} (the failed nodes split the network)", name_, what));
       }
     }
   }
@@ -254,8 +264,8 @@ size_t Topology::num_link_ids() const {
 Topology::Link Topology::link(uint32_t id) const {
   if (kind_ == Kind::kFull) {
     int n = num_nodes_;
-    return Link{static_cast<int>(id / static_cast<uint32_t>(n)), static_cast<int>(id % static_cast<uint32_t>(n)),
-                full_bytes_per_s_, latency_s_};
+    return Link{static_cast<int>(id / static_cast<uint32_t>(n)),
+                static_cast<int>(id % static_cast<uint32_t>(n)), full_bytes_per_s_, latency_s_};
   }
   return links_[id];
 }
@@ -309,7 +319,8 @@ std::vector<uint32_t> Topology::GridDetour(int a, int b) const {
     int limit = same_row ? rows_ : cols_;
     int lane = (same_row ? ra : ca) + side;
     if (lane < 0 || lane >= limit) continue;
-    for (int i = 0; i <= len; ++i) path.push_back(same_row ? node(lane, ca + i * step) : node(ra + i * step, lane));
+    for (int i = 0; i <= len; ++i)
+      path.push_back(same_row ? node(lane, ca + i * step) : node(ra + i * step, lane));
     path.push_back(b);
     std::vector<uint32_t> links;
     bool ok = true;
@@ -338,7 +349,9 @@ const std::vector<uint32_t>& Topology::Route(int from_rank, int to_rank) const {
     const auto& parent = parent_link_[static_cast<size_t>(a)];
     for (int v = b; v != a;) {
       int32_t id = parent[static_cast<size_t>(v)];
-      if (id < 0) throw InvalidArgumentError(fmt::format("topology {}: no route from rank {} to rank {}", name_, from_rank, to_rank));
+      if (id < 0)
+        throw InvalidArgumentError(
+            fmt::format("topology {}: no route from rank {} to rank {}", name_, from_rank, to_rank));
       path.push_back(static_cast<uint32_t>(id));
       v = links_[static_cast<size_t>(id)].src;
     }

@@ -76,7 +76,8 @@ TEST(Topology, BadNamesAreClearErrors) {
 class TopologyFile : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    path_ = (std::filesystem::temp_directory_path() / ("parasol_topo_" + std::to_string(::getpid()) + ".txt")).string();
+    path_ = (std::filesystem::temp_directory_path() / ("parasol_topo_" + std::to_string(::getpid()) + ".txt"))
+                .string();
     std::ofstream(path_) << text;
     return path_;
   }
@@ -85,8 +86,9 @@ class TopologyFile : public ::testing::Test {
 };
 
 TEST_F(TopologyFile, ReadsNodesSwitchesAndLinks) {
-  auto path = Write("# two hosts behind one switch\nnodes 4\nswitches 1\nlink 0 1 40\nlink 2 3 40\n"
-                    "link 0 4 10 2.5\nlink 1 4 10\nlink 2 4 10\nlink 3 4 10\n");
+  auto path = Write(
+      "# two hosts behind one switch\nnodes 4\nswitches 1\nlink 0 1 40\nlink 2 3 40\n"
+      "link 0 4 10 2.5\nlink 1 4 10\nlink 2 4 10\nlink 3 4 10\n");
   auto t = Topology::Parse("file:" + path);
   EXPECT_EQ(t.num_ranks(), 4);
   EXPECT_EQ(t.Route(0, 1).size(), 1u);

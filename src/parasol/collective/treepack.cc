@@ -60,7 +60,8 @@ Rooted RootTree(int n, const WeightedTree& t) {
   bfs(r.root, r.parent);
   r.children.resize(static_cast<size_t>(n));
   for (int v = 0; v < n; ++v) {
-    if (r.parent[static_cast<size_t>(v)] >= 0) r.children[static_cast<size_t>(r.parent[static_cast<size_t>(v)])].push_back(v);
+    if (r.parent[static_cast<size_t>(v)] >= 0)
+      r.children[static_cast<size_t>(r.parent[static_cast<size_t>(v)])].push_back(v);
   }
   return r;
 }
@@ -102,7 +103,8 @@ TreePacking PackTopology(const Topology& topology, int max_trees) {
 
 Program BuildTreepackAllreduce(const AllreduceParams& p, const TreePacking& packing) {
   if (packing.nodes != p.nranks) {
-    throw InvalidArgumentError(fmt::format("treepack: packing is for {} ranks, job has {}", packing.nodes, p.nranks));
+    throw InvalidArgumentError(
+        fmt::format("treepack: packing is for {} ranks, job has {}", packing.nodes, p.nranks));
   }
   ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   if (p.nranks < 2) return std::move(b).Finish();

@@ -38,8 +38,8 @@ struct RecvState {
 struct Envelope {
   int src;
   Tag tag;
-  const std::byte* data;           // the sender's buffer (rendezvous)
-  std::vector<std::byte> copy;     // eager copy
+  const std::byte* data;        // the sender's buffer (rendezvous)
+  std::vector<std::byte> copy;  // eager copy
   size_t bytes;
   std::shared_ptr<SendState> send;
   Clock::time_point visible_at;
@@ -69,8 +69,7 @@ struct Comm {
 constexpr Tag kSplitTag = kMaxUserTag + 2;
 
 struct RegionEntry {
-  explicit RegionEntry(int n)
-      : bases(static_cast<size_t>(n), nullptr), sizes(static_cast<size_t>(n), 0) {}
+  explicit RegionEntry(int n) : bases(static_cast<size_t>(n), nullptr), sizes(static_cast<size_t>(n), 0) {}
   std::vector<std::byte*> bases;
   std::vector<size_t> sizes;
   int arrived = 0;
@@ -96,19 +95,24 @@ struct InProcessWorld::Impl {
   const InProcessOptions options;
   std::vector<std::unique_ptr<Comm>> comms PARASOL_GUARDED_BY(mu);
   std::map<std::pair<int, int>, int> duplicate_of PARASOL_GUARDED_BY(mu);  // (comm, k-th duplicate) -> comm
-  std::map<std::tuple<int, int, int>, int> split_of PARASOL_GUARDED_BY(mu);  // (comm, k-th split, color) -> comm
+  std::map<std::tuple<int, int, int>, int> split_of
+      PARASOL_GUARDED_BY(mu);  // (comm, k-th split, color) -> comm
   // (comm, k-th registration) -> entry
   std::map<std::pair<int, int>, std::shared_ptr<RegionEntry>> regions PARASOL_GUARDED_BY(mu);
   std::vector<bool> killed PARASOL_GUARDED_BY(mu);
   std::vector<FaultState> faults PARASOL_GUARDED_BY(mu);
   uint64_t messages_sent PARASOL_GUARDED_BY(mu) = 0;
 
-  Mailbox& box(int comm, int rank) PARASOL_REQUIRES(mu) { return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)]; }
+  Mailbox& box(int comm, int rank) PARASOL_REQUIRES(mu) {
+    return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)];
+  }
   // The world rank of `rank` of `comm`.
   int World(int comm, int rank) PARASOL_REQUIRES(mu) {
     return comms[static_cast<size_t>(comm)]->world[static_cast<size_t>(rank)];
   }
-  bool Killed(int comm, int rank) PARASOL_REQUIRES(mu) { return killed[static_cast<size_t>(World(comm, rank))]; }
+  bool Killed(int comm, int rank) PARASOL_REQUIRES(mu) {
+    return killed[static_cast<size_t>(World(comm, rank))];
+  }
   // World rank `rank` is gone (see KillRank).
   void Kill(int rank) PARASOL_REQUIRES(mu);
 
@@ -157,8 +161,8 @@ struct InProcessWorld::Impl {
       if (it == b.inbox.end()) {
         if (Killed(comm, r.src)) {
           r.error = ErrorCode::kPeerGone;
-          r.error_message = fmt::format("rank {}: peer {} is gone (receive of {} bytes, tag {})",
-                                        rank, r.src, r.bytes, r.tag);
+          r.error_message = fmt::format("rank {}: peer {} is gone (receive of {} bytes, tag {})", rank, r.src,
+                                        r.bytes, r.tag);
           r.done = true;
           b.posted.erase(b.posted.begin() + static_cast<long>(i));
           changed = true;
@@ -183,9 +187,9 @@ struct InProcessWorld::Impl {
   void Complete(int comm, RecvState& r, Envelope& e, int rank) PARASOL_REQUIRES(mu) {
     if (e.bytes != r.bytes) {
       r.error = ErrorCode::kMismatch;
-      r.error_message = fmt::format(
-          "rank {}: message from peer {} (tag {}) has {} bytes where {} were expected", rank,
-          e.src, e.tag, e.bytes, r.bytes);
+      r.error_message =
+          fmt::format("rank {}: message from peer {} (tag {}) has {} bytes where {} were expected", rank,
+                      e.src, e.tag, e.bytes, r.bytes);
     } else if (e.bytes > 0) {
       std::memcpy(r.buf, e.copy.empty() ? e.data : e.copy.data(), e.bytes);
     }
@@ -222,8 +226,7 @@ class InProcessTransport : public Transport {
       w_->Kill(w_->World(comm_, rank_));
       CheckAlive("send");  // throws: this rank is gone, its message with it
     }
-    if (w_->Killed(comm_, peer) ||
-        (fault && fault->action == MessageFault::Action::kDrop)) {
+    if (w_->Killed(comm_, peer) || (fault && fault->action == MessageFault::Action::kDrop)) {
       state->done = true;  // it left this rank and was lost on the way
       return req;
     }
@@ -311,9 +314,9 @@ class InProcessTransport : public Transport {
       // In-process a send can be retracted, so the caller's buffer is free at once.
       auto& inbox = w_->box(comm_, req.peer).inbox;
       auto state = std::static_pointer_cast<SendState>(req.state);
-      inbox.erase(std::remove_if(inbox.begin(), inbox.end(),
-                                 [&](const Envelope& e) { return e.send == state; }),
-                  inbox.end());
+      inbox.erase(
+          std::remove_if(inbox.begin(), inbox.end(), [&](const Envelope& e) { return e.send == state; }),
+          inbox.end());
     }
     req.Reset();
   }
@@ -434,8 +437,13 @@ class InProcessTransport : public Transport {
 class InProcessMemoryRegion : public MemoryRegion {
  public:
   InProcessMemoryRegion(InProcessTransport& t, std::shared_ptr<RegionEntry> entry, int rank)
-      : MemoryRegion(entry->bases[static_cast<size_t>(rank)], entry->sizes[static_cast<size_t>(rank)], entry->sizes),
-        w_(t.w_), comm_(t.comm_), rank_(rank), size_(t.size_), entry_(std::move(entry)) {}
+      : MemoryRegion(entry->bases[static_cast<size_t>(rank)], entry->sizes[static_cast<size_t>(rank)],
+                     entry->sizes),
+        w_(t.w_),
+        comm_(t.comm_),
+        rank_(rank),
+        size_(t.size_),
+        entry_(std::move(entry)) {}
 
   Request Put(int peer, size_t offset, const void* src, size_t bytes) override {
     CheckRange("put", rank_, peer, offset, bytes);
@@ -470,8 +478,9 @@ class InProcessMemoryRegion : public MemoryRegion {
     while (entry_->closed != size_ && b.cv.WaitUntil(w_->mu, deadline.time())) {
     }
     if (entry_->closed != size_) {
-      throw TimeoutError(fmt::format("rank {}: close memory region: deadline passed with {} of {} ranks closed",
-                                     rank_, entry_->closed, size_));
+      throw TimeoutError(
+          fmt::format("rank {}: close memory region: deadline passed with {} of {} ranks closed", rank_,
+                      entry_->closed, size_));
     }
   }
 

@@ -66,7 +66,9 @@ TEST(InProcessTransport, SizeMismatchNamesPeerAndSizes) {
     }
   });
   ASSERT_TRUE(errors[1]);
-  EXPECT_THAT(testing::Message(errors[1]), HasSubstr("rank 1: test receive: message from peer 0 (tag 3) has 20 bytes where 16 were expected"));
+  EXPECT_THAT(
+      testing::Message(errors[1]),
+      HasSubstr("rank 1: test receive: message from peer 0 (tag 3) has 20 bytes where 16 were expected"));
 }
 
 TEST(InProcessTransport, DelayedMessageArrivesAfterItsDelay) {
@@ -74,8 +76,10 @@ TEST(InProcessTransport, DelayedMessageArrivesAfterItsDelay) {
   world.AddFault({.action = MessageFault::Action::kDelay, .src = 0, .dst = 1, .delay_ms = 150ms});
   auto start = std::chrono::steady_clock::now();
   auto errors = testing::RunRanks(world, [](Context& ctx) {
-    if (ctx.rank() == 0) Send(ctx.transport(), 1, 1, {42});
-    else EXPECT_EQ(Recv(ctx.transport(), 0, 1, 1), std::vector<int>{42});
+    if (ctx.rank() == 0)
+      Send(ctx.transport(), 1, 1, {42});
+    else
+      EXPECT_EQ(Recv(ctx.transport(), 0, 1, 1), std::vector<int>{42});
   });
   testing::ExpectNoErrors(errors);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 150ms);
@@ -114,7 +118,8 @@ TEST(InProcessTransport, ADelayedMessageBecomingVisibleWakesAWaiterThatLookedBef
 
 TEST(InProcessTransport, DroppedMessageTimesOutNamingRankAndPeer) {
   InProcessWorld world(2, {.eager = true});
-  world.AddFault({.action = MessageFault::Action::kDrop, .src = 0, .dst = 1, .tag_mask = ~0u, .tag_value = 8});
+  world.AddFault(
+      {.action = MessageFault::Action::kDrop, .src = 0, .dst = 1, .tag_mask = ~0u, .tag_value = 8});
   auto t0 = world.CreateTransport(0);
   auto t1 = world.CreateTransport(1);
   Send(*t0, 1, 8, {1});

@@ -17,8 +17,8 @@ namespace parasol::comm {
 namespace {
 
 // Tags above kMaxUserTag belong to the transport.
-constexpr Tag kControlTag = kMaxUserTag + 1;   // failure notices
-constexpr Tag kHandshakeTag = kMaxUserTag + 2; // registration and duplication handshakes
+constexpr Tag kControlTag = kMaxUserTag + 1;    // failure notices
+constexpr Tag kHandshakeTag = kMaxUserTag + 2;  // registration and duplication handshakes
 constexpr size_t kMaxNoticeBytes = 4096;
 
 static_assert(sizeof(MPI_Request) <= sizeof(uintptr_t), "MPI_Request must fit a Request handle");
@@ -50,8 +50,8 @@ int ErrorClass(int code) {
 
 int CheckedInt(size_t bytes, int rank, std::string_view op) {
   if (bytes > static_cast<size_t>(INT_MAX)) {
-    throw InvalidArgumentError(fmt::format(
-        "rank {}: {}: {} bytes in one message exceeds MPI's limit of {}", rank, op, bytes, INT_MAX));
+    throw InvalidArgumentError(fmt::format("rank {}: {}: {} bytes in one message exceeds MPI's limit of {}",
+                                           rank, op, bytes, INT_MAX));
   }
   return static_cast<int>(bytes);
 }
@@ -132,8 +132,8 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
     throw UnavailableError(fmt::format("this MPI's largest tag ({}) is below the {} parasol needs",
                                        flag ? *tag_ub : 0, kHandshakeTag));
   }
-  CheckMpi(MPI_Irecv(control_buf_.data(), static_cast<int>(control_buf_.size()), MPI_CHAR,
-                     MPI_ANY_SOURCE, static_cast<int>(kControlTag), comm_, &control_recv_),
+  CheckMpi(MPI_Irecv(control_buf_.data(), static_cast<int>(control_buf_.size()), MPI_CHAR, MPI_ANY_SOURCE,
+                     static_cast<int>(kControlTag), comm_, &control_recv_),
            rank_, "post control receive");
   MPI_Comm node;
   if (MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
@@ -141,8 +141,9 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
     cpu_set_t cpus;
-    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
-                                                               : static_cast<int>(std::thread::hardware_concurrency());
+    int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0
+                    ? CPU_COUNT(&cpus)
+                    : static_cast<int>(std::thread::hardware_concurrency());
     oversubscribed_ = local > cores;
   }
 }
@@ -169,18 +170,18 @@ void MpiTransport::CheckPeer(int peer, std::string_view op) const {
 Request MpiTransport::Isend(int peer, Tag tag, const void* data, size_t bytes) {
   CheckPeer(peer, "send");
   MPI_Request r;
-  CheckMpi(MPI_Isend(data, CheckedInt(bytes, rank_, "send"), MPI_BYTE, peer, static_cast<int>(tag),
-                     comm_, &r),
-           rank_, "send");
+  CheckMpi(
+      MPI_Isend(data, CheckedInt(bytes, rank_, "send"), MPI_BYTE, peer, static_cast<int>(tag), comm_, &r),
+      rank_, "send");
   return Request{Request::Kind::kSend, peer, tag, bytes, ToHandle(r), nullptr};
 }
 
 Request MpiTransport::Irecv(int peer, Tag tag, void* data, size_t bytes) {
   CheckPeer(peer, "receive");
   MPI_Request r;
-  CheckMpi(MPI_Irecv(data, CheckedInt(bytes, rank_, "receive"), MPI_BYTE, peer,
-                     static_cast<int>(tag), comm_, &r),
-           rank_, "receive");
+  CheckMpi(
+      MPI_Irecv(data, CheckedInt(bytes, rank_, "receive"), MPI_BYTE, peer, static_cast<int>(tag), comm_, &r),
+      rank_, "receive");
   return Request{Request::Kind::kRecv, peer, tag, bytes, ToHandle(r), nullptr};
 }
 
@@ -194,9 +195,9 @@ bool MpiTransport::Test(Request& req) {
     Request failed = req;
     req.Reset();
     if (ErrorClass(rc) == MPI_ERR_TRUNCATE) {
-      throw MismatchError(fmt::format(
-          "rank {}: message from peer {} (tag {}) is larger than the {} bytes expected", rank_,
-          failed.peer, failed.tag, failed.bytes));
+      throw MismatchError(
+          fmt::format("rank {}: message from peer {} (tag {}) is larger than the {} bytes expected", rank_,
+                      failed.peer, failed.tag, failed.bytes));
     }
     throw InternalError(fmt::format("rank {}: {} with peer {}: MPI error: {}", rank_,
                                     RequestKindName(failed.kind), failed.peer, MpiErrorString(rc)));
@@ -208,9 +209,9 @@ bool MpiTransport::Test(Request& req) {
     if (static_cast<size_t>(count) != req.bytes) {
       Request failed = req;
       req.Reset();
-      throw MismatchError(fmt::format(
-          "rank {}: message from peer {} (tag {}) has {} bytes where {} were expected", rank_,
-          failed.peer, failed.tag, count, failed.bytes));
+      throw MismatchError(
+          fmt::format("rank {}: message from peer {} (tag {}) has {} bytes where {} were expected", rank_,
+                      failed.peer, failed.tag, count, failed.bytes));
     }
   }
   req.Reset();
@@ -221,7 +222,8 @@ std::optional<Transport::Message> MpiTransport::TryReceive(Tag tag) {
   int flag = 0;
   MPI_Message handle;
   MPI_Status status;
-  CheckMpi(MPI_Improbe(MPI_ANY_SOURCE, static_cast<int>(tag), comm_, &flag, &handle, &status), rank_, "probe");
+  CheckMpi(MPI_Improbe(MPI_ANY_SOURCE, static_cast<int>(tag), comm_, &flag, &handle, &status), rank_,
+           "probe");
   if (!flag) return std::nullopt;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -288,18 +290,17 @@ std::optional<std::string> MpiTransport::PeerFailure() {
   return failure_;
 }
 
-std::unique_ptr<MemoryRegion> MpiTransport::RegisterMemory(void* base, size_t bytes,
-                                                           Deadline deadline) {
+std::unique_ptr<MemoryRegion> MpiTransport::RegisterMemory(void* base, size_t bytes, Deadline deadline) {
   uint64_t mine = bytes;
   std::vector<uint64_t> all(static_cast<size_t>(size_));
   ExchangeWithAll(*this, kHandshakeTag, &mine, sizeof(mine), all.data(), deadline, "register memory");
   MPI_Win win = MPI_WIN_NULL;
   int rc = MPI_Win_create(base, static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL, comm_, &win);
   if (rc != MPI_SUCCESS) {
-    throw UnavailableError(fmt::format(
-        "rank {}: register memory: MPI could not create a window ({}); one-sided windows over "
-        "user memory need OMPI_MCA_osc=sm,ucx in a one-process job (scripts/mpirun.sh sets it)",
-        rank_, MpiErrorString(rc)));
+    throw UnavailableError(
+        fmt::format("rank {}: register memory: MPI could not create a window ({}); one-sided windows over "
+                    "user memory need OMPI_MCA_osc=sm,ucx in a one-process job (scripts/mpirun.sh sets it)",
+                    rank_, MpiErrorString(rc)));
   }
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);

@@ -54,7 +54,8 @@ TEST_F(MpiTransportTest, SizeMismatchIsReported) {
       Wait(*t_, q, Deadline::After(10s), "receive");
       ADD_FAILURE() << "expected a mismatch";
     } catch (const MismatchError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("rank 1: receive: message from peer 0 (tag 9) is larger than the 32 bytes"));
+      EXPECT_THAT(e.what(),
+                  HasSubstr("rank 1: receive: message from peer 0 (tag 9) is larger than the 32 bytes"));
     }
   }
 }
@@ -131,7 +132,8 @@ TEST_F(MpiTransportTest, TryReceiveTakesMessagesOfAnySize) {
   Request s = t_->Isend((r + 1) % n, 55, out.data(), out.size());
   std::optional<Transport::Message> m;
   auto deadline = Deadline::After(10s);
-  while (!(m = t_->TryReceive(55)) && !deadline.Expired()) {}
+  while (!(m = t_->TryReceive(55)) && !deadline.Expired()) {
+  }
   ASSERT_TRUE(m);
   int from = (r + n - 1) % n;
   EXPECT_EQ(m->src, from);

@@ -13,8 +13,7 @@
 
 namespace parasol::comm::testing {
 
-std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
-                                         const std::function<void(Context&)>& fn,
+std::vector<std::exception_ptr> RunRanks(InProcessWorld& world, const std::function<void(Context&)>& fn,
                                          ContextOptions options, std::chrono::milliseconds watchdog) {
   const size_t n = static_cast<size_t>(world.size());
   std::vector<std::exception_ptr> errors(n);
@@ -41,8 +40,9 @@ std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
     std::unique_lock<std::mutex> lock(mu);
     if (!cv.wait_for(lock, watchdog, [&] { return running == 0; })) {
       for (size_t r = 0; r < n; ++r) {
-        if (!finished[r]) std::fprintf(stderr, "RunRanks: rank %zu did not finish within %lld ms (hung)\n", r,
-                                       static_cast<long long>(watchdog.count()));
+        if (!finished[r])
+          std::fprintf(stderr, "RunRanks: rank %zu did not finish within %lld ms (hung)\n", r,
+                       static_cast<long long>(watchdog.count()));
       }
       std::fflush(stderr);
       std::abort();
@@ -77,7 +77,8 @@ void RunWorkers(int n, const std::function<void(int)>& fn) {
   for (auto& t : threads) t.join();
   for (int i = 0; i < n; ++i) {
     if (errors[static_cast<size_t>(i)]) {
-      throw std::runtime_error("worker " + std::to_string(i) + ": " + Message(errors[static_cast<size_t>(i)]));
+      throw std::runtime_error("worker " + std::to_string(i) + ": " +
+                               Message(errors[static_cast<size_t>(i)]));
     }
   }
 }

@@ -20,8 +20,7 @@ inline constexpr std::chrono::milliseconds kWatchdog = std::chrono::minutes(2);
 // threw (nullptr where it returned normally). A rank that has not returned after `watchdog`
 // ends the process with "rank R did not finish" on stderr: a hung test names its rank at once
 // instead of waiting for ctest's timeout (a thread cannot be stopped from outside).
-std::vector<std::exception_ptr> RunRanks(InProcessWorld& world,
-                                         const std::function<void(Context&)>& fn,
+std::vector<std::exception_ptr> RunRanks(InProcessWorld& world, const std::function<void(Context&)>& fn,
                                          ContextOptions options = {},
                                          std::chrono::milliseconds watchdog = kWatchdog);
 

@@ -20,9 +20,12 @@ TEST(RunRanksDeathTest, AHungRankIsNamed) {
   EXPECT_DEATH(
       {
         InProcessWorld world(3);
-        RunRanks(world, [](Context& ctx) {
-          if (ctx.rank() == 1) std::this_thread::sleep_for(1h);
-        }, {}, 300ms);
+        RunRanks(
+            world,
+            [](Context& ctx) {
+              if (ctx.rank() == 1) std::this_thread::sleep_for(1h);
+            },
+            {}, 300ms);
       },
       "RunRanks: rank 1 did not finish within 300 ms");
 }
@@ -47,7 +50,8 @@ TEST(WaitUntil, EndsWhenTheConditionHoldsOrNamesWhatItWaitedFor) {
     WaitUntil([] { return false; }, "a condition that never holds", 20ms);
     FAIL() << "returned";
   } catch (const TimeoutError& e) {
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("timed out after 20 ms waiting for a condition that never holds"));
+    EXPECT_THAT(e.what(),
+                ::testing::HasSubstr("timed out after 20 ms waiting for a condition that never holds"));
   }
 }
 

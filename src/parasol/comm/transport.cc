@@ -81,8 +81,8 @@ void Wait(Transport& t, Request& req, Deadline deadline, std::string_view what) 
   }
 }
 
-void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void* out,
-                     Deadline deadline, std::string_view what) {
+void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void* out, Deadline deadline,
+                     std::string_view what) {
   auto* dst = static_cast<std::byte*>(out);
   std::memcpy(dst + static_cast<size_t>(t.rank()) * bytes, mine, bytes);
   std::vector<Request> reqs;
@@ -104,24 +104,23 @@ std::vector<int> ExchangeColors(Transport& t, Tag tag, int color, Deadline deadl
   // Checked after the exchange, so that every rank hears of a bad one instead of waiting for it.
   for (int r = 0; r < t.size(); ++r) {
     if (colors[static_cast<size_t>(r)] < 0) {
-      throw InvalidArgumentError(
-          fmt::format("rank {}: split: rank {} passed color {}, a negative one", t.rank(), r, colors[static_cast<size_t>(r)]));
+      throw InvalidArgumentError(fmt::format("rank {}: split: rank {} passed color {}, a negative one",
+                                             t.rank(), r, colors[static_cast<size_t>(r)]));
     }
   }
   return colors;
 }
 
-void MemoryRegion::CheckRange(std::string_view op, int rank, int peer, size_t offset,
-                              size_t bytes) const {
+void MemoryRegion::CheckRange(std::string_view op, int rank, int peer, size_t offset, size_t bytes) const {
   if (peer < 0 || static_cast<size_t>(peer) >= sizes_.size()) {
-    throw InvalidArgumentError(fmt::format("rank {}: {}: no rank {} (job has {} ranks)", rank, op,
-                                           peer, sizes_.size()));
+    throw InvalidArgumentError(
+        fmt::format("rank {}: {}: no rank {} (job has {} ranks)", rank, op, peer, sizes_.size()));
   }
   size_t limit = sizes_[static_cast<size_t>(peer)];
   if (offset > limit || bytes > limit - offset) {
     throw InvalidArgumentError(
-        fmt::format("rank {}: {}: bytes [{}, {}) lie outside peer {}'s region of {} bytes", rank,
-                    op, offset, offset + bytes, peer, limit));
+        fmt::format("rank {}: {}: bytes [{}, {}) lie outside peer {}'s region of {} bytes", rank, op, offset,
+                    offset + bytes, peer, limit));
   }
 }
 

@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "parasol/core/deadline.h"
 #include "parasol/core/error.h"
@@ -101,8 +101,7 @@ class Transport {
 
   // One-sided memory: every rank registers a local region (sizes may differ) and may then put
   // to and get from the others' regions. Collective; waits for all ranks until `deadline`.
-  virtual std::unique_ptr<MemoryRegion> RegisterMemory(void* base, size_t bytes,
-                                                       Deadline deadline) = 0;
+  virtual std::unique_ptr<MemoryRegion> RegisterMemory(void* base, size_t bytes, Deadline deadline) = 0;
 
   // A transport over the same ranks with a separate message space. Collective.
   virtual std::unique_ptr<Transport> Duplicate(Deadline deadline) = 0;
@@ -123,8 +122,8 @@ void Wait(Transport& t, Request& req, Deadline deadline, std::string_view what);
 
 // Every rank sends `bytes` bytes to every other and receives theirs: out[r * bytes ...] holds
 // rank r's. O(size) messages per rank; for handshakes and small agreements, not bulk data.
-void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void* out,
-                     Deadline deadline, std::string_view what);
+void ExchangeWithAll(Transport& t, Tag tag, const void* mine, size_t bytes, void* out, Deadline deadline,
+                     std::string_view what);
 
 // The colors every rank passed to Split (index: rank), checked (InvalidArgumentError for a
 // negative one). Exchanged on `tag`, a transport-reserved one.

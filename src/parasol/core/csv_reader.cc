@@ -25,7 +25,8 @@ long ReadCsvRecords(const std::string& path, const std::string& header, size_t f
   return in.line_number();
 }
 
-long ReadCsvTable(const std::string& path, const std::function<void(const std::vector<std::string_view>&)>& header,
+long ReadCsvTable(const std::string& path,
+                  const std::function<void(const std::vector<std::string_view>&)>& header,
                   const std::function<void(long, const std::vector<std::string_view>&)>& record) {
   LineReader in(path);
   std::string_view line;
@@ -36,7 +37,8 @@ long ReadCsvTable(const std::string& path, const std::function<void(const std::v
   while (in.Next(&line)) {
     if (line.empty()) continue;
     cells = SplitFields(line, ',');
-    if (cells.size() != fields) in.Fail(fmt::format("{} fields, where the header has {}", cells.size(), fields));
+    if (cells.size() != fields)
+      in.Fail(fmt::format("{} fields, where the header has {}", cells.size(), fields));
     record(in.line_number(), cells);
   }
   return in.line_number();

@@ -20,7 +20,8 @@ long ReadCsvRecords(const std::string& path, const std::string& header, size_t f
 // with the first line's fields, then `record(line number, fields)` for each non-empty line after
 // it. The views stay valid during the call only. ParseError "path:line: ..." when the file is
 // empty or a line has another number of fields than the header. Returns the last line's number.
-long ReadCsvTable(const std::string& path, const std::function<void(const std::vector<std::string_view>&)>& header,
+long ReadCsvTable(const std::string& path,
+                  const std::function<void(const std::vector<std::string_view>&)>& header,
                   const std::function<void(long, const std::vector<std::string_view>&)>& record);
 
 }  // namespace parasol

@@ -31,8 +31,8 @@ CsvWriter::CsvWriter(std::string path, std::vector<std::string> columns)
 
 void CsvWriter::Row(const std::vector<std::string>& cells) {
   if (cells.size() != columns_) {
-    throw InvalidArgumentError(fmt::format("{}: row has {} cells, header has {}", path_,
-                                           cells.size(), columns_));
+    throw InvalidArgumentError(
+        fmt::format("{}: row has {} cells, header has {}", path_, cells.size(), columns_));
   }
   std::string line;
   for (size_t i = 0; i < cells.size(); ++i) {

@@ -29,13 +29,21 @@ DType ParseDType(std::string_view name);
 template <typename T>
 struct DTypeTraits;
 template <>
-struct DTypeTraits<float> { static constexpr DType value = DType::kFloat32; };
+struct DTypeTraits<float> {
+  static constexpr DType value = DType::kFloat32;
+};
 template <>
-struct DTypeTraits<double> { static constexpr DType value = DType::kFloat64; };
+struct DTypeTraits<double> {
+  static constexpr DType value = DType::kFloat64;
+};
 template <>
-struct DTypeTraits<int32_t> { static constexpr DType value = DType::kInt32; };
+struct DTypeTraits<int32_t> {
+  static constexpr DType value = DType::kInt32;
+};
 template <>
-struct DTypeTraits<int64_t> { static constexpr DType value = DType::kInt64; };
+struct DTypeTraits<int64_t> {
+  static constexpr DType value = DType::kInt64;
+};
 
 template <typename T>
 inline constexpr DType DTypeOf = DTypeTraits<T>::value;

@@ -11,9 +11,10 @@
 namespace parasol {
 
 JobStatus ReadJobStatus(const std::string& path) {
-  const KeyValueFile f = KeyValueFile::Read(path, "", 0,
-                                            {"step", "total_steps", "progress", "ranks", "batch_per_rank", "step_seconds",
-                                             "sync_seconds", "grad_sqr", "grad_var", "state"});
+  const KeyValueFile f =
+      KeyValueFile::Read(path, "", 0,
+                         {"step", "total_steps", "progress", "ranks", "batch_per_rank", "step_seconds",
+                          "sync_seconds", "grad_sqr", "grad_var", "state"});
   JobStatus s;
   if (f.Has("step")) s.step = f.NumberIn<int64_t>("step", 0, INT64_MAX);
   if (f.Has("total_steps")) s.total_steps = f.NumberIn<int64_t>("total_steps", 0, INT64_MAX);
@@ -36,7 +37,8 @@ JobStatus ReadJobStatus(const std::string& path) {
 void WriteJobStatus(const std::string& path, const JobStatus& s) {
   WriteFileAtomically(path, [&](std::ostream& out) {
     out << fmt::format(
-        "step {}\ntotal_steps {}\nprogress {:.3f}\nranks {}\nbatch_per_rank {}\nstep_seconds {:.6f}\nsync_seconds {:.6f}\n",
+        "step {}\ntotal_steps {}\nprogress {:.3f}\nranks {}\nbatch_per_rank {}\nstep_seconds "
+        "{:.6f}\nsync_seconds {:.6f}\n",
         s.step, s.total_steps, s.progress, s.ranks, s.batch_per_rank, s.step_seconds, s.sync_seconds);
     if (s.grad_measured) out << fmt::format("grad_sqr {:.9g}\ngrad_var {:.9g}\n", s.grad_sqr, s.grad_var);
     out << fmt::format("state {}\n", s.state);

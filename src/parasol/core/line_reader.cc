@@ -10,7 +10,8 @@ namespace parasol {
 
 LineReader::LineReader(std::string path, Options options) : path_(std::move(path)), options_(options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) throw IoError(fmt::format("{}: is a folder, not a file", path_));
+  if (std::filesystem::is_directory(path_, ec))
+    throw IoError(fmt::format("{}: is a folder, not a file", path_));
   in_.open(path_, std::ios::binary);
   if (!in_) throw IoError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   const auto size = std::filesystem::file_size(path_, ec);

@@ -11,9 +11,13 @@ namespace {
 
 // Unsigned arithmetic so integer overflow wraps instead of being undefined.
 template <typename T, bool = std::is_integral_v<T>>
-struct WrapT { using type = T; };
+struct WrapT {
+  using type = T;
+};
 template <typename T>
-struct WrapT<T, true> { using type = std::make_unsigned_t<T>; };
+struct WrapT<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
 template <typename T>
 using Wrap = typename WrapT<T>::type;
 

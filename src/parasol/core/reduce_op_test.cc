@@ -14,7 +14,10 @@ namespace {
 TEST(ReduceOp, FloatKernelsMatchArithmetic) {
   std::vector<float> a = {1.5f, -2.0f, 3.0f, 0.0f, 7.25f};
   const std::vector<float> b = {2.0f, 4.0f, -3.0f, 5.0f, 7.25f};
-  struct Case { ReduceOp op; std::vector<float> want; };
+  struct Case {
+    ReduceOp op;
+    std::vector<float> want;
+  };
   const Case cases[] = {
       {ReduceOp::kSum, {3.5f, 2.0f, 0.0f, 5.0f, 14.5f}},
       {ReduceOp::kProduct, {3.0f, -8.0f, -9.0f, 0.0f, 52.5625f}},

@@ -40,7 +40,8 @@ Subprocess::Subprocess(const std::vector<std::string>& argv, const std::string& 
   if (argv.empty()) throw InvalidArgumentError("Subprocess: empty command");
   SpawnSetup s;
   posix_spawn_file_actions_addopen(&s.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&s.actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&s.actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
   posix_spawn_file_actions_adddup2(&s.actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&s.attr, 0);

@@ -73,7 +73,8 @@ TEST(Subprocess, AProgramThatCannotStartIsAnError) {
     // posix_spawnp may report exec failure as exit status 127 of the child instead.
     EXPECT_EQ(p.Wait(Deadline::After(10s)), 127);
   } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot start /nonexistent/parasol-no-such-program"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cannot start /nonexistent/parasol-no-such-program"),
+              std::string::npos);
   }
 }
 

@@ -43,7 +43,7 @@ TEST(TaskGroup, AnErrorLeavesOnlyOnceEveryTaskHasEnded) {
 TEST(TaskGroup, TheCauseWinsOverTheAbortsThatEchoIt) {
   ThreadPool pool(2);
   TaskGroup group(&pool);
-  group.Run([] { throw AbortedError("rank 1 failed"); });   // first in order, but an echo
+  group.Run([] { throw AbortedError("rank 1 failed"); });  // first in order, but an echo
   group.Run([] { throw TimeoutError("rank 1: no answer from peer 2"); });
   group.Run([] { throw AbortedError("rank 1 failed"); });
   const std::exception_ptr e = group.Join();

@@ -40,7 +40,8 @@ inline std::vector<std::string_view> SplitFields(std::string_view line, char sep
   std::vector<std::string_view> fields;
   for (size_t start = 0;;) {
     const size_t end = line.find(sep, start);
-    fields.push_back(line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    fields.push_back(
+        line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
     if (end == std::string_view::npos) return fields;
     start = end + 1;
   }
@@ -82,7 +83,8 @@ T ParseField(std::string_view field, const std::string& path, long lineno, std::
 
 // ParseField, and `lo <= value <= hi`: "path:lineno: <what> 5 is not in [1, 4]" otherwise.
 template <typename T>
-T ParseFieldIn(std::string_view field, const std::string& path, long lineno, std::string_view what, T lo, T hi) {
+T ParseFieldIn(std::string_view field, const std::string& path, long lineno, std::string_view what, T lo,
+               T hi) {
   const T value = ParseField<T>(field, path, lineno, what);
   if (!(value >= lo && value <= hi)) {
     throw ParseError(path, lineno, fmt::format("{} {} is not in [{}, {}]", what, field, lo, hi));

@@ -18,7 +18,10 @@ TEST(ThreadPool, ParallelForVisitsEveryIndexOnce) {
 
 TEST(ThreadPool, ExceptionsReachTheCaller) {
   ThreadPool pool(2);
-  EXPECT_THROW(pool.ParallelFor(0, 100, [](size_t i) { if (i == 57) throw std::runtime_error("x"); }),
+  EXPECT_THROW(pool.ParallelFor(0, 100,
+                                [](size_t i) {
+                                  if (i == 57) throw std::runtime_error("x");
+                                }),
                std::runtime_error);
   auto f = pool.Submit([] { throw std::logic_error("y"); });
   EXPECT_THROW(f.get(), std::logic_error);

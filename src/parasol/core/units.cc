@@ -12,8 +12,8 @@ namespace parasol {
 
 uint64_t ParseBytes(std::string_view text, std::string_view what) {
   auto bad = [&] {
-    return InvalidArgumentError(fmt::format(
-        "{}: '{}' is not a size (examples: 8, 4K, 64KiB, 256M, 1G)", what, text));
+    return InvalidArgumentError(
+        fmt::format("{}: '{}' is not a size (examples: 8, 4K, 64KiB, 256M, 1G)", what, text));
   };
   size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
@@ -23,12 +23,18 @@ uint64_t ParseBytes(std::string_view text, std::string_view what) {
   std::string suffix;
   for (char c : text.substr(i)) suffix += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   double mult = 1;
-  if (suffix.empty() || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") mult = 1024.0;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
-  else throw bad();
+  if (suffix.empty() || suffix == "B")
+    mult = 1;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    mult = 1024.0;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    mult = 1024.0 * 1024 * 1024 * 1024;
+  else
+    throw bad();
   double bytes = value * mult;
   if (bytes != std::floor(bytes) || bytes > 9.0e18) throw bad();
   return static_cast<uint64_t>(bytes);

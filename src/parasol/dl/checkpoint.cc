@@ -57,7 +57,8 @@ class SummingReader {
   torch::Tensor GetTensor(int64_t expected, const char* what) {
     int64_t n = -1;
     Get(&n, sizeof n, what);
-    if (n != expected) throw ParseError(path_, 0, fmt::format("{}: {} values, this model has {}", what, n, expected));
+    if (n != expected)
+      throw ParseError(path_, 0, fmt::format("{}: {} values, this model has {}", what, n, expected));
     torch::Tensor t = torch::empty({n});
     Get(t.data_ptr<float>(), static_cast<size_t>(n) * sizeof(float), what);
     return t;
@@ -68,7 +69,8 @@ class SummingReader {
     in_.read(reinterpret_cast<char*>(&stored), sizeof stored);
     if (!in_) throw ParseError(path_, 0, "truncated before the checksum");
     if (stored != sum_) throw ParseError(path_, 0, "checksum mismatch: the file is corrupt");
-    if (in_.peek() != std::char_traits<char>::eof()) throw ParseError(path_, 0, "trailing bytes after the checkpoint");
+    if (in_.peek() != std::char_traits<char>::eof())
+      throw ParseError(path_, 0, "trailing bytes after the checkpoint");
   }
 
  private:
@@ -99,9 +101,11 @@ void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
   });
 }
 
-TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters, int64_t buffers) {
+TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters,
+                               int64_t buffers) {
   const std::string path = PathOf(dir);
-  if (!std::filesystem::exists(path)) throw IoError(fmt::format("{}: cannot open (no checkpoint in {})", path, dir));
+  if (!std::filesystem::exists(path))
+    throw IoError(fmt::format("{}: cannot open (no checkpoint in {})", path, dir));
   SummingReader in(path);
   char magic[sizeof kMagic];
   in.Get(magic, sizeof magic, "header");
@@ -125,12 +129,13 @@ TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model,
     in.Get(c.noise, sizeof c.noise, "header");
     const bool noise_ok = std::all_of(c.noise, c.noise + 3, [](double v) { return std::isfinite(v); }) &&
                           c.noise[2] >= 0 && c.noise[2] <= 1;
-    if (c.step < 0 || !std::isfinite(c.progress) || c.progress < 0 || c.samples_seen < 0 || c.base_batch < 0 ||
-        !noise_ok) {
+    if (c.step < 0 || !std::isfinite(c.progress) || c.progress < 0 || c.samples_seen < 0 ||
+        c.base_batch < 0 || !noise_ok) {
       throw ParseError(path, 0, "corrupt header (progress, data position, base batch or gradient noise)");
     }
   }
-  if (c.model != model) throw ParseError(path, 0, fmt::format("a checkpoint of model {}, not {}", c.model, model));
+  if (c.model != model)
+    throw ParseError(path, 0, fmt::format("a checkpoint of model {}, not {}", c.model, model));
   c.parameters = in.GetTensor(parameters, "parameters");
   c.momentum = in.GetTensor(parameters, "momentum");
   c.buffers = in.GetTensor(buffers, "batch-norm statistics");

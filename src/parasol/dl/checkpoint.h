@@ -12,19 +12,20 @@ namespace parasol::dl {
 
 struct TrainCheckpoint {
   std::string model;
-  int64_t step = 0;            // steps done
+  int64_t step = 0;  // steps done
   // Format 03 (a format 02 file reads as: progress = step, samples_seen 0, the rest unset).
-  double progress = 0;         // scale-invariant iterations (steps at the base batch) done
-  int64_t samples_seen = 0;    // where the data order stands
-  int64_t base_batch = 0;      // the total batch the learning rate is set for (0: unset)
-  double noise[3] = {0, 0, 0}; // NoiseScale::State: sqr sum, var sum, weight
-  torch::Tensor parameters;    // flat float
-  torch::Tensor momentum;      // flat float
-  torch::Tensor buffers;       // flat float (running statistics)
+  double progress = 0;          // scale-invariant iterations (steps at the base batch) done
+  int64_t samples_seen = 0;     // where the data order stands
+  int64_t base_batch = 0;       // the total batch the learning rate is set for (0: unset)
+  double noise[3] = {0, 0, 0};  // NoiseScale::State: sqr sum, var sum, weight
+  torch::Tensor parameters;     // flat float
+  torch::Tensor momentum;       // flat float
+  torch::Tensor buffers;        // flat float (running statistics)
 };
 
 void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c);
 // Throws IoError (missing), ParseError naming the file (corrupt, truncated, another model or size).
-TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters, int64_t buffers);
+TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters,
+                               int64_t buffers);
 
 }  // namespace parasol::dl

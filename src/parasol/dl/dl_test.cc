@@ -16,9 +16,9 @@
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/checkpoint.h"
-#include "parasol/dl/tensor_dataset.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/models.h"
+#include "parasol/dl/tensor_dataset.h"
 #include "parasol/dl/trainer.h"
 
 namespace parasol::dl {
@@ -67,7 +67,8 @@ torch::Tensor TrainOn(int ranks, const TrainOptions& o, TrainResult* result = nu
     results[ctx.rank()] = Train(ctx, o);
     params[ctx.rank()] = results[ctx.rank()].parameters;
   }));
-  for (int r = 1; r < ranks; ++r) EXPECT_TRUE(torch::equal(params[0], params[r])) << "rank " << r << " differs";
+  for (int r = 1; r < ranks; ++r)
+    EXPECT_TRUE(torch::equal(params[0], params[r])) << "rank " << r << " differs";
   if (result) *result = results[0];
   return params[0];
 }
@@ -92,15 +93,16 @@ TEST_P(Equivalence, NRanksWithBatchBEqualOneRankWithBatchNB) {
   many.sync.mode = c.mode;
   many.sync.backend = c.backend;
   many.sync.shard_updates = c.shard;
-  many.sync.bucket_bytes = 256 << 10;   // several buckets
-  many.sync.slice_elements = 20000;     // slices cut parameters
+  many.sync.bucket_bytes = 256 << 10;  // several buckets
+  many.sync.slice_elements = 20000;    // slices cut parameters
   TrainResult r;
   torch::Tensor got = TrainOn(c.ranks, many, &r);
   torch::Tensor init = TrainOn(1, Small(c.model, 8, 0));
   // The change from the initial parameters is what training did: compare it relative to its size.
   const double moved = MaxDiff(reference, init);
   EXPECT_GT(moved, 1e-3);
-  EXPECT_LT(MaxDiff(got, reference), 2e-4 * std::max(1.0, moved)) << ToString(c.mode) << " over " << ToString(c.backend);
+  EXPECT_LT(MaxDiff(got, reference), 2e-4 * std::max(1.0, moved))
+      << ToString(c.mode) << " over " << ToString(c.backend);
   if (c.backend == Backend::kHybrid) {
     int sfb = 0;
     for (const LayerChoice& l : r.choices) sfb += l.sfb;
@@ -108,29 +110,28 @@ TEST_P(Equivalence, NRanksWithBatchBEqualOneRankWithBatchNB) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, Equivalence,
-    ::testing::Values(Case{"mlp", SyncMode::kAfterBackward, Backend::kAllreduce},
-                      Case{"mlp", SyncMode::kBuckets, Backend::kAllreduce},
-                      Case{"lenet", SyncMode::kWfbp, Backend::kAllreduce, false, 4},
-                      Case{"mlp", SyncMode::kP3, Backend::kAllreduce, false, 3},
-                      Case{"lenet", SyncMode::kP3, Backend::kAllreduce, false, 2},
-                      Case{"mlp", SyncMode::kWfbp, Backend::kPs},
-                      Case{"lenet", SyncMode::kP3, Backend::kPs, false, 3},
-                      Case{"mlp", SyncMode::kWfbp, Backend::kHybrid, false, 3},
-                      Case{"mlp", SyncMode::kP3, Backend::kHybrid},
-                      Case{"mlp", SyncMode::kBuckets, Backend::kAllreduce, true, 3},
-                      Case{"lenet", SyncMode::kP3, Backend::kAllreduce, true, 2},
-                      Case{"mlp", SyncMode::kWfbp, Backend::kHybrid, true, 2}),
-    [](const ::testing::TestParamInfo<Case>& param_info) {
-      const Case& c = param_info.param;
-      std::string n = c.model + "_" + ToString(c.mode) + "_" + ToString(c.backend) + (c.shard ? "_sharded" : "") + "_" +
-                      std::to_string(c.ranks);
-      for (char& ch : n) {
-        if (ch == '-') ch = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Modes, Equivalence,
+                         ::testing::Values(Case{"mlp", SyncMode::kAfterBackward, Backend::kAllreduce},
+                                           Case{"mlp", SyncMode::kBuckets, Backend::kAllreduce},
+                                           Case{"lenet", SyncMode::kWfbp, Backend::kAllreduce, false, 4},
+                                           Case{"mlp", SyncMode::kP3, Backend::kAllreduce, false, 3},
+                                           Case{"lenet", SyncMode::kP3, Backend::kAllreduce, false, 2},
+                                           Case{"mlp", SyncMode::kWfbp, Backend::kPs},
+                                           Case{"lenet", SyncMode::kP3, Backend::kPs, false, 3},
+                                           Case{"mlp", SyncMode::kWfbp, Backend::kHybrid, false, 3},
+                                           Case{"mlp", SyncMode::kP3, Backend::kHybrid},
+                                           Case{"mlp", SyncMode::kBuckets, Backend::kAllreduce, true, 3},
+                                           Case{"lenet", SyncMode::kP3, Backend::kAllreduce, true, 2},
+                                           Case{"mlp", SyncMode::kWfbp, Backend::kHybrid, true, 2}),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           const Case& c = param_info.param;
+                           std::string n = c.model + "_" + ToString(c.mode) + "_" + ToString(c.backend) +
+                                           (c.shard ? "_sharded" : "") + "_" + std::to_string(c.ranks);
+                           for (char& ch : n) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return n;
+                         });
 
 // The ranks' gradients of one batch each, computed apart with plain autograd on a copy of the
 // model (flattened in parameter order).
@@ -259,7 +260,8 @@ TEST(PsBackend, MovesWhatAnAllreduceMoves) {
     o.sync.slice_elements = 20000;
     InProcessWorld world(ranks);
     std::vector<TrainResult> results(static_cast<size_t>(ranks));
-    ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = Train(ctx, o); }));
+    ExpectNoErrors(RunRanks(
+        world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = Train(ctx, o); }));
     double sent = 0;
     for (const TrainResult& r : results) sent += static_cast<double>(r.sync.bytes_sent);
     const int64_t rows = (results[0].parameters.numel() + 4095) / 4096;  // the table's rows of 4096 floats
@@ -295,8 +297,10 @@ TEST(Optimizer, CosineScheduleFallsToZeroAfterWarmup) {
 TEST(Optimizer, WarmupAndLarsFollowTheirDefinitions) {
   torch::Tensor w = torch::tensor({3.0f, 4.0f, 1.0f});
   torch::Tensor g = torch::tensor({0.6f, 0.8f, 0.5f});
-  Optimizer opt({.lr = 0.1, .momentum = 0, .weight_decay = 0, .lars = true, .lars_eta = 0.01, .warmup_steps = 4}, w, g,
-                {{.begin = 0, .numel = 2, .stage = 0, .matrix = true}, {.begin = 2, .numel = 1, .stage = 0, .matrix = false}});
+  Optimizer opt(
+      {.lr = 0.1, .momentum = 0, .weight_decay = 0, .lars = true, .lars_eta = 0.01, .warmup_steps = 4}, w, g,
+      {{.begin = 0, .numel = 2, .stage = 0, .matrix = true},
+       {.begin = 2, .numel = 1, .stage = 0, .matrix = false}});
   EXPECT_DOUBLE_EQ(opt.LearningRate(0), 0.025);
   EXPECT_DOUBLE_EQ(opt.LearningRate(3), 0.1);
   EXPECT_DOUBLE_EQ(opt.LearningRate(10), 0.1);
@@ -386,7 +390,8 @@ TEST(Training, ResumeEqualsAStraightRun) {
   other.resume_dir = dir;
   InProcessWorld world(1);
   auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, other); });
-  EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt: a checkpoint of model lenet, not mlp"));
+  EXPECT_THAT(comm::testing::Message(errors[0]),
+              ::testing::HasSubstr("train.ckpt: a checkpoint of model lenet, not mlp"));
 }
 
 // A torn or corrupted training checkpoint is refused naming the file; the checksum catches a
@@ -394,9 +399,15 @@ TEST(Training, ResumeEqualsAStraightRun) {
 TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
   const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_torn").string();
   std::filesystem::remove_all(dir);
-  TrainCheckpoint c{.model = "mlp", .step = 7, .progress = 9.5, .samples_seen = 448, .base_batch = 32,
-                    .noise = {1.5, 2.5, 0.25}, .parameters = torch::arange(100, torch::kFloat32),
-                    .momentum = torch::zeros({100}), .buffers = torch::ones({3})};
+  TrainCheckpoint c{.model = "mlp",
+                    .step = 7,
+                    .progress = 9.5,
+                    .samples_seen = 448,
+                    .base_batch = 32,
+                    .noise = {1.5, 2.5, 0.25},
+                    .parameters = torch::arange(100, torch::kFloat32),
+                    .momentum = torch::zeros({100}),
+                    .buffers = torch::ones({3})};
   WriteCheckpoint(dir, c);
   const std::string path = dir + "/train.ckpt";
   std::string bytes;
@@ -420,9 +431,12 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
     }
     return std::string("accepted");
   };
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)), ::testing::HasSubstr(path + ": truncated in the parameters"));
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() * 3 / 4)), ::testing::HasSubstr(path + ": truncated in the momentum"));
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)), ::testing::HasSubstr(path + ": truncated before the checksum"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)),
+              ::testing::HasSubstr(path + ": truncated in the parameters"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() * 3 / 4)),
+              ::testing::HasSubstr(path + ": truncated in the momentum"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)),
+              ::testing::HasSubstr(path + ": truncated before the checksum"));
   std::string flipped = bytes;
   flipped[100] ^= 0x10;  // inside the parameters
   EXPECT_THAT(refusal(flipped), ::testing::HasSubstr(path + ": checksum mismatch"));
@@ -431,7 +445,8 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
   EXPECT_THAT(refusal(old), ::testing::HasSubstr("format 01 (this parasol reads formats 02 and 03)"));
   // Format 02 (no progress, data position, base batch or noise) still reads: progress = step.
   const size_t after_step = 8 + 4 + 3 + 8, extra = 8 + 8 + 8 + 24;
-  std::string v2 = bytes.substr(0, after_step) + bytes.substr(after_step + extra, bytes.size() - 8 - after_step - extra);
+  std::string v2 =
+      bytes.substr(0, after_step) + bytes.substr(after_step + extra, bytes.size() - 8 - after_step - extra);
   v2[7] = '2';
   const uint64_t sum = Fnv1a64(v2.data(), v2.size());
   v2.append(reinterpret_cast<const char*>(&sum), sizeof sum);
@@ -496,8 +511,8 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
   EXPECT_LT(MaxDiff(resumed, straight), 1e-5);
   // A damaged status file is refused naming the line.
   std::ofstream(status) << "step 3\nranks two\n";
-  EXPECT_THAT([&] { ReadJobStatus(status); },
-              ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("status:2: ranks 'two' is not a whole number")));
+  EXPECT_THAT([&] { ReadJobStatus(status); }, ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr(
+                                                  "status:2: ranks 'two' is not a whole number")));
   // Stopping needs somewhere to put the checkpoint.
   TrainOptions no_dir = Small("mlp", 8, 6);
   no_dir.stop_path = stop;
@@ -567,52 +582,63 @@ TEST(Faults, DeadPeerEndsEveryRankWithAnError) {
   std::string killer_error;
   std::thread killer([&] {
     try {
-      comm::testing::WaitUntil([&] {
-        std::ifstream in(metrics);
-        return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n') >= 3;
-      }, "rank 0 to log two steps", std::chrono::seconds(60));
+      comm::testing::WaitUntil(
+          [&] {
+            std::ifstream in(metrics);
+            return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n') >=
+                   3;
+          },
+          "rank 0 to log two steps", std::chrono::seconds(60));
     } catch (const Error& e) {
       killer_error = e.what();
     }
     world.KillRank(2);  // also when the wait failed: the ranks must not train forever
   });
-  auto errors = RunRanks(world, [&](comm::Context& ctx) {
-    TrainOptions mine = o;
-    if (ctx.rank() == 0) mine.log = &sink, mine.metrics_path = metrics;
-    Train(ctx, mine);
-  }, {.timeout_ms = std::chrono::milliseconds(3000)});
+  auto errors = RunRanks(world,
+                         [&](comm::Context& ctx) {
+                           TrainOptions mine = o;
+                           if (ctx.rank() == 0) mine.log = &sink, mine.metrics_path = metrics;
+                           Train(ctx, mine);
+                         },
+                         {.timeout_ms = std::chrono::milliseconds(3000)});
   killer.join();
   EXPECT_EQ(killer_error, "");
   for (int r = 0; r < 2; ++r) {
     ASSERT_TRUE(errors[r]) << "rank " << r << " finished despite a dead peer";
-    EXPECT_THAT(comm::testing::Message(errors[r]), ::testing::AnyOf(::testing::HasSubstr("rank 2"), ::testing::HasSubstr("peer 2")));
+    EXPECT_THAT(comm::testing::Message(errors[r]),
+                ::testing::AnyOf(::testing::HasSubstr("rank 2"), ::testing::HasSubstr("peer 2")));
   }
 }
 
 TEST(Faults, MismatchedBatchesAreRefused) {
   InProcessWorld world(2);
-  auto errors = RunRanks(world, [&](comm::Context& ctx) {
-    TrainOptions o = Small("mlp", ctx.rank() == 0 ? 8 : 4, 2);
-    o.sync.backend = Backend::kHybrid;
-    o.sync.timeout_ms = std::chrono::milliseconds(3000);
-    Train(ctx, o);
-  }, {.timeout_ms = std::chrono::milliseconds(3000)});
+  auto errors = RunRanks(world,
+                         [&](comm::Context& ctx) {
+                           TrainOptions o = Small("mlp", ctx.rank() == 0 ? 8 : 4, 2);
+                           o.sync.backend = Backend::kHybrid;
+                           o.sync.timeout_ms = std::chrono::milliseconds(3000);
+                           Train(ctx, o);
+                         },
+                         {.timeout_ms = std::chrono::milliseconds(3000)});
   EXPECT_TRUE(errors[0] || errors[1]);
 }
 
 TEST(Data, MnistReaderChecksItsFiles) {
-  TensorDataset d = ReadMnist(DataDir() + "/t10k-images-idx3-ubyte.gz", DataDir() + "/t10k-labels-idx1-ubyte.gz");
+  TensorDataset d =
+      ReadMnist(DataDir() + "/t10k-images-idx3-ubyte.gz", DataDir() + "/t10k-labels-idx1-ubyte.gz");
   ASSERT_EQ(d.size(), 10000);
   EXPECT_EQ(d.images.sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
   EXPECT_EQ(d.labels[0].item<int64_t>(), 7);  // the first test digit is a 7
   const std::string bad = (std::filesystem::temp_directory_path() / "parasol_bad_idx").string();
   std::ofstream(bad) << "not an idx file at all";
-  EXPECT_THAT([&] { ReadMnist(bad, DataDir() + "/t10k-labels-idx1-ubyte.gz"); },
-              ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("parasol_bad_idx: not an IDX image file")));
+  EXPECT_THAT(
+      [&] { ReadMnist(bad, DataDir() + "/t10k-labels-idx1-ubyte.gz"); },
+      ::testing::ThrowsMessage<ParseError>(::testing::HasSubstr("parasol_bad_idx: not an IDX image file")));
 }
 
 TEST(Models, ShapesAndSizes) {
-  EXPECT_EQ(MakeModel("vgg", {3, 32, 32})->Forward(torch::zeros({2, 3, 32, 32})).sizes(), (std::vector<int64_t>{2, 10}));
+  EXPECT_EQ(MakeModel("vgg", {3, 32, 32})->Forward(torch::zeros({2, 3, 32, 32})).sizes(),
+            (std::vector<int64_t>{2, 10}));
   int64_t vgg = 0;
   for (const auto& p : MakeModel("vgg", {3, 32, 32})->parameters()) vgg += p.numel();
   EXPECT_NEAR(vgg / 1e6, 27.4, 0.2);

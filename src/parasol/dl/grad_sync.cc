@@ -104,7 +104,8 @@ void GradSync::AfterBackward() {
   // after-backward launches everything now; other modes, whatever backward did not reach.
   for (int u = num_units() - 1; u >= 0; --u) {
     if (units_[u]->pending <= 0) continue;
-    if (units_[u]->sfb && !units_[u]->g.defined()) throw InternalError("a fully-connected layer sent no factors");
+    if (units_[u]->sfb && !units_[u]->g.defined())
+      throw InternalError("a fully-connected layer sent no factors");
     units_[u]->pending = 0;
     Launch(u);
   }
@@ -124,8 +125,9 @@ void GradSync::WaitUnits(int first, int end) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + 2 * options_.timeout_ms + std::chrono::seconds(1);
   if (!board_->WaitDone(first, end, deadline)) {
-    throw TimeoutError(fmt::format("rank {}: gradient synchronisation ({} over {}) did not finish within {} ms", ctx_.rank(),
-                                   ToString(options_.mode), ToString(options_.backend), options_.timeout_ms.count()));
+    throw TimeoutError(
+        fmt::format("rank {}: gradient synchronisation ({} over {}) did not finish within {} ms", ctx_.rank(),
+                    ToString(options_.mode), ToString(options_.backend), options_.timeout_ms.count()));
   }
   stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (first == 0 && end == num_units()) norms_ = impl_->finished;

@@ -104,16 +104,16 @@ SyncLayout LayoutOf(Model& model);
 // Hybrid's decision for one fully-connected layer: bytes each would move per step.
 struct LayerChoice {
   std::string layer;
-  int64_t rows = 0, cols = 0;       // M x N
-  uint64_t sfb_bytes = 0;           // 2K(P-1)(M+N) floats per worker
-  uint64_t ps_bytes = 0;            // 2MN(P1+P2-2)/P2 floats per node, servers on every worker
-  uint64_t allreduce_bytes = 0;     // ring: 2MN(P-1)/P floats
+  int64_t rows = 0, cols = 0;    // M x N
+  uint64_t sfb_bytes = 0;        // 2K(P-1)(M+N) floats per worker
+  uint64_t ps_bytes = 0;         // 2MN(P1+P2-2)/P2 floats per node, servers on every worker
+  uint64_t allreduce_bytes = 0;  // ring: 2MN(P-1)/P floats
   bool sfb = false;
 };
 
 struct SyncStats {
-  double wait_seconds = 0;     // training thread blocked on synchronisation (exposed)
-  uint64_t bytes_sent = 0;     // payload this rank sent, by the algorithms' counts
+  double wait_seconds = 0;  // training thread blocked on synchronisation (exposed)
+  uint64_t bytes_sent = 0;  // payload this rank sent, by the algorithms' counts
   uint64_t units_done = 0;
 };
 
@@ -196,7 +196,8 @@ class GradSync {
   void FinishNorms();
   void MeasureAlone();  // one rank: pairs of consecutive steps
   bool WaitsPerStage() const {
-    return options_.backend == Backend::kPs || (options_.mode == SyncMode::kP3 && options_.backend != Backend::kNone);
+    return options_.backend == Backend::kPs ||
+           (options_.mode == SyncMode::kP3 && options_.backend != Backend::kNone);
   }
 
   comm::Context& ctx_;
@@ -221,9 +222,9 @@ class GradSync {
   int64_t previous_step_ = -1;
   double previous_sqr_ = 0;  // its squared norm
 
-  std::vector<int> param_pending_;   // comm thread only: units left before a parameter is final
+  std::vector<int> param_pending_;    // comm thread only: units left before a parameter is final
   std::unique_ptr<UnitBoard> board_;  // null when nothing is synchronised
-  ServiceThread thread_;  // the communication thread: CommLoop; its error fails the board
+  ServiceThread thread_;              // the communication thread: CommLoop; its error fails the board
 };
 
 }  // namespace parasol::dl

@@ -27,7 +27,8 @@ void GradSync::RunSharded(Unit& u) {
     // Whole-parameter norms from every rank's block of each parameter.
     std::vector<double> norms(2 * (u.end_param - u.first_param), 0.0);
     for (int i = u.first_param; i < u.end_param; ++i) {
-      const int64_t lo = std::max<int64_t>(spans_[i].begin, u.begin + b), hi = std::min<int64_t>(spans_[i].end(), u.begin + e);
+      const int64_t lo = std::max<int64_t>(spans_[i].begin, u.begin + b),
+                    hi = std::min<int64_t>(spans_[i].end(), u.begin + e);
       if (hi <= lo) continue;
       norms[2 * (i - u.first_param)] = params_.narrow(0, lo, hi - lo).pow(2).sum().item<double>();
       norms[2 * (i - u.first_param) + 1] = grads_.narrow(0, lo, hi - lo).pow(2).sum().item<double>();
@@ -60,8 +61,8 @@ void GradSync::RunSfb(Unit& u) {
   MeasureLocal(u);
   torch::Tensor local = torch::cat({u.g.reshape({-1}), u.x.reshape({-1})});
   torch::Tensor all = torch::empty({p, k * (m + n)});
-  collective::Allgather(*comm_ctx_, local.data_ptr<float>(), all.data_ptr<float>(), static_cast<size_t>(local.numel()),
-                        DType::kFloat32);
+  collective::Allgather(*comm_ctx_, local.data_ptr<float>(), all.data_ptr<float>(),
+                        static_cast<size_t>(local.numel()), DType::kFloat32);
   torch::Tensor gs = all.narrow(1, 0, k * m).reshape({p * k, m});
   torch::Tensor xs = all.narrow(1, k * m, k * n).reshape({p * k, n});
   const ParamSpan& ws = spans_[u.weight];
@@ -125,7 +126,8 @@ void GradSync::RunPsStep() {
   std::vector<uint64_t> rows;
   for (int u = 0; u < num_units(); ++u) {
     rows.clear();
-    for (int64_t row = units_[u]->begin / kPsRowWidth; row * kPsRowWidth < units_[u]->end; ++row) rows.push_back(row);
+    for (int64_t row = units_[u]->begin / kPsRowWidth; row * kPsRowWidth < units_[u]->end; ++row)
+      rows.push_back(row);
     table.Prefetch(rows);
   }
   float* g = grads_.data_ptr<float>();

@@ -12,14 +12,14 @@
 namespace parasol::dl {
 
 struct GradSync::Unit {
-  int64_t begin = 0, end = 0;         // range of the flat buffers
-  int first_param = 0, end_param = 0; // parameters that overlap it
-  int stage = 0;                      // its (lowest) stage: P3's priority
-  bool sfb = false;                   // sufficient factors of one fully-connected layer
-  int weight = -1, bias = -1;         // sfb: the layer's parameters
-  int64_t rows = 0, cols = 0;         // sfb: M x N
-  int pending = 0;                    // per step, training thread only: gradients still to come
-  torch::Tensor g, x;                 // sfb: this rank's factors, set before launch
+  int64_t begin = 0, end = 0;          // range of the flat buffers
+  int first_param = 0, end_param = 0;  // parameters that overlap it
+  int stage = 0;                       // its (lowest) stage: P3's priority
+  bool sfb = false;                    // sufficient factors of one fully-connected layer
+  int weight = -1, bias = -1;          // sfb: the layer's parameters
+  int64_t rows = 0, cols = 0;          // sfb: M x N
+  int pending = 0;                     // per step, training thread only: gradients still to come
+  torch::Tensor g, x;                  // sfb: this rank's factors, set before launch
   int64_t numel() const { return end - begin; }
 };
 
@@ -45,7 +45,7 @@ struct GradSync::Impl {
   // P3: the frontier (lowest stage from which every stage is ready) agreed by all ranks
   // (communication thread only; this rank's own is the board's).
   int agreed_frontier = 0;
-  std::vector<float> scratch;          // slice + readiness vector; sharded all-gather
+  std::vector<float> scratch;  // slice + readiness vector; sharded all-gather
   // Gradient norms of the step under way (communication thread), handed over with its last unit.
   double local_sqr = 0, total_sqr = 0, shard_sqr = 0;
   GradientNorms finished;

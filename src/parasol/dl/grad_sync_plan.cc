@@ -87,16 +87,19 @@ SyncLayout LayoutOf(Model& model) {
 GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const OptimizerOptions& optimizer,
                    const SyncOptions& options)
     : ctx_(ctx), options_(options), impl_(std::make_unique<Impl>()) {
-  if (options.shard_updates && options.backend != Backend::kAllreduce && options.backend != Backend::kHybrid) {
+  if (options.shard_updates && options.backend != Backend::kAllreduce &&
+      options.backend != Backend::kHybrid) {
     throw InvalidArgumentError("--shard-updates needs --comm allreduce or hybrid");
   }
   if (options.shard_updates && optimizer.lars && options.mode == SyncMode::kP3) {
-    throw InvalidArgumentError("--lars with --shard-updates cannot use --sync p3 (slices cut the layers LARS normalises)");
+    throw InvalidArgumentError(
+        "--lars with --shard-updates cannot use --sync p3 (slices cut the layers LARS normalises)");
   }
   if (options.shard_updates && optimizer.kind == OptimizerKind::kExternal) {
     throw InvalidArgumentError("weight-update sharding needs an optimizer parasol runs (SGD or AdamW)");
   }
-  if (options.bucket_bytes < 4 || options.slice_elements < 1) throw InvalidArgumentError("bucket and slice sizes must be positive");
+  if (options.bucket_bytes < 4 || options.slice_elements < 1)
+    throw InvalidArgumentError("bucket and slice sizes must be positive");
   Flatten(layout);
   collective::Broadcast(ctx_, params_.data_ptr<float>(), params_.numel(), DType::kFloat32);
   for (const torch::Tensor& b : layout.buffers) {
@@ -122,7 +125,8 @@ GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const Optimizer
   RegisterHooks();
   comm_ctx_ = ctx_.Duplicate(ctx_.DefaultDeadline());
   if (options_.backend == Backend::kPs) {
-    impl_->ps = std::make_unique<ps::ParameterServer>(ctx_, ps::PsOptions{.workers_per_process = 1, .timeout_ms = options_.timeout_ms});
+    impl_->ps = std::make_unique<ps::ParameterServer>(
+        ctx_, ps::PsOptions{.workers_per_process = 1, .timeout_ms = options_.timeout_ms});
     const uint64_t rows = (params_.numel() + kPsRowWidth - 1) / kPsRowWidth;
     impl_->num_tables = options_.ps_staleness == 0 ? 2 : 1;
     for (int t = 0; t < impl_->num_tables; ++t) {
@@ -146,14 +150,16 @@ GradSync::GradSync(comm::Context& ctx, const SyncLayout& layout, const Optimizer
       impl_->row_left.push_back(std::min(params_.numel(), base + kPsRowWidth) - base);
     }
   }
-  thread_.Start([this](std::stop_token) { CommLoop(); }, [this](std::exception_ptr error) { board_->Fail(error); });
+  thread_.Start([this](std::stop_token) { CommLoop(); },
+                [this](std::exception_ptr error) { board_->Fail(error); });
 }
 
 GradSync::~GradSync() {
   thread_.Stop([this] {
     if (board_) board_->Stop();
   });
-  for (size_t i = 0; i < impl_->accumulators.size(); ++i) impl_->accumulators[i]->del_post_hook(impl_->hook_keys[i]);
+  for (size_t i = 0; i < impl_->accumulators.size(); ++i)
+    impl_->accumulators[i]->del_post_hook(impl_->hook_keys[i]);
   if (impl_->ps) {
     impl_->worker.reset();
     if (board_->failed()) {
@@ -171,8 +177,9 @@ GradSync::~GradSync() {
 void GradSync::Flatten(const SyncLayout& layout) {
   std::vector<std::pair<torch::Tensor, int>> all;
   const auto excluded = [&](const torch::Tensor& p) {
-    return std::any_of(options_.excluded.begin(), options_.excluded.end(),
-                       [&](const torch::Tensor& e) { return e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl(); });
+    return std::any_of(options_.excluded.begin(), options_.excluded.end(), [&](const torch::Tensor& e) {
+      return e.unsafeGetTensorImpl() == p.unsafeGetTensorImpl();
+    });
   };
   for (int s = 0; s < layout.num_stages(); ++s) {
     for (const torch::Tensor& p : layout.stage_params[s]) {
@@ -207,8 +214,9 @@ void GradSync::PlanHybrid(const SyncLayout& layout) {
 }
 
 // A unit over parameters [first, end) restricted to [begin, stop) of the flat buffer.
-static GradSync::Unit* NewUnit(std::vector<std::unique_ptr<GradSync::Unit>>& units, const std::vector<ParamSpan>& spans,
-                               int first, int end, int64_t begin, int64_t stop) {
+static GradSync::Unit* NewUnit(std::vector<std::unique_ptr<GradSync::Unit>>& units,
+                               const std::vector<ParamSpan>& spans, int first, int end, int64_t begin,
+                               int64_t stop) {
   auto u = std::make_unique<GradSync::Unit>();
   u->begin = begin;
   u->end = stop;
@@ -314,8 +322,10 @@ void GradSync::PlanUnits(const SyncLayout& layout) {
 void GradSync::RegisterHooks() {
   for (int i = 0; i < static_cast<int>(param_tensors_.size()); ++i) {
     if (units_of_param_[i].empty() || units_[units_of_param_[i][0]]->sfb) continue;
-    c10::intrusive_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(param_tensors_[i]);
-    impl_->hook_keys.push_back(acc->add_post_hook(std::make_unique<ReadyHook>([this, i] { OnGradReady(i); })));
+    c10::intrusive_ptr<torch::autograd::Node> acc =
+        torch::autograd::impl::grad_accumulator(param_tensors_[i]);
+    impl_->hook_keys.push_back(
+        acc->add_post_hook(std::make_unique<ReadyHook>([this, i] { OnGradReady(i); })));
     impl_->accumulators.push_back(std::move(acc));
   }
 }
@@ -334,7 +344,8 @@ torch::Tensor GradSync::GatherMomentum() {
     auto [b, e] = collective::BlockRange(static_cast<size_t>(u->numel()), ctx_.size(), ctx_.rank());
     owned.narrow(0, u->begin + b, e - b).copy_(m.narrow(0, u->begin + b, e - b));
   }
-  collective::Allreduce(ctx_, owned.data_ptr<float>(), owned.data_ptr<float>(), owned.numel(), DType::kFloat32);
+  collective::Allreduce(ctx_, owned.data_ptr<float>(), owned.data_ptr<float>(), owned.numel(),
+                        DType::kFloat32);
   return owned;
 }
 

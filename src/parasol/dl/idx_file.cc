@@ -48,8 +48,9 @@ IdxImages ReadIdxImages(const std::string& path) {
   const int64_t pixels = static_cast<int64_t>(im.file.size()) - 16;
   if (im.rows < 1 || im.cols < 1 || im.rows > 65536 || im.cols > 65536 || pixels % (im.rows * im.cols) != 0 ||
       pixels / (im.rows * im.cols) != im.count) {
-    throw ParseError(path, 0, fmt::format("{} bytes, but the header promises {} images of {}x{}", im.file.size(),
-                                          im.count, im.rows, im.cols));
+    throw ParseError(path, 0,
+                     fmt::format("{} bytes, but the header promises {} images of {}x{}", im.file.size(),
+                                 im.count, im.rows, im.cols));
   }
   return im;
 }

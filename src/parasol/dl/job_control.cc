@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "parasol/collective/collectives.h"
-#include "parasol/core/job_status.h"
 #include "parasol/core/error.h"
+#include "parasol/core/job_status.h"
 #include "parasol/core/stats.h"
 #include "parasol/core/text_fields.h"
 
@@ -92,16 +92,16 @@ void JobControl::Finish(int64_t steps_done, double progress, bool stopped) {
 void JobControl::Write(int64_t steps_done, double progress, const std::string& state) {
   const double step = RecentMedian(seconds_), sync = RecentMedian(sync_seconds_);
   WriteJobStatus(paths_.status, {.step = steps_done,
-                                .total_steps = total_steps_,
-                                .progress = progress,
-                                .ranks = ctx_.size(),
-                                .batch_per_rank = batch_per_rank_,
-                                .step_seconds = step,
-                                .sync_seconds = sync,
-                                .grad_measured = grad_measured_,
-                                .grad_sqr = grad_sqr_,
-                                .grad_var = grad_var_,
-                                .state = state});
+                                 .total_steps = total_steps_,
+                                 .progress = progress,
+                                 .ranks = ctx_.size(),
+                                 .batch_per_rank = batch_per_rank_,
+                                 .step_seconds = step,
+                                 .sync_seconds = sync,
+                                 .grad_measured = grad_measured_,
+                                 .grad_sqr = grad_sqr_,
+                                 .grad_var = grad_var_,
+                                 .state = state});
   last_write_ = SteadySeconds();
 }
 

@@ -30,7 +30,8 @@ class JobControl {
   // After a step: `seconds` it took, of which `sync_seconds` exposed synchronisation, and the
   // gradient noise measured so far.
   // `progress`: scale-invariant iterations done (the steps, unless the batch is adaptive).
-  void Record(int64_t steps_done, double progress, double seconds, double sync_seconds, const NoiseScale& noise);
+  void Record(int64_t steps_done, double progress, double seconds, double sync_seconds,
+              const NoiseScale& noise);
   struct Request {
     bool stop = false;           // the stop file exists
     int64_t batch_per_rank = 0;  // the batch file's (0: none, or the current one)
@@ -54,7 +55,7 @@ class JobControl {
   std::exception_ptr batch_error_;
   int64_t total_steps_, batch_per_rank_;
   std::vector<double> seconds_, sync_seconds_;  // this run's steps
-  double last_write_ = -1;                       // steady seconds
+  double last_write_ = -1;                      // steady seconds
   bool grad_measured_ = false;
   double grad_sqr_ = 0, grad_var_ = 0;
 };

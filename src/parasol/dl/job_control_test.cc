@@ -30,7 +30,8 @@ class JobControlTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("parasol_job_control_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    paths_ = {.status = (dir_ / "status").string(), .stop = (dir_ / "stop").string(),
+    paths_ = {.status = (dir_ / "status").string(),
+              .stop = (dir_ / "stop").string(),
               .batch = (dir_ / "batch").string()};
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -86,7 +87,8 @@ TEST_F(JobControlTest, TheStatusFileSaysWhatTheRunHasDone) {
   ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) {
     JobControl control(ctx, paths_, 100, 16);
     NoiseScale noise(32);
-    for (int64_t step = 1; step <= 5; ++step) control.Record(step, static_cast<double>(step), 0.5, 0.125, noise);
+    for (int64_t step = 1; step <= 5; ++step)
+      control.Record(step, static_cast<double>(step), 0.5, 0.125, noise);
     if (ctx.rank() == 0) {
       const JobStatus running = ReadJobStatus(paths_.status);  // the first record is written at once
       EXPECT_EQ(running.state, "running");
@@ -108,14 +110,16 @@ TEST_F(JobControlTest, TheStatusFileSaysWhatTheRunHasDone) {
 TEST_F(JobControlTest, WithoutPathsNothingIsTouchedAndNoCollectiveRuns) {
   InProcessWorld world(2);
   // Rank 1 never calls Check: were it collective, rank 0 would wait for it and time out.
-  ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) {
-    JobControl control(ctx, {}, 100, 16);
-    if (ctx.rank() == 0) {
-      EXPECT_FALSE(control.Check(64).stop);
-      control.Record(1, 1.0, 0.5, 0.1, NoiseScale(32));
-      control.Finish(1, 1.0, true);
-    }
-  }, {.timeout_ms = std::chrono::milliseconds(2000)}));
+  ExpectNoErrors(RunRanks(world,
+                          [&](comm::Context& ctx) {
+                            JobControl control(ctx, {}, 100, 16);
+                            if (ctx.rank() == 0) {
+                              EXPECT_FALSE(control.Check(64).stop);
+                              control.Record(1, 1.0, 0.5, 0.1, NoiseScale(32));
+                              control.Finish(1, 1.0, true);
+                            }
+                          },
+                          {.timeout_ms = std::chrono::milliseconds(2000)}));
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 

@@ -70,7 +70,14 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     torch::Tensor mean_gx = (sums.narrow(0, c, c) / n).to(torch::kFloat32).view({1, c, 1, 1});
     torch::Tensor scale = (saved[2] * saved[1]).view({1, c, 1, 1});
     torch::Tensor dx = scale * (g - mean_g - xhat * mean_gx);
-    return {dx, sum_gx, sum_g, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {dx,
+            sum_gx,
+            sum_g,
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor(),
+            torch::Tensor()};
   }
 };
 
@@ -91,7 +98,8 @@ torch::Tensor FcLayerImpl::forward(const torch::Tensor& x) {
   return torch::addmm(bias, x, weight.t());
 }
 
-BatchNorm2dImpl::BatchNorm2dImpl(int64_t channels, double momentum, double eps) : momentum_(momentum), eps_(eps) {
+BatchNorm2dImpl::BatchNorm2dImpl(int64_t channels, double momentum, double eps)
+    : momentum_(momentum), eps_(eps) {
   weight = register_parameter("weight", torch::ones({channels}));
   bias = register_parameter("bias", torch::zeros({channels}));
   running_mean = register_buffer("running_mean", torch::zeros({channels}));

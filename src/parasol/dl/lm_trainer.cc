@@ -13,9 +13,9 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
+#include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/rank_tensors.h"
-#include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/trainer.h"
 
 namespace parasol::dl {
@@ -24,8 +24,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Windows [start, start + seq] of `tokens` as inputs x (the first seq) and targets y (the last seq).
-std::pair<torch::Tensor, torch::Tensor> Windows(const std::vector<int64_t>& tokens, const std::vector<int64_t>& starts,
-                                                int64_t seq) {
+std::pair<torch::Tensor, torch::Tensor> Windows(const std::vector<int64_t>& tokens,
+                                                const std::vector<int64_t>& starts, int64_t seq) {
   const auto b = static_cast<int64_t>(starts.size());
   torch::Tensor x = torch::empty({b, seq}, torch::kLong), y = torch::empty({b, seq}, torch::kLong);
   int64_t* xp = x.data_ptr<int64_t>();
@@ -40,8 +40,8 @@ std::pair<torch::Tensor, torch::Tensor> Windows(const std::vector<int64_t>& toke
 
 // Step `step`'s global batch of random windows, drawn alike on every rank; replica d takes the
 // d-th block of `batch`.
-std::vector<int64_t> BatchStarts(size_t tokens, int64_t seq, int64_t batch, int replicas, int replica, uint64_t seed,
-                                 int64_t step) {
+std::vector<int64_t> BatchStarts(size_t tokens, int64_t seq, int64_t batch, int replicas, int replica,
+                                 uint64_t seed, int64_t step) {
   std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(step));
   std::uniform_int_distribution<int64_t> start(0, static_cast<int64_t>(tokens) - seq - 1);
   std::vector<int64_t> starts;
@@ -54,7 +54,8 @@ std::vector<int64_t> BatchStarts(size_t tokens, int64_t seq, int64_t batch, int 
 
 // The language-model loss plus every MoE layer's weighted auxiliary losses.
 torch::Tensor WithMoeLosses(const TransformerLm& lm, const LmOptions& o, torch::Tensor loss) {
-  for (const MoeLayer& m : lm.moe_layers) loss = loss + o.aux_loss_coef * m->balance_loss() + o.z_loss_coef * m->z_loss();
+  for (const MoeLayer& m : lm.moe_layers)
+    loss = loss + o.aux_loss_coef * m->balance_loss() + o.z_loss_coef * m->z_loss();
   return loss;
 }
 
@@ -127,8 +128,9 @@ void RoutingFigures(ParallelGroups& groups, const TransformerLm& lm, LmStep* rec
 LmStep TrainStep(ParallelGroups& groups, TransformerLm& lm, GradSync& sync, ExpertUpdater& experts,
                  const std::vector<int64_t>& train, const LmOptions& o, int64_t step) {
   const int64_t seq = o.model.seq;
-  const auto [x, y] = Windows(train, BatchStarts(train.size(), seq, o.batch, groups.data_parallel(),
-                                                 groups.data_rank(), o.seed, step), seq);
+  const auto [x, y] = Windows(
+      train,
+      BatchStarts(train.size(), seq, o.batch, groups.data_parallel(), groups.data_rank(), o.seed, step), seq);
   const auto t0 = Clock::now();
   const torch::Tensor logits = lm.model->Forward(x, [&sync](int stage) { sync.BeforeStage(stage); });
   const torch::Tensor loss = VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),
@@ -154,8 +156,8 @@ LmStep TrainStep(ParallelGroups& groups, TransformerLm& lm, GradSync& sync, Expe
 }
 
 std::string ShapeName(const TransformerOptions& m) {
-  return fmt::format("v{}-l{}-d{}-h{}-f{}-s{}-e{}-k{}-m{}", m.vocab, m.layers, m.d_model, m.heads, m.ffn, m.seq,
-                     m.moe_experts, m.moe_top_k, m.moe_every);
+  return fmt::format("v{}-l{}-d{}-h{}-f{}-s{}-e{}-k{}-m{}", m.vocab, m.layers, m.d_model, m.heads, m.ffn,
+                     m.seq, m.moe_experts, m.moe_top_k, m.moe_every);
 }
 
 // What a rank holds of the training state: the synchroniser's parameters and Adam moments, the
@@ -189,19 +191,28 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
   const std::string here = ShapeName(shape);
   if (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
       m.expert_parallel != g.expert_parallel() || m.shape != here) {
-    throw InvalidArgumentError(fmt::format(
-        "{}: a checkpoint of {} ranks (tensor parallel {}, expert parallel {}) and model {}; this run has {} ranks "
-        "({}, {}) and model {}",
-        o.resume_dir, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape, g.world().size(), g.tensor_parallel(),
-        g.expert_parallel(), here));
+    throw InvalidArgumentError(
+        fmt::format("{}: a checkpoint of {} ranks (tensor parallel {}, expert parallel {}) and model {}; "
+                    "this run has {} ranks "
+                    "({}, {}) and model {}",
+                    o.resume_dir, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape, g.world().size(),
+                    g.tensor_parallel(), g.expert_parallel(), here));
   }
   ReadRankTensors(o.resume_dir, g.world().rank(), m.step, RankState(sync, experts));
   return m.step;
 }
 
 std::vector<std::string> MetricsColumns() {
-  return {"step",         "seconds",    "tokens_per_sec", "loss", "balance_loss", "z_loss", "expert_load_max_over_mean",
-          "dropped_fraction", "val_loss", "val_perplexity"};
+  return {"step",
+          "seconds",
+          "tokens_per_sec",
+          "loss",
+          "balance_loss",
+          "z_loss",
+          "expert_load_max_over_mean",
+          "dropped_fraction",
+          "val_loss",
+          "val_perplexity"};
 }
 
 std::vector<std::string> MetricsRow(const LmStep& r, const LmEvaluation* e) {
@@ -217,26 +228,30 @@ std::vector<std::string> MetricsRow(const LmStep& r, const LmEvaluation* e) {
           e ? fmt::format("{:.4f}", e->perplexity) : ""};
 }
 
-void PrintPlan(std::ostream& log, const LmOptions& o, ParallelGroups& g, const TransformerLm& lm, int64_t params,
-               const TextTokens& text, int64_t total) {
+void PrintPlan(std::ostream& log, const LmOptions& o, ParallelGroups& g, const TransformerLm& lm,
+               int64_t params, const TextTokens& text, int64_t total) {
   const TransformerOptions& m = o.model;
-  log << fmt::format("# transformer-lm: vocabulary {} ({}), {} training and {} validation tokens\n", text.vocab.size(),
-                     o.level == TextLevel::kChar ? "characters" : "words", text.train.size(), text.validation.size());
-  log << fmt::format("# {} layers, d_model {}, {} heads, ffn {}, seq {}", m.layers, m.d_model, m.heads, m.ffn, m.seq);
+  log << fmt::format("# transformer-lm: vocabulary {} ({}), {} training and {} validation tokens\n",
+                     text.vocab.size(), o.level == TextLevel::kChar ? "characters" : "words",
+                     text.train.size(), text.validation.size());
+  log << fmt::format("# {} layers, d_model {}, {} heads, ffn {}, seq {}", m.layers, m.d_model, m.heads, m.ffn,
+                     m.seq);
   if (!lm.moe_layers.empty()) {
     log << fmt::format("; {} mixture-of-experts layers of {} experts, top-{}, capacity factor {} (eval {})",
-                       lm.moe_layers.size(), m.moe_experts, m.moe_top_k, m.capacity_factor, m.eval_capacity_factor);
+                       lm.moe_layers.size(), m.moe_experts, m.moe_top_k, m.capacity_factor,
+                       m.eval_capacity_factor);
   }
-  log << fmt::format("\n# {} ranks: {} data-parallel x {} tensor-parallel, experts over {}; {} parameters on rank 0; "
-                     "{} steps of {} x {} sequences\n",
-                     g.world().size(), g.data_parallel(), g.tensor_parallel(), g.expert_parallel(), params, total,
-                     g.data_parallel(), o.batch);
+  log << fmt::format(
+      "\n# {} ranks: {} data-parallel x {} tensor-parallel, experts over {}; {} parameters on rank 0; "
+      "{} steps of {} x {} sequences\n",
+      g.world().size(), g.data_parallel(), g.tensor_parallel(), g.expert_parallel(), params, total,
+      g.data_parallel(), o.batch);
 }
 
 }  // namespace
 
-LmEvaluation EvaluateLm(ParallelGroups& groups, TransformerLm& lm, const std::vector<int64_t>& tokens, int64_t seq,
-                        int64_t batch, int64_t max_batches) {
+LmEvaluation EvaluateLm(ParallelGroups& groups, TransformerLm& lm, const std::vector<int64_t>& tokens,
+                        int64_t seq, int64_t batch, int64_t max_batches) {
   torch::NoGradGuard no_grad;
   lm.model->eval();
   const int64_t windows = (static_cast<int64_t>(tokens.size()) - 1) / seq;
@@ -254,8 +269,9 @@ LmEvaluation EvaluateLm(ParallelGroups& groups, TransformerLm& lm, const std::ve
     for (int64_t w = first; w < last; ++w) starts.push_back(w * seq);
     const auto [x, y] = Windows(tokens, starts, seq);
     const torch::Tensor logits = lm.model->Forward(x);
-    const torch::Tensor losses = VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),
-                                                           lm.embedding->vocab_begin(), *lm.tensor_group);
+    const torch::Tensor losses =
+        VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),
+                                  lm.embedding->vocab_begin(), *lm.tensor_group);
     if (real) {
       sums[0] += losses.sum().item<double>();
       sums[1] += static_cast<double>(losses.numel());
@@ -271,7 +287,8 @@ LmEvaluation EvaluateLm(ParallelGroups& groups, TransformerLm& lm, const std::ve
 }
 
 LmResult TrainLm(comm::Context& world, const LmOptions& o) {
-  if (o.batch < 1 || o.model.seq < 1) throw InvalidArgumentError("transformer-lm: batch and seq must be positive");
+  if (o.batch < 1 || o.model.seq < 1)
+    throw InvalidArgumentError("transformer-lm: batch and seq must be positive");
   SetComputeThreads(o.threads);
   ParallelGroups groups(world, o.tensor_parallel, o.expert_parallel);
   const TextTokens text = ReadTextTokens(o.data_path, o.level, o.validation_fraction, o.model.seq);
@@ -292,7 +309,8 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   std::ostream* log = world.rank() == 0 ? o.log : nullptr;
   if (log) PrintPlan(*log, o, groups, lm, r.parameters, text, total);
   std::unique_ptr<CsvWriter> csv;
-  if (world.rank() == 0 && !o.metrics_path.empty()) csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
+  if (world.rank() == 0 && !o.metrics_path.empty())
+    csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
   lm.model->train();
   if (!o.resume_dir.empty()) {
     r.first_step = ResumeLm(groups, sync, experts, o, shape);
@@ -313,16 +331,18 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
     }
     if (csv) csv->Row(MetricsRow(rec, e ? &*e : nullptr));
     if (log && (e || (step + 1) % std::max<int64_t>(1, total / 10) == 0)) {
-      *log << fmt::format("step {}/{}: loss {:.4f}, {:.0f} tokens/s", step + 1, total, rec.loss, rec.tokens_per_sec);
+      *log << fmt::format("step {}/{}: loss {:.4f}, {:.0f} tokens/s", step + 1, total, rec.loss,
+                          rec.tokens_per_sec);
       if (!lm.moe_layers.empty()) {
-        *log << fmt::format(", balance {:.3f}, z {:.3f}, load max/mean {:.2f}, dropped {:.2f}%", rec.balance_loss,
-                            rec.z_loss, rec.expert_load, 100 * rec.dropped_fraction);
+        *log << fmt::format(", balance {:.3f}, z {:.3f}, load max/mean {:.2f}, dropped {:.2f}%",
+                            rec.balance_loss, rec.z_loss, rec.expert_load, 100 * rec.dropped_fraction);
       }
       if (e) *log << fmt::format(", validation loss {:.4f}, perplexity {:.3f}", e->loss, e->perplexity);
       *log << "\n";
     }
     const bool due = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (due || step + 1 == total)) SaveLm(groups, sync, experts, o, shape, step + 1);
+    if (!o.checkpoint_dir.empty() && (due || step + 1 == total))
+      SaveLm(groups, sync, experts, o, shape, step + 1);
   }
   sync.Flush();
   if (csv) csv->Commit();

@@ -34,7 +34,7 @@ struct LmOptions {
   // Weight of each MoE layer's load-balancing loss: ST-MoE's 0.01 left the busiest expert at 1.24-1.27x
   // the mean on tinyshakespeare (bench/moe_bench.sh), 0.02 at 1.20x with a lower validation loss.
   double aux_loss_coef = 0.02;
-  double z_loss_coef = 0.001;     // weight of each MoE layer's router z-loss
+  double z_loss_coef = 0.001;  // weight of each MoE layer's router z-loss
   int threads = 1;
   uint64_t seed = 1;
   bool evaluate = true;
@@ -54,11 +54,11 @@ struct LmOptions {
 struct LmStep {
   int64_t step = 0;
   double seconds = 0;
-  double tokens_per_sec = 0;  // all replicas
-  double loss = 0;            // this replica's language-model loss (cross-entropy per token)
+  double tokens_per_sec = 0;            // all replicas
+  double loss = 0;                      // this replica's language-model loss (cross-entropy per token)
   double balance_loss = 0, z_loss = 0;  // summed over MoE layers, this rank
-  double expert_load = 0;     // tokens routed to the busiest expert / the mean, over all replicas
-  double dropped_fraction = 0;  // choices past capacity, over all replicas
+  double expert_load = 0;               // tokens routed to the busiest expert / the mean, over all replicas
+  double dropped_fraction = 0;          // choices past capacity, over all replicas
 };
 
 struct LmEvaluation {

@@ -9,7 +9,8 @@ namespace {
 
 namespace nn = torch::nn;
 
-nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0, bool bias = true) {
+nn::Conv2d Conv(int64_t in, int64_t out, int64_t kernel, int64_t stride = 1, int64_t padding = 0,
+                bool bias = true) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(bias));
 }
 
@@ -29,7 +30,8 @@ class BasicBlockImpl : public nn::Module {
     y = bn2_(conv2_(y));
     torch::Tensor s = x;
     if (stride_ != 1 || pad_ != 0) {
-      s = x.index({torch::indexing::Slice(), torch::indexing::Slice(), torch::indexing::Slice(0, torch::indexing::None, stride_),
+      s = x.index({torch::indexing::Slice(), torch::indexing::Slice(),
+                   torch::indexing::Slice(0, torch::indexing::None, stride_),
                    torch::indexing::Slice(0, torch::indexing::None, stride_)});
       s = torch::constant_pad_nd(s, {0, 0, 0, 0, pad_ / 2, pad_ - pad_ / 2});
     }
@@ -59,7 +61,8 @@ void AddFc(Model& m, const std::string& name, int64_t in, int64_t out, bool flat
   m.AddStage(name, s);
 }
 
-void AddConv(Model& m, const std::string& name, int64_t in, int64_t out, int64_t kernel, int64_t padding, bool pool) {
+void AddConv(Model& m, const std::string& name, int64_t in, int64_t out, int64_t kernel, int64_t padding,
+             bool pool) {
   nn::Sequential s(Conv(in, out, kernel, 1, padding), nn::ReLU());
   if (pool) s->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2)));
   m.AddStage(name, s);
@@ -131,12 +134,15 @@ std::vector<int64_t> DefaultInputShape(const std::string& model) {
   return {3, 32, 32};
 }
 
-std::shared_ptr<Model> MakeModel(const std::string& name, const std::vector<int64_t>& input_shape, int64_t classes) {
+std::shared_ptr<Model> MakeModel(const std::string& name, const std::vector<int64_t>& input_shape,
+                                 int64_t classes) {
   if (input_shape.size() != 3) throw InvalidArgumentError("model input shape must be C, H, W");
   const int64_t c = input_shape[0], h = input_shape[1], w = input_shape[2];
   auto m = std::make_shared<Model>(name, input_shape);
   auto need = [&](bool ok, const char* what) {
-    if (!ok) throw InvalidArgumentError(fmt::format("model {} needs {} input, the data is {}x{}x{}", name, what, c, h, w));
+    if (!ok)
+      throw InvalidArgumentError(
+          fmt::format("model {} needs {} input, the data is {}x{}x{}", name, what, c, h, w));
   };
   if (name == "mlp") {
     BuildMlp(*m, c * h * w, classes);

@@ -20,7 +20,8 @@ namespace parasol::dl {
 
 class Model : public torch::nn::Module {
  public:
-  Model(std::string name, std::vector<int64_t> input_shape) : name_(std::move(name)), input_shape_(std::move(input_shape)) {}
+  Model(std::string name, std::vector<int64_t> input_shape)
+      : name_(std::move(name)), input_shape_(std::move(input_shape)) {}
 
   // Runs the stages in order; before_stage(i), when given, is called before stage i runs (the
   // synchroniser's wait for that stage's parameters).

@@ -58,7 +58,8 @@ torch::Tensor BalanceLoss(const torch::Tensor& probs, const torch::Tensor& choic
   const int64_t e = probs.size(1), k = choices.size(1);
   // Every choice counts: with first choices alone (Switch, k = 1) an expert that is every token's
   // second choice escapes the loss and takes twice its share of the load.
-  const torch::Tensor share = torch::one_hot(choices, e).to(torch::kFloat32).sum(1).mean(0) / static_cast<double>(k);
+  const torch::Tensor share =
+      torch::one_hot(choices, e).to(torch::kFloat32).sum(1).mean(0) / static_cast<double>(k);
   return static_cast<double>(e) * (share * probs.mean(0)).sum();
 }
 
@@ -71,8 +72,8 @@ MoeLayerImpl::MoeLayerImpl(const MoeOptions& options, comm::Context& expert_grou
     throw InvalidArgumentError(fmt::format("{} experts do not split over {} expert-parallel ranks", e, p));
   }
   if (options.top_k < 1 || options.top_k > std::min<int64_t>(2, e)) {
-    throw InvalidArgumentError(fmt::format("top-k routing with k = {} (1 or 2, at most the {} experts)",
-                                           options.top_k, e));
+    throw InvalidArgumentError(
+        fmt::format("top-k routing with k = {} (1 or 2, at most the {} experts)", options.top_k, e));
   }
   local_ = e / p;
   first_ = local_ * expert_group.rank();
@@ -107,7 +108,8 @@ torch::Tensor MoeLayerImpl::AssignSlots(const torch::Tensor& choice, int64_t cap
 torch::Tensor MoeLayerImpl::ApplyExperts(const torch::Tensor& in, const std::vector<int64_t>& counts) {
   // One unbind and one split per call rather than an index per expert: the backward of each index
   // would write a zeroed copy of the whole tensor.
-  const std::vector<torch::Tensor> w1s = w1.unbind(0), b1s = b1.unbind(0), w2s = w2.unbind(0), b2s = b2.unbind(0);
+  const std::vector<torch::Tensor> w1s = w1.unbind(0), b1s = b1.unbind(0), w2s = w2.unbind(0),
+                                   b2s = b2.unbind(0);
   const std::vector<torch::Tensor> parts = in.split_with_sizes(counts);
   std::vector<torch::Tensor> outs;
   for (int64_t j = 0; j < local_; ++j) {
@@ -141,8 +143,9 @@ torch::Tensor MoeLayerImpl::RunExperts(const torch::Tensor& rows, const std::vec
   // Source-major to expert-major: the row order the experts take, and back.
   std::vector<int64_t> order;
   std::vector<int64_t> source_start(static_cast<size_t>(p), 0);
-  for (int64_t q = 1; q < p; ++q) source_start[static_cast<size_t>(q)] = source_start[static_cast<size_t>(q - 1)] +
-                                                                          static_cast<int64_t>(recv[static_cast<size_t>(q - 1)]);
+  for (int64_t q = 1; q < p; ++q)
+    source_start[static_cast<size_t>(q)] =
+        source_start[static_cast<size_t>(q - 1)] + static_cast<int64_t>(recv[static_cast<size_t>(q - 1)]);
   for (int64_t j = 0; j < local_; ++j) {
     for (int64_t q = 0; q < p; ++q) {
       int64_t at = source_start[static_cast<size_t>(q)];
@@ -151,14 +154,17 @@ torch::Tensor MoeLayerImpl::RunExperts(const torch::Tensor& rows, const std::vec
     }
   }
   const torch::Tensor to_expert = torch::tensor(order, torch::kLong);
-  const torch::Tensor back = torch::empty_like(to_expert).scatter_(0, to_expert, torch::arange(to_expert.numel()));
-  const torch::Tensor done = ApplyExperts(arrived.index_select(0, to_expert), per_expert).index_select(0, back);
+  const torch::Tensor back =
+      torch::empty_like(to_expert).scatter_(0, to_expert, torch::arange(to_expert.numel()));
+  const torch::Tensor done =
+      ApplyExperts(arrived.index_select(0, to_expert), per_expert).index_select(0, back);
   return AllToAllV(done, recv, send);
 }
 
 torch::Tensor MoeLayerImpl::AllToAllV(const torch::Tensor& rows, const std::vector<uint64_t>& send,
                                       const std::vector<uint64_t>& recv) {
-  return AllToAllVFunction::apply(rows, AsHandle(&group_), torch::tensor(std::vector<int64_t>(send.begin(), send.end())),
+  return AllToAllVFunction::apply(rows, AsHandle(&group_),
+                                  torch::tensor(std::vector<int64_t>(send.begin(), send.end())),
                                   torch::tensor(std::vector<int64_t>(recv.begin(), recv.end())));
 }
 

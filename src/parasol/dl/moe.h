@@ -39,7 +39,7 @@ struct MoeOptions {
   int64_t d_model = 128;
   int64_t d_ff = 256;  // per expert
   int64_t experts = 8;
-  int64_t top_k = 2;   // 1 or 2
+  int64_t top_k = 2;  // 1 or 2
   double capacity_factor = 1.25;
   double eval_capacity_factor = 2.0;
   double init_std = 0.02;      // router and first layer
@@ -68,7 +68,7 @@ class MoeLayerImpl : public torch::nn::Module {
   std::vector<torch::Tensor> expert_parameters() const { return {w1, b1, w2, b2}; }
   int64_t first_expert() const { return first_; }
 
-  torch::Tensor router;  // [E, d]
+  torch::Tensor router;          // [E, d]
   torch::Tensor w1, b1, w2, b2;  // this rank's experts: [El, d, ff], [El, ff], [El, ff, d], [El, d]
 
  private:

@@ -22,15 +22,16 @@ TEST(Moe, AuxiliaryLossesMatchAHandComputation) {
   EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1}, torch::kLong).view({2, 1})).item<double>(), 1.2, 1e-6);
   // Top-2, every choice counted: choices (0, 1) and (1, 2) give f = (1/4, 1/2, 1/4), so
   // 3 (0.25 x 0.4 + 0.5 x 0.4 + 0.25 x 0.2) = 1.05.
-  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1, 1, 2}, torch::kLong).view({2, 2})).item<double>(), 1.05, 1e-6);
+  EXPECT_NEAR(BalanceLoss(probs, torch::tensor({0, 1, 1, 2}, torch::kLong).view({2, 2})).item<double>(), 1.05,
+              1e-6);
   // Perfectly balanced routing with uniform probabilities gives 1.
   EXPECT_NEAR(BalanceLoss(torch::full({4, 2}, 0.5f), torch::tensor({0, 1, 0, 1}, torch::kLong).view({4, 1}))
                   .item<double>(),
               1.0, 1e-6);
   // z-loss: mean over tokens of (log sum exp logits)^2.
   const double a = std::log(std::exp(1.0) + std::exp(2.0)), b = std::log(2.0);
-  EXPECT_NEAR(RouterZLoss(torch::tensor({1.0f, 2.0f, 0.0f, 0.0f}).view({2, 2})).item<double>(), (a * a + b * b) / 2,
-              1e-5);
+  EXPECT_NEAR(RouterZLoss(torch::tensor({1.0f, 2.0f, 0.0f, 0.0f}).view({2, 2})).item<double>(),
+              (a * a + b * b) / 2, 1e-5);
 }
 
 // Four tokens that all prefer expert 0 (top-1, capacity ceil(4 x 1.0 / 2) = 2): the first two are
@@ -43,8 +44,8 @@ TEST(Moe, TokensOverCapacityAreDroppedNeverDuplicated) {
     MoeLayer moe(MoeOptions{.d_model = 4, .d_ff = 8, .experts = 2, .top_k = 1, .capacity_factor = 1.0}, ctx);
     torch::NoGradGuard no_grad;
     moe->router.copy_(torch::tensor({1.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f, 0.0f, 0.0f}).view({2, 4}));
-    const torch::Tensor x = torch::tensor({2.0f, 0.1f, 0.2f, 0.3f, 1.0f, -0.5f, 0.4f, 0.0f, 3.0f, 0.0f, 0.0f, 1.0f,
-                                           0.5f, 0.5f, 0.5f, 0.5f})
+    const torch::Tensor x = torch::tensor({2.0f, 0.1f, 0.2f, 0.3f, 1.0f, -0.5f, 0.4f, 0.0f, 3.0f, 0.0f, 0.0f,
+                                           1.0f, 0.5f, 0.5f, 0.5f, 0.5f})
                                 .view({4, 4});
     const torch::Tensor y = moe(x);
     EXPECT_EQ(moe->stats().dropped, 2);
@@ -68,21 +69,25 @@ TEST(Moe, TokensOverCapacityAreDroppedNeverDuplicated) {
 // reverse exchange, and the other waited for it until the deadline).
 TEST(Moe, AnExpertRankWithNoTokensTakesPartInBackward) {
   comm::InProcessWorld world(2);
-  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    MoeLayer moe{nullptr};
-    {
-      SeededTorchGenerator generator(1);  // two ranks build at once: one draws at a time
-      moe = MoeLayer(MoeOptions{.d_model = 2, .d_ff = 4, .experts = 2, .top_k = 1, .capacity_factor = 1.0}, ctx);
-    }
-    {
-      torch::NoGradGuard no_grad;
-      moe->router.copy_(torch::tensor({1.0f, 0.0f, -1.0f, 0.0f}).view({2, 2}));
-    }
-    const torch::Tensor x = torch::tensor({1.0f, 0.5f, 2.0f, -1.0f}).view({2, 2}).requires_grad_();
-    moe(x).sum().backward();
-    EXPECT_EQ(moe->stats().routed, (std::vector<int64_t>{2, 0}));
-    EXPECT_TRUE(x.grad().defined());
-  }, {.timeout_ms = std::chrono::milliseconds(5000)}));
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(
+      world,
+      [&](comm::Context& ctx) {
+        MoeLayer moe{nullptr};
+        {
+          SeededTorchGenerator generator(1);  // two ranks build at once: one draws at a time
+          moe = MoeLayer(
+              MoeOptions{.d_model = 2, .d_ff = 4, .experts = 2, .top_k = 1, .capacity_factor = 1.0}, ctx);
+        }
+        {
+          torch::NoGradGuard no_grad;
+          moe->router.copy_(torch::tensor({1.0f, 0.0f, -1.0f, 0.0f}).view({2, 2}));
+        }
+        const torch::Tensor x = torch::tensor({1.0f, 0.5f, 2.0f, -1.0f}).view({2, 2}).requires_grad_();
+        moe(x).sum().backward();
+        EXPECT_EQ(moe->stats().routed, (std::vector<int64_t>{2, 0}));
+        EXPECT_TRUE(x.grad().defined());
+      },
+      {.timeout_ms = std::chrono::milliseconds(5000)}));
 }
 
 TEST(Moe, FirstChoicesTakeSlotsBeforeSecondChoices) {

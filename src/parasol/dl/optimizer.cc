@@ -27,7 +27,8 @@ FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>
   return flat;
 }
 
-Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads, std::vector<ParamSpan> spans)
+Optimizer::Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads,
+                     std::vector<ParamSpan> spans)
     : options_(options), params_(std::move(params)), grads_(std::move(grads)), spans_(std::move(spans)) {
   // An external optimizer keeps its own state.
   momentum_ = options_.kind == OptimizerKind::kExternal ? torch::zeros({0}) : torch::zeros_like(params_);
@@ -103,7 +104,8 @@ void Optimizer::ApplyAdam(int64_t begin, int64_t end) {
   const auto decay = static_cast<float>(1 - lr_ * options_.weight_decay);
   const auto step = static_cast<float>(lr_ / (1 - std::pow(b1, t)));
   const auto unbias2 = static_cast<float>(1 / (1 - std::pow(b2, t)));
-  const auto eps = static_cast<float>(options_.adam_eps), fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+  const auto eps = static_cast<float>(options_.adam_eps), fb1 = static_cast<float>(b1),
+             fb2 = static_cast<float>(b2);
   float* w = params_.data_ptr<float>() + begin;
   const float* g = grads_.data_ptr<float>() + begin;
   float* m = momentum_.data_ptr<float>() + begin;

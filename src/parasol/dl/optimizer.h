@@ -24,9 +24,9 @@ struct OptimizerOptions {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 0;
-  bool lars = false;          // trust ratio eta * |w| / (|g| + wd |w|) on weights (dim > 1)
+  bool lars = false;  // trust ratio eta * |w| / (|g| + wd |w|) on weights (dim > 1)
   double lars_eta = 0.001;
-  int64_t warmup_steps = 0;   // learning rate rises linearly to lr over these steps
+  int64_t warmup_steps = 0;  // learning rate rises linearly to lr over these steps
   // > 0: after warm-up the rate falls along a half cosine to 0 at this step (the run's last):
   // large early steps, and late ones too small to undo what the run learned.
   int64_t cosine_steps = 0;
@@ -56,7 +56,8 @@ FlatParameters FlattenParameters(const std::vector<std::pair<torch::Tensor, int>
 class Optimizer {
  public:
   // params and grads: flat buffers of equal size that the spans index.
-  Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads, std::vector<ParamSpan> spans);
+  Optimizer(OptimizerOptions options, torch::Tensor params, torch::Tensor grads,
+            std::vector<ParamSpan> spans);
 
   // Learning rate of a step (0-based) after warm-up.
   double LearningRate(int64_t step) const;

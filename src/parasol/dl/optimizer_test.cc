@@ -13,8 +13,8 @@ namespace parasol::dl {
 namespace {
 
 struct Problem {
-  std::vector<torch::Tensor> initial;               // a matrix, a bias and a vector
-  std::vector<std::vector<torch::Tensor>> grads;    // per step, per parameter
+  std::vector<torch::Tensor> initial;             // a matrix, a bias and a vector
+  std::vector<std::vector<torch::Tensor>> grads;  // per step, per parameter
 };
 
 Problem MakeProblem(int steps) {
@@ -76,7 +76,8 @@ double MaxDiff(const std::vector<torch::Tensor>& a, const std::vector<torch::Ten
 TEST(Optimizer, SgdWithMomentumAndWeightDecayIsPyTorchs) {
   const Problem p = MakeProblem(5);
   const OptimizerOptions o{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01};
-  const auto want = RunTorch<torch::optim::SGD>(p, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.01));
+  const auto want =
+      RunTorch<torch::optim::SGD>(p, torch::optim::SGDOptions(0.1).momentum(0.9).weight_decay(0.01));
   const auto whole = RunParasol(p, o);
   ASSERT_GT(MaxDiff(whole, p.initial), 0.1) << "the steps moved the parameters";
   EXPECT_LT(MaxDiff(whole, want), 1e-5);
@@ -92,8 +93,8 @@ TEST(Optimizer, PlainSgdIsPyTorchs) {
 TEST(Optimizer, AdamWIsPyTorchs) {
   const Problem p = MakeProblem(6);
   const OptimizerOptions o{.kind = OptimizerKind::kAdam, .lr = 0.01, .weight_decay = 0.1};
-  const auto want =
-      RunTorch<torch::optim::AdamW>(p, torch::optim::AdamWOptions(0.01).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.1));
+  const auto want = RunTorch<torch::optim::AdamW>(
+      p, torch::optim::AdamWOptions(0.01).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.1));
   const auto whole = RunParasol(p, o);
   ASSERT_GT(MaxDiff(whole, p.initial), 0.01);
   EXPECT_LT(MaxDiff(whole, want), 1e-5);

@@ -19,9 +19,10 @@ ParallelGroups::ParallelGroups(comm::Context& world, int tensor_parallel, int ex
   for (int q = 0; q < n; ++q) {
     const int t = all[2 * static_cast<size_t>(q)], p = all[2 * static_cast<size_t>(q) + 1];
     if (t != tensor_ || p != expert_) {
-      throw MismatchError(fmt::format(
-          "rank {}: parallel layout: rank {} runs tensor parallel {} and expert parallel {}, this rank {} and {}", r,
-          q, t, p, tensor_, expert_));
+      throw MismatchError(
+          fmt::format("rank {}: parallel layout: rank {} runs tensor parallel {} and expert parallel {}, "
+                      "this rank {} and {}",
+                      r, q, t, p, tensor_, expert_));
     }
   }
   if (tensor_ < 1 || n % tensor_ != 0) {
@@ -31,8 +32,8 @@ ParallelGroups::ParallelGroups(comm::Context& world, int tensor_parallel, int ex
   data_ = n / tensor_;
   if (expert_ < 1 || data_ % expert_ != 0) {
     throw InvalidArgumentError(fmt::format(
-        "expert parallel {} does not divide the {} data-parallel replicas ({} ranks / tensor parallel {})", expert_,
-        data_, n, tensor_));
+        "expert parallel {} does not divide the {} data-parallel replicas ({} ranks / tensor parallel {})",
+        expert_, data_, n, tensor_));
   }
   tensor_rank_ = r % tensor_;
   data_rank_ = r / tensor_;

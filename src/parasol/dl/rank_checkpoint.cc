@@ -31,8 +31,8 @@ void WriteRankState(const std::string& dir, int rank, int64_t step, std::span<co
 
 void WriteCheckpointMeta(const std::string& dir, const RankCheckpointMeta& m) {
   WriteFileAtomically((fs::path(dir) / "checkpoint.txt").string(), [&](std::ostream& out) {
-    out << fmt::format("{} 1\nstep {}\nranks {}\ntensor_parallel {}\nexpert_parallel {}\nshape {}\n", kHeader, m.step,
-                       m.ranks, m.tensor_parallel, m.expert_parallel, m.shape);
+    out << fmt::format("{} 1\nstep {}\nranks {}\ntensor_parallel {}\nexpert_parallel {}\nshape {}\n", kHeader,
+                       m.step, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape);
   });
   // The previous checkpoints' rank files: no longer named by checkpoint.txt.
   const std::string keep = fmt::format(".step-{}.bin", m.step);

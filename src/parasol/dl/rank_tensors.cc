@@ -4,7 +4,8 @@
 
 namespace parasol::dl {
 
-void WriteRankTensors(const std::string& dir, int rank, int64_t step, const std::vector<torch::Tensor>& state) {
+void WriteRankTensors(const std::string& dir, int rank, int64_t step,
+                      const std::vector<torch::Tensor>& state) {
   std::vector<double> values;
   for (const torch::Tensor& t : state) {
     const torch::Tensor d = t.to(torch::kFloat64).contiguous();
@@ -13,7 +14,8 @@ void WriteRankTensors(const std::string& dir, int rank, int64_t step, const std:
   WriteRankState(dir, rank, step, values);
 }
 
-void ReadRankTensors(const std::string& dir, int rank, int64_t step, const std::vector<torch::Tensor>& state) {
+void ReadRankTensors(const std::string& dir, int rank, int64_t step,
+                     const std::vector<torch::Tensor>& state) {
   uint64_t count = 0;
   for (const torch::Tensor& t : state) count += static_cast<uint64_t>(t.numel());
   std::vector<double> values = ReadRankState(dir, rank, step, count);

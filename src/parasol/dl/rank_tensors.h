@@ -11,7 +11,8 @@
 
 namespace parasol::dl {
 
-void WriteRankTensors(const std::string& dir, int rank, int64_t step, const std::vector<torch::Tensor>& state);
+void WriteRankTensors(const std::string& dir, int rank, int64_t step,
+                      const std::vector<torch::Tensor>& state);
 // Copies the file's values into `state` in place. IoError, ParseError (another size, damaged)
 // naming the file.
 void ReadRankTensors(const std::string& dir, int rank, int64_t step, const std::vector<torch::Tensor>& state);

@@ -35,7 +35,8 @@ TensorDataset LoadMnist(const std::string& dir, std::string& description) {
   return ReadMnist(test_images, test_labels);
 }
 
-TensorDataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator& gen, const torch::Tensor& patterns) {
+TensorDataset Synthetic(const std::vector<int64_t>& shape, int64_t n, torch::Generator& gen,
+                        const torch::Tensor& patterns) {
   std::vector<int64_t> full = {n};
   full.insert(full.end(), shape.begin(), shape.end());
   TensorDataset d;
@@ -88,7 +89,8 @@ DataSplit LoadData(const DataOptions& o) {
   }
   s.train = Synthetic(shape, o.train_samples, gen, patterns);
   s.test = Synthetic(shape, o.test_samples, gen, patterns);
-  s.description = fmt::format("{} ({} train / {} test, seed {})", o.kind, o.train_samples, o.test_samples, o.seed);
+  s.description =
+      fmt::format("{} ({} train / {} test, seed {})", o.kind, o.train_samples, o.test_samples, o.seed);
   return s;
 }
 
@@ -96,8 +98,8 @@ BatchOrder::BatchOrder(int64_t samples, int64_t batch_per_rank, int ranks, uint6
     : samples_(samples), batch_(batch_per_rank), ranks_(ranks), seed_(seed) {
   steps_per_epoch_ = samples / (batch_per_rank * ranks);
   if (steps_per_epoch_ == 0) {
-    throw InvalidArgumentError(fmt::format("{} samples do not fill one global batch of {} x {} ranks", samples,
-                                           batch_per_rank, ranks));
+    throw InvalidArgumentError(fmt::format("{} samples do not fill one global batch of {} x {} ranks",
+                                           samples, batch_per_rank, ranks));
   }
 }
 

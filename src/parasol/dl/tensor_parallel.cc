@@ -82,8 +82,8 @@ class ColumnParallelFunction : public torch::autograd::Function<ColumnParallelFu
 // sum of exponentials and the target's logit (summed over the group, one call for both).
 class CrossEntropyFunction : public torch::autograd::Function<CrossEntropyFunction> {
  public:
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits, const torch::Tensor& targets,
-                               int64_t vocab_begin, int64_t group_handle) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& logits,
+                               const torch::Tensor& targets, int64_t vocab_begin, int64_t group_handle) {
     TensorGroup& group = *FromHandle<TensorGroup>(group_handle);
     const int64_t v = logits.size(1);
     torch::Tensor top = std::get<0>(logits.max(1)).contiguous();
@@ -123,7 +123,8 @@ torch::Tensor DrawRows(int64_t rows, int64_t cols, int64_t parts, int ranks, int
 
 }  // namespace
 
-TensorGroup::TensorGroup(comm::Context& group) : group_(group), async_(group.Duplicate(group.DefaultDeadline())) {}
+TensorGroup::TensorGroup(comm::Context& group)
+    : group_(group), async_(group.Duplicate(group.DefaultDeadline())) {}
 
 void TensorGroup::Sum(torch::Tensor& t) { SumOver(group_, t); }
 
@@ -143,7 +144,8 @@ torch::Tensor ReduceFromTensorGroup(const torch::Tensor& x, TensorGroup& group) 
 
 torch::Tensor ColumnParallelMatmul(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b,
                                    TensorGroup& group) {
-  if (group.size() == 1) return b.defined() ? torch::nn::functional::linear(x, w, b) : torch::matmul(x, w.t());
+  if (group.size() == 1)
+    return b.defined() ? torch::nn::functional::linear(x, w, b) : torch::matmul(x, w.t());
   return ColumnParallelFunction::apply(x, w, b.defined() ? b : torch::empty({0}), AsHandle(&group));
 }
 
@@ -151,9 +153,10 @@ ColumnParallelLinearImpl::ColumnParallelLinearImpl(int64_t in, int64_t out, Tens
                                                    double init_std)
     : group_(group) {
   if (parts < 1 || out % parts != 0 || (out / parts) % group.size() != 0) {
-    throw InvalidArgumentError(fmt::format(
-        "column-parallel layer of {} outputs in {} part(s): each part must split evenly over {} tensor-parallel ranks",
-        out, parts, group.size()));
+    throw InvalidArgumentError(
+        fmt::format("column-parallel layer of {} outputs in {} part(s): each part must split evenly over {} "
+                    "tensor-parallel ranks",
+                    out, parts, group.size()));
   }
   weight = register_parameter("weight", DrawRows(out, in, parts, group.size(), group.rank(), init_std));
   bias = register_parameter("bias", torch::zeros({out / group.size()}));
@@ -166,8 +169,8 @@ torch::Tensor ColumnParallelLinearImpl::forward(const torch::Tensor& x) {
 RowParallelLinearImpl::RowParallelLinearImpl(int64_t in, int64_t out, TensorGroup& group, double init_std)
     : group_(group) {
   if (in % group.size() != 0) {
-    throw InvalidArgumentError(fmt::format("row-parallel layer of {} inputs does not split over {} tensor-parallel ranks",
-                                           in, group.size()));
+    throw InvalidArgumentError(fmt::format(
+        "row-parallel layer of {} inputs does not split over {} tensor-parallel ranks", in, group.size()));
   }
   // Columns of the full weight: draw it whole, keep this rank's block of columns.
   torch::Tensor full = torch::randn({out, in}) * init_std;
@@ -185,8 +188,8 @@ VocabParallelEmbeddingImpl::VocabParallelEmbeddingImpl(int64_t vocab, int64_t di
                                                        double init_std)
     : group_(group) {
   if (vocab < group.size()) {
-    throw InvalidArgumentError(
-        fmt::format("a vocabulary of {} words cannot split over {} tensor-parallel ranks", vocab, group.size()));
+    throw InvalidArgumentError(fmt::format(
+        "a vocabulary of {} words cannot split over {} tensor-parallel ranks", vocab, group.size()));
   }
   const auto [b, e] = collective::BlockRange(static_cast<size_t>(vocab), group.size(), group.rank());
   begin_ = static_cast<int64_t>(b);

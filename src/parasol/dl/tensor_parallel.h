@@ -63,7 +63,8 @@ class ColumnParallelLinearImpl : public torch::nn::Module {
  public:
   // REQUIRES: parts divides out, and the group's size divides out / parts (else
   // InvalidArgumentError). Weights ~ N(0, init_std), biases zero.
-  ColumnParallelLinearImpl(int64_t in, int64_t out, TensorGroup& group, int64_t parts = 1, double init_std = 0.02);
+  ColumnParallelLinearImpl(int64_t in, int64_t out, TensorGroup& group, int64_t parts = 1,
+                           double init_std = 0.02);
   torch::Tensor forward(const torch::Tensor& x);  // [..., in] -> [..., out / group size]
 
   torch::Tensor weight, bias;

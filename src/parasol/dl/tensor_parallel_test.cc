@@ -86,7 +86,8 @@ TEST(TensorParallel, VocabularyParallelCrossEntropyIsTorchsOnAVocabularyThatDoes
     losses[static_cast<size_t>(ctx.rank())] = l.detach();
     grads[static_cast<size_t>(ctx.rank())] = mine.grad();
   }));
-  for (int r = 0; r < 2; ++r) EXPECT_TRUE(torch::allclose(losses[static_cast<size_t>(r)], want.detach(), 1e-5, 1e-6));
+  for (int r = 0; r < 2; ++r)
+    EXPECT_TRUE(torch::allclose(losses[static_cast<size_t>(r)], want.detach(), 1e-5, 1e-6));
   EXPECT_TRUE(torch::allclose(torch::cat({grads[0], grads[1]}, 1), full.grad(), 1e-5, 1e-6));
 }
 

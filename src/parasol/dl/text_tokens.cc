@@ -41,9 +41,11 @@ TextTokens ReadTextTokens(const std::string& path, TextLevel level, double valid
   std::string_view line;
   while (reader.Next(&line)) lines.emplace_back(line);
   if (lines.empty()) throw ParseError(path, 0, "no text");
-  const auto first_validation = static_cast<size_t>(static_cast<double>(lines.size()) * (1 - validation_fraction));
+  const auto first_validation =
+      static_cast<size_t>(static_cast<double>(lines.size()) * (1 - validation_fraction));
   std::vector<std::string> train_words, validation_words;
-  for (size_t i = 0; i < lines.size(); ++i) Tokenize(lines[i], level, i < first_validation ? train_words : validation_words);
+  for (size_t i = 0; i < lines.size(); ++i)
+    Tokenize(lines[i], level, i < first_validation ? train_words : validation_words);
   TextTokens t;
   std::map<std::string, int64_t> ids;
   for (const std::string& w : train_words) ids.emplace(w, 0);
@@ -63,9 +65,10 @@ TextTokens ReadTextTokens(const std::string& path, TextLevel level, double valid
   }
   const auto need = static_cast<size_t>(seq + 1);
   if (t.train.size() < need || t.validation.size() < need) {
-    throw ParseError(path, 0,
-                     fmt::format("{} training and {} validation tokens: each needs at least {} (--seq {} + 1)",
-                                 t.train.size(), t.validation.size(), need, seq));
+    throw ParseError(
+        path, 0,
+        fmt::format("{} training and {} validation tokens: each needs at least {} (--seq {} + 1)",
+                    t.train.size(), t.validation.size(), need, seq));
   }
   return t;
 }

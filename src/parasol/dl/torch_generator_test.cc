@@ -32,7 +32,8 @@ TEST(SeededTorchGenerator, ThreadsSeedingAtOnceDrawWhatALoneBuilderDraws) {
     std::vector<std::thread> threads;
     for (size_t i = 0; i < seeds.size(); ++i) threads.emplace_back([&, i] { together[i] = Draw(seeds[i]); });
     for (std::thread& t : threads) t.join();
-    for (size_t i = 0; i < seeds.size(); ++i) EXPECT_TRUE(torch::equal(together[i], alone[i])) << "seed " << seeds[i];
+    for (size_t i = 0; i < seeds.size(); ++i)
+      EXPECT_TRUE(torch::equal(together[i], alone[i])) << "seed " << seeds[i];
   }
 }
 

@@ -49,7 +49,8 @@ torch::Device TrainDevice(const comm::Context& ctx, const TrainOptions& o) {
   if (o.device == "cpu") return torch::kCPU;
   if (o.device != "cuda") throw InvalidArgumentError("--device '" + o.device + "': cpu or cuda");
   const int64_t gpus = torch::cuda::is_available() ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
-  if (gpus == 0) throw InvalidArgumentError(fmt::format("rank {}: --device cuda: torch sees no CUDA device", ctx.rank()));
+  if (gpus == 0)
+    throw InvalidArgumentError(fmt::format("rank {}: --device cuda: torch sees no CUDA device", ctx.rank()));
   if (o.sync_batch_norm) throw InvalidArgumentError("--sync-bn runs on CPU tensors: not with --device cuda");
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   int local_rank = 0;
@@ -129,12 +130,15 @@ void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOpt
 
 void ValidateOptions(const TrainOptions& o) {
   if (o.batch <= 0) throw InvalidArgumentError("--batch must be positive");
-  if (o.steps < 0 || (o.steps == 0 && o.epochs <= 0)) throw InvalidArgumentError("--epochs or --steps must be positive");
+  if (o.steps < 0 || (o.steps == 0 && o.epochs <= 0))
+    throw InvalidArgumentError("--epochs or --steps must be positive");
   if (o.threads <= 0) throw InvalidArgumentError("--threads must be positive");
   if (o.optimizer.lr <= 0) throw InvalidArgumentError("--lr must be positive");
   if (o.checkpoint_every < 0) throw InvalidArgumentError("--checkpoint-every must be >= 0");
-  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
-  if (!o.stop_path.empty() && o.checkpoint_dir.empty()) throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
+    throw InvalidArgumentError("--checkpoint-every needs --checkpoint DIR");
+  if (!o.stop_path.empty() && o.checkpoint_dir.empty())
+    throw InvalidArgumentError("--stop-file needs --checkpoint DIR");
   if (!o.batch_path.empty() && !o.adaptive_batch) {
     throw InvalidArgumentError("--batch-file needs --adaptive-batch");
   }
@@ -179,8 +183,8 @@ std::vector<std::string> MetricsRow(const StepRecord& rec, const NoiseScale& noi
 void DrawProgress(std::ostream& log, int64_t step, int64_t total, const StepRecord& r) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * (step + 1) / std::max<int64_t>(total, 1));
-  log << fmt::format("\r[{:<{}}] {}/{} loss {:.4f} {:.0f} samples/s", std::string(filled, '='), kWidth, step + 1,
-                     total, r.loss, r.samples_per_sec)
+  log << fmt::format("\r[{:<{}}] {}/{} loss {:.4f} {:.0f} samples/s", std::string(filled, '='), kWidth,
+                     step + 1, total, r.loss, r.samples_per_sec)
       << std::flush;
 }
 
@@ -200,14 +204,16 @@ void Summarise(TrainResult& r) {
 void UseSyncBatchNorm(comm::Context& ctx, Model& model) {
   for (BatchNorm2d bn : model.batch_norms()) {
     bn->set_reducer([&ctx](torch::Tensor& sums) {
-      collective::Allreduce(ctx, sums.data_ptr<double>(), sums.data_ptr<double>(), sums.numel(), DType::kFloat64);
+      collective::Allreduce(ctx, sums.data_ptr<double>(), sums.data_ptr<double>(), sums.numel(),
+                            DType::kFloat64);
     });
   }
 }
 
 // Loads the checkpoint into the model and optimizer; returns it (its tensors consumed).
 TrainCheckpoint Resume(const TrainOptions& o, GradSync& sync, Model& model) {
-  TrainCheckpoint c = ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(model).numel());
+  TrainCheckpoint c =
+      ReadCheckpoint(o.resume_dir, o.model, sync.num_parameters(), FlatBuffers(model).numel());
   torch::NoGradGuard no_grad;
   sync.flat_parameters().copy_(c.parameters);
   sync.FlatParametersChanged();
@@ -247,28 +253,33 @@ bool AgreeOnMeasuring(comm::Context& ctx, const TrainOptions& o) {
 
 void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& o, const std::string& data,
                const GradSync& sync) {
-  log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model, data,
-                     sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode), ToString(o.sync.backend),
-                     o.sync.shard_updates ? " (sharded updates)" : "", sync.num_units());
+  log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model,
+                     data, sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode),
+                     ToString(o.sync.backend), o.sync.shard_updates ? " (sharded updates)" : "",
+                     sync.num_units());
   for (const LayerChoice& c : sync.layer_choices()) {
-    log << fmt::format("# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
-                       c.rows, c.cols, c.sfb_bytes / 1e6, c.ps_bytes / 1e6, c.allreduce_bytes / 1e6,
-                       c.sfb ? "sfb" : "allreduce");
+    log << fmt::format(
+        "# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
+        c.rows, c.cols, c.sfb_bytes / 1e6, c.ps_bytes / 1e6, c.allreduce_bytes / 1e6,
+        c.sfb ? "sfb" : "allreduce");
   }
 }
 
 // One synchronous step on this rank's part of the global batch at `at`, the learning rate scaled
 // by `lr_scale`.
-StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order, const TensorDataset& train,
-                     int64_t batch, const Position& at, double lr_scale) {
+StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order,
+                     const TensorDataset& train, int64_t batch, const Position& at, double lr_scale) {
   const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * ctx.size();
-  const int64_t epoch = at.samples / epoch_samples, in_epoch = at.samples % epoch_samples / (batch * ctx.size());
+  const int64_t epoch = at.samples / epoch_samples,
+                in_epoch = at.samples % epoch_samples / (batch * ctx.size());
   torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
   const torch::Device device = DeviceOf(model);
-  torch::Tensor x = train.images.index_select(0, idx).to(device), y = train.labels.index_select(0, idx).to(device);
+  torch::Tensor x = train.images.index_select(0, idx).to(device),
+                y = train.labels.index_select(0, idx).to(device);
   const double waited = sync.stats().wait_seconds;
   const auto t0 = Clock::now();
-  torch::Tensor loss = torch::cross_entropy_loss(model.Forward(x, [&sync](int stage) { sync.BeforeStage(stage); }), y);
+  torch::Tensor loss =
+      torch::cross_entropy_loss(model.Forward(x, [&sync](int stage) { sync.BeforeStage(stage); }), y);
   sync.BeforeBackward(step, lr_scale);
   loss.backward();
   sync.AfterBackward();
@@ -282,8 +293,9 @@ StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrde
 }
 
 // Evaluates at an epoch's end and logs it.
-void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorDataset& test, const TrainOptions& o,
-              int64_t epoch, const StepRecord& rec, TrainResult& r, std::ostream* log) {
+void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorDataset& test,
+              const TrainOptions& o, int64_t epoch, const StepRecord& rec, TrainResult& r,
+              std::ostream* log) {
   sync.Flush();
   Evaluation e = Evaluate(ctx, model, test, 256);
   r.epoch_accuracy.push_back(e.accuracy);
@@ -291,7 +303,8 @@ void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorData
   r.test_loss = e.loss;
   if (log) {
     *log << fmt::format("{}epoch {}: step {}, loss {:.4f}, test accuracy {:.2f}%, test loss {:.4f}\n",
-                        o.progress_bar ? "\n" : "", epoch + 1, rec.step + 1, rec.loss, 100 * e.accuracy, e.loss);
+                        o.progress_bar ? "\n" : "", epoch + 1, rec.step + 1, rec.loss, 100 * e.accuracy,
+                        e.loss);
   }
 }
 
@@ -356,7 +369,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   r.first_step = at.step;
   // Without adaptive batches the run is `total` steps; with them, `total` scale-invariant
   // iterations (--steps or --epochs counted at the base batch).
-  const int64_t total = o.steps > 0                ? o.steps
+  const int64_t total = o.steps > 0        ? o.steps
                         : o.adaptive_batch ? o.epochs * split.train.size() / base_batch
                                            : o.epochs * order.steps_per_epoch();
   auto finished = [&](const Position& p) {
@@ -365,8 +378,9 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   std::ostream* log = ctx.rank() == 0 ? o.log : nullptr;
   if (log) PrintPlan(*log, ctx, o, split.description, sync);
   if (log && o.adaptive_batch) {
-    *log << fmt::format("# adaptive batch: total batch {} (base {}), AdaScale gain {:.3f} at progress {:.1f} of {}\n",
-                        batch, base_batch, noise.Gain(batch), at.progress, total);
+    *log << fmt::format(
+        "# adaptive batch: total batch {} (base {}), AdaScale gain {:.3f} at progress {:.1f} of {}\n", batch,
+        base_batch, noise.Gain(batch), at.progress, total);
   }
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) csv = std::make_unique<CsvWriter>(o.metrics_path, MetricsColumns());
@@ -392,7 +406,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
       EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log);
     }
     const bool checkpoint_now = o.checkpoint_every > 0 && at.step % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (checkpoint_now || last)) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
+    if (!o.checkpoint_dir.empty() && (checkpoint_now || last))
+      Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
     const JobControl::Request asked = last ? JobControl::Request{} : control.Check(most_per_rank);
     if (asked.stop) {
       if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);

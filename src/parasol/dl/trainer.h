@@ -9,18 +9,18 @@
 #include <vector>
 
 #include "parasol/comm/context.h"
-#include "parasol/dl/tensor_dataset.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/optimizer.h"
+#include "parasol/dl/tensor_dataset.h"
 
 namespace parasol::dl {
 
 struct TrainOptions {
   std::string model = "mlp";
   DataOptions data;
-  int64_t batch = 32;           // per rank
+  int64_t batch = 32;  // per rank
   int64_t epochs = 1;
-  int64_t steps = 0;            // > 0: this many steps instead of epochs
+  int64_t steps = 0;  // > 0: this many steps instead of epochs
   // The total batch may differ from the checkpoint's: the learning rate follows AdaScale's gain
   // for the measured gradient noise, and --steps/--epochs count scale-invariant iterations at the
   // base batch (the first run's total batch, kept in the checkpoint).
@@ -32,18 +32,18 @@ struct TrainOptions {
   bool cosine_lr = false;
   SyncOptions sync;
   bool sync_batch_norm = false;
-  int threads = 1;              // intra-op threads of this rank
+  int threads = 1;  // intra-op threads of this rank
   // "cpu", or "cuda": each rank computes on GPU (local rank mod the GPUs on its host), the
   // synchroniser mirroring the parameters in host memory (grad_sync.h).
   std::string device = "cpu";
-  uint64_t seed = 1;            // model initialisation and batch order
-  bool evaluate = true;         // at the end of each epoch (and of a --steps run)
+  uint64_t seed = 1;     // model initialisation and batch order
+  bool evaluate = true;  // at the end of each epoch (and of a --steps run)
   // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,
   // noise_scale_samples (the gradient noise, see noise_scale.h; measured when this or a status
   // file is asked for)
   std::string metrics_path;
   std::string checkpoint_dir;
-  int64_t checkpoint_every = 0; // steps; 0: only at the end (when checkpoint_dir is set)
+  int64_t checkpoint_every = 0;  // steps; 0: only at the end (when checkpoint_dir is set)
   std::string resume_dir;
   // Only evaluate the checkpoint in resume_dir on the test set: no step, nothing written.
   bool eval_only = false;
@@ -60,9 +60,9 @@ struct TrainOptions {
 
 struct StepRecord {
   int64_t step = 0;
-  double seconds = 0;           // this step
-  double samples_per_sec = 0;   // all ranks
-  double loss = 0;              // this rank's batch
+  double seconds = 0;          // this step
+  double samples_per_sec = 0;  // all ranks
+  double loss = 0;             // this rank's batch
   double exposed_comm_fraction = 0;
 };
 
@@ -73,14 +73,14 @@ struct TrainResult {
   double test_loss = 0;
   double median_step_seconds = 0;
   double median_samples_per_sec = 0;
-  double exposed_comm_fraction = 0;    // over the run: waiting / training time
-  int64_t first_step = 0;              // > 0 when resumed
-  int64_t steps_done = 0;              // global batches done at return (resumed ones included)
-  double progress = 0;                 // scale-invariant iterations done (= steps_done unless adaptive)
-  bool stopped = false;                // returned early at the stop file's request
+  double exposed_comm_fraction = 0;  // over the run: waiting / training time
+  int64_t first_step = 0;            // > 0 when resumed
+  int64_t steps_done = 0;            // global batches done at return (resumed ones included)
+  double progress = 0;               // scale-invariant iterations done (= steps_done unless adaptive)
+  bool stopped = false;              // returned early at the stop file's request
   SyncStats sync;
   std::vector<LayerChoice> choices;
-  torch::Tensor parameters;            // flat, after training
+  torch::Tensor parameters;  // flat, after training
 };
 
 // Collective over ctx. Throws InvalidArgumentError (options), IoError/ParseError (data,

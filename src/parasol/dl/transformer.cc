@@ -65,9 +65,12 @@ class BlockImpl : public nn::Module {
     // the causal mask is the product's starting value (no pass of its own, none in backward).
     const std::vector<torch::Tensor> qkv =
         qkv_(x).view({b, l, 3, heads_, head_dim_}).permute({2, 0, 3, 1, 4}).unbind(0);
-    const torch::Tensor q = (qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_)))).reshape({b * heads_, l, head_dim_});
-    const torch::Tensor k = qkv[1].reshape({b * heads_, l, head_dim_}), v = qkv[2].reshape({b * heads_, l, head_dim_});
-    const torch::Tensor scores = torch::baddbmm(CausalMask(l).expand({b * heads_, l, l}), q, k.transpose(1, 2));
+    const torch::Tensor q =
+        (qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim_)))).reshape({b * heads_, l, head_dim_});
+    const torch::Tensor k = qkv[1].reshape({b * heads_, l, head_dim_}),
+                        v = qkv[2].reshape({b * heads_, l, head_dim_});
+    const torch::Tensor scores =
+        torch::baddbmm(CausalMask(l).expand({b * heads_, l, l}), q, k.transpose(1, 2));
     const torch::Tensor a = torch::bmm(torch::softmax(scores, -1), v).view({b, heads_, l, head_dim_});
     return a.transpose(1, 2).reshape({b, l, heads_ * head_dim_});
   }
@@ -110,7 +113,8 @@ void CheckShapes(const TransformerOptions& o, const ParallelGroups& g) {
   const auto fail = [](const std::string& why) { throw InvalidArgumentError(why); };
   if (o.vocab < 1 || o.layers < 1 || o.d_model < 1 || o.heads < 1 || o.ffn < 1 || o.seq < 1)
     fail("transformer: vocabulary, layers, d_model, heads, ffn and seq must be positive");
-  if (o.d_model % o.heads != 0) fail(fmt::format("d_model {} is not a multiple of the {} heads", o.d_model, o.heads));
+  if (o.d_model % o.heads != 0)
+    fail(fmt::format("d_model {} is not a multiple of the {} heads", o.d_model, o.heads));
   const int t = g.tensor_parallel();
   if (o.heads % t != 0) fail(fmt::format("{} heads do not split over tensor parallel {}", o.heads, t));
   if (o.ffn % t != 0) fail(fmt::format("ffn {} does not split over tensor parallel {}", o.ffn, t));
@@ -121,8 +125,8 @@ void CheckShapes(const TransformerOptions& o, const ParallelGroups& g) {
 // in collectives of other sizes. Named before any of them.
 void AgreeOnShape(const TransformerOptions& o, ParallelGroups& g) {
   const std::vector<std::pair<const char*, int64_t>> fields = {
-      {"vocabulary", o.vocab}, {"layers", o.layers},     {"d_model", o.d_model},
-      {"heads", o.heads},      {"ffn", o.ffn},           {"seq", o.seq},
+      {"vocabulary", o.vocab},    {"layers", o.layers},   {"d_model", o.d_model},
+      {"heads", o.heads},         {"ffn", o.ffn},         {"seq", o.seq},
       {"experts", o.moe_experts}, {"top-k", o.moe_top_k}, {"moe_every", o.moe_every}};
   std::vector<int64_t> mine;
   for (const auto& f : fields) mine.push_back(f.second);
@@ -133,8 +137,9 @@ void AgreeOnShape(const TransformerOptions& o, ParallelGroups& g) {
     for (size_t i = 0; i < fields.size(); ++i) {
       const int64_t theirs = all[static_cast<size_t>(r) * mine.size() + i];
       if (theirs != mine[i]) {
-        throw MismatchError(fmt::format("rank {}: transformer: rank {} builds a model of {} {}, this rank of {}",
-                                        world.rank(), r, theirs, fields[i].first, mine[i]));
+        throw MismatchError(
+            fmt::format("rank {}: transformer: rank {} builds a model of {} {}, this rank of {}",
+                        world.rank(), r, theirs, fields[i].first, mine[i]));
       }
     }
   }

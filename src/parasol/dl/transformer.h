@@ -28,8 +28,8 @@ struct TransformerOptions {
   int64_t layers = 4;
   int64_t d_model = 128;
   int64_t heads = 4;
-  int64_t ffn = 512;   // feed-forward width (each expert's, in a mixture-of-experts block)
-  int64_t seq = 128;   // longest sequence (position embeddings)
+  int64_t ffn = 512;        // feed-forward width (each expert's, in a mixture-of-experts block)
+  int64_t seq = 128;        // longest sequence (position embeddings)
   int64_t moe_experts = 0;  // 0: every block dense
   int64_t moe_every = 1;    // blocks moe_every - 1, 2 moe_every - 1, ... are mixtures of experts
   int64_t moe_top_k = 2;

@@ -49,13 +49,15 @@ std::pair<torch::Tensor, torch::Tensor> FixedBatch(int64_t vocab, int64_t seed) 
 torch::Tensor Shard(const std::string& name, const torch::Tensor& full, int t, int rank, int64_t vocab) {
   auto block = [&](int64_t n) { return collective::BlockRange(static_cast<size_t>(n), t, rank); };
   auto ends_with = [&](const std::string& suffix) {
-    return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (ends_with("qkv.weight") || ends_with("qkv.bias")) {
     const int64_t part = full.size(0) / 3;
     const auto [b, e] = block(part);
     std::vector<torch::Tensor> parts;
-    for (int p = 0; p < 3; ++p) parts.push_back(full.narrow(0, p * part + static_cast<int64_t>(b), static_cast<int64_t>(e - b)));
+    for (int p = 0; p < 3; ++p)
+      parts.push_back(full.narrow(0, p * part + static_cast<int64_t>(b), static_cast<int64_t>(e - b)));
     return torch::cat(parts);
   }
   if (ends_with("fc1.weight") || ends_with("fc1.bias")) {
@@ -92,8 +94,8 @@ std::vector<Outcome> RunModel(const TransformerOptions& o, int ranks, int t, int
     const auto [x, y] = batch_of(ctx.rank());
     const torch::Tensor logits = lm.model->Forward(x);
     const torch::Tensor loss =
-        VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}), lm.embedding->vocab_begin(),
-                                  *lm.tensor_group)
+        VocabParallelCrossEntropy(logits.reshape({-1, logits.size(-1)}), y.reshape({-1}),
+                                  lm.embedding->vocab_begin(), *lm.tensor_group)
             .mean();
     torch::Tensor total = loss;
     for (const MoeLayer& m : lm.moe_layers) total = total + 0.01 * m->balance_loss() + 0.001 * m->z_loss();
@@ -135,7 +137,8 @@ TEST(TensorParallel, MatchesOneRankIncludingAVocabularyThatDoesNotDivide) {
         const auto& [value, grad] = got.params.at(name);
         const torch::Tensor want_value = Shard(name, value_grad.first, t, r, o.vocab);
         const torch::Tensor want_grad = Shard(name, value_grad.second, t, r, o.vocab);
-        ASSERT_TRUE(torch::equal(value, want_value)) << name << ": T = " << t << " rank " << r << " holds another shard";
+        ASSERT_TRUE(torch::equal(value, want_value))
+            << name << ": T = " << t << " rank " << r << " holds another shard";
         EXPECT_TRUE(torch::allclose(grad, want_grad, 1e-3, 1e-6))
             << name << ": T = " << t << " rank " << r << " gradient differs by "
             << (grad - want_grad).abs().max().item<double>();
@@ -161,9 +164,11 @@ TEST(ExpertParallel, MatchesReplicatedExpertsForTheSameRouting) {
     const Outcome& b = split[static_cast<size_t>(r)];
     EXPECT_NEAR(a.loss, b.loss, 1e-6) << "rank " << r;
     for (const auto& [name, vg] : b.params) {
-      const bool expert = name.find(".moe.w") != std::string::npos || name.find(".moe.b") != std::string::npos;
+      const bool expert =
+          name.find(".moe.w") != std::string::npos || name.find(".moe.b") != std::string::npos;
       if (!expert) {
-        EXPECT_TRUE(torch::allclose(vg.second, a.params.at(name).second, 1e-4, 1e-7)) << name << ", rank " << r;
+        EXPECT_TRUE(torch::allclose(vg.second, a.params.at(name).second, 1e-4, 1e-7))
+            << name << ", rank " << r;
         continue;
       }
       // Rank r holds experts [2r, 2r + 2) of the replicated layer's four.
@@ -176,12 +181,13 @@ TEST(ExpertParallel, MatchesReplicatedExpertsForTheSameRouting) {
 
 TEST(ParallelLayout, ARankWithAnotherDegreeIsNamed) {
   comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    ParallelGroups groups(ctx, ctx.rank() == 0 ? 2 : 1, 1);
-  });
+  auto errors = comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { ParallelGroups groups(ctx, ctx.rank() == 0 ? 2 : 1, 1); });
   ASSERT_EQ(errors.size(), 2u);
-  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank 1 runs tensor parallel 1 and expert parallel 1"));
-  EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0 runs tensor parallel 2 and expert parallel 1"));
+  EXPECT_THAT(comm::testing::Message(errors[0]),
+              HasSubstr("rank 1 runs tensor parallel 1 and expert parallel 1"));
+  EXPECT_THAT(comm::testing::Message(errors[1]),
+              HasSubstr("rank 0 runs tensor parallel 2 and expert parallel 1"));
 }
 
 TEST(ParallelLayout, ARankWithAnotherExpertCountIsNamed) {
@@ -192,8 +198,10 @@ TEST(ParallelLayout, ARankWithAnotherExpertCountIsNamed) {
     o.moe_experts = ctx.rank() == 0 ? 4 : 2;
     MakeTransformerLm(o, groups, 1);
   });
-  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank 1 builds a model of 2 experts, this rank of 4"));
-  EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0 builds a model of 4 experts, this rank of 2"));
+  EXPECT_THAT(comm::testing::Message(errors[0]),
+              HasSubstr("rank 1 builds a model of 2 experts, this rank of 4"));
+  EXPECT_THAT(comm::testing::Message(errors[1]),
+              HasSubstr("rank 0 builds a model of 4 experts, this rank of 2"));
 }
 
 TEST(ParallelLayout, DegreesThatDoNotDivideAreRefused) {
@@ -245,7 +253,8 @@ TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
   const char* verbs[] = {"sees", "likes", "finds", "keeps"};
   const char* objects[] = {"the ball.", "a hat.", "the bread.", "my book."};
   for (int i = 0; i < 1200; ++i) {
-    text += fmt::format("{} {} {}\n", subjects[(i * 7) % 4], verbs[(i * 5 + i / 4) % 4], objects[(i * 3 + i / 16) % 4]);
+    text += fmt::format("{} {} {}\n", subjects[(i * 7) % 4], verbs[(i * 5 + i / 4) % 4],
+                        objects[(i * 3 + i / 16) % 4]);
   }
   LmOptions o;
   o.data_path = WriteTemp("lm_grammar.txt", text);
@@ -258,9 +267,8 @@ TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
   o.eval_batches = 8;
   std::vector<LmResult> results(4);
   comm::InProcessWorld world(4);
-  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    results[static_cast<size_t>(ctx.rank())] = TrainLm(ctx, o);
-  }));
+  comm::testing::ExpectNoErrors(comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = TrainLm(ctx, o); }));
   const LmResult& r = results[0];
   ASSERT_FALSE(r.evaluations.empty());
   ASSERT_EQ(r.evaluations.back().step, 60);
@@ -269,15 +277,16 @@ TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
   EXPECT_NEAR(r.steps[0].loss, std::log(static_cast<double>(r.vocab)), 0.3);
   EXPECT_LT(r.evaluations.back().loss, 0.5 * r.steps[0].loss);
   EXPECT_LT(r.steps.back().expert_load, 2.0);  // 4 experts: 4 would be all on one
-  for (const LmResult& other : results) EXPECT_DOUBLE_EQ(other.evaluations.back().loss, r.evaluations.back().loss);
+  for (const LmResult& other : results)
+    EXPECT_DOUBLE_EQ(other.evaluations.back().loss, r.evaluations.back().loss);
 }
 
 TEST(TextTokens, CharactersAndWordsWithTheirVocabulary) {
   const std::string path = WriteTemp("lm_text.txt", "ab a\nba b\nab c\n");
   const TextTokens c = ReadTextTokens(path, TextLevel::kChar, 0.3, 2);
   EXPECT_EQ(c.vocab, (std::vector<std::string>{"\n", " ", "a", "b"}));
-  EXPECT_EQ(c.train.size(), 10u);                                     // "ab a\n" "ba b\n"
-  EXPECT_EQ(c.validation, (std::vector<int64_t>{2, 3, 1, 0}));        // 'c' unseen: left out
+  EXPECT_EQ(c.train.size(), 10u);                               // "ab a\n" "ba b\n"
+  EXPECT_EQ(c.validation, (std::vector<int64_t>{2, 3, 1, 0}));  // 'c' unseen: left out
   const TextTokens w = ReadTextTokens(path, TextLevel::kWord, 0.3, 2);
   EXPECT_EQ(w.vocab, (std::vector<std::string>{"<eol>", "<unk>", "a", "ab", "b", "ba"}));
   EXPECT_EQ(w.validation, (std::vector<int64_t>{3, 1, 0}));  // "ab c <eol>"

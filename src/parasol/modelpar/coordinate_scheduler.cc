@@ -27,12 +27,9 @@ Order ParseOrder(std::string_view name) {
 
 std::string_view OrderName(Order order) {
   switch (order) {
-    case Order::kPriority:
-      return "priority";
-    case Order::kRandom:
-      return "random";
-    case Order::kCyclic:
-      return "cyclic";
+    case Order::kPriority: return "priority";
+    case Order::kRandom: return "random";
+    case Order::kCyclic: return "cyclic";
   }
   return "?";
 }

@@ -67,7 +67,8 @@ struct EngineOptions {
 class RoundEngine {
  public:
   // `ctx` and `program` must outlive the engine. Collective: every rank constructs one.
-  RoundEngine(comm::Context& ctx, CoordinateProgram& program, uint32_t coordinates, const EngineOptions& options);
+  RoundEngine(comm::Context& ctx, CoordinateProgram& program, uint32_t coordinates,
+              const EngineOptions& options);
 
   // Runs one round (collective); returns the block it updated, valid until the next call.
   std::span<const uint32_t> Round();

@@ -42,7 +42,9 @@ void RemoveOlderShardFiles(const std::string& dir, int shard) {
 }
 
 void WriteAtomically(FileSystem& fs, const std::string& path, const void* data, size_t size) {
-  WriteFileAtomically(fs, path, [&](std::ostream& out) { out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size)); });
+  WriteFileAtomically(fs, path, [&](std::ostream& out) {
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  });
 }
 
 std::vector<std::byte> ReadFile(const std::string& path) {
@@ -95,7 +97,8 @@ Manifest ReadManifest(const std::string& dir) {
       in.Fail(fmt::format("unknown key '{}' (or wrong number of values)", key));
     }
   }
-  if (!have_format || m.shards == 0) throw ParseError(path, 0, "incomplete manifest (format and shards are required)");
+  if (!have_format || m.shards == 0)
+    throw ParseError(path, 0, "incomplete manifest (format and shards are required)");
   return m;
 }
 
@@ -135,9 +138,12 @@ void CheckpointWriter::Commit() {
   RemoveOlderShardFiles(dir_, shard_);
 }
 
-void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables) {
-  std::string text = fmt::format("format parasol-ps-checkpoint {}\nclock {}\nshards {}\n", kVersion, clock, shards);
-  for (const auto& [id, c] : tables) text += fmt::format("table {} {:016x} {}\n", id, c.Fingerprint(), c.Describe());
+void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards,
+                   const std::map<uint32_t, TableConfig>& tables) {
+  std::string text =
+      fmt::format("format parasol-ps-checkpoint {}\nclock {}\nshards {}\n", kVersion, clock, shards);
+  for (const auto& [id, c] : tables)
+    text += fmt::format("table {} {:016x} {}\n", id, c.Fingerprint(), c.Describe());
   WriteAtomically(fs, dir + "/MANIFEST", text.data(), text.size());
 }
 
@@ -147,31 +153,36 @@ uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableCo
   for (const auto& [id, fp] : m.fingerprints) {
     auto it = tables.find(id);
     if (it == tables.end() || it->second.Fingerprint() != fp) {
-      throw ParseError(dir + "/MANIFEST", 0, fmt::format("table {} differs from the table of that id in this job", id));
+      throw ParseError(dir + "/MANIFEST", 0,
+                       fmt::format("table {} differs from the table of that id in this job", id));
     }
   }
   for (int shard = 0; shard < m.shards; ++shard) {
     std::string path = ShardFile(dir, shard, m.clock);
     auto bytes = ReadFile(path);
-    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) != WireReader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
+    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) !=
+                                WireReader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
       throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");
     }
     try {
       WireReader r(bytes.data(), bytes.size() - 8, -1);
-      if (r.Get<uint32_t>() != kMagic || r.Get<uint32_t>() != kVersion) throw ParseError(path, 0, "not a shard checkpoint of format 1");
+      if (r.Get<uint32_t>() != kMagic || r.Get<uint32_t>() != kVersion)
+        throw ParseError(path, 0, "not a shard checkpoint of format 1");
       if (r.Get<uint64_t>() != m.clock) throw ParseError(path, 0, "clock differs from the manifest's");
       while (r.Get<uint8_t>() == 1) {
         auto id = r.Get<uint32_t>();
         auto fp = r.Get<uint64_t>();
         auto it = tables.find(id);
         if (it == tables.end() || it->second.Fingerprint() != fp) {
-          throw ParseError(path, 0, fmt::format("table {} differs from the table of that id in this job", id));
+          throw ParseError(path, 0,
+                           fmt::format("table {} differs from the table of that id in this job", id));
         }
         const TableConfig& c = it->second;
         auto rows = r.Get<uint64_t>();
         for (uint64_t i = 0; i < rows; ++i) {
           auto row = r.Get<uint64_t>();
-          if (row >= c.num_rows) throw ParseError(path, 0, fmt::format("row {} out of range for table {}", row, id));
+          if (row >= c.num_rows)
+            throw ParseError(path, 0, fmt::format("row {} out of range for table {}", row, id));
           fn(id, row, Row::Decode(r, c.kind, c.dtype, c.width));
         }
       }

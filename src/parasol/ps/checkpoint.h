@@ -11,9 +11,9 @@
 #include <string>
 
 #include "parasol/core/file_system.h"
+#include "parasol/core/wire.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
@@ -37,7 +37,8 @@ class CheckpointWriter {
 // DIR/shard-NNNNN.CLOCK.ckpt
 std::string ShardFile(const std::string& dir, int shard, uint64_t clock);
 
-void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards, const std::map<uint32_t, TableConfig>& tables);
+void WriteManifest(FileSystem& fs, const std::string& dir, uint64_t clock, int shards,
+                   const std::map<uint32_t, TableConfig>& tables);
 
 // Reads the manifest and every shard file in `dir`, calling fn(table, row, value) for each row.
 // Tables must match `tables` (same configuration). Returns the checkpoint's clock. Throws

@@ -34,9 +34,15 @@ __attribute__((noinline)) void DecodeIntoUnsharedRow(Row& row, WireReader& r) { 
 }  // namespace
 
 Client::Client(int rank, int processes, int workers, FileSystem& fs, Sender send)
-    : rank_(rank), processes_(processes), fs_(fs), send_(std::move(send)), open_(static_cast<size_t>(processes)),
-      sent_(static_cast<size_t>(processes)), seq_(static_cast<size_t>(processes), 0),
-      worker_clock_(static_cast<size_t>(workers), 0), shard_clock_(static_cast<size_t>(processes), 0),
+    : rank_(rank),
+      processes_(processes),
+      fs_(fs),
+      send_(std::move(send)),
+      open_(static_cast<size_t>(processes)),
+      sent_(static_cast<size_t>(processes)),
+      seq_(static_cast<size_t>(processes), 0),
+      worker_clock_(static_cast<size_t>(workers), 0),
+      shard_clock_(static_cast<size_t>(processes), 0),
       synced_(static_cast<size_t>(processes), 0) {}
 
 void Client::AddTable(const TableConfig& config) {
@@ -52,7 +58,8 @@ const TableConfig* Client::Config(uint32_t table) const {
 
 Client::TableState& Client::StateOf(uint32_t table) {
   auto it = tables_.find(table);
-  if (it == tables_.end()) throw InvalidArgumentError(fmt::format("rank {}: table {} does not exist", rank_, table));
+  if (it == tables_.end())
+    throw InvalidArgumentError(fmt::format("rank {}: table {} does not exist", rank_, table));
   return it->second;
 }
 
@@ -102,7 +109,8 @@ void Client::AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint
 
 void Client::SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need) {
   constexpr size_t kMaxReplyBytes = size_t{1} << 20;
-  const size_t row_bytes = t.config.kind == RowKind::kDense ? 16 + t.config.width * DTypeSize(t.config.dtype) : 64;
+  const size_t row_bytes =
+      t.config.kind == RowKind::kDense ? 16 + t.config.width * DTypeSize(t.config.dtype) : 64;
   const size_t per_message = std::max<size_t>(1, kMaxReplyBytes / row_bytes);
   for (int shard = 0; shard < processes_; ++shard) {
     auto& ask = rows[static_cast<size_t>(shard)];
@@ -149,13 +157,15 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
     }
     if (deadline.Expired()) {
       throw TimeoutError(fmt::format(
-          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not answer by the deadline (its clock is {})",
+          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not answer by the deadline (its "
+          "clock is {})",
           rank_, row, t.config.Describe(), need, shard, shard, shard_clock_[static_cast<size_t>(shard)]));
     }
   }
 }
 
-void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired) {
+void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots,
+                     std::vector<std::shared_ptr<const Row>>* retired) {
   MutexLock lock(mu_);
   TableState& t = StateOf(table);
   snapshots.ForEach([&](uint64_t row, Snapshot& s) {
@@ -193,7 +203,8 @@ bool Client::Cached(uint32_t table, uint64_t row, uint64_t need) {
   return c && c->row && c->stamp >= need;
 }
 
-void Client::AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached) {
+void Client::AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates,
+                        const CachedFn& cached) {
   MutexLock lock(mu_);
   TableState& t = StateOf(table);
   // This table's open batch per shard, sized for an even share of the updates.
@@ -363,9 +374,7 @@ void Client::OnMessage(int src, WireReader& r) {
   MutexLock lock(mu_);
   auto type = static_cast<MsgType>(r.Get<uint8_t>());
   switch (type) {
-    case MsgType::kRows:
-      OnRows(src, r);
-      break;
+    case MsgType::kRows: OnRows(src, r); break;
     case MsgType::kMinClock: {
       auto stamp = r.Get<uint64_t>();
       auto applied = r.Get<uint64_t>();
@@ -377,13 +386,13 @@ void Client::OnMessage(int src, WireReader& r) {
       auto table = r.Get<uint32_t>();
       auto row = r.Get<uint64_t>();
       std::string what = r.GetString();
-      if (table == kNoTable) failure_ = {ErrorCode::kInternal, what};
-      else row_errors_[{table, row}] = what;
+      if (table == kNoTable)
+        failure_ = {ErrorCode::kInternal, what};
+      else
+        row_errors_[{table, row}] = what;
       break;
     }
-    case MsgType::kReadReply:
-      OnReadReply(src, r);
-      break;
+    case MsgType::kReadReply: OnReadReply(src, r); break;
     case MsgType::kSynced: {
       auto applied = r.Get<uint64_t>();
       Prune(src, applied);
@@ -426,7 +435,8 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i] >= t.config.num_rows) {
       reads_.erase(id);
-      throw InvalidArgumentError(fmt::format("rank {}: read row {} of {}: out of range", rank_, rows[i], t.config.Describe()));
+      throw InvalidArgumentError(
+          fmt::format("rank {}: read row {} of {}: out of range", rank_, rows[i], t.config.Describe()));
     }
     auto& at = p.where[rows[i]];
     if (at.empty()) ask[static_cast<size_t>(ShardOf(t.config, rows[i], processes_))].push_back(rows[i]);
@@ -454,7 +464,8 @@ std::vector<Row> Client::ReadLatest(uint32_t table, std::span<const uint64_t> ro
   reads_.erase(id);
   ThrowIfFailed();
   if (!ok) {
-    int silent = static_cast<int>(std::find(result.answered.begin(), result.answered.end(), 0) - result.answered.begin());
+    int silent = static_cast<int>(std::find(result.answered.begin(), result.answered.end(), 0) -
+                                  result.answered.begin());
     throw TimeoutError(fmt::format("rank {}: read of {}: shard {} (rank {}) did not answer by the deadline",
                                    rank_, t.config.Describe(), silent, silent));
   }
@@ -495,8 +506,8 @@ void Client::Sync(Deadline deadline) {
   }
   if (!failure_ && !AllSet(synced_)) {
     int silent = static_cast<int>(std::find(synced_.begin(), synced_.end(), 0) - synced_.begin());
-    throw TimeoutError(fmt::format("rank {}: barrier: shard {} did not confirm this process's updates by the deadline",
-                                   rank_, silent));
+    throw TimeoutError(fmt::format(
+        "rank {}: barrier: shard {} did not confirm this process's updates by the deadline", rank_, silent));
   }
   ThrowIfFailed();
 }
@@ -511,7 +522,8 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
   for (uint64_t c : worker_clock_) {
     if (c != clock) {
       throw InvalidArgumentError(fmt::format(
-          "rank {}: checkpoint: workers are at different clocks ({} and {}); checkpoint at a clock boundary", rank_, c, clock));
+          "rank {}: checkpoint: workers are at different clocks ({} and {}); checkpoint at a clock boundary",
+          rank_, c, clock));
     }
   }
   checkpoint_done_ = 0;
@@ -527,8 +539,9 @@ void Client::Checkpoint(const std::string& dir, uint64_t clock, Deadline deadlin
   while (!failure_ && checkpoint_done_ != processes_ && cv_.WaitUntil(mu_, deadline.time())) {
   }
   if (!failure_ && checkpoint_done_ != processes_) {
-    throw TimeoutError(fmt::format("rank {}: checkpoint at clock {}: {} of {} shards wrote theirs by the deadline",
-                                   rank_, clock, checkpoint_done_, processes_));
+    throw TimeoutError(
+        fmt::format("rank {}: checkpoint at clock {}: {} of {} shards wrote theirs by the deadline", rank_,
+                    clock, checkpoint_done_, processes_));
   }
   ThrowIfFailed();
   if (!checkpoint_error_.empty()) throw IoError(checkpoint_error_);
@@ -551,7 +564,8 @@ uint64_t Client::Restore(const std::string& dir, Deadline deadline) {
   while (!failure_ && !restore_done_ && cv_.WaitUntil(mu_, deadline.time())) {
   }
   if (!failure_ && !restore_done_) {
-    throw TimeoutError(fmt::format("rank {}: restore from {}: the shard did not finish by the deadline", rank_, dir));
+    throw TimeoutError(
+        fmt::format("rank {}: restore from {}: the shard did not finish by the deadline", rank_, dir));
   }
   ThrowIfFailed();
   if (!restore_done_->second.empty()) ThrowError(ErrorCode::kParse, restore_done_->second);

@@ -24,24 +24,24 @@
 
 #include "parasol/core/deadline.h"
 #include "parasol/core/file_system.h"
-#include "parasol/core/mutex.h"
 #include "parasol/core/flat_map.h"
+#include "parasol/core/mutex.h"
+#include "parasol/core/wire.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 
 struct PsStats {
   uint64_t update_batches = 0;  // update messages sent
   uint64_t update_bytes = 0;
-  uint64_t gets_sent = 0;       // row requests sent (cache misses or stale rows)
-  uint64_t rows_received = 0;   // rows received in replies and pushes
-  uint64_t rows_pushed = 0;     // of those, pushed by shards (ESSP) without a request
-  uint64_t waits = 0;           // reads that had to wait for a shard
-  uint64_t bytes_out = 0;       // every parameter-server message this rank sent to another rank
-  uint64_t reply_bytes_out = 0; // of those, row replies its shard sent
-  uint64_t reply_bytes_in = 0;  // row replies (and pushes) it received from other ranks' shards
+  uint64_t gets_sent = 0;        // row requests sent (cache misses or stale rows)
+  uint64_t rows_received = 0;    // rows received in replies and pushes
+  uint64_t rows_pushed = 0;      // of those, pushed by shards (ESSP) without a request
+  uint64_t waits = 0;            // reads that had to wait for a shard
+  uint64_t bytes_out = 0;        // every parameter-server message this rank sent to another rank
+  uint64_t reply_bytes_out = 0;  // of those, row replies its shard sent
+  uint64_t reply_bytes_in = 0;   // row replies (and pushes) it received from other ranks' shards
 };
 
 class Client {
@@ -65,7 +65,8 @@ class Client {
   Snapshot Get(uint32_t table, uint64_t row, uint64_t need, Deadline deadline, bool* waited = nullptr);
   // Replaces each snapshot with the cached row where the cache holds a newer one; the rows
   // replaced go to *retired if given.
-  void Refresh(uint32_t table, FlatMap<Snapshot>& snapshots, std::vector<std::shared_ptr<const Row>>* retired);
+  void Refresh(uint32_t table, FlatMap<Snapshot>& snapshots,
+               std::vector<std::shared_ptr<const Row>>* retired);
   // Asks for the row without waiting (nothing if cached fresh enough or already asked for).
   void Prefetch(uint32_t table, uint64_t row, uint64_t need);
   // The same for many rows, in one message per shard. REQUIRES: rows < the table's num_rows.
@@ -76,7 +77,8 @@ class Client {
   // each updated row the cache holds, calls cached(row, snapshot) with the row as it now is, so
   // the worker can keep reading it without asking again.
   using CachedFn = std::function<void(uint64_t row, Snapshot snapshot)>;
-  void AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates, const CachedFn& cached = nullptr);
+  void AddUpdates(uint32_t table, const FlatMap<std::unique_ptr<Row>>& updates,
+                  const CachedFn& cached = nullptr);
   // Sends the open batch of the shard holding `row` now (VAP).
   void SendNow(uint32_t table, uint64_t row);
   // Sends every shard's open batch now (Worker::Flush).
@@ -146,8 +148,7 @@ class Client {
   void Ask(TableState& t, uint64_t row, uint64_t need) PARASOL_REQUIRES(mu_);
   // The first time `need` is seen: adds every cached row older than need, not yet asked for,
   // to rows[its shard].
-  void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows)
-      PARASOL_REQUIRES(mu_);
+  void AddStale(TableState& t, uint64_t need, std::vector<std::vector<uint64_t>>& rows) PARASOL_REQUIRES(mu_);
   // kGets to each shard with rows to ask for, in row order, each for at most kMaxReplyBytes of
   // rows (so a large read comes back in pieces that the reader can use as they arrive).
   void SendGets(const TableState& t, std::vector<std::vector<uint64_t>>& rows, uint64_t need)
@@ -177,9 +178,9 @@ class Client {
     std::atomic<int>& n_;
   };
   std::map<uint32_t, TableState> tables_ PARASOL_GUARDED_BY(mu_);
-  std::vector<Batch> open_ PARASOL_GUARDED_BY(mu_);  // per shard
+  std::vector<Batch> open_ PARASOL_GUARDED_BY(mu_);             // per shard
   std::vector<std::deque<Sent>> sent_ PARASOL_GUARDED_BY(mu_);  // per shard
-  std::vector<uint64_t> seq_ PARASOL_GUARDED_BY(mu_);  // per shard
+  std::vector<uint64_t> seq_ PARASOL_GUARDED_BY(mu_);           // per shard
   std::vector<uint64_t> worker_clock_ PARASOL_GUARDED_BY(mu_);
   uint64_t process_clock_ PARASOL_GUARDED_BY(mu_) = 0;
   std::vector<uint64_t> shard_clock_ PARASOL_GUARDED_BY(mu_);  // latest stamp each shard reported

@@ -46,7 +46,11 @@ class Outbox {
 };
 
 TableConfig Dense() {
-  return {.id = kTable, .kind = RowKind::kDense, .dtype = DType::kFloat32, .width = 2, .num_rows = 100,
+  return {.id = kTable,
+          .kind = RowKind::kDense,
+          .dtype = DType::kFloat32,
+          .width = 2,
+          .num_rows = 100,
           .consistency = Consistency::kBsp};
 }
 

@@ -28,23 +28,26 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
       fs_(options.file_system != nullptr ? *options.file_system : local_fs_),
       shard_(ctx.rank(), ctx.size(), fs_) {
   if (options_.workers_per_process < 1) {
-    throw InvalidArgumentError(fmt::format("rank {}: parameter server: workers_per_process must be at least 1", rank_));
+    throw InvalidArgumentError(
+        fmt::format("rank {}: parameter server: workers_per_process must be at least 1", rank_));
   }
   Deadline deadline = Deadline::After(options_.timeout_ms);
   messages_ = ctx.Duplicate(deadline);
   collectives_ = ctx.Duplicate(deadline);
-  client_ = std::make_unique<Client>(rank_, size_, options_.workers_per_process, fs_,
-                                     [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
+  client_ = std::make_unique<Client>(
+      rank_, size_, options_.workers_per_process, fs_,
+      [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
   thread_.Start([this](std::stop_token stop) { Loop(stop); },
-                 [this](std::exception_ptr error) {
-                   // Loop handles the protocol's failures itself; this is whatever escaped it.
-                   try {
-                     std::rethrow_exception(error);
-                   } catch (const std::exception& e) {
-                     client_->Fail(ErrorCode::kInternal,
-                                   fmt::format("rank {}: parameter server: internal error: {}", rank_, e.what()));
-                   }
-                 });
+                [this](std::exception_ptr error) {
+                  // Loop handles the protocol's failures itself; this is whatever escaped it.
+                  try {
+                    std::rethrow_exception(error);
+                  } catch (const std::exception& e) {
+                    client_->Fail(
+                        ErrorCode::kInternal,
+                        fmt::format("rank {}: parameter server: internal error: {}", rank_, e.what()));
+                  }
+                });
 }
 
 ParameterServer::~ParameterServer() {
@@ -83,8 +86,9 @@ void ParameterServer::CreateTable(const TableConfig& config) {
   collective::Allgather(*collectives_, &mine, all.data(), 1, DType::kInt64, o);
   for (int r = 0; r < size_; ++r) {
     if (all[static_cast<size_t>(r)] != mine) {
-      throw MismatchError(fmt::format("rank {}: create {}: rank {} created table {} with another configuration", rank_,
-                                      config.Describe(), r, config.id));
+      throw MismatchError(
+          fmt::format("rank {}: create {}: rank {} created table {} with another configuration", rank_,
+                      config.Describe(), r, config.id));
     }
   }
 }
@@ -150,7 +154,8 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
   for (auto& [dst, bytes] : out) {
     if (dst != rank_) {
       bytes_out_.fetch_add(bytes.size(), std::memory_order_relaxed);
-      if (static_cast<MsgType>(bytes[0]) == MsgType::kRows) reply_bytes_out_.fetch_add(bytes.size(), std::memory_order_relaxed);
+      if (static_cast<MsgType>(bytes[0]) == MsgType::kRows)
+        reply_bytes_out_.fetch_add(bytes.size(), std::memory_order_relaxed);
     }
     comm::Request req = t.Isend(dst, kPsTag, bytes.data(), bytes.size());
     inflight.emplace_back(std::move(req), std::move(bytes));  // the vector's buffer does not move
@@ -180,7 +185,8 @@ bool ParameterServer::Poll(std::vector<std::pair<comm::Request, std::vector<std:
 void ParameterServer::Idle(uint64_t epoch, int& idle_rounds, int& spin_rounds) {
   comm::Transport& t = messages_->transport();
   // A rank that failed said so: waiting workers get its reason instead of a timeout later.
-  if (auto notice = t.PeerFailure()) client_->Fail(ErrorCode::kAborted, fmt::format("rank {}: parameter server: {}", rank_, *notice));
+  if (auto notice = t.PeerFailure())
+    client_->Fail(ErrorCode::kAborted, fmt::format("rank {}: parameter server: {}", rank_, *notice));
   if (t.WaitSleeps()) {
     t.WaitForEvent(epoch, Deadline::After(std::chrono::microseconds(200)));
     return;
@@ -299,8 +305,9 @@ void ParameterServer::OnePerProcess(int worker, const std::function<void()>& fn)
     while (generation_ == generation && !aborted_ && barrier_cv_.WaitUntil(barrier_mu_, deadline.time())) {
     }
     if (generation_ == generation && !aborted_) {
-      throw TimeoutError(fmt::format("rank {}: worker {}: only {} of {} local workers reached the barrier by the deadline",
-                                     rank_, worker, arrived_, options_.workers_per_process));
+      throw TimeoutError(
+          fmt::format("rank {}: worker {}: only {} of {} local workers reached the barrier by the deadline",
+                      rank_, worker, arrived_, options_.workers_per_process));
     }
   }
   if (aborted_) throw AbortedError(*aborted_);

@@ -118,7 +118,7 @@ class ParameterServer {
   const int size_;
   PsOptions options_;
   LocalFileSystem local_fs_;
-  FileSystem& fs_;  // options_.file_system or local_fs_
+  FileSystem& fs_;                              // options_.file_system or local_fs_
   std::unique_ptr<comm::Context> messages_;     // the communication thread's
   std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
   std::unique_ptr<Client> client_;

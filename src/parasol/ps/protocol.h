@@ -7,10 +7,10 @@
 //   kGet     client -> shard  [table u32][need u64][subscribe u8][count u32]{[row u64]}
 //   kRows    shard -> client  [stamp u64][applied u64][count u32]{[table u32][row u64][Row]}
 //   kMinClock shard -> client [stamp u64][applied u64]          after the shard's clock advanced
-//   kCheckpoint client -> shard [clock u64][dir]   kCheckpointDone shard -> client [clock u64][rows u64][error]
-//   kRestore client -> shard [dir]                 kRestoreDone shard -> client [clock u64][error]
-//   kError   shard -> client  [table u32][row u64][message]
-//   kSync    client -> shard  []      kSynced shard -> client [applied u64]  (barriers: everything
+//   kCheckpoint client -> shard [clock u64][dir]   kCheckpointDone shard -> client [clock u64][rows
+//   u64][error] kRestore client -> shard [dir]                 kRestoreDone shard -> client [clock
+//   u64][error] kError   shard -> client  [table u32][row u64][message] kSync    client -> shard  [] kSynced
+//   shard -> client [applied u64]  (barriers: everything
 //            the client sent before is applied, and every row the shard sent before has arrived)
 //   kRead    client -> shard  [request u64][table u32][count u32]{[row u64]}
 //   kReadReply shard -> client [request u64][count u32]{[row u64][Row]}   current values, no clock
@@ -51,7 +51,8 @@ enum class MsgType : uint8_t {
 // not share a shard. Range: contiguous id ranges.
 inline int ShardOf(const TableConfig& c, uint64_t row, int shards) {
   if (c.partitioning == Partitioning::kRange) {
-    uint64_t block = c.num_rows / static_cast<uint64_t>(shards) + (c.num_rows % static_cast<uint64_t>(shards) != 0);
+    uint64_t block =
+        c.num_rows / static_cast<uint64_t>(shards) + (c.num_rows % static_cast<uint64_t>(shards) != 0);
     return static_cast<int>(row / block);
   }
   return static_cast<int>(MixKey(row ^ (static_cast<uint64_t>(c.id) << 44)) % static_cast<uint64_t>(shards));

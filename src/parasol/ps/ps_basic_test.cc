@@ -10,8 +10,13 @@ TEST(Ps, TwoRanksTwoWorkersSumIncrements) {
   comm::InProcessWorld world(2);
   auto errors = comm::testing::RunRanks(world, [](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 2, .timeout_ms = std::chrono::milliseconds(10000)});
-    ps.CreateTable({.id = 1, .kind = RowKind::kDense, .dtype = DType::kFloat64, .width = 4,
-                    .num_rows = 100, .consistency = Consistency::kSsp, .staleness = 1});
+    ps.CreateTable({.id = 1,
+                    .kind = RowKind::kDense,
+                    .dtype = DType::kFloat64,
+                    .width = 4,
+                    .num_rows = 100,
+                    .consistency = Consistency::kSsp,
+                    .staleness = 1});
     std::vector<std::thread> threads;
     for (int i = 0; i < 2; ++i) {
       threads.emplace_back([&, i] {

@@ -31,12 +31,21 @@ constexpr int kWorkers = 2;
 // Each worker's update depends on what it reads of its own column, which it alone changes:
 // reads of it are exact under any model, so a restored value that is off changes the outcome.
 TableConfig CountsTable() {
-  return {.id = 1, .dtype = DType::kInt64, .width = 8, .num_rows = kRows, .consistency = Consistency::kSsp,
+  return {.id = 1,
+          .dtype = DType::kInt64,
+          .width = 8,
+          .num_rows = kRows,
+          .consistency = Consistency::kSsp,
           .staleness = 1};
 }
 TableConfig SparseTable() {
-  return {.id = 2, .kind = RowKind::kSparse, .dtype = DType::kFloat64, .width = 1000, .num_rows = kRows,
-          .consistency = Consistency::kSsp, .staleness = 2};
+  return {.id = 2,
+          .kind = RowKind::kSparse,
+          .dtype = DType::kFloat64,
+          .width = 1000,
+          .num_rows = kRows,
+          .consistency = Consistency::kSsp,
+          .staleness = 2};
 }
 
 struct JobOptions {
@@ -78,7 +87,8 @@ Tables RunJob(const JobOptions& o) {
           for (uint64_t row = me % 3; row < kRows; row += 3) {
             int64_t own = counts.Get(row)[me];
             counts.Inc(row, me, own % 11 + static_cast<int64_t>(row) + c);
-            sparse.Inc(row, (me * 131 + static_cast<uint64_t>(c) * 17) % 1000, 0.25 * static_cast<double>(c + 1));
+            sparse.Inc(row, (me * 131 + static_cast<uint64_t>(c) * 17) % 1000,
+                       0.25 * static_cast<double>(c + 1));
           }
           w->Clock();
         }
@@ -168,10 +178,15 @@ TEST_F(PsCheckpoint, AFailedWriteLeavesThePreviousCheckpoint) {
     FaultyFileSystem fs;
     fs.Arm(fault, "shard-00001.6", 100);
     std::string error;
-    RunJob({.first_clock = 3, .last_clock = 6, .checkpoint = Dir(), .resume = Dir(), .fs = &fs,
+    RunJob({.first_clock = 3,
+            .last_clock = 6,
+            .checkpoint = Dir(),
+            .resume = Dir(),
+            .fs = &fs,
             .checkpoint_error = &error});
     EXPECT_EQ(fs.fired(), 1);
-    EXPECT_THAT(error, HasSubstr(torn + (fault == FileFault::kCrash ? ": simulated crash" : ": write failed")));
+    EXPECT_THAT(error,
+                HasSubstr(torn + (fault == FileFault::kCrash ? ": simulated crash" : ": write failed")));
     EXPECT_EQ(std::filesystem::exists(torn), fault == FileFault::kCrash);
     Tables resumed = RunJob({.first_clock = 3, .last_clock = 10, .resume = Dir()});
     EXPECT_EQ(resumed, straight);

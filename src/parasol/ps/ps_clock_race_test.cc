@@ -18,8 +18,13 @@ namespace {
 using namespace std::chrono_literals;
 
 TableConfig Table(Consistency model, uint64_t rows, uint64_t width) {
-  return {.id = 1, .kind = RowKind::kDense, .dtype = DType::kInt64, .width = width, .num_rows = rows,
-          .consistency = model, .staleness = 0};
+  return {.id = 1,
+          .kind = RowKind::kDense,
+          .dtype = DType::kInt64,
+          .width = width,
+          .num_rows = rows,
+          .consistency = model,
+          .staleness = 0};
 }
 
 // The smallest case: worker 0 reads row 0 first at clock 2; worker 1 reads it at clock 1, after
@@ -92,8 +97,10 @@ void RunRandomReads(const RandomReads& p, uint64_t seed) {
           for (uint64_t other = 0; other < total_workers; ++other) {
             // Zero staleness: every clock < c of every worker, and this worker's clock c.
             int64_t want = other == me ? c + 1 : c;
-            if (other == me) ASSERT_EQ(v[other], want) << "row " << row << " clock " << c;
-            else ASSERT_GE(v[other], want) << "row " << row << " clock " << c << " column " << other;
+            if (other == me)
+              ASSERT_EQ(v[other], want) << "row " << row << " clock " << c;
+            else
+              ASSERT_GE(v[other], want) << "row " << row << " clock " << c << " column " << other;
           }
         }
         w->Clock();
@@ -119,8 +126,10 @@ TEST_P(ClockRaceRepeated, EveryRunEndsWithEveryUpdate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ClockRaceRepeated,
-                         ::testing::Values(RandomReads{Consistency::kBsp, 2}, RandomReads{Consistency::kSsp, 2},
-                                           RandomReads{Consistency::kBsp, 4}, RandomReads{Consistency::kSsp, 4}),
+                         ::testing::Values(RandomReads{Consistency::kBsp, 2},
+                                           RandomReads{Consistency::kSsp, 2},
+                                           RandomReads{Consistency::kBsp, 4},
+                                           RandomReads{Consistency::kSsp, 4}),
                          [](const auto& test) {
                            return std::string(ConsistencyName(test.param.model)) + "0_" +
                                   std::to_string(test.param.ranks) + "ranks";

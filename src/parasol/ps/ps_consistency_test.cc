@@ -19,8 +19,13 @@ testing::CountingResult RunInProcess(const testing::CountingOptions& o, int rank
   if (delay) {
     // Rank 1's parameter-server messages (updates, clocks, replies) arrive late now and then;
     // order per sender is kept, as any real network keeps it.
-    world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .tag_mask = ~0u, .tag_value = kPsTag,
-                    .skip = 5, .count = 40, .delay_ms = 3ms});
+    world.AddFault({.action = MessageFault::Action::kDelay,
+                    .src = 1,
+                    .tag_mask = ~0u,
+                    .tag_value = kPsTag,
+                    .skip = 5,
+                    .count = 40,
+                    .delay_ms = 3ms});
   }
   return testing::RunCountingRanks(world, o);
 }

@@ -19,8 +19,13 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 TableConfig FloatTable() {
-  return {.id = 1, .kind = RowKind::kDense, .dtype = DType::kFloat32, .width = 8, .num_rows = 100,
-          .consistency = Consistency::kSsp, .staleness = 1};
+  return {.id = 1,
+          .kind = RowKind::kDense,
+          .dtype = DType::kFloat32,
+          .width = 8,
+          .num_rows = 100,
+          .consistency = Consistency::kSsp,
+          .staleness = 1};
 }
 
 template <typename Fn>
@@ -141,7 +146,11 @@ TEST(PsErrors, FailingRankAbortsTheOthersWaitingReads) {
   std::atomic<ParameterServer*> rank0{nullptr};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    ps.CreateTable({.id = 1, .kind = RowKind::kDense, .dtype = DType::kFloat32, .width = 8, .num_rows = 100,
+    ps.CreateTable({.id = 1,
+                    .kind = RowKind::kDense,
+                    .dtype = DType::kFloat32,
+                    .width = 8,
+                    .num_rows = 100,
                     .consistency = Consistency::kBsp});
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(1);

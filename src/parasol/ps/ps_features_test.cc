@@ -62,8 +62,12 @@ TEST(RefreshCachedRows, OffAsksOnlyForTheRowRead) {
     uint64_t gets = 0;
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
       ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-      ps.CreateTable({.id = 5, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
-                      .consistency = Consistency::kBsp, .refresh_cached_rows = refresh});
+      ps.CreateTable({.id = 5,
+                      .dtype = DType::kFloat64,
+                      .width = 2,
+                      .num_rows = 10,
+                      .consistency = Consistency::kBsp,
+                      .refresh_cached_rows = refresh});
       auto w = ps.CreateWorker(0);
       auto t = w->GetTable<double>(5);
       for (uint64_t row = 0; row < 10; ++row) t.Get(row);
@@ -83,8 +87,12 @@ TEST(RefreshCachedRows, OffAsksOnlyForTheRowRead) {
 TEST(Ssp, StalenessZeroReadsWhatBspReads) {
   for (Consistency model : {Consistency::kBsp, Consistency::kSsp}) {
     comm::InProcessWorld world(3);
-    world.AddFault({.action = comm::MessageFault::Action::kDelay, .src = 2, .tag_mask = ~0u, .tag_value = kPsTag,
-                    .count = 30, .delay_ms = 2ms});
+    world.AddFault({.action = comm::MessageFault::Action::kDelay,
+                    .src = 2,
+                    .tag_mask = ~0u,
+                    .tag_value = kPsTag,
+                    .count = 30,
+                    .delay_ms = 2ms});
     std::atomic<int> ahead{0};
     std::array<std::atomic<int32_t>, 3> finished{};  // clocks each rank has finished
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
@@ -92,7 +100,11 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
       // No refresh-ahead: a row asked for ahead of time in clock c - 1 could come back stamped c
       // before the others' updates of clock c, and serve rank 0's read at c; every read of rank 0
       // then fetches after those updates are at the shards (below), and reaches the upper edge.
-      ps.CreateTable({.id = 3, .dtype = DType::kInt32, .width = 3, .num_rows = 4, .consistency = model,
+      ps.CreateTable({.id = 3,
+                      .dtype = DType::kInt32,
+                      .width = 3,
+                      .num_rows = 4,
+                      .consistency = model,
                       .refresh_cached_rows = false});
       auto w = ps.CreateWorker(0);
       auto t = w->GetTable<int32_t>(3);
@@ -102,7 +114,8 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
           // The others run ahead as far as allowed: they finish clock c, and their updates of it
           // reach the shards, before rank 0 reads in it (waiting on the shards' values, not on a
           // sleep, so that a loaded or instrumented machine cannot reorder it).
-          comm::testing::WaitUntil([&] { return finished[1] > c && finished[2] > c; }, "ranks 1 and 2 to finish clock c");
+          comm::testing::WaitUntil([&] { return finished[1] > c && finished[2] > c; },
+                                   "ranks 1 and 2 to finish clock c");
           const std::vector<uint64_t> all_rows = {0, 1, 2, 3};
           comm::testing::WaitUntil(
               [&] {
@@ -116,8 +129,10 @@ TEST(Ssp, StalenessZeroReadsWhatBspReads) {
           auto v = t.Get(row);
           for (uint64_t col = 0; col < 3; ++col) {
             const int32_t low = c, high = col == me ? c : c + 1;  // own column: exactly c
-            EXPECT_GE(v[col], low) << ConsistencyName(model) << " clock " << c << " row " << row << " col " << col;
-            EXPECT_LE(v[col], high) << ConsistencyName(model) << " clock " << c << " row " << row << " col " << col;
+            EXPECT_GE(v[col], low) << ConsistencyName(model) << " clock " << c << " row " << row << " col "
+                                   << col;
+            EXPECT_LE(v[col], high) << ConsistencyName(model) << " clock " << c << " row " << row << " col "
+                                    << col;
             if (v[col] > c) ++ahead;
           }
           t.Inc(row, me, 1);
@@ -142,8 +157,13 @@ TEST(Vap, SendsUpdatesBeforeTheirMagnitudePassesTheThreshold) {
   comm::InProcessWorld world(2);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    ps.CreateTable({.id = 4, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
-                    .consistency = Consistency::kVap, .staleness = 5, .vap_threshold = 2.5});
+    ps.CreateTable({.id = 4,
+                    .dtype = DType::kFloat64,
+                    .width = 2,
+                    .num_rows = 10,
+                    .consistency = Consistency::kVap,
+                    .staleness = 5,
+                    .vap_threshold = 2.5});
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<double>(4);
     const uint64_t row = 3;
@@ -170,8 +190,13 @@ TEST(Vap, OthersSeeEarlyUpdatesWithinTheClock) {
   std::atomic<bool> sent{false}, seen{false};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    TableConfig c{.id = 4, .dtype = DType::kFloat64, .width = 2, .num_rows = 10,
-                  .consistency = Consistency::kVap, .staleness = 5, .vap_threshold = 2.5};
+    TableConfig c{.id = 4,
+                  .dtype = DType::kFloat64,
+                  .width = 2,
+                  .num_rows = 10,
+                  .consistency = Consistency::kVap,
+                  .staleness = 5,
+                  .vap_threshold = 2.5};
     ps.CreateTable(c);
     uint64_t row = 0;
     while (ShardOf(c, row, 2) != 1) ++row;  // on rank 1's shard
@@ -208,7 +233,8 @@ TEST(Asp, ReadsNeverBlockButUpdatesArrive) {
   std::atomic<bool> seen{false}, cached{false};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    ps.CreateTable({.id = 7, .dtype = DType::kFloat64, .width = 2, .num_rows = 4, .consistency = Consistency::kAsp});
+    ps.CreateTable(
+        {.id = 7, .dtype = DType::kFloat64, .width = 2, .num_rows = 4, .consistency = Consistency::kAsp});
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<double>(7);
     w->GlobalBarrier();  // (drops the cache)
@@ -242,7 +268,11 @@ TEST(Ps, ReadLatestSeesTheShardsAndLeavesTheCache) {
   std::atomic<bool> primed{false}, sent{false}, done{false};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    ps.CreateTable({.id = 9, .dtype = DType::kFloat32, .width = 3, .num_rows = 64, .consistency = Consistency::kSsp,
+    ps.CreateTable({.id = 9,
+                    .dtype = DType::kFloat32,
+                    .width = 3,
+                    .num_rows = 64,
+                    .consistency = Consistency::kSsp,
                     .staleness = 5});
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(9);
@@ -263,8 +293,9 @@ TEST(Ps, ReadLatestSeesTheShardsAndLeavesTheCache) {
       auto deadline = std::chrono::steady_clock::now() + 10s;
       do {
         got = ps.ReadLatest(9, rows);
-      } while ((got[0].Get<float>(1) != 3.0f || got[1].Get<float>(1) != 40.0f || got[3].Get<float>(1) != 17.0f) &&
-               std::chrono::steady_clock::now() < deadline);
+      } while (
+          (got[0].Get<float>(1) != 3.0f || got[1].Get<float>(1) != 40.0f || got[3].Get<float>(1) != 17.0f) &&
+          std::chrono::steady_clock::now() < deadline);
       ASSERT_EQ(got.size(), 4u);
       EXPECT_EQ(got[0].Get<float>(1), 3.0f);
       EXPECT_EQ(got[1].Get<float>(1), 40.0f);
@@ -286,8 +317,13 @@ TEST(Ps, AsyncGetReturnsTheSameValuesAsGet) {
   comm::InProcessWorld world(2);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
-    ps.CreateTable({.id = 6, .kind = RowKind::kSparse, .dtype = DType::kFloat32, .width = 1000,
-                    .num_rows = 50, .consistency = Consistency::kSsp, .staleness = 0});
+    ps.CreateTable({.id = 6,
+                    .kind = RowKind::kSparse,
+                    .dtype = DType::kFloat32,
+                    .width = 1000,
+                    .num_rows = 50,
+                    .consistency = Consistency::kSsp,
+                    .staleness = 0});
     auto w = ps.CreateWorker(0);
     auto t = w->GetTable<float>(6);
     for (uint64_t row = 0; row < 50; ++row) t.Inc(row, row * 7 + static_cast<uint64_t>(ctx.rank()), 0.5f);

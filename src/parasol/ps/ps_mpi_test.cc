@@ -26,7 +26,8 @@ comm::MpiRuntime* g_runtime = nullptr;
 class MpiPs : public ::testing::Test {
  protected:
   void SetUp() override {
-    ctx_ = std::make_unique<comm::Context>(g_runtime->CreateWorldTransport(), comm::ContextOptions{.timeout_ms = 60s});
+    ctx_ = std::make_unique<comm::Context>(g_runtime->CreateWorldTransport(),
+                                           comm::ContextOptions{.timeout_ms = 60s});
   }
   std::unique_ptr<comm::Context> ctx_;
 };
@@ -38,10 +39,12 @@ struct ModelCase {
 };
 
 TEST_F(MpiPs, EveryModelRespectsItsBoundAndLosesNothing) {
-  for (auto [model, staleness, vap] : {ModelCase{Consistency::kBsp, 0, 0}, ModelCase{Consistency::kSsp, 2, 0},
-                                       ModelCase{Consistency::kEssp, 2, 0}, ModelCase{Consistency::kVap, 1, 2.0},
-                                       ModelCase{Consistency::kAsp, 0, 0}}) {
-    testing::CountingOptions o{.model = model, .staleness = staleness, .vap_threshold = vap, .slow_worker = 1};
+  for (auto [model, staleness, vap] :
+       {ModelCase{Consistency::kBsp, 0, 0}, ModelCase{Consistency::kSsp, 2, 0},
+        ModelCase{Consistency::kEssp, 2, 0}, ModelCase{Consistency::kVap, 1, 2.0},
+        ModelCase{Consistency::kAsp, 0, 0}}) {
+    testing::CountingOptions o{
+        .model = model, .staleness = staleness, .vap_threshold = vap, .slow_worker = 1};
     auto r = testing::RunCounting(*ctx_, o, nullptr);
     EXPECT_EQ(r.reads, static_cast<uint64_t>(o.workers * o.clocks * o.rows)) << ConsistencyName(model);
     if (model == Consistency::kEssp && ctx_->size() > 1) {
@@ -66,11 +69,16 @@ TEST_F(MpiPs, SpinningWhileWaitingKeepsTheBounds) {
 TEST_F(MpiPs, CheckpointAndResume) {
   int64_t id = ctx_->rank() == 0 ? static_cast<int64_t>(::getpid()) : 0;
   collective::Broadcast(*ctx_, &id, 1, DType::kInt64);
-  std::string dir = (std::filesystem::temp_directory_path() / ("parasol-ps-mpi-" + std::to_string(id))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("parasol-ps-mpi-" + std::to_string(id))).string();
   const int workers = 2;
   const uint64_t width = static_cast<uint64_t>(ctx_->size() * workers);
-  TableConfig config{.id = 8, .dtype = DType::kFloat64, .width = width, .num_rows = 20,
-                     .consistency = Consistency::kSsp, .staleness = 1};
+  TableConfig config{.id = 8,
+                     .dtype = DType::kFloat64,
+                     .width = width,
+                     .num_rows = 20,
+                     .consistency = Consistency::kSsp,
+                     .staleness = 1};
   auto run = [&](bool resume, int until) {
     ParameterServer ps(*ctx_, {.workers_per_process = workers, .timeout_ms = 60s});
     ps.CreateTable(config);

@@ -10,8 +10,10 @@ namespace {
 
 template <typename V>
 void Emplace(auto& data, RowKind kind, uint64_t width) {
-  if (kind == RowKind::kDense) data.template emplace<std::vector<V>>(width, V{});
-  else data.template emplace<FlatMap<V>>();
+  if (kind == RowKind::kDense)
+    data.template emplace<std::vector<V>>(width, V{});
+  else
+    data.template emplace<FlatMap<V>>();
 }
 
 }  // namespace
@@ -100,7 +102,8 @@ Row Row::Decode(WireReader& r, RowKind kind, DType dtype, uint64_t width) {
           if (n > r.remaining() / (8 + sizeof(V))) r.Fail("sparse row longer than the message");
           for (uint64_t i = 0; i < n; ++i) {
             auto col = r.Get<uint64_t>();
-            if (width != 0 && col >= width) r.Fail(fmt::format("column {} of a table of width {}", col, width));
+            if (width != 0 && col >= width)
+              r.Fail(fmt::format("column {} of a table of width {}", col, width));
             if (col == FlatMap<V>::kEmpty) r.Fail("reserved column id");
             d[col] += r.Get<V>();
           }
@@ -115,7 +118,8 @@ void Row::DecodeDenseInPlace(WireReader& r) {
       [&](auto& d) {
         if constexpr (requires { d.data(); }) {
           uint64_t n = r.Get<uint64_t>();
-          if (n != d.size()) r.Fail(fmt::format("dense row of {} values where the table has {}", n, d.size()));
+          if (n != d.size())
+            r.Fail(fmt::format("dense row of {} values where the table has {}", n, d.size()));
           r.GetBytes(d.data(), n * sizeof(d[0]));
         } else {
           r.Fail("in-place decoding of a sparse row");

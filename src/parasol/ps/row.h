@@ -8,8 +8,8 @@
 
 #include "parasol/core/dtype.h"
 #include "parasol/core/flat_map.h"
-#include "parasol/ps/table_config.h"
 #include "parasol/core/wire.h"
+#include "parasol/ps/table_config.h"
 
 namespace parasol::ps {
 
@@ -29,8 +29,10 @@ class Row {
   }
   template <typename V>
   void Add(uint64_t col, V delta) {
-    if (data_.index() < 4) std::get<std::vector<V>>(data_)[col] += delta;
-    else std::get<FlatMap<V>>(data_)[col] += delta;
+    if (data_.index() < 4)
+      std::get<std::vector<V>>(data_)[col] += delta;
+    else
+      std::get<FlatMap<V>>(data_)[col] += delta;
   }
   // Dense rows: the values; nullptr for sparse rows.
   template <typename V>

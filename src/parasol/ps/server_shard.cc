@@ -24,7 +24,10 @@ std::vector<std::byte> ErrorMessage(uint32_t table, uint64_t row, const std::str
 }  // namespace
 
 ServerShard::ServerShard(int rank, int processes, FileSystem& fs)
-    : rank_(rank), processes_(processes), fs_(fs), clock_(static_cast<size_t>(processes), 0),
+    : rank_(rank),
+      processes_(processes),
+      fs_(fs),
+      clock_(static_cast<size_t>(processes), 0),
       applied_(static_cast<size_t>(processes), 0) {}
 
 void ServerShard::AddTable(const TableConfig& config) {
@@ -86,8 +89,10 @@ void ServerShard::OnUpdate(int src, WireReader& r, Outbox& out) {
     auto n = r.Get<uint64_t>();
     for (uint64_t j = 0; j < n; ++j) {
       auto row = r.Get<uint64_t>();
-      if (row >= t.config.num_rows) r.Fail(fmt::format("row {} of {} is out of range", row, t.config.Describe()));
-      if (ShardOf(t.config, row, processes_) != rank_) r.Fail(fmt::format("row {} does not belong to shard {}", row, rank_));
+      if (row >= t.config.num_rows)
+        r.Fail(fmt::format("row {} of {} is out of range", row, t.config.Describe()));
+      if (ShardOf(t.config, row, processes_) != rank_)
+        r.Fail(fmt::format("row {} does not belong to shard {}", row, rank_));
       rows.emplace_back(&t, row, Row::Decode(r, t.config.kind, t.config.dtype, t.config.width));
     }
   }
@@ -169,8 +174,10 @@ void ServerShard::Advance(Outbox& out) {
   std::vector<PendingGet> still;
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> replies(static_cast<size_t>(processes_));
   for (const auto& g : pending_) {
-    if (g.need <= min_clock_) replies[static_cast<size_t>(g.src)].emplace_back(g.table, g.row);
-    else still.push_back(g);
+    if (g.need <= min_clock_)
+      replies[static_cast<size_t>(g.src)].emplace_back(g.table, g.row);
+    else
+      still.push_back(g);
   }
   pending_.swap(still);
   for (auto& entry : tables_) {
@@ -189,7 +196,8 @@ void ServerShard::Advance(Outbox& out) {
       const auto* subs = t.subscribers.Find(row);
       if (!subs) return;
       for (int p = 0; p < processes_; ++p) {
-        if ((*subs)[static_cast<size_t>(p) / 64] >> (p % 64) & 1) replies[static_cast<size_t>(p)].emplace_back(id, row);
+        if ((*subs)[static_cast<size_t>(p) / 64] >> (p % 64) & 1)
+          replies[static_cast<size_t>(p)].emplace_back(id, row);
       }
     });
     t.dirty.Clear();
@@ -242,12 +250,14 @@ void ServerShard::OnGet(int src, WireReader& r, Outbox& out) {
   auto need = r.Get<uint64_t>();
   bool subscribe = r.Get<uint8_t>() != 0;
   auto count = r.Get<uint32_t>();
-  if (r.remaining() != uint64_t{count} * sizeof(uint64_t)) r.Fail("row count does not match the message size");
+  if (r.remaining() != uint64_t{count} * sizeof(uint64_t))
+    r.Fail("row count does not match the message size");
   std::vector<uint64_t> rows(count);
   for (auto& row : rows) row = r.Get<uint64_t>();
   auto it = tables_.find(table);
   if (it == tables_.end()) {
-    for (uint64_t row : rows) out.emplace_back(src, ErrorMessage(table, row, fmt::format("table {} does not exist", table)));
+    for (uint64_t row : rows)
+      out.emplace_back(src, ErrorMessage(table, row, fmt::format("table {} does not exist", table)));
     return;
   }
   Table& t = it->second;
@@ -255,7 +265,9 @@ void ServerShard::OnGet(int src, WireReader& r, Outbox& out) {
   uint64_t now_stamp = ~uint64_t{0};  // the oldest of the rows answered now
   for (uint64_t row : rows) {
     if (row >= t.config.num_rows || ShardOf(t.config, row, processes_) != rank_) {
-      out.emplace_back(src, ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
+      out.emplace_back(
+          src,
+          ErrorMessage(table, row, fmt::format("row {} is out of range or not on shard {}", row, rank_)));
       continue;
     }
     if (subscribe) Subscribe(t, row, src);
@@ -284,18 +296,23 @@ void ServerShard::OnRead(int src, WireReader& r, Outbox& out) {
   auto request = r.Get<uint64_t>();
   auto table = r.Get<uint32_t>();
   auto count = r.Get<uint32_t>();
-  if (r.remaining() != uint64_t{count} * sizeof(uint64_t)) r.Fail("row count does not match the message size");
+  if (r.remaining() != uint64_t{count} * sizeof(uint64_t))
+    r.Fail("row count does not match the message size");
   auto it = tables_.find(table);
   std::vector<uint64_t> rows(count);
   for (auto& row : rows) {
     row = r.Get<uint64_t>();
-    if (it != tables_.end() && (row >= it->second.config.num_rows || ShardOf(it->second.config, row, processes_) != rank_)) {
-      out.emplace_back(src, ErrorMessage(table, row, fmt::format("read: row {} is out of range or not on shard {}", row, rank_)));
+    if (it != tables_.end() &&
+        (row >= it->second.config.num_rows || ShardOf(it->second.config, row, processes_) != rank_)) {
+      out.emplace_back(
+          src, ErrorMessage(table, row,
+                            fmt::format("read: row {} is out of range or not on shard {}", row, rank_)));
       return;
     }
   }
   if (it == tables_.end()) {
-    out.emplace_back(src, ErrorMessage(table, rows.empty() ? 0 : rows[0], fmt::format("read: table {} does not exist", table)));
+    out.emplace_back(src, ErrorMessage(table, rows.empty() ? 0 : rows[0],
+                                       fmt::format("read: table {} does not exist", table)));
     return;
   }
   WireWriter w;

@@ -14,10 +14,10 @@
 
 #include "parasol/core/file_system.h"
 #include "parasol/core/flat_map.h"
+#include "parasol/core/wire.h"
 #include "parasol/ps/protocol.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
-#include "parasol/core/wire.h"
 
 namespace parasol::ps {
 

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
-#include "parasol/core/text_fields.h"
 #include "parasol/core/flat_map.h"
+#include "parasol/core/text_fields.h"
 
 namespace parasol::ps {
 
@@ -22,10 +22,12 @@ std::string_view ConsistencyName(Consistency c) {
 }
 
 Consistency ParseConsistency(std::string_view name) {
-  for (Consistency c : {Consistency::kBsp, Consistency::kSsp, Consistency::kEssp, Consistency::kVap, Consistency::kAsp}) {
+  for (Consistency c :
+       {Consistency::kBsp, Consistency::kSsp, Consistency::kEssp, Consistency::kVap, Consistency::kAsp}) {
     if (name == ConsistencyName(c)) return c;
   }
-  throw InvalidArgumentError(fmt::format("unknown consistency model '{}' (expected bsp, ssp, essp, vap or asp)", name));
+  throw InvalidArgumentError(
+      fmt::format("unknown consistency model '{}' (expected bsp, ssp, essp, vap or asp)", name));
 }
 
 std::string ConsistencySpec::ToString() const {
@@ -40,7 +42,8 @@ std::string ConsistencySpec::ToString() const {
 ConsistencySpec ParseConsistencySpec(std::string_view text) {
   auto bad = [&]() {
     return InvalidArgumentError(fmt::format(
-        "consistency '{}': expected bsp, ssp:STALENESS, essp:STALENESS, vap:STALENESS:THRESHOLD or asp", text));
+        "consistency '{}': expected bsp, ssp:STALENESS, essp:STALENESS, vap:STALENESS:THRESHOLD or asp",
+        text));
   };
   const std::vector<std::string_view> parts = SplitFields(text, ':');
   ConsistencySpec spec;
@@ -49,7 +52,9 @@ ConsistencySpec ParseConsistencySpec(std::string_view text) {
   } catch (const InvalidArgumentError&) {
     throw bad();
   }
-  size_t want = spec.model == Consistency::kVap ? 3 : (spec.model == Consistency::kSsp || spec.model == Consistency::kEssp ? 2 : 1);
+  size_t want = spec.model == Consistency::kVap
+                    ? 3
+                    : (spec.model == Consistency::kSsp || spec.model == Consistency::kEssp ? 2 : 1);
   if (parts.size() != want) throw bad();
   if (want >= 2) {
     if (!ParseNumber(parts[1], &spec.staleness)) throw bad();
@@ -73,13 +78,18 @@ void TableConfig::Validate() const {
     return InvalidArgumentError(fmt::format("table {}: {}", id, what));
   };
   if (id == ~uint32_t{0}) throw bad("id 2^32-1 is reserved");
-  if (kind == RowKind::kDense && (width == 0 || width > (uint64_t{1} << 32))) throw bad("dense rows need a width in [1, 2^32]");
+  if (kind == RowKind::kDense && (width == 0 || width > (uint64_t{1} << 32)))
+    throw bad("dense rows need a width in [1, 2^32]");
   if (num_rows == 0 || num_rows > kMaxRows) throw bad("num_rows must be in [1, 2^63]");
   if (width > kMaxRows) throw bad("width must be at most 2^63");
-  if (consistency == Consistency::kVap && !(vap_threshold > 0)) throw bad("vap needs a positive vap_threshold");
-  if (consistency != Consistency::kVap && vap_threshold != 0) throw bad("vap_threshold applies to vap tables only");
-  if (consistency == Consistency::kBsp && staleness != 0) throw bad("bsp reads are never stale: staleness must be 0");
-  if (partitioning == Partitioning::kRange && num_rows == kMaxRows) throw bad("range partitioning needs num_rows");
+  if (consistency == Consistency::kVap && !(vap_threshold > 0))
+    throw bad("vap needs a positive vap_threshold");
+  if (consistency != Consistency::kVap && vap_threshold != 0)
+    throw bad("vap_threshold applies to vap tables only");
+  if (consistency == Consistency::kBsp && staleness != 0)
+    throw bad("bsp reads are never stale: staleness must be 0");
+  if (partitioning == Partitioning::kRange && num_rows == kMaxRows)
+    throw bad("range partitioning needs num_rows");
   if (one_update_per_clock && consistency != Consistency::kBsp && consistency != Consistency::kSsp) {
     throw bad(
         "one_update_per_clock needs bsp or ssp (other models send a row's updates in pieces or push rows)");
@@ -101,7 +111,8 @@ uint64_t TableConfig::Fingerprint() const {
 
 std::string TableConfig::Describe() const {
   std::string model(ConsistencyName(consistency));
-  if (consistency == Consistency::kSsp || consistency == Consistency::kEssp || consistency == Consistency::kVap) {
+  if (consistency == Consistency::kSsp || consistency == Consistency::kEssp ||
+      consistency == Consistency::kVap) {
     model += fmt::format("({})", staleness);
   }
   return fmt::format("table {} ({} {} x {}, {})", id, kind == RowKind::kDense ? "dense" : "sparse",

@@ -45,8 +45,8 @@ struct TableConfig {
   uint64_t width = 0;
   uint64_t num_rows = kMaxRows;  // row ids in [0, num_rows)
   Consistency consistency = Consistency::kSsp;
-  uint32_t staleness = 0;        // s for SSP, ESSP and VAP
-  double vap_threshold = 0;      // VAP: magnitude (L1) of a row's unsent updates
+  uint32_t staleness = 0;    // s for SSP, ESSP and VAP
+  double vap_threshold = 0;  // VAP: magnitude (L1) of a row's unsent updates
   Partitioning partitioning = Partitioning::kHash;
   // When a read needs a fresher row than the process holds, also ask again for every other cached
   // row that is as stale: right for apps that read the same rows every clock (MF, LDA), wasted

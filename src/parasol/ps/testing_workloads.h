@@ -22,7 +22,7 @@ struct CountingOptions {
   Consistency model = Consistency::kSsp;
   uint32_t staleness = 0;
   double vap_threshold = 0;
-  int workers = 2;          // per process
+  int workers = 2;  // per process
   int clocks = 10;
   int rows = 6;
   uint64_t seed = 1;
@@ -45,13 +45,19 @@ struct CountingResult {
 // clocks <= c - s - 1) and at most what w' has issued (`issued`: shared when ranks are threads;
 // null under mpirun). At the end the table must hold exactly `clocks` in every column on every
 // shard: nothing lost or counted twice.
-inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o, std::atomic<int64_t>* issued) {
+inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o,
+                                  std::atomic<int64_t>* issued) {
   ParameterServer ps(ctx, {.workers_per_process = o.workers,
                            .timeout_ms = std::chrono::milliseconds(30000),
                            .spin_while_waiting = o.spin_while_waiting});
   const uint64_t total_workers = static_cast<uint64_t>(ctx.size() * o.workers);
-  TableConfig config{.id = 5, .kind = o.kind, .dtype = DType::kInt64, .width = total_workers,
-                     .num_rows = static_cast<uint64_t>(o.rows), .consistency = o.model, .staleness = o.staleness,
+  TableConfig config{.id = 5,
+                     .kind = o.kind,
+                     .dtype = DType::kInt64,
+                     .width = total_workers,
+                     .num_rows = static_cast<uint64_t>(o.rows),
+                     .consistency = o.model,
+                     .staleness = o.staleness,
                      .vap_threshold = o.vap_threshold};
   ps.CreateTable(config);
   const uint64_t s = config.ReadStaleness();
@@ -74,19 +80,22 @@ inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o, 
         }
         for (uint64_t row = 0; row < static_cast<uint64_t>(o.rows); ++row) {
           auto v = t.Get(row);
-          EXPECT_EQ(v[me], static_cast<int64_t>(c + 1)) << "own updates, worker " << me << " clock " << c << " row " << row;
+          EXPECT_EQ(v[me], static_cast<int64_t>(c + 1))
+              << "own updates, worker " << me << " clock " << c << " row " << row;
           for (uint64_t other = 0; other < total_workers; ++other) {
             if (other == me) continue;
             int64_t seen = v[other];
             uint64_t need = s > c ? 0 : c - s;
-            EXPECT_GE(seen, static_cast<int64_t>(need)) << ConsistencyName(o.model) << " worker " << me << " clock " << c
-                                                        << " row " << row << " column " << other;
+            EXPECT_GE(seen, static_cast<int64_t>(need))
+                << ConsistencyName(o.model) << " worker " << me << " clock " << c << " row " << row
+                << " column " << other;
             if (issued) {
               EXPECT_LE(seen, issued[other].load() / o.rows + 1) << "a read saw updates not yet issued";
             }
             uint64_t margin = seen >= static_cast<int64_t>(need) ? static_cast<uint64_t>(seen) - need : 0;
             uint64_t prev = min_margin.load();
-            while (margin < prev && !min_margin.compare_exchange_weak(prev, margin)) {}
+            while (margin < prev && !min_margin.compare_exchange_weak(prev, margin)) {
+            }
             freshness_sum += margin;
             ++others;
           }
@@ -113,7 +122,8 @@ inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o, 
     EXPECT_TRUE(value.has_value()) << "row " << row << " missing on its shard";
     if (!value) continue;
     for (uint64_t col = 0; col < total_workers; ++col) {
-      EXPECT_EQ(value->Get<int64_t>(col), o.clocks) << "shard " << ctx.rank() << " row " << row << " column " << col;
+      EXPECT_EQ(value->Get<int64_t>(col), o.clocks)
+          << "shard " << ctx.rank() << " row " << row << " column " << col;
     }
   }
   CountingResult result;

@@ -14,16 +14,18 @@ Worker::TableState& Worker::StateOf(uint32_t id, DType dtype) {
   auto it = tables_.find(id);
   if (it == tables_.end()) {
     const TableConfig* config = client_->Config(id);
-    if (!config) throw InvalidArgumentError(fmt::format("rank {}: worker {}: table {} does not exist", ps_->rank(), index_, id));
+    if (!config)
+      throw InvalidArgumentError(
+          fmt::format("rank {}: worker {}: table {} does not exist", ps_->rank(), index_, id));
     auto state = std::make_unique<TableState>();
     state->config = *config;
     state->staleness = config->ReadStaleness();
     it = tables_.emplace(id, std::move(state)).first;
   }
   if (it->second->config.dtype != dtype) {
-    throw InvalidArgumentError(fmt::format("rank {}: worker {}: {} holds {} values, not {}", ps_->rank(), index_,
-                                           it->second->config.Describe(), DTypeName(it->second->config.dtype),
-                                           DTypeName(dtype)));
+    throw InvalidArgumentError(fmt::format("rank {}: worker {}: {} holds {} values, not {}", ps_->rank(),
+                                           index_, it->second->config.Describe(),
+                                           DTypeName(it->second->config.dtype), DTypeName(dtype)));
   }
   return *it->second;
 }
@@ -32,7 +34,8 @@ const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
   bool waited = false;
   auto start = std::chrono::steady_clock::now();
   Client::Snapshot snap = client_->Get(t.config.id, row, need, ps_->DefaultDeadline(), &waited);
-  if (waited) wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (waited)
+    wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (waited && need > t.refreshed) {
     // Rows go stale together and are fetched together (once per clock): take all that came in
     // one pass.
@@ -109,7 +112,8 @@ void Worker::HandOverUpdates() {
         if (!u) return;
         if (LocalRow* l = t->snapshots.Find(row)) l->row.reset();
       });
-      client_->AddUpdates(id, t->updates, [&](uint64_t row, Client::Snapshot snap) { t->snapshots[row] = std::move(snap); });
+      client_->AddUpdates(id, t->updates,
+                          [&](uint64_t row, Client::Snapshot snap) { t->snapshots[row] = std::move(snap); });
       t->updates.ForEach([&](uint64_t, std::unique_ptr<Row>& u) { Recycle(*t, std::move(u)); });
       t->updates.Clear();
     }
@@ -170,13 +174,13 @@ uint64_t Worker::Restore(const std::string& dir) {
 }
 
 void Worker::BadRow(const TableState& t, uint64_t row) const {
-  throw InvalidArgumentError(fmt::format("rank {}: worker {}: row {} is out of range for {} of {} rows", ps_->rank(),
-                                         index_, row, t.config.Describe(), t.config.num_rows));
+  throw InvalidArgumentError(fmt::format("rank {}: worker {}: row {} is out of range for {} of {} rows",
+                                         ps_->rank(), index_, row, t.config.Describe(), t.config.num_rows));
 }
 
 void Worker::BadColumn(const TableState& t, uint64_t col) const {
-  throw InvalidArgumentError(fmt::format("rank {}: worker {}: column {} is out of range for {}", ps_->rank(), index_,
-                                         col, t.config.Describe()));
+  throw InvalidArgumentError(fmt::format("rank {}: worker {}: column {} is out of range for {}", ps_->rank(),
+                                         index_, col, t.config.Describe()));
 }
 
 }  // namespace parasol::ps

@@ -24,8 +24,8 @@
 
 #include "parasol/core/dtype.h"
 #include "parasol/core/error.h"
-#include "parasol/ps/client.h"
 #include "parasol/core/flat_map.h"
+#include "parasol/ps/client.h"
 #include "parasol/ps/row.h"
 #include "parasol/ps/table_config.h"
 
@@ -74,9 +74,9 @@ class Worker {
     uint64_t staleness = 0;
     FlatMap<LocalRow> snapshots;
     FlatMap<std::unique_ptr<Row>> updates;
-    FlatMap<double> unsent;  // VAP: magnitude of each row's unsent updates
+    FlatMap<double> unsent;                           // VAP: magnitude of each row's unsent updates
     std::vector<std::shared_ptr<const Row>> retired;  // snapshots replaced this clock (views may hold them)
-    uint64_t refreshed = 0;  // the need of the last refresh of all snapshots after a wait
+    uint64_t refreshed = 0;                   // the need of the last refresh of all snapshots after a wait
     std::vector<std::unique_ptr<Row>> sent;   // VAP: updates sent mid-clock (views may hold them)
     std::vector<std::unique_ptr<Row>> spare;  // zeroed update rows for the next clock
   };
@@ -123,7 +123,10 @@ template <typename V>
 class RowView {
  public:
   RowView(const Row* cached, const Row* own)
-      : cached_(cached), own_(own), dense_(cached->DenseData<V>()), own_dense_(own ? own->DenseData<V>() : nullptr) {}
+      : cached_(cached),
+        own_(own),
+        dense_(cached->DenseData<V>()),
+        own_dense_(own ? own->DenseData<V>() : nullptr) {}
 
   V operator[](uint64_t col) const {
     V v = dense_ ? dense_[col] : cached_->Get<V>(col);
@@ -163,7 +166,8 @@ class RowView {
 template <typename V>
 class RowFuture {
  public:
-  RowFuture(Worker* w, Worker::TableState* t, uint64_t row, uint64_t need) : w_(w), t_(t), row_(row), need_(need) {
+  RowFuture(Worker* w, Worker::TableState* t, uint64_t row, uint64_t need)
+      : w_(w), t_(t), row_(row), need_(need) {
     w_->Prefetch(*t_, row_, need_);
   }
   bool Ready() const { return w_->Cached(*t_, row_, need_); }
@@ -225,11 +229,13 @@ class Table {
     if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     if (t_->config.width != 0 && col >= t_->config.width) w_->BadColumn(*t_, col);
     w_->UpdateRow(*t_, row).Add<V>(col, delta);
-    if (t_->config.consistency == Consistency::kVap) w_->AddUnsent(*t_, row, std::fabs(static_cast<double>(delta)));
+    if (t_->config.consistency == Consistency::kVap)
+      w_->AddUnsent(*t_, row, std::fabs(static_cast<double>(delta)));
   }
 
   void BatchInc(uint64_t row, std::span<const uint64_t> cols, std::span<const V> deltas) {
-    if (cols.size() != deltas.size()) throw InvalidArgumentError("BatchInc: cols and deltas differ in length");
+    if (cols.size() != deltas.size())
+      throw InvalidArgumentError("BatchInc: cols and deltas differ in length");
     if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     Row& u = w_->UpdateRow(*t_, row);
     double magnitude = 0;

@@ -22,8 +22,8 @@ struct KnownApp {
   int max_epochs;
   int max_local_bsz;  // 0: from the profile
 };
-constexpr KnownApp kKnown[] = {{"bert", 2, 0},         {"cifar10", 100, 0},     {"ncf", 10, 0},
-                               {"imagenet", 90, 0},    {"deepspeech2", 80, 0},  {"yolov3", 50, 8}};
+constexpr KnownApp kKnown[] = {{"bert", 2, 0},      {"cifar10", 100, 0},    {"ncf", 10, 0},
+                               {"imagenet", 90, 0}, {"deepspeech2", 80, 0}, {"yolov3", 50, 8}};
 
 std::vector<int> Digits(uint64_t id);
 
@@ -41,7 +41,8 @@ std::vector<std::vector<double>> ReadNumbers(const std::string& path, const std:
     std::vector<double> row;
     for (const std::string& cell : cells) {
       const Range& r = ranges[row.size()];
-      row.push_back(ParseFieldIn<double>(cell, path, lineno, fmt::format("column {}", row.size() + 1), r.lo, r.hi));
+      row.push_back(
+          ParseFieldIn<double>(cell, path, lineno, fmt::format("column {}", row.size() + 1), r.lo, r.hi));
     }
     rows.push_back(std::move(row));
   });
@@ -110,7 +111,7 @@ Application Application::Load(const std::string& dir) {
   std::map<std::tuple<int, int, double>, std::pair<StepTime, int>> sums;
   double min_bsz = std::numeric_limits<double>::infinity(), max_bsz = 0;
   for (const auto& r : ReadNumbers(placements, "placement,local_bsz,step_time,sync_time",
-                                     {{1, 1e15}, {1, 1e7}, {0, 1e9}, {0, 1e9}})) {
+                                   {{1, 1e15}, {1, 1e7}, {0, 1e9}, {0, 1e9}})) {
     std::vector<int> p = PlacementDigits(r[0], placements);
     a.by_placement_[PlacementId(p)].push_back({r[1], {r[2], r[3]}});
     int replicas = 0;
@@ -138,7 +139,8 @@ Application Application::Load(const std::string& dir) {
   a.min_local_bsz_ = static_cast<int>(min_bsz);
   a.max_local_bsz_ = static_cast<int>(max_bsz);
   a.max_epochs_ = std::numeric_limits<int>::max();
-  for (const auto& [b, epochs] : a.validation_) a.max_epochs_ = std::min(a.max_epochs_, static_cast<int>(epochs.size()));
+  for (const auto& [b, epochs] : a.validation_)
+    a.max_epochs_ = std::min(a.max_epochs_, static_cast<int>(epochs.size()));
   for (const KnownApp& k : kKnown) {
     if (a.name_ != k.name) continue;
     a.max_epochs_ = std::min(a.max_epochs_, k.max_epochs);
@@ -150,7 +152,8 @@ Application Application::Load(const std::string& dir) {
 double Application::Progress(int epoch) const {
   if (epoch <= 0) return 0;
   double p = std::numeric_limits<double>::infinity();
-  for (const auto& [b, epochs] : validation_) p = std::min(p, epochs[static_cast<size_t>(epoch - 1)].progress);
+  for (const auto& [b, epochs] : validation_)
+    p = std::min(p, epochs[static_cast<size_t>(epoch - 1)].progress);
   return p;
 }
 
@@ -172,7 +175,8 @@ std::pair<double, double> Application::GradStats(double batch, int epoch) const 
 
 double Application::Iterations(double batch, int epoch) const {
   const Bracket b = Around(batch);
-  const double l = (*b.lo)[static_cast<size_t>(epoch)].iteration, h = (*b.hi)[static_cast<size_t>(epoch)].iteration;
+  const double l = (*b.lo)[static_cast<size_t>(epoch)].iteration,
+               h = (*b.hi)[static_cast<size_t>(epoch)].iteration;
   return l + b.f * (h - l);
 }
 
@@ -183,13 +187,15 @@ StepTime Application::Throughput(std::vector<int> placement, double local_bsz) c
   int nodes = 0, replicas = 0;
   for (int g : placement) nodes += g > 0, replicas += g;
   nodes = std::min(nodes, 16);
-  if (auto it = by_shape_.find({nodes, replicas}); it != by_shape_.end()) return Interpolate(it->second, local_bsz);
+  if (auto it = by_shape_.find({nodes, replicas}); it != by_shape_.end())
+    return Interpolate(it->second, local_bsz);
   // Between the nearest measured replica counts at this node count (else the nearest node count).
   const std::pair<int, int>* below = nullptr;
   const std::pair<int, int>* above = nullptr;
   int best_nodes = -1;
   for (const auto& [shape, s] : by_shape_) {
-    if (best_nodes < 0 || std::abs(shape.first - nodes) < std::abs(best_nodes - nodes)) best_nodes = shape.first;
+    if (best_nodes < 0 || std::abs(shape.first - nodes) < std::abs(best_nodes - nodes))
+      best_nodes = shape.first;
   }
   for (const auto& [shape, s] : by_shape_) {
     if (shape.first != best_nodes) continue;

@@ -18,11 +18,11 @@ struct StepTime {
 };
 
 struct EpochStats {
-  double progress = 0;   // scale-invariant iterations at the end of the epoch
+  double progress = 0;  // scale-invariant iterations at the end of the epoch
   double iteration = 0;
   double metric = 0;
-  double grad_sqr = 0;   // squared norm of the gradient
-  double grad_var = 0;   // variance of the gradient
+  double grad_sqr = 0;  // squared norm of the gradient
+  double grad_var = 0;  // variance of the gradient
 };
 
 class Application {
@@ -69,9 +69,9 @@ class Application {
 
   std::string name_;
   int max_epochs_ = 0, init_batch_size_ = 0, max_batch_size_ = 0, min_local_bsz_ = 0, max_local_bsz_ = 0;
-  std::map<uint64_t, std::vector<Point>> by_placement_;  // canonical placement id -> series
+  std::map<uint64_t, std::vector<Point>> by_placement_;         // canonical placement id -> series
   std::map<std::pair<int, int>, std::vector<Point>> by_shape_;  // (nodes, replicas) -> series
-  std::map<int, std::vector<EpochStats>> validation_;  // total batch -> epochs
+  std::map<int, std::vector<EpochStats>> validation_;           // total batch -> epochs
 };
 
 }  // namespace parasol::sched

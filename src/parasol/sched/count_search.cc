@@ -62,7 +62,8 @@ std::vector<size_t> ExactCounts(std::span<const CountChoice> jobs, int gpus) {
       for (size_t k = 1; k < jobs[j].counts.size(); ++k) {
         const size_t c = static_cast<size_t>(jobs[j].counts[k]);
         if (c > g) break;
-        if (const double v = best[g - c] + jobs[j].value[k]; v > top) top = v, pick = static_cast<uint16_t>(k);
+        if (const double v = best[g - c] + jobs[j].value[k]; v > top)
+          top = v, pick = static_cast<uint16_t>(k);
       }
       next[g] = top;
       choice[j * cap + g] = pick;

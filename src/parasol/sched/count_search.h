@@ -15,8 +15,8 @@
 namespace parasol::sched {
 
 struct CountChoice {
-  std::vector<int> counts;     // ascending, counts[0] == 0
-  std::vector<double> value;   // value[0] == 0
+  std::vector<int> counts;    // ascending, counts[0] == 0
+  std::vector<double> value;  // value[0] == 0
 };
 
 // Index into each job's counts; the chosen counts sum to at most `gpus`.

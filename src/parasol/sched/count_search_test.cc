@@ -60,8 +60,10 @@ TEST(CountSearch, ExactMatchesBruteForceAndGreedyIsOptimalWhenConcave) {
     // Concave speedups: the greedy is optimal up to the last partly filled step, so within one
     // step's value of the optimum; with every count from 0 to 4 available it is exact.
     std::vector<CountChoice> small;
-    for (const CountChoice& c : concave) small.push_back({{0, 1, 2, 3, 4}, {c.value.begin(), c.value.begin() + 5}});
-    EXPECT_NEAR(TotalValue(small, GreedyCounts(small, gpus)), BruteForce(small, gpus), 1e-9) << "trial " << trial;
+    for (const CountChoice& c : concave)
+      small.push_back({{0, 1, 2, 3, 4}, {c.value.begin(), c.value.begin() + 5}});
+    EXPECT_NEAR(TotalValue(small, GreedyCounts(small, gpus)), BruteForce(small, gpus), 1e-9)
+        << "trial " << trial;
   }
 }
 

@@ -71,15 +71,18 @@ class GoodputModel {
   // log batch between the measured batches (the nearest outside them). A rigid form fitted over
   // many shapes can be 40% off at one of them (profiles are not smooth in the node count), and a
   // job would otherwise stay on a shape its model wrongly favours.
-  using Corrections = std::map<std::pair<int, int>, std::vector<std::pair<double, double>>>;  // (bsz, log ratio)
+  using Corrections =
+      std::map<std::pair<int, int>, std::vector<std::pair<double, double>>>;  // (bsz, log ratio)
   void SetCorrections(Corrections c) { corrections_ = std::move(c); }
-  static Corrections MeasuredCorrections(const PerfParams& perf, std::span<const PerfObservation> observations);
+  static Corrections MeasuredCorrections(const PerfParams& perf,
+                                         std::span<const PerfObservation> observations);
 
   double StepTime(int nodes, int replicas, double atomic_bsz, int accum_steps) const;
   double Throughput(int nodes, int replicas, double atomic_bsz, int accum_steps) const;  // samples/s
   double Efficiency(double batch) const;
   double Goodput(int nodes, int replicas, double atomic_bsz, int accum_steps) const {
-    return Throughput(nodes, replicas, atomic_bsz, accum_steps) * Efficiency(replicas * atomic_bsz * (accum_steps + 1));
+    return Throughput(nodes, replicas, atomic_bsz, accum_steps) *
+           Efficiency(replicas * atomic_bsz * (accum_steps + 1));
   }
 
   struct Choice {

@@ -153,15 +153,16 @@ double GoodputPolicy::Weight(const Job& job, const Curve& curve) const {
   return 1.0;
 }
 
-Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
-                                    const ClusterSpec& cluster) {
+Allocations GoodputPolicy::Optimize(double now, const std::vector<const Job*>& active,
+                                    const Allocations& previous, const ClusterSpec& cluster) {
   const size_t n = active.size();
   std::vector<CountChoice> choices(n);
   for (size_t j = 0; j < n; ++j) {
     const Job& job = *active[j];
     const Curve curve = SpeedupCurve(job, cluster);
     int current = 0;
-    if (auto it = previous.find(job.name()); it != previous.end()) current = static_cast<int>(it->second.size());
+    if (auto it = previous.find(job.name()); it != previous.end())
+      current = static_cast<int>(it->second.size());
     // A new allocation holds at most until the job ends: a job that would finish at its current
     // count before a restart paid off keeps it.
     double hold = std::min(std::max({0.0, now - job.submit_time(), o_.min_hold_s}), o_.horizon_s);

@@ -14,7 +14,8 @@ TEST(Goodput, FitRecoversKnownParameters) {
   const PerfParams truth{0.05, 0.002, 0.2, 0.01, 0.04, 0.002, 2.0};
   GoodputModel model(truth, 1, 1, 32);
   std::vector<PerfObservation> obs;
-  for (auto [nodes, replicas] : std::vector<std::pair<int, int>>{{1, 1}, {1, 2}, {1, 4}, {2, 8}, {4, 16}, {2, 4}}) {
+  for (auto [nodes, replicas] :
+       std::vector<std::pair<int, int>>{{1, 1}, {1, 2}, {1, 4}, {2, 8}, {4, 16}, {2, 4}}) {
     for (double bsz : {16.0, 32.0, 64.0, 128.0}) {
       const double compute = truth.alpha_c + truth.beta_c * bsz;
       obs.push_back({nodes, replicas, bsz, compute, model.StepTime(nodes, replicas, bsz, 0)});

@@ -23,7 +23,9 @@ using Clock = Deadline::Clock;
 // predicted gains are noise that would flip the batch back and forth.
 constexpr double kMinBatchGain = 1.05;
 
-bool Finished(const LiveJob& j) { return j.state() == LiveJob::State::kDone || j.state() == LiveJob::State::kFailed; }
+bool Finished(const LiveJob& j) {
+  return j.state() == LiveJob::State::kDone || j.state() == LiveJob::State::kFailed;
+}
 
 class LiveRun {
  public:
@@ -112,7 +114,8 @@ class LiveRun {
     if (j.state() == LiveJob::State::kRunning && j.batch() != batch) {
       Log(fmt::format("{}: batch {} -> {} in place at step {}", j.name(), batch, j.batch(), j.steps_done()));
     }
-    if (j.state() == LiveJob::State::kDone) Log(fmt::format("{}: done after {} steps", j.name(), j.steps_done()));
+    if (j.state() == LiveJob::State::kDone)
+      Log(fmt::format("{}: done after {} steps", j.name(), j.steps_done()));
     if (j.state() != LiveJob::State::kFailed) return;
     if (multi_host_) {
       suspects_.push_back(&j);  // its host may be gone: logged once the hosts are checked
@@ -298,8 +301,12 @@ class LiveRun {
     r.returned_hosts = returned_hosts_;
     std::vector<double> jcts;
     for (const auto& j : jobs_) {
-      LiveJobResult jr{j->name(), j->submit_time(), j->completion_time().value_or(0), std::max(0, j->restarts()),
-                       j->restart_seconds(), j->attained_service()};
+      LiveJobResult jr{j->name(),
+                       j->submit_time(),
+                       j->completion_time().value_or(0),
+                       std::max(0, j->restarts()),
+                       j->restart_seconds(),
+                       j->attained_service()};
       if (j->state() == LiveJob::State::kFailed) r.failures.push_back(j->failure());
       if (j->completion_time()) {
         jcts.push_back(jr.jct());
@@ -329,8 +336,8 @@ class LiveRun {
   };
   std::vector<LostHost> lost_;
   std::vector<std::string> lost_hosts_, returned_hosts_;  // in the order it happened
-  bool hosts_changed_ = false;      // since the last schedule
-  std::vector<LiveJob*> suspects_;  // runs failed since the last host check
+  bool hosts_changed_ = false;                            // since the last schedule
+  std::vector<LiveJob*> suspects_;                        // runs failed since the last host check
   std::map<std::string, double> last_probe_;
   std::map<std::string, int> counts_seen_;  // each job's max_ranks_measured() at the last round
 };

@@ -12,8 +12,8 @@
 // is probed (the launcher starts `true` there); a host where that fails, or does not end within
 // `host_probe_timeout_s`, is lost: every job with ranks there is killed and queued again (it
 // resumes from its last checkpoint: jobs that should survive a host give `--checkpoint-every` in
-// their train_args), and the policy schedules on the hosts left. The work folder must be shared by the hosts (the jobs'
-// status files and checkpoints are read and written there).
+// their train_args), and the policy schedules on the hosts left. The work folder must be shared by the hosts
+// (the jobs' status files and checkpoints are read and written there).
 #pragma once
 
 #include <ostream>
@@ -31,15 +31,15 @@ struct LiveOptions {
   std::vector<Host> hosts;       // else the cluster's nodes (equal slots)
   double stall_timeout_s = 120;  // hosts: a run without a new step this long has its hosts probed
   double host_probe_timeout_s = 20;
-  double host_retry_s = 60;      // hosts: a lost host is probed this often, rejoins if it answers (0: never)
-  bool adaptive = true;          // the policy chooses GPU counts (goodput); else the users' (Tiresias)
+  double host_retry_s = 60;  // hosts: a lost host is probed this often, rejoins if it answers (0: never)
+  bool adaptive = true;      // the policy chooses GPU counts (goodput); else the users' (Tiresias)
   double interval_s = 10;
   double rebatch_interval_s = 2;
-  double stop_timeout_s = 60;    // a job that has not checkpointed and stopped by then is killed
+  double stop_timeout_s = 60;  // a job that has not checkpointed and stopped by then is killed
   double poll_s = 0.2;
-  double timeout_s = 0;          // the whole run (0: none): past it, a TimeoutError naming the jobs left
+  double timeout_s = 0;  // the whole run (0: none): past it, a TimeoutError naming the jobs left
   LaunchOptions launch;
-  std::ostream* log = nullptr;   // one line per start, resize, finish and failure
+  std::ostream* log = nullptr;  // one line per start, resize, finish and failure
 };
 
 struct LiveJobResult {
@@ -52,7 +52,7 @@ struct LiveJobResult {
 };
 
 struct LiveResult {
-  std::vector<LiveJobResult> jobs;  // input order
+  std::vector<LiveJobResult> jobs;                    // input order
   double average_jct = 0, max_jct = 0, makespan = 0;  // over the jobs that finished
   std::vector<std::string> failures;                  // one line per failed job
   std::vector<std::string> lost_hosts;

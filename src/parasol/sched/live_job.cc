@@ -23,9 +23,9 @@ namespace {
 
 // Flags the runner sets itself on every run.
 const std::set<std::string>& RunnerFlags() {
-  static const std::set<std::string> flags{"--batch",          "--steps",      "--epochs",    "--threads",
-                                           "--checkpoint",     "--resume",     "--status",    "--stop-file",
-                                           "--batch-file",     "--adaptive-batch", "--no-progress"};
+  static const std::set<std::string> flags{"--batch",      "--steps",          "--epochs",     "--threads",
+                                           "--checkpoint", "--resume",         "--status",     "--stop-file",
+                                           "--batch-file", "--adaptive-batch", "--no-progress"};
   return flags;
 }
 
@@ -37,8 +37,11 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
   LiveJobSpec j;
   j.name = cells[0];
   if (j.name.empty() || j.name == "." || j.name == ".." ||
-      j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != std::string::npos) {
-    throw ParseError(path, line, fmt::format("name '{}': use letters, digits, '_', '.' and '-' (it names a folder)", j.name));
+      j.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+          std::string::npos) {
+    throw ParseError(
+        path, line,
+        fmt::format("name '{}': use letters, digits, '_', '.' and '-' (it names a folder)", j.name));
   }
   j.submit_time = ParseFieldIn<double>(cells[1], path, line, "time (s)", 0, kMaxSubmitSeconds);
   j.replicas = PositiveInt(path, line, "num_replicas", cells[2]);
@@ -61,7 +64,8 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
     j.train_args.push_back(a);
   }
   if (j.batch % j.replicas != 0) {
-    throw ParseError(path, line, fmt::format("batch_size {} does not split over {} replicas", j.batch, j.replicas));
+    throw ParseError(path, line,
+                     fmt::format("batch_size {} does not split over {} replicas", j.batch, j.replicas));
   }
   if (j.max_batch > 0 && j.max_batch < j.batch) {
     throw ParseError(path, line,
@@ -75,11 +79,13 @@ LiveJobSpec ParseLiveJob(const std::string& path, long line, const std::vector<s
 std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
   std::vector<LiveJobSpec> jobs;
   std::set<std::string> names;
-  const long last = ReadCsvRecords(path, "name,time,num_replicas,batch_size,steps,train_args", 6,
-                                   [&](long lineno, const std::vector<std::string>& cells) {
-    jobs.push_back(ParseLiveJob(path, lineno, cells));
-    if (!names.insert(jobs.back().name).second) throw ParseError(path, lineno, fmt::format("job '{}' twice", jobs.back().name));
-  });
+  const long last =
+      ReadCsvRecords(path, "name,time,num_replicas,batch_size,steps,train_args", 6,
+                     [&](long lineno, const std::vector<std::string>& cells) {
+                       jobs.push_back(ParseLiveJob(path, lineno, cells));
+                       if (!names.insert(jobs.back().name).second)
+                         throw ParseError(path, lineno, fmt::format("job '{}' twice", jobs.back().name));
+                     });
   if (jobs.empty()) throw ParseError(path, last, "no jobs");
   return jobs;
 }
@@ -100,7 +106,9 @@ std::string LiveJob::Path(const std::string& file) const {
   return (fs::path(launch_.work_dir) / spec_.name / file).string();
 }
 
-double LiveJob::Now() const { return std::chrono::duration<double>(Deadline::Clock::now() - origin_).count(); }
+double LiveJob::Now() const {
+  return std::chrono::duration<double>(Deadline::Clock::now() - origin_).count();
+}
 
 std::optional<GoodputModel> LiveJob::Model() const {
   if (!perf_) return std::nullopt;
@@ -253,7 +261,8 @@ void LiveJob::ReadStatus() {
     // its log says why (once per distinct error).
     if (status_error_ != e.what()) {
       status_error_ = e.what();
-      std::ofstream(Path("train.log"), std::ios::app) << fmt::format("# {:.1f} s: status ignored: {}\n", Now(), e.what());
+      std::ofstream(Path("train.log"), std::ios::app)
+          << fmt::format("# {:.1f} s: status ignored: {}\n", Now(), e.what());
     }
     return;
   }
@@ -301,8 +310,8 @@ void LiveJob::Ended(int exit_status) {
     state_ = State::kWaiting;
   } else {
     state_ = State::kFailed;
-    failure_ = fmt::format("job {}: train exited with status {} at step {} of {} (see {})", spec_.name, exit_status,
-                           steps_done_, spec_.steps, Path("train.log"));
+    failure_ = fmt::format("job {}: train exited with status {} at step {} of {} (see {})", spec_.name,
+                           exit_status, steps_done_, spec_.steps, Path("train.log"));
   }
 }
 

@@ -34,8 +34,8 @@ namespace parasol::sched {
 struct LiveJobSpec {
   std::string name;
   double submit_time = 0;
-  int replicas = 1;  // the user's GPU count (fixed-count policies run it on this many)
-  int batch = 1;     // total per step, split over the ranks
+  int replicas = 1;                     // the user's GPU count (fixed-count policies run it on this many)
+  int batch = 1;                        // total per step, split over the ranks
   int max_batch = 0;                    // from train_args' --batch-max (0: none, the batch is fixed)
   int64_t steps = 1;                    // scale-invariant iterations at `batch` under an adaptive batch
   std::vector<std::string> train_args;  // the rest of the `parasol train` command line
@@ -50,12 +50,12 @@ std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path);
 using HostRanks = std::vector<std::pair<std::string, int>>;
 
 struct LaunchOptions {
-  std::string parasol;                // the parasol binary
+  std::string parasol;  // the parasol binary
   // Launcher and its flags for more than one rank, or any rank on a named host ("[--host H:K,...]
   // -np N" follows).
   std::vector<std::string> mpirun;
-  std::vector<std::string> env;       // added to each job's environment
-  std::string work_dir;               // one folder per job under it
+  std::vector<std::string> env;  // added to each job's environment
+  std::string work_dir;          // one folder per job under it
 };
 
 // Threading: one thread (the live cluster's loop).
@@ -88,9 +88,9 @@ class LiveJob : public Job {
 
   enum class State { kWaiting, kRunning, kStopping, kDone, kFailed };
   State state() const { return state_; }
-  int ranks() const { return ranks_; }  // of the current run; 0 when none
+  int ranks() const { return ranks_; }                       // of the current run; 0 when none
   int max_ranks_measured() const { return max_ranks_run_; }  // 0 until a step time is known
-  int batch() const { return batch_; }  // total, of the current or the last run
+  int batch() const { return batch_; }                       // total, of the current or the last run
   // Running, but no step of this run has been reported yet.
   bool starting() const { return state_ == State::kRunning && !run_measured_; }
   int64_t steps_done() const { return steps_done_; }
@@ -159,7 +159,7 @@ class LiveJob : public Job {
   double last_step_at_ = 0;    // when the current run last reported a new step
   bool run_measured_ = false;  // the current run has reported a step
   bool steps_known_ = true;
-  std::string status_error_;   // the last unreadable status file's error, logged once
+  std::string status_error_;  // the last unreadable status file's error, logged once
   std::optional<double> completion_;
   std::string failure_;
   // By (hosts, ranks, batch per rank): the latest median of that shape's runs.

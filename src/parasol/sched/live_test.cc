@@ -70,7 +70,8 @@ TEST(LiveJobs, BadLinesNameFileAndLine) {
   EXPECT_THAT(ErrorOf("a,0,64x,64,10,\n"), HasSubstr(":2: num_replicas '64x' is not a whole number"));
   EXPECT_THAT(ErrorOf("a,0,0,64,10,\n"), HasSubstr(":2: num_replicas 0 is not in [1, 1000000000]"));
   EXPECT_THAT(ErrorOf("a,0,1,64,-3,\n"), HasSubstr(":2: steps -3 is not in [1, 1000000000]"));
-  EXPECT_THAT(ErrorOf("a,0,1,64,10,--resume=x\n"), HasSubstr(":2: train_args: --resume=x is set by the cluster"));
+  EXPECT_THAT(ErrorOf("a,0,1,64,10,--resume=x\n"),
+              HasSubstr(":2: train_args: --resume=x is set by the cluster"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10\n"), HasSubstr(":2: 5 fields, expected 6"));
   EXPECT_THAT(ErrorOf("a,0,1,64,10,--adaptive-batch\n"),
               HasSubstr(":2: train_args: --adaptive-batch is set by"));
@@ -139,8 +140,8 @@ TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
   fs::create_directories(dir);
   const fs::path fake = dir / "fake-parasol";
   WriteScript(fake, "sleep 30\n");
-  LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()}, false,
-              Deadline::Clock::now());
+  LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()},
+              false, Deadline::Clock::now());
   job.Start(1);
   std::ofstream(dir / "odd" / "status") << "step three\n";
   EXPECT_NO_THROW(job.Poll());
@@ -370,9 +371,8 @@ TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
   o.host_probe_timeout_s = 5;
   o.host_retry_s = 0.2;
   o.timeout_s = 60;
-  o.launch = {.parasol = (dir / "parasol").string(),
-              .mpirun = {(dir / "mpirun").string()},
-              .work_dir = dir.string()};
+  o.launch = {
+      .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
   std::ofstream log(dir / "cluster.log");
   o.log = &log;
   TiresiasPolicy policy;
@@ -428,9 +428,8 @@ TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
   o.interval_s = 1000;
   o.poll_s = 0.02;
   o.timeout_s = 30;
-  o.launch = {.parasol = (dir / "parasol").string(),
-              .mpirun = {(dir / "mpirun").string()},
-              .work_dir = dir.string()};
+  o.launch = {
+      .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
   GoodputPolicy policy(
       {.restart_penalty_s = 5, .horizon_s = 60, .min_hold_s = 1000, .remaining_scale_s = 600});
   // 10,000 steps of 0.1 s: long enough that a second GPU (1.33x by the model) repays a restart.

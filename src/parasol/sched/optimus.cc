@@ -18,7 +18,8 @@ int OptimusPolicy::MaxReplicas(const SimJob& job) {
 double OptimusPolicy::PredictStepTime(const SimJob& job, int replicas, int gpus_per_node) {
   const Application& app = job.app();
   std::vector<int> placement;
-  for (int left = replicas; left > 0; left -= gpus_per_node) placement.push_back(std::min(left, gpus_per_node));
+  for (int left = replicas; left > 0; left -= gpus_per_node)
+    placement.push_back(std::min(left, gpus_per_node));
   const int local = static_cast<int>(std::ceil(static_cast<double>(job.requested_batch()) / replicas - 1e-8));
   const auto [split_atomic, accum] = SplitLocalBatch(local, app.max_local_bsz(), replicas == 1);
   const int atomic = std::min(split_atomic, app.max_batch_size() / (replicas * (accum + 1)));
@@ -26,13 +27,15 @@ double OptimusPolicy::PredictStepTime(const SimJob& job, int replicas, int gpus_
   return t.step + (t.step - t.sync) * accum;
 }
 
-Allocations OptimusPolicy::Optimize(double, const std::vector<const Job*>& active, const Allocations& previous,
-                                    const ClusterSpec& cluster) {
+Allocations OptimusPolicy::Optimize(double, const std::vector<const Job*>& active,
+                                    const Allocations& previous, const ClusterSpec& cluster) {
   // Oracle: iterations left to the last epoch at the job's batch, from the simulator's profiles.
   std::vector<const SimJob*> jobs;
   for (const Job* j : active) {
     const auto* s = dynamic_cast<const SimJob*>(j);
-    if (!s) throw InvalidArgumentError(fmt::format("optimus: job {} has no profile (its oracle needs one)", j->name()));
+    if (!s)
+      throw InvalidArgumentError(
+          fmt::format("optimus: job {} has no profile (its oracle needs one)", j->name()));
     jobs.push_back(s);
   }
   std::map<std::string, double> remaining;
@@ -76,7 +79,8 @@ Allocations OptimusPolicy::Optimize(double, const std::vector<const Job*>& activ
   }
   std::vector<std::pair<std::string, int>> order;
   for (const SimJob* j : jobs) order.emplace_back(j->name(), replicas[j->name()]);
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second < b.second; });
   PackMostFree(order, alloc, cluster);
   std::erase_if(alloc, [](const auto& kv) { return kv.second.empty(); });
   return alloc;

@@ -13,7 +13,8 @@ std::vector<int> PlacementOf(const Allocation& allocation) {
   return placement;
 }
 
-void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster) {
+void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc,
+                  const ClusterSpec& cluster) {
   std::vector<int> free(static_cast<size_t>(cluster.nodes), cluster.gpus_per_node);
   for (const auto& [n, a] : alloc) {
     for (int node : a) --free[static_cast<size_t>(node)];

@@ -24,7 +24,8 @@ using Allocations = std::map<std::string, Allocation>;
 std::vector<int> PlacementOf(const Allocation& allocation);
 // Packs each job (in `order`, with its GPU count) that has no allocation yet onto the nodes with
 // the most free GPUs (lowest index on ties), as Tiresias and Optimus place jobs.
-void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc, const ClusterSpec& cluster);
+void PackMostFree(const std::vector<std::pair<std::string, int>>& order, Allocations& alloc,
+                  const ClusterSpec& cluster);
 
 class Policy {
  public:

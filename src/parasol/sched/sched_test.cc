@@ -29,16 +29,28 @@ class SchedTest : public ::testing::Test {
   void SetUp() override {
     root_ = fs::temp_directory_path() / fmt::format("sched_test_{}", ::getpid());
     fs::create_directories(root_ / "toy");
-    Write("toy/placements.csv", "placement,local_bsz,step_time,sync_time\n1,32,0.1,0.01\n1,64,0.2,0.02\n2,32,0.12,0.03\n2,64,0.22,0.04\n");
-    Write("toy/scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n8,8,32,0.3,0.2\n8,16,32,0.5,0.4\n");
-    const char* validation = "progress,iteration,metric,grad_sqr,grad_var\n100,100,0.5,1.0,3.0\n200,200,0.6,1.0,3.0\n300,300,0.7,1.0,3.0\n";
+    Write("toy/placements.csv",
+          "placement,local_bsz,step_time,sync_time\n1,32,0.1,0.01\n1,64,0.2,0.02\n2,32,0.12,0.03\n2,64,0.22,"
+          "0.04\n");
+    Write("toy/scalability.csv",
+          "num_nodes,num_replicas,local_bsz,step_time,sync_time\n8,8,32,0.3,0.2\n8,16,32,0.5,0.4\n");
+    const char* validation =
+        "progress,iteration,metric,grad_sqr,grad_var\n100,100,0.5,1.0,3.0\n200,200,0.6,1.0,3.0\n300,300,0.7,"
+        "1.0,3.0\n";
     Write("toy/validation-32.csv", validation);
-    Write("toy/validation-64.csv", "progress,iteration,metric,grad_sqr,grad_var\n100,60,0.5,2.0,2.0\n200,120,0.6,2.0,2.0\n300,180,0.7,2.0,2.0\n");
+    Write("toy/validation-64.csv",
+          "progress,iteration,metric,grad_sqr,grad_var\n100,60,0.5,2.0,2.0\n200,120,0.6,2.0,2.0\n300,180,0.7,"
+          "2.0,2.0\n");
     // "big": the same machine profile, 100 times the work per epoch, and noisier gradients.
     fs::create_directories(root_ / "big");
-    for (const char* f : {"placements.csv", "scalability.csv"}) fs::copy_file(root_ / "toy" / f, root_ / "big" / f);
-    Write("big/validation-32.csv", "progress,iteration,metric,grad_sqr,grad_var\n10000,10000,0.5,1.0,9.0\n20000,20000,0.6,1.0,9.0\n30000,30000,0.7,1.0,9.0\n");
-    Write("big/validation-64.csv", "progress,iteration,metric,grad_sqr,grad_var\n10000,6000,0.5,1.0,9.0\n20000,12000,0.6,1.0,9.0\n30000,18000,0.7,1.0,9.0\n");
+    for (const char* f : {"placements.csv", "scalability.csv"})
+      fs::copy_file(root_ / "toy" / f, root_ / "big" / f);
+    Write("big/validation-32.csv",
+          "progress,iteration,metric,grad_sqr,grad_var\n10000,10000,0.5,1.0,9.0\n20000,20000,0.6,1.0,9."
+          "0\n30000,30000,0.7,1.0,9.0\n");
+    Write("big/validation-64.csv",
+          "progress,iteration,metric,grad_sqr,grad_var\n10000,6000,0.5,1.0,9.0\n20000,12000,0.6,1.0,9."
+          "0\n30000,18000,0.7,1.0,9.0\n");
   }
   void TearDown() override { fs::remove_all(root_); }
   void Write(const std::string& name, const std::string& text) { std::ofstream(root_ / name) << text; }
@@ -51,10 +63,11 @@ TEST_F(SchedTest, ProfilesInterpolate) {
   EXPECT_EQ(a.init_batch_size(), 32);
   EXPECT_EQ(a.max_batch_size(), 64);
   EXPECT_EQ(a.max_epochs(), 3);
-  EXPECT_DOUBLE_EQ(a.Throughput({1}, 48).step, 0.15);   // between the measured batches
-  EXPECT_DOUBLE_EQ(a.Throughput({2}, 32).sync, 0.03);   // measured placement
+  EXPECT_DOUBLE_EQ(a.Throughput({1}, 48).step, 0.15);                      // between the measured batches
+  EXPECT_DOUBLE_EQ(a.Throughput({2}, 32).sync, 0.03);                      // measured placement
   EXPECT_DOUBLE_EQ(a.Throughput({1, 1, 1, 1, 1, 1, 1, 1}, 32).step, 0.3);  // 8 nodes x 1: large-scale row
-  EXPECT_DOUBLE_EQ(a.Throughput({2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 32).step, 0.5);  // 12 nodes x 2: nearest nodes (8), replicas beyond 16
+  EXPECT_DOUBLE_EQ(a.Throughput({2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, 32).step,
+                   0.5);  // 12 nodes x 2: nearest nodes (8), replicas beyond 16
   EXPECT_DOUBLE_EQ(a.Progress(2), 200);
   auto [sqr, var] = a.GradStats(48, 0);
   EXPECT_DOUBLE_EQ(sqr, 1.5);
@@ -62,7 +75,8 @@ TEST_F(SchedTest, ProfilesInterpolate) {
 }
 
 TEST_F(SchedTest, MalformedProfilesAndWorkloadsNameTheLine) {
-  Write("toy/scalability.csv", "num_nodes,num_replicas,local_bsz,step_time,sync_time\n8,8,32,0.3,0.2\n8,x,32,0.5,0.4\n");
+  Write("toy/scalability.csv",
+        "num_nodes,num_replicas,local_bsz,step_time,sync_time\n8,8,32,0.3,0.2\n8,x,32,0.5,0.4\n");
   try {
     Application::Load((root_ / "toy").string());
     FAIL();

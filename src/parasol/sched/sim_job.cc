@@ -7,7 +7,11 @@
 namespace parasol::sched {
 
 SimJob::SimJob(std::string name, const Application* app, double submit_time, int replicas, int batch_size)
-    : name_(std::move(name)), app_(app), submit_(submit_time), requested_replicas_(replicas), requested_batch_(batch_size) {}
+    : name_(std::move(name)),
+      app_(app),
+      submit_(submit_time),
+      requested_replicas_(replicas),
+      requested_batch_(batch_size) {}
 
 int SimJob::gpus() const { return std::accumulate(placement_.begin(), placement_.end(), 0); }
 
@@ -19,7 +23,8 @@ void SimJob::ChooseBatch() {
   auto model = adaptive() ? Model() : std::nullopt;
   if (model) {
     const int nodes = static_cast<int>(placement_.size());
-    auto c = model->Optimize(nodes, replicas, app_->max_batch_size(), app_->min_local_bsz(), app_->max_local_bsz());
+    auto c = model->Optimize(nodes, replicas, app_->max_batch_size(), app_->min_local_bsz(),
+                             app_->max_local_bsz());
     if (c.goodput > 0) {
       atomic_bsz_ = c.atomic_bsz;
       accum_steps_ = c.accum_steps;
@@ -27,9 +32,12 @@ void SimJob::ChooseBatch() {
       return;
     }
   }
-  const int batch = requested_batch_ > 0 ? requested_batch_ : std::max(app_->init_batch_size(), app_->min_local_bsz() * replicas);
+  const int batch = requested_batch_ > 0
+                        ? requested_batch_
+                        : std::max(app_->init_batch_size(), app_->min_local_bsz() * replicas);
   const int local = static_cast<int>(std::ceil(static_cast<double>(batch) / replicas - 1e-8));
-  const BatchSplit split = SplitLocalBatch(local, app_->max_local_bsz(), replicas == 1 && batch > app_->init_batch_size());
+  const BatchSplit split =
+      SplitLocalBatch(local, app_->max_local_bsz(), replicas == 1 && batch > app_->init_batch_size());
   atomic_bsz_ = split.atomic;
   accum_steps_ = split.accum;
   atomic_bsz_ = std::min(atomic_bsz_, app_->max_batch_size() / (replicas * (accum_steps_ + 1)));

@@ -6,8 +6,8 @@
 
 #include <map>
 #include <optional>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "parasol/sched/application.h"

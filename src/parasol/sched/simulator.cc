@@ -19,17 +19,19 @@ namespace fs = std::filesystem;
 
 std::vector<WorkloadJob> ReadWorkload(const std::string& path) {
   std::vector<WorkloadJob> jobs;
-  const long last = ReadCsvRecords(path, "name,time,application,num_replicas,batch_size", 5,
-                                   [&](long lineno, const std::vector<std::string>& cells) {
-    WorkloadJob j;
-    j.name = cells[0];
-    j.application = cells[2];
-    j.submit_time = ParseFieldIn<double>(cells[1], path, lineno, "time (s)", 0, kMaxSubmitSeconds);
-    j.replicas = ParseFieldIn<int>(cells[3], path, lineno, "num_replicas", 1, 1 << 20);
-    j.batch_size = ParseFieldIn<int>(cells[4], path, lineno, "batch_size", 1, 1 << 30);
-    if (j.name.empty() || j.application.empty()) throw ParseError(path, lineno, "empty name or application");
-    jobs.push_back(std::move(j));
-  });
+  const long last = ReadCsvRecords(
+      path, "name,time,application,num_replicas,batch_size", 5,
+      [&](long lineno, const std::vector<std::string>& cells) {
+        WorkloadJob j;
+        j.name = cells[0];
+        j.application = cells[2];
+        j.submit_time = ParseFieldIn<double>(cells[1], path, lineno, "time (s)", 0, kMaxSubmitSeconds);
+        j.replicas = ParseFieldIn<int>(cells[3], path, lineno, "num_replicas", 1, 1 << 20);
+        j.batch_size = ParseFieldIn<int>(cells[4], path, lineno, "batch_size", 1, 1 << 30);
+        if (j.name.empty() || j.application.empty())
+          throw ParseError(path, lineno, "empty name or application");
+        jobs.push_back(std::move(j));
+      });
   if (jobs.empty()) throw ParseError(path, last, "no jobs");
   return jobs;
 }
@@ -38,7 +40,8 @@ const Application& ApplicationSet::Get(const std::string& name) {
   auto& slot = apps_[name];
   if (!slot) {
     const fs::path dir = fs::path(dir_) / name;
-    if (!fs::is_directory(dir)) throw IoError(fmt::format("{}: no profile for application '{}'", dir.string(), name));
+    if (!fs::is_directory(dir))
+      throw IoError(fmt::format("{}: no profile for application '{}'", dir.string(), name));
     slot = std::make_unique<Application>(Application::Load(dir.string()));
   }
   return *slot;
@@ -56,9 +59,10 @@ double Percentile(std::vector<double> v, double q) {
 
 // Capacity is a hard limit (a policy that breaks it is a bug); nodes hosting two distributed
 // jobs are counted (Tiresias and Optimus, as published, do not avoid them).
-void CheckAllocations(const Allocations& next, const ClusterSpec& cluster, const std::string& policy, double now,
-                      int64_t& distributed_rule_broken) {
-  std::vector<int> used(static_cast<size_t>(cluster.nodes), 0), distributed(static_cast<size_t>(cluster.nodes), 0);
+void CheckAllocations(const Allocations& next, const ClusterSpec& cluster, const std::string& policy,
+                      double now, int64_t& distributed_rule_broken) {
+  std::vector<int> used(static_cast<size_t>(cluster.nodes), 0),
+      distributed(static_cast<size_t>(cluster.nodes), 0);
   for (const auto& [n, a] : next) {
     const bool spans = PlacementOf(a).size() > 1;
     std::vector<int> nodes;
@@ -75,18 +79,22 @@ void CheckAllocations(const Allocations& next, const ClusterSpec& cluster, const
 }  // namespace
 
 SimResult SimulateCluster(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
-                   const SimOptions& o) {
+                          const SimOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<SimJob> jobs;
   jobs.reserve(workload.size());
   for (const WorkloadJob& w : workload) {
     const bool adaptive = o.adaptive_batch && !o.fixed_batch_applications.contains(w.application);
-    jobs.emplace_back(w.name, &apps.Get(w.application), w.submit_time, w.replicas, adaptive ? 0 : w.batch_size);
+    jobs.emplace_back(w.name, &apps.Get(w.application), w.submit_time, w.replicas,
+                      adaptive ? 0 : w.batch_size);
   }
   SimResult result;
   Allocations current;
   double now = 0;
-  auto done = [&] { return std::all_of(jobs.begin(), jobs.end(), [](const SimJob& j) { return j.completion_time().has_value(); }); };
+  auto done = [&] {
+    return std::all_of(jobs.begin(), jobs.end(),
+                       [](const SimJob& j) { return j.completion_time().has_value(); });
+  };
   while (!done()) {
     for (SimJob& j : jobs) j.Step(o.interval_s);
     now += o.interval_s;
@@ -96,10 +104,12 @@ SimResult SimulateCluster(const std::vector<WorkloadJob>& workload, ApplicationS
     }
     if (active.empty()) continue;
     std::erase_if(current, [&](const auto& kv) {
-      return std::none_of(active.begin(), active.end(), [&](const SimJob* j) { return j->name() == kv.first; });
+      return std::none_of(active.begin(), active.end(),
+                          [&](const SimJob* j) { return j->name() == kv.first; });
     });
     const auto t0 = std::chrono::steady_clock::now();
-    Allocations next = policy.Optimize(now, std::vector<const Job*>(active.begin(), active.end()), current, o.cluster);
+    Allocations next =
+        policy.Optimize(now, std::vector<const Job*>(active.begin(), active.end()), current, o.cluster);
     result.scheduling_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CheckAllocations(next, o.cluster, policy.name(), now, result.distributed_rule_broken);
     for (SimJob* j : active) {

@@ -59,15 +59,15 @@ struct JobResult {
 struct SimResult {
   std::vector<JobResult> jobs;  // workload order
   double average_jct = 0, p99_jct = 0, max_jct = 0, makespan = 0;
-  double run_seconds = 0;       // wall time of the simulation
-  double scheduling_seconds = 0;  // of which in the policy
+  double run_seconds = 0;               // wall time of the simulation
+  double scheduling_seconds = 0;        // of which in the policy
   int64_t distributed_rule_broken = 0;  // node-intervals with two distributed jobs on one node
-  double allocated_gpu_s = 0;   // GPU-seconds held by jobs (restarts included)
-  double restart_gpu_s = 0;     // of which lost to restarts
-  double waiting_job_s = 0;     // job-seconds submitted but holding no GPU
+  double allocated_gpu_s = 0;           // GPU-seconds held by jobs (restarts included)
+  double restart_gpu_s = 0;             // of which lost to restarts
+  double waiting_job_s = 0;             // job-seconds submitted but holding no GPU
 };
 
 SimResult SimulateCluster(const std::vector<WorkloadJob>& workload, ApplicationSet& apps, Policy& policy,
-                   const SimOptions& options);
+                          const SimOptions& options);
 
 }  // namespace parasol::sched

@@ -4,8 +4,8 @@
 
 namespace parasol::sched {
 
-Allocations TiresiasPolicy::Optimize(double now, const std::vector<const Job*>& active, const Allocations& previous,
-                                     const ClusterSpec& cluster) {
+Allocations TiresiasPolicy::Optimize(double now, const std::vector<const Job*>& active,
+                                     const Allocations& previous, const ClusterSpec& cluster) {
   std::map<std::string, const Job*> jobs;
   for (const Job* j : active) jobs[j->name()] = j;
   auto gone = [&](const std::string& n) { return !jobs.contains(n); };
@@ -49,7 +49,8 @@ Allocations TiresiasPolicy::Optimize(double now, const std::vector<const Job*>& 
   // Place new runners on the nodes with the most free GPUs (lowest index on ties).
   std::vector<std::pair<std::string, int>> order;
   for (const auto* queue : {&queue0_, &queue1_}) {
-    for (const std::string& n : *queue) order.emplace_back(n, state_[n].running ? jobs[n]->requested_replicas() : 0);
+    for (const std::string& n : *queue)
+      order.emplace_back(n, state_[n].running ? jobs[n]->requested_replicas() : 0);
   }
   PackMostFree(order, alloc, cluster);
   std::erase_if(alloc, [](const auto& kv) { return kv.second.empty(); });

@@ -25,15 +25,16 @@ GhostExchange::GhostExchange(comm::Context& ctx, uint32_t staleness) : ctx_(ctx)
   if (staleness_ == 0 || ctx.size() == 1) return;
   async_ = ctx.Duplicate(ctx.DefaultDeadline());
   // Drive catches the transport's errors into their slot; anything else fails every waiting slot.
-  thread_.Start([this](std::stop_token stop) { Progress(stop); }, [this](std::exception_ptr error) {
-    MutexLock lock(mu_);
-    for (Slot* slot : queue_) {
-      slot->done = true;
-      slot->error = error;
-    }
-    queue_.clear();
-    cv_.NotifyAll();
-  });
+  thread_.Start([this](std::stop_token stop) { Progress(stop); },
+                [this](std::exception_ptr error) {
+                  MutexLock lock(mu_);
+                  for (Slot* slot : queue_) {
+                    slot->done = true;
+                    slot->error = error;
+                  }
+                  queue_.clear();
+                  cv_.NotifyAll();
+                });
 }
 
 GhostExchange::~GhostExchange() {

@@ -226,14 +226,10 @@ size_t Graph::CountSplit(Split s) const {
 
 const char* SplitName(Split s) {
   switch (s) {
-    case Split::kTrain:
-      return "train";
-    case Split::kValidation:
-      return "val";
-    case Split::kTest:
-      return "test";
-    case Split::kUnlabeled:
-      return "unlabeled";
+    case Split::kTrain: return "train";
+    case Split::kValidation: return "val";
+    case Split::kTest: return "test";
+    case Split::kUnlabeled: return "unlabeled";
   }
   return "?";
 }

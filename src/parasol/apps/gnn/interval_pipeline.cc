@@ -34,7 +34,8 @@ void IntervalPipeline::Run(size_t intervals, const std::function<void(size_t)>& 
   TaskGroup graphs(graph_pool_.get());
   TaskGroup tensors(tensor_pool_.get());
   std::vector<size_t> graph_task(intervals);
-  for (size_t i = 0; i < intervals && graph && graph_pool_; ++i) graph_task[i] = graphs.Run([&graph, i] { graph(i); });
+  for (size_t i = 0; i < intervals && graph && graph_pool_; ++i)
+    graph_task[i] = graphs.Run([&graph, i] { graph(i); });
   for (size_t i = 0; i < intervals; ++i) {
     if (graph && graph_pool_) graphs.WaitFor(graph_task[i]);
     if (graph && !graph_pool_) graph(i);

@@ -181,8 +181,7 @@ std::vector<float> RunTask(const Header& h, WireReader& r, Client* c) {
       out_rows(dz, sh.in(l), &reply);
       break;
     }
-    default:
-      throw InternalError(fmt::format("tensor worker: unknown task {}", h.op));
+    default: throw InternalError(fmt::format("tensor worker: unknown task {}", h.op));
   }
   if (!r.done()) throw InternalError("tensor worker: a request longer than it says");
   return reply;

@@ -64,7 +64,8 @@ std::vector<std::vector<float>> RunTasks(TensorOps& ops, const GraphShard& s) {
   const std::vector<float> params = Random(6 * 4 + 4 + 4 * 3 + 3, 1);
   ops.SetParameters(params);
   std::vector<std::vector<float>> out;
-  std::vector<float> t0(n * 4), h1(n * 4), t1(n * 3), gw1(4 * 3, 0.0f), dh1(n * 4), dz0(n * 4), gw0(6 * 4, 0.0f);
+  std::vector<float> t0(n * 4), h1(n * 4), t1(n * 3), gw1(4 * 3, 0.0f), dh1(n * 4), dz0(n * 4),
+      gw0(6 * 4, 0.0f);
   ops.ProjectFeatures(draw, rows, t0.data());
   const std::vector<float> z0 = Random(n * 4, 2), dt1 = Random(n * 3, 3), dt0 = Random(n * 4, 4);
   ops.ActivateProject(draw, 1, z0.data(), rows, h1.data(), t1.data());

@@ -71,8 +71,11 @@ void BlockRing::Complete() {
   comm::Transport& t = ctx_->transport();
   const Deadline deadline = Deadline::After(timeout_ms_);
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
-  if (recv_.valid()) comm::Wait(t, recv_, deadline, fmt::format("lda: receive word block {} from rank {}", incoming_.id, right));
-  if (send_.valid()) comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
+  if (recv_.valid())
+    comm::Wait(t, recv_, deadline,
+               fmt::format("lda: receive word block {} from rank {}", incoming_.id, right));
+  if (send_.valid())
+    comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
   held_.push_back(std::move(incoming_));
   // The leaving block's array is reused for the next arrival (blocks are about the same size).
   incoming_ = std::move(leaving_);

@@ -81,17 +81,20 @@ UciHeader ReadUciHeader(LineReader& in) {
   const char* names[] = {"number of documents", "number of words", "number of entries"};
   std::string_view line;
   for (int i = 0; i < 3; ++i) {
-    if (!in.Next(&line)) throw ParseError(in.path(), in.line_number() + 1, fmt::format("missing {}", names[i]));
+    if (!in.Next(&line))
+      throw ParseError(in.path(), in.line_number() + 1, fmt::format("missing {}", names[i]));
     size_t pos = 0;
     *fields[i] = in.Number<uint64_t>(NextField(line, pos), names[i]);
     if (!NextField(line, pos).empty()) in.Fail("more than one field in the header");
   }
   const uint64_t size = in.file_size_bytes();
   if (h.docs > size) {
-    throw ParseError(in.path(), 1, fmt::format("{} documents, more than a file of {} bytes holds", h.docs, size));
+    throw ParseError(in.path(), 1,
+                     fmt::format("{} documents, more than a file of {} bytes holds", h.docs, size));
   }
   if (h.nnz > size / 6) {
-    throw ParseError(in.path(), 3, fmt::format("{} entries, more than a file of {} bytes holds", h.nnz, size));
+    throw ParseError(in.path(), 3,
+                     fmt::format("{} entries, more than a file of {} bytes holds", h.nnz, size));
   }
   return h;
 }
@@ -151,7 +154,8 @@ Corpus ReadUci(const std::string& dir) {
     ++entries;
   }
   const long lineno = in.line_number();
-  if (entries != h.nnz) throw ParseError(docword, lineno, fmt::format("{} entries, the header says {}", entries, h.nnz));
+  if (entries != h.nnz)
+    throw ParseError(docword, lineno, fmt::format("{} entries, the header says {}", entries, h.nnz));
   flush_until(h.docs + 1);
   return c;
 }
@@ -174,7 +178,8 @@ Corpus ReadLdac(const std::string& data_path, const std::string& vocab_path) {
       if (colon == std::string_view::npos) in.Fail(fmt::format("'{}' is not id:count", f));
       auto w = in.Number<uint64_t>(f.substr(0, colon), "word id");
       auto n = in.Number<uint32_t>(f.substr(colon + 1), "count");
-      if (w >= c.vocab.size()) in.Fail(fmt::format("word id {} not in the vocabulary of {} words", w, c.vocab.size()));
+      if (w >= c.vocab.size())
+        in.Fail(fmt::format("word id {} not in the vocabulary of {} words", w, c.vocab.size()));
       if (n == 0 || n > (1u << 24)) in.Fail(fmt::format("count {} not in 1..2^24", n));
       if (c.words.size() + doc.size() + n > kMaxTokens) {
         in.Fail(fmt::format("more than {} tokens (the most a corpus may have)", kMaxTokens));
@@ -210,14 +215,12 @@ Corpus ReadCorpus(const std::string& path, CorpusFormat format, const TextOption
     }
   }
   switch (format) {
-    case CorpusFormat::kUci:
-      return ReadUci(path);
-    case CorpusFormat::kText:
-      return ReadText(path, text);
-    case CorpusFormat::kLines:
-      return ReadLines(path, text);
+    case CorpusFormat::kUci: return ReadUci(path);
+    case CorpusFormat::kText: return ReadText(path, text);
+    case CorpusFormat::kLines: return ReadLines(path, text);
     default: {
-      std::string vocab = vocab_path.empty() ? (fs::path(path).parent_path() / "vocab.txt").string() : vocab_path;
+      std::string vocab =
+          vocab_path.empty() ? (fs::path(path).parent_path() / "vocab.txt").string() : vocab_path;
       return ReadLdac(path, vocab);
     }
   }

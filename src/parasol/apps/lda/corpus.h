@@ -18,10 +18,10 @@ namespace parasol::apps::lda {
 inline constexpr uint64_t kMaxTokens = (uint64_t{1} << 32) - 1;
 
 struct Corpus {
-  std::vector<std::string> vocab;      // word id -> word
-  std::vector<std::string> doc_names;  // doc index -> name (a file's path, or its number)
+  std::vector<std::string> vocab;        // word id -> word
+  std::vector<std::string> doc_names;    // doc index -> name (a file's path, or its number)
   std::vector<uint64_t> doc_offsets{0};  // doc d's tokens are words[doc_offsets[d] .. doc_offsets[d+1])
-  std::vector<uint32_t> words;         // the word id of every token, document by document
+  std::vector<uint32_t> words;           // the word id of every token, document by document
 
   size_t num_docs() const { return doc_offsets.size() - 1; }
   uint64_t num_tokens() const { return words.size(); }
@@ -38,9 +38,9 @@ enum class CorpusFormat { kAuto, kUci, kLdac, kText, kLines };
 CorpusFormat ParseCorpusFormat(const std::string& name);
 
 struct TextOptions {
-  uint32_t min_count = 5;   // words seen fewer times in the corpus are dropped
-  uint32_t min_length = 3;  // shorter words are dropped
-  bool drop_headers = true; // skip an e-mail header block ("From: ...", up to the first empty line)
+  uint32_t min_count = 5;    // words seen fewer times in the corpus are dropped
+  uint32_t min_length = 3;   // shorter words are dropped
+  bool drop_headers = true;  // skip an e-mail header block ("From: ...", up to the first empty line)
   // Reading documents for a trained model: keep only these words, with these ids (min_count
   // then does not apply). Empty: build the vocabulary from the corpus.
   const std::unordered_map<std::string, uint32_t>* fixed_vocab = nullptr;

@@ -100,7 +100,8 @@ TEST_F(CorpusTest, ReadsUciAndRejectsBadEntries) {
   ExpectParseError([&] { ReadUci((dir_ / "uci6").string()); }, entries, 3, "entries, more than a file of");
   std::string big = Write("uci7/docword.b.txt", "1\n3\n1\n1 1 99999999999999999999\n");
   Write("uci7/vocab.b.txt", "x\ny\nz\n");
-  ExpectParseError([&] { ReadUci((dir_ / "uci7").string()); }, big, 4, "count '99999999999999999999' is not a whole number");
+  ExpectParseError([&] { ReadUci((dir_ / "uci7").string()); }, big, 4,
+                   "count '99999999999999999999' is not a whole number");
 }
 
 TEST_F(CorpusTest, TokenisesTextDroppingHeadersStopWordsAndRareWords) {
@@ -155,7 +156,8 @@ TEST_F(CorpusTest, ReadsArchivesAndDetectsFormats) {
   o.min_count = 2;
   for (const std::string format : {"tar.gz", "tar.xz", "zip"}) {
     std::string path = (dir_ / ("news." + format)).string();
-    WriteArchive(path, format, {{"sci/1", "Newsgroups: sci\n\nrocket rocket engine"}, {"sci/2", "engine rocket fuel"}});
+    WriteArchive(path, format,
+                 {{"sci/1", "Newsgroups: sci\n\nrocket rocket engine"}, {"sci/2", "engine rocket fuel"}});
     Corpus c = ReadCorpus(path, CorpusFormat::kAuto, o);
     ASSERT_EQ(c.num_docs(), 2u) << format;
     EXPECT_THAT(c.vocab, ::testing::ElementsAre("rocket", "engine")) << format;

@@ -13,7 +13,8 @@ TokenStore TokenStore::Build(const Corpus& corpus, uint32_t num_topics, Rng& rng
   return ts;
 }
 
-std::vector<std::pair<uint32_t, uint32_t>> TokenStore::TopicCounts(size_t d, std::vector<uint32_t>& scratch) const {
+std::vector<std::pair<uint32_t, uint32_t>> TokenStore::TopicCounts(size_t d,
+                                                                   std::vector<uint32_t>& scratch) const {
   std::vector<std::pair<uint32_t, uint32_t>> out;
   for (uint64_t i = doc_offsets[d]; i < doc_offsets[d + 1]; ++i) ++scratch[z[i]];
   for (uint64_t i = doc_offsets[d]; i < doc_offsets[d + 1]; ++i) {
@@ -23,8 +24,8 @@ std::vector<std::pair<uint32_t, uint32_t>> TokenStore::TopicCounts(size_t d, std
   return out;
 }
 
-FoldInSampler::FoldInSampler(const LdaParams& params, const WordTopicTable& table, std::span<const int64_t> totals,
-                             std::span<const uint32_t> words)
+FoldInSampler::FoldInSampler(const LdaParams& params, const WordTopicTable& table,
+                             std::span<const int64_t> totals, std::span<const uint32_t> words)
     : p_(params),
       vbeta_(params.beta * params.vocab_size),
       ndk_(params.topics, 0),

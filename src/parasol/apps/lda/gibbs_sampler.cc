@@ -5,7 +5,10 @@
 namespace parasol::apps::lda {
 
 GibbsSampler::GibbsSampler(const LdaParams& params)
-    : p_(params), vbeta_(params.beta * params.vocab_size), ndk_(params.topics, 0), wrow_(params.topics, 0),
+    : p_(params),
+      vbeta_(params.beta * params.vocab_size),
+      ndk_(params.topics, 0),
+      wrow_(params.topics, 0),
       cumulative_(params.topics) {}
 
 void GibbsSampler::BeginRound(std::span<const int64_t> totals) {
@@ -19,8 +22,8 @@ std::vector<int64_t> GibbsSampler::TotalsDelta() const {
   return d;
 }
 
-void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group, WordTopicTable& table,
-                           Rng& rng) {
+void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group,
+                           WordTopicTable& table, Rng& rng) {
   uint32_t* dz = layout.doc_topics();
   uint32_t* wz = layout.word_topics();
   const uint32_t* words = layout.doc_words();
@@ -41,7 +44,8 @@ void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t wor
       }
       const double u = rng.Uniform() * sum;
       const uint32_t s = std::min<uint32_t>(
-          k - 1, static_cast<uint32_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin()));
+          k - 1, static_cast<uint32_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) -
+                                       cumulative_.begin()));
       ++ndk_[s], ++nk_[s];
       if (s != s0) {
         dz[i] = s;

@@ -15,10 +15,14 @@ namespace parasol::apps::lda {
 
 std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const InferOptions& o) {
   if (docs.vocab.size() != model.vocab.size()) {
-    throw InvalidArgumentError(fmt::format("documents use {} words, the model {}", docs.vocab.size(), model.vocab.size()));
+    throw InvalidArgumentError(
+        fmt::format("documents use {} words, the model {}", docs.vocab.size(), model.vocab.size()));
   }
-  LdaParams p{.topics = model.topics, .alpha = model.alpha, .beta = model.beta,
-              .vocab_size = static_cast<uint32_t>(model.vocab.size()), .mh_steps = o.mh_steps};
+  LdaParams p{.topics = model.topics,
+              .alpha = model.alpha,
+              .beta = model.beta,
+              .vocab_size = static_cast<uint32_t>(model.vocab.size()),
+              .mh_steps = o.mh_steps};
   Rng init(o.seed, 0, 0xffffffff, 0);
   TokenStore ts = TokenStore::Build(docs, p.topics, init);
   std::vector<bool> present(model.vocab.size(), false);
@@ -45,7 +49,8 @@ std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const I
 }
 
 double HeldOut::perplexity() const {
-  return tokens == 0 ? std::numeric_limits<double>::quiet_NaN() : std::exp(-log_likelihood / static_cast<double>(tokens));
+  return tokens == 0 ? std::numeric_limits<double>::quiet_NaN()
+                     : std::exp(-log_likelihood / static_cast<double>(tokens));
 }
 
 HeldOut DocumentCompletion(const LdaModel& model, const Corpus& docs, const InferOptions& o) {
@@ -80,9 +85,11 @@ HeldOut DocumentCompletion(const LdaModel& model, const Corpus& docs, const Infe
       // sum_k (n_dk + alpha) phi_kw: alpha sum_k phi_kw over every topic, n_dk phi_kw over the
       // document's own.
       double word_mass = smooth;
-      if (model.table.resident(w)) model.table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { word_mass += c * inv[t]; });
+      if (model.table.resident(w))
+        model.table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { word_mass += c * inv[t]; });
       double p = model.alpha * word_mass;
-      for (auto [t, c] : theta[d]) p += c * (model.table.resident(w) ? model.table.Get(w, t) + model.beta : model.beta) * inv[t];
+      for (auto [t, c] : theta[d])
+        p += c * (model.table.resident(w) ? model.table.Get(w, t) + model.beta : model.beta) * inv[t];
       out.log_likelihood += std::log(p / denom);
       ++out.tokens;
     }

@@ -18,7 +18,8 @@ namespace {
 LdaResult Train(const Corpus& c, LdaOptions o) {
   comm::InProcessWorld world(1);
   LdaResult r;
-  comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) { r = TrainLda(ctx, c, o); }));
+  comm::testing::ExpectNoErrors(
+      comm::testing::RunRanks(world, [&](comm::Context& ctx) { r = TrainLda(ctx, c, o); }));
   return r;
 }
 
@@ -43,7 +44,8 @@ TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
   auto all = testing::GenerateLda(5, 50, 500, 60, 0.1, 8);
   Corpus train, test;
   train.vocab = test.vocab = all.corpus.vocab;
-  for (size_t d = 0; d < all.corpus.num_docs(); ++d) (d < 400 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  for (size_t d = 0; d < all.corpus.num_docs(); ++d)
+    (d < 400 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 100;
@@ -57,8 +59,8 @@ TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
   const HeldOut trained = DocumentCompletion(model_after(100), test, fold);
   const HeldOut untrained = DocumentCompletion(model_after(0), test, fold);  // random topics
   const double unigram = UnigramPerplexity(train, test);
-  std::cout << "held-out perplexity: trained " << trained.perplexity() << ", untrained " << untrained.perplexity()
-            << ", word frequencies " << unigram << "\n";
+  std::cout << "held-out perplexity: trained " << trained.perplexity() << ", untrained "
+            << untrained.perplexity() << ", word frequencies " << unigram << "\n";
   EXPECT_EQ(trained.tokens, 100u * 30);  // the odd positions of 100 documents of 60 tokens
   EXPECT_LT(trained.perplexity(), 0.7 * unigram);
   EXPECT_LT(trained.perplexity(), 0.6 * untrained.perplexity());
@@ -69,7 +71,8 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
   auto all = testing::GenerateLda(5, 50, 300, 60, 0.1, 9);
   Corpus train, test;
   train.vocab = test.vocab = all.corpus.vocab;
-  for (size_t d = 0; d < all.corpus.num_docs(); ++d) (d < 250 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  for (size_t d = 0; d < all.corpus.num_docs(); ++d)
+    (d < 250 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 40;

@@ -9,7 +9,8 @@
 
 namespace parasol::apps::lda::testing {
 
-SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha, uint64_t seed) {
+SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha,
+                         uint64_t seed) {
   std::mt19937_64 rng(seed);
   SyntheticLda s;
   for (uint32_t w = 0; w < v; ++w) s.corpus.vocab.push_back(fmt::format("w{}", w));
@@ -47,7 +48,8 @@ double Tv(const std::vector<double>& a, const std::vector<double>& b) {
 
 // Best assignment of the first `i` true topics onward, by exhaustive search with pruning (k is
 // small in tests).
-void Search(const std::vector<std::vector<double>>& cost, size_t i, std::vector<bool>& used, double acc, double& best) {
+void Search(const std::vector<std::vector<double>>& cost, size_t i, std::vector<bool>& used, double acc,
+            double& best) {
   if (acc >= best) return;
   if (i == cost.size()) {
     best = acc;
@@ -63,7 +65,8 @@ void Search(const std::vector<std::vector<double>>& cost, size_t i, std::vector<
 
 }  // namespace
 
-double MeanTopicDistance(const std::vector<std::vector<double>>& truth, const std::vector<std::vector<double>>& learned) {
+double MeanTopicDistance(const std::vector<std::vector<double>>& truth,
+                         const std::vector<std::vector<double>>& learned) {
   std::vector<std::vector<double>> cost(truth.size(), std::vector<double>(learned.size()));
   for (size_t i = 0; i < truth.size(); ++i) {
     for (size_t j = 0; j < learned.size(); ++j) cost[i][j] = Tv(truth[i], learned[j]);

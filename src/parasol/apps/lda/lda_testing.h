@@ -15,11 +15,13 @@ struct SyntheticLda {
 
 // `k` topics over `v` words, each putting most of its mass on its own v/k words; documents of
 // `doc_length` tokens with proportions from Dirichlet(alpha).
-SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha, uint64_t seed);
+SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha,
+                         uint64_t seed);
 
 // Matches every true topic to a distinct learned one (learned: rows of word probabilities, at
 // least as many as the true ones) minimising the summed total-variation distance; returns the
 // mean distance of the matched pairs (0: identical, 1: disjoint).
-double MeanTopicDistance(const std::vector<std::vector<double>>& truth, const std::vector<std::vector<double>>& learned);
+double MeanTopicDistance(const std::vector<std::vector<double>>& truth,
+                         const std::vector<std::vector<double>>& learned);
 
 }  // namespace parasol::apps::lda::testing

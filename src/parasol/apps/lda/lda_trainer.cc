@@ -12,14 +12,14 @@
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/block_ring.h"
-#include "parasol/apps/lda/word_topic.h"
 #include "parasol/apps/lda/gibbs_sampler.h"
 #include "parasol/apps/lda/inference.h"
-#include "parasol/apps/lda/model_io.h"
 #include "parasol/apps/lda/lda_checkpoint.h"
 #include "parasol/apps/lda/loglik.h"
 #include "parasol/apps/lda/mh_sampler.h"
+#include "parasol/apps/lda/model_io.h"
 #include "parasol/apps/lda/token_layout.h"
+#include "parasol/apps/lda/word_topic.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/core/task_group.h"
@@ -37,7 +37,8 @@ double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 std::vector<uint32_t> Balance(std::span<const uint64_t> weights, uint32_t parts) {
   std::vector<uint32_t> order(weights.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return weights[a] > weights[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return weights[a] > weights[b]; });
   using Load = std::pair<uint64_t, uint32_t>;
   std::priority_queue<Load, std::vector<Load>, std::greater<>> load;
   for (uint32_t p = 0; p < parts; ++p) load.push({0, p});
@@ -90,7 +91,8 @@ class Trainer {
   void WriteCheckpoint(uint32_t iteration);
   void Finish(LdaResult& result);
   Rng RoundRng(size_t thread, uint32_t iteration, uint32_t pass, uint32_t sub) const {
-    return Rng(o_.seed, static_cast<uint64_t>(rank_), thread, (uint64_t{iteration} << 32) | (uint64_t{pass} << 31) | sub);
+    return Rng(o_.seed, static_cast<uint64_t>(rank_), thread,
+               (uint64_t{iteration} << 32) | (uint64_t{pass} << 31) | sub);
   }
   bool gibbs() const { return o_.params.sampler == SamplerKind::kGibbs; }
 
@@ -105,11 +107,11 @@ class Trainer {
   // The corpus with the word ids blocks are made of (several processes renumber: AssignBlocks).
   Corpus renumbered_;
   const Corpus* work_ = nullptr;
-  std::vector<uint32_t> external_;  // word id here -> the corpus's
-  std::vector<size_t> block_cut_;   // block b: words [block_cut_[b], block_cut_[b + 1])
-  std::vector<uint32_t> in_block_;  // word w's first token in its block's topics
-  std::vector<uint32_t> before_;    // tokens of word w in the documents of lower ranks
-  std::vector<std::vector<uint32_t>> sub_words_;    // per sub-block: the words this process has
+  std::vector<uint32_t> external_;                // word id here -> the corpus's
+  std::vector<size_t> block_cut_;                 // block b: words [block_cut_[b], block_cut_[b + 1])
+  std::vector<uint32_t> in_block_;                // word w's first token in its block's topics
+  std::vector<uint32_t> before_;                  // tokens of word w in the documents of lower ranks
+  std::vector<std::vector<uint32_t>> sub_words_;  // per sub-block: the words this process has
   size_t d0_ = 0, d1_ = 0;
   TokenLayout layout_;
   ProposalTables proposals_;
@@ -148,13 +150,16 @@ void Trainer::CheckOptions() const {
   if (!(p.alpha > 0) || !(p.beta > 0)) throw InvalidArgumentError("--alpha and --beta must be positive");
   if (p.mh_steps == 0) throw InvalidArgumentError("--mh-steps must be at least 1");
   if (gibbs() && distributed_) {
-    throw InvalidArgumentError("--sampler gibbs (the reference sampler) runs in one process; use mh under mpirun");
+    throw InvalidArgumentError(
+        "--sampler gibbs (the reference sampler) runs in one process; use mh under mpirun");
   }
   if (distributed_ && o_.blocks % static_cast<uint32_t>(size_) != 0) {
-    throw InvalidArgumentError(fmt::format("--blocks {}: must be a multiple of the {} processes", o_.blocks, size_));
+    throw InvalidArgumentError(
+        fmt::format("--blocks {}: must be a multiple of the {} processes", o_.blocks, size_));
   }
   if (corpus_.num_tokens() == 0) throw InvalidArgumentError("the corpus has no tokens");
-  if (corpus_.num_tokens() >= (uint64_t{1} << 31)) throw InvalidArgumentError("more than 2^31 tokens per corpus");
+  if (corpus_.num_tokens() >= (uint64_t{1} << 31))
+    throw InvalidArgumentError("more than 2^31 tokens per corpus");
 }
 
 // Every process must train the same model on the same corpus: a process given other options
@@ -162,17 +167,25 @@ void Trainer::CheckOptions() const {
 void Trainer::CheckSameEverywhere() {
   if (!distributed_) return;
   const LdaParams& p = o_.params;
-  const std::vector<uint64_t> mine{p.topics, std::bit_cast<uint64_t>(p.alpha), std::bit_cast<uint64_t>(p.beta),
-                                   p.mh_steps, corpus_.vocab.size(), corpus_.num_docs(), corpus_.num_tokens(),
-                                   o_.blocks, o_.dense_min_count, o_.iterations};
+  const std::vector<uint64_t> mine{p.topics,
+                                   std::bit_cast<uint64_t>(p.alpha),
+                                   std::bit_cast<uint64_t>(p.beta),
+                                   p.mh_steps,
+                                   corpus_.vocab.size(),
+                                   corpus_.num_docs(),
+                                   corpus_.num_tokens(),
+                                   o_.blocks,
+                                   o_.dense_min_count,
+                                   o_.iterations};
   std::vector<uint64_t> all(mine.size() * static_cast<size_t>(size_));
   collective::Allgather(ctx_, mine.data(), all.data(), mine.size(), DType::kInt64);
   for (int r = 0; r < size_; ++r) {
     if (!std::equal(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(mine.size()) * r)) {
-      throw MismatchError(fmt::format("rank {}: lda: rank {} was started with another configuration or corpus "
-                                      "(topics, alpha, beta, mh steps, vocabulary, documents, tokens, blocks, "
-                                      "dense rows or iterations differ)",
-                                      rank_, r));
+      throw MismatchError(
+          fmt::format("rank {}: lda: rank {} was started with another configuration or corpus "
+                      "(topics, alpha, beta, mh steps, vocabulary, documents, tokens, blocks, "
+                      "dense rows or iterations differ)",
+                      rank_, r));
     }
   }
 }
@@ -184,12 +197,14 @@ void Trainer::Layout() {
   word_sub_.assign(word_counts_.size(), 0);
   for (uint32_t b = 0; b < o_.blocks; ++b) {
     std::vector<uint64_t> weights;
-    for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w) block[w] = b, weights.push_back(word_counts_[w]);
+    for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w)
+      block[w] = b, weights.push_back(word_counts_[w]);
     std::vector<uint32_t> sub = Balance(weights, threads_);  // one sub-block per thread, by tokens
     for (size_t i = 0; i < weights.size(); ++i) word_sub_[block_cut_[b] + i] = b * threads_ + sub[i];
   }
   const Corpus& corpus = *work_;
-  std::vector<size_t> ranks = SplitDocs(corpus.doc_offsets, 0, corpus.num_docs(), static_cast<uint32_t>(size_));
+  std::vector<size_t> ranks =
+      SplitDocs(corpus.doc_offsets, 0, corpus.num_docs(), static_cast<uint32_t>(size_));
   d0_ = ranks[static_cast<size_t>(rank_)];
   d1_ = ranks[static_cast<size_t>(rank_) + 1];
   std::vector<size_t> cut = SplitDocs(corpus.doc_offsets, d0_, d1_, threads_);
@@ -200,7 +215,8 @@ void Trainer::Layout() {
     uint64_t tokens = 0;
     for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w) tokens += word_counts_[w];
     if (tokens >= (uint64_t{1} << 32)) {
-      throw InvalidArgumentError(fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
+      throw InvalidArgumentError(
+          fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
     }
   }
   Rng init(o_.seed, static_cast<uint64_t>(rank_), 0xffffffff, 0);
@@ -234,7 +250,8 @@ void Trainer::AssignBlocks() {
   word_counts_ = counts;
   if (!distributed_) return;
   std::vector<uint32_t> by_count(external_);
-  std::stable_sort(by_count.begin(), by_count.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+  std::stable_sort(by_count.begin(), by_count.end(),
+                   [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
   const uint32_t blocks = o_.blocks;
   std::vector<std::vector<uint32_t>> dealt(blocks);
   for (uint32_t r = 0; r < vocab; ++r) {
@@ -249,7 +266,8 @@ void Trainer::AssignBlocks() {
     block_cut_.push_back(next);
   }
   renumbered_.vocab.resize(vocab);
-  for (uint32_t i = 0; i < vocab; ++i) renumbered_.vocab[i] = corpus_.vocab[external_[i]], word_counts_[i] = counts[external_[i]];
+  for (uint32_t i = 0; i < vocab; ++i)
+    renumbered_.vocab[i] = corpus_.vocab[external_[i]], word_counts_[i] = counts[external_[i]];
   renumbered_.doc_offsets = corpus_.doc_offsets;
   renumbered_.words.resize(corpus_.words.size());
   for (size_t i = 0; i < corpus_.words.size(); ++i) renumbered_.words[i] = internal[corpus_.words[i]];
@@ -286,9 +304,9 @@ uint32_t Trainer::Start() {
     if (m.topics != o_.params.topics || m.vocab != corpus_.vocab.size() || m.docs != corpus_.num_docs() ||
         m.tokens != corpus_.num_tokens()) {
       throw InvalidArgumentError(fmt::format(
-          "{}: checkpoint of {} topics, {} words, {} documents, {} tokens; this run has {}, {}, {}, {}", o_.resume_dir,
-          m.topics, m.vocab, m.docs, m.tokens, o_.params.topics, corpus_.vocab.size(), corpus_.num_docs(),
-          corpus_.num_tokens()));
+          "{}: checkpoint of {} topics, {} words, {} documents, {} tokens; this run has {}, {}, {}, {}",
+          o_.resume_dir, m.topics, m.vocab, m.docs, m.tokens, o_.params.topics, corpus_.vocab.size(),
+          corpus_.num_docs(), corpus_.num_tokens()));
     }
     std::vector<uint32_t> all = ReadAllTopics(o_.resume_dir, m);
     const uint64_t b = corpus_.doc_offsets[d0_], e = corpus_.doc_offsets[d1_];
@@ -379,7 +397,8 @@ double Trainer::Evaluate() {
   if (!distributed_) return sum + loglik_.TotalsPart(totals_);
   ring_->ForEachHeld([&](uint32_t b, const uint32_t* topics) {
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-      sum += loglik_.WordPart(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]), scratch[0]);
+      sum += loglik_.WordPart(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]),
+                              scratch[0]);
     }
   });
   if (rank_ == 0) sum += loglik_.TotalsPart(totals_);
@@ -395,15 +414,16 @@ double Trainer::TestPerplexity() {
     if (rank_ == 0) model.table = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
     ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
       for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i) model.table.Inc(external_[w], topics[i]);
+        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
+          model.table.Inc(external_[w], topics[i]);
       }
     });
     if (rank_ != 0) return std::numeric_limits<double>::quiet_NaN();
   } else {
     model.table = CountWords();
   }
-  const InferOptions fold{.iterations = o_.test_iterations, .mh_steps = o_.params.mh_steps, .threads = threads_,
-                          .seed = o_.seed};
+  const InferOptions fold{
+      .iterations = o_.test_iterations, .mh_steps = o_.params.mh_steps, .threads = threads_, .seed = o_.seed};
   return DocumentCompletion(model, *o_.test_corpus, fold).perplexity();
 }
 
@@ -418,8 +438,9 @@ WordTopicTable Trainer::CountWords() const {
 }
 
 void Trainer::WriteCheckpoint(uint32_t iteration) {
-  CheckpointMeta m{iteration, o_.params.topics, corpus_.vocab.size(), corpus_.num_docs(), corpus_.num_tokens(),
-                   static_cast<uint32_t>(size_), o_.params.alpha, o_.params.beta, o_.seed};
+  CheckpointMeta m{iteration,          o_.params.topics,     corpus_.vocab.size(),
+                   corpus_.num_docs(), corpus_.num_tokens(), static_cast<uint32_t>(size_),
+                   o_.params.alpha,    o_.params.beta,       o_.seed};
   int64_t ok = 1, all = 0;
   std::string why;
   try {
@@ -429,7 +450,8 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
   }
   collective::Allreduce(ctx_, &ok, &all, 1, DType::kInt64);  // every part is written
   if (!ok) throw IoError(why);
-  if (all != size_) throw IoError(fmt::format("checkpoint {}: another rank failed to write its part", o_.checkpoint_dir));
+  if (all != size_)
+    throw IoError(fmt::format("checkpoint {}: another rank failed to write its part", o_.checkpoint_dir));
   if (rank_ == 0) WriteMeta(o_.checkpoint_dir, m);
 }
 
@@ -461,7 +483,8 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     st.evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
     st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
     st.loglik_per_token = st.loglik / static_cast<double>(tokens);
-    st.test_perplexity = st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
+    st.test_perplexity =
+        st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
     if (!o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) {
@@ -492,7 +515,8 @@ void Trainer::Finish(LdaResult& result) {
     if (rank_ == 0) result.model = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
     ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
       for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i) result.model.Inc(external_[w], topics[i]);
+        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
+          result.model.Inc(external_[w], topics[i]);
       }
     });
   } else {
@@ -501,7 +525,8 @@ void Trainer::Finish(LdaResult& result) {
   result.model_bytes = static_cast<double>(result.model.bytes());
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
-  double tokens = static_cast<double>(layout_.bytes()), blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
+  double tokens = static_cast<double>(layout_.bytes()),
+         blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
   collective::Allreduce(ctx_, &tokens, &result.token_bytes, 1, DType::kFloat64, max);
   collective::Allreduce(ctx_, &blocks, &result.block_bytes, 1, DType::kFloat64, max);
 }

@@ -38,7 +38,7 @@ struct LdaOptions {
   // sampling the next. One process: ignored.
   uint32_t blocks = 0;
   uint64_t seed = 1;
-  uint32_t eval_every = 1;    // log-likelihood every this many iterations (and the last); 0: last only
+  uint32_t eval_every = 1;       // log-likelihood every this many iterations (and the last); 0: last only
   uint64_t dense_min_count = 0;  // words with at least this many tokens get dense rows (0: K / 4)
   std::string checkpoint_dir;    // write a checkpoint here every checkpoint_every iterations
   uint32_t checkpoint_every = 0;
@@ -51,10 +51,10 @@ struct LdaOptions {
 };
 
 struct IterationStats {
-  uint32_t iteration = 0;        // iterations done
-  double seconds = 0;            // training time so far (evaluation and checkpoints excluded)
-  double tokens_per_sec = 0;     // this iteration, over all processes
-  double loglik = 0;             // NaN when not evaluated this iteration
+  uint32_t iteration = 0;     // iterations done
+  double seconds = 0;         // training time so far (evaluation and checkpoints excluded)
+  double tokens_per_sec = 0;  // this iteration, over all processes
+  double loglik = 0;          // NaN when not evaluated this iteration
   double loglik_per_token = 0;
   double test_perplexity = 0;  // NaN when not evaluated (or no test corpus)
   bool evaluated = false;
@@ -63,10 +63,10 @@ struct IterationStats {
 struct LdaResult {
   std::vector<IterationStats> history;  // every rank
   uint32_t first_iteration = 0;
-  uint64_t tokens = 0;                  // over all processes
-  double model_bytes = 0;               // rank 0: the final word-topic table (hybrid storage)
-  double token_bytes = 0;               // the tokens' two orders, largest process
-  double block_bytes = 0;               // several processes: word blocks held at once, largest process
+  uint64_t tokens = 0;     // over all processes
+  double model_bytes = 0;  // rank 0: the final word-topic table (hybrid storage)
+  double token_bytes = 0;  // the tokens' two orders, largest process
+  double block_bytes = 0;  // several processes: word blocks held at once, largest process
   // Rank 0: the whole word-topic table and topic totals at the end (every rank: the totals).
   WordTopicTable model;
   std::vector<int64_t> totals;

@@ -100,7 +100,8 @@ TEST(LdaTrainer, ProcessesMatchOneProcess) {
   o.blocks = 6;
   o.threads = 2;
   auto rs = TrainOnRanks(2, Ap(), o);
-  EXPECT_LT(std::fabs(Final(rs[0]) - one), 0.01 * std::fabs(one)) << "blocks: " << Final(rs[0]) << " vs " << one;
+  EXPECT_LT(std::fabs(Final(rs[0]) - one), 0.01 * std::fabs(one))
+      << "blocks: " << Final(rs[0]) << " vs " << one;
   // Four processes with two blocks each hold at most three of the eight blocks at a time (a
   // block: 4 bytes per token of its words).
   o = ApOptions();
@@ -142,7 +143,11 @@ TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
 
   // Corrupt, foreign and incomplete checkpoints are refused with the file named.
   fs::path part = dir / "topics.0-of-1.bin";
-  { std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary); f.seekp(100); f.put('\x7f'); }
+  {
+    std::fstream f(part, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x7f');
+  }
   o.resume_dir = dir.string();
   o.iterations = 12;
   std::string corrupt = ErrorOf(1, Ap(), o);

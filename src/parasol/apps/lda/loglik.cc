@@ -15,7 +15,8 @@ double LogGamma(double x) {
 }
 }  // namespace
 
-LogLikelihood::LogLikelihood(const LdaParams& params) : p_(params), alpha_table_(kTable), beta_table_(kTable) {
+LogLikelihood::LogLikelihood(const LdaParams& params)
+    : p_(params), alpha_table_(kTable), beta_table_(kTable) {
   const double la = LogGamma(p_.alpha), lb = LogGamma(p_.beta);
   for (int64_t n = 0; n < kTable; ++n) {
     alpha_table_[n] = LogGamma(static_cast<double>(n) + p_.alpha) - la;
@@ -45,7 +46,8 @@ void ForEachCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t
 
 }  // namespace
 
-double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1, std::vector<int32_t>& scratch) const {
+double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1,
+                              std::vector<int32_t>& scratch) const {
   const double ka = p_.topics * p_.alpha;
   const double lka = LogGamma(ka);
   double sum = 0;
@@ -57,13 +59,16 @@ double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1, s
   return sum;
 }
 
-double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1, std::vector<int32_t>& scratch) const {
+double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1,
+                                std::vector<int32_t>& scratch) const {
   double sum = 0;
-  for (uint32_t w = w0; w < w1; ++w) sum += WordPart(layout.word_topics(), layout.word_begin(w), layout.word_end(w), scratch);
+  for (uint32_t w = w0; w < w1; ++w)
+    sum += WordPart(layout.word_topics(), layout.word_begin(w), layout.word_end(w), scratch);
   return sum;
 }
 
-double LogLikelihood::WordPart(const uint32_t* topics, uint32_t begin, uint32_t end, std::vector<int32_t>& scratch) const {
+double LogLikelihood::WordPart(const uint32_t* topics, uint32_t begin, uint32_t end,
+                               std::vector<int32_t>& scratch) const {
   double sum = 0;
   ForEachCount(topics, begin, end, scratch, [&](int32_t c) { sum += LgammaBeta(c); });
   return sum;

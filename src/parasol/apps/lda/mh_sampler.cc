@@ -53,8 +53,8 @@ std::vector<int64_t> MhSampler::TotalsDelta() const {
   return d;
 }
 
-void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group,
-                        Rng& rng, uint32_t* word_topics) {
+void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group,
+                        uint32_t word_group, Rng& rng, uint32_t* word_topics) {
   segments_.clear();
   for (size_t d = layout.group_doc_begin(doc_group); d < layout.group_doc_end(doc_group); ++d) {
     const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);

@@ -63,11 +63,11 @@ class MhSampler {
   // `word_topics`: the word-ordered topics the passes read and write (layout.word_topics() for
   // one process, the active word block's for several), positioned as `tables.by_word` says.
   // The documents of `doc_group`, their tokens in `word_group`: mh_steps word proposals each.
-  void DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group, Rng& rng,
-               uint32_t* word_topics);
+  void DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group,
+               Rng& rng, uint32_t* word_topics);
   // `words`, their tokens in `doc_group`: mh_steps document proposals each.
-  void WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words, uint32_t doc_group,
-                Rng& rng, uint32_t* word_topics);
+  void WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
+                uint32_t doc_group, Rng& rng, uint32_t* word_topics);
 
   uint64_t tokens_sampled() const { return tokens_sampled_; }
 

@@ -92,7 +92,11 @@ class Stationary : public ::testing::TestWithParam<Setting> {};
 
 TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   const Corpus c = TinyCorpus();
-  LdaParams p{.topics = kTopics, .alpha = 0.4, .beta = 0.3, .vocab_size = 3, .mh_steps = GetParam().mh_steps,
+  LdaParams p{.topics = kTopics,
+              .alpha = 0.4,
+              .beta = 0.3,
+              .vocab_size = 3,
+              .mh_steps = GetParam().mh_steps,
               .sampler = GetParam().sampler};
   const std::vector<double> exact = ExactPosterior(c, p.alpha, p.beta);
   std::vector<size_t> cut{0, c.num_docs()};
@@ -106,7 +110,8 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   GibbsSampler gibbs(p);
   WordTopicTable table(kTopics, c.WordCounts(), 1);
   for (uint32_t w = 0; w < c.vocab.size(); ++w) {
-    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) table.Inc(w, layout.word_topics()[j]);
+    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j)
+      table.Inc(w, layout.word_topics()[j]);
   }
   auto add = [&](const std::vector<int64_t>& delta) {
     for (uint32_t k = 0; k < kTopics; ++k) totals[k] += delta[k];

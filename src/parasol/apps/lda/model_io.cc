@@ -17,9 +17,7 @@ namespace parasol::apps::lda {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::unordered_map<std::string, uint32_t> LdaModel::VocabIndex() const {
   std::unordered_map<std::string, uint32_t> index;
@@ -31,14 +29,17 @@ std::vector<std::vector<uint32_t>> LdaModel::TopWords(size_t n) const {
   // One pass over the rows' nonzeros (not K passes over V words).
   std::vector<std::vector<std::pair<int32_t, uint32_t>>> scored(topics);
   for (uint32_t w = 0; w < table.num_words(); ++w) {
-    if (table.resident(w)) table.ForEachNonzero(w, [&](uint32_t k, int32_t c) { scored[k].emplace_back(c, w); });
+    if (table.resident(w))
+      table.ForEachNonzero(w, [&](uint32_t k, int32_t c) { scored[k].emplace_back(c, w); });
   }
   std::vector<std::vector<uint32_t>> top(topics);
   for (uint32_t k = 0; k < topics; ++k) {
     auto& s = scored[k];
     const size_t m = std::min(n, s.size());
     std::partial_sort(s.begin(), s.begin() + static_cast<ptrdiff_t>(m), s.end(),
-                      [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+                      [](const auto& a, const auto& b) {
+                        return a.first != b.first ? a.first > b.first : a.second < b.second;
+                      });
     for (size_t i = 0; i < m; ++i) top[k].push_back(s[i].second);
   }
   return top;
@@ -52,7 +53,8 @@ void SaveModel(const std::string& dir, const LdaModel& m) {
     for (const auto& w : m.vocab) out << w << '\n';
   });
   WriteFileAtomically((fs::path(dir) / "model.txt").string(), [&](std::ostream& out) {
-    out << fmt::format("parasol-lda-model 1 {} {} {:.17g} {:.17g}\n", m.topics, m.vocab.size(), m.alpha, m.beta);
+    out << fmt::format("parasol-lda-model 1 {} {} {:.17g} {:.17g}\n", m.topics, m.vocab.size(), m.alpha,
+                       m.beta);
     std::vector<std::pair<uint32_t, int32_t>> row;
     for (uint32_t w = 0; w < m.table.num_words(); ++w) {
       if (!m.table.resident(w)) continue;
@@ -111,7 +113,8 @@ LdaModel LoadModel(const std::string& dir) {
   m.table = WordTopicTable(m.topics, counts, std::max<uint32_t>(1, m.topics / 4));
   m.totals.assign(m.topics, 0);
   for (const Entry& e : entries) {
-    if (m.table.Get(e.w, e.k) != 0) throw ParseError(path, 0, fmt::format("word {} topic {} listed twice", e.w, e.k));
+    if (m.table.Get(e.w, e.k) != 0)
+      throw ParseError(path, 0, fmt::format("word {} topic {} listed twice", e.w, e.k));
     m.table.Add(e.w, e.k, e.c);
     m.totals[e.k] += e.c;
   }
@@ -126,7 +129,9 @@ std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_t
   if (max_topics < m.topics) {
     // The largest topics, in topic order.
     std::partial_sort(shown.begin(), shown.begin() + static_cast<ptrdiff_t>(max_topics), shown.end(),
-                      [&](uint32_t a, uint32_t b) { return m.totals[a] != m.totals[b] ? m.totals[a] > m.totals[b] : a < b; });
+                      [&](uint32_t a, uint32_t b) {
+                        return m.totals[a] != m.totals[b] ? m.totals[a] > m.totals[b] : a < b;
+                      });
     shown.resize(max_topics);
     std::sort(shown.begin(), shown.end());
   }
@@ -142,14 +147,15 @@ void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_to
   WriteFileAtomically(path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic, m.topics); });
 }
 
-void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
-                    uint32_t topics, double alpha) {
+void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
+                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha) {
   std::vector<std::pair<uint32_t, uint32_t>> row;
   for (size_t d = 0; d < docs.size(); ++d) {
     uint64_t n = 0;
     for (auto [k, c] : docs[d]) n += c;
     row = docs[d];
-    std::sort(row.begin(), row.end(), [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    std::sort(row.begin(), row.end(),
+              [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
     out << names[d];
     const double denom = static_cast<double>(n) + topics * alpha;
     for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha) / denom);
@@ -157,8 +163,8 @@ void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, co
   }
 }
 
-void WriteDocTopics(const std::string& path, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
-                    uint32_t topics, double alpha) {
+void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
+                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha) {
   WriteFileAtomically(path, [&](std::ostream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
 }
 

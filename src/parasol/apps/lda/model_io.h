@@ -38,8 +38,8 @@ void SaveModel(const std::string& dir, const LdaModel& model);
 // Throws IoError, or ParseError "file:line: what is wrong".
 LdaModel LoadModel(const std::string& dir);
 void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic);
-void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names, const std::vector<DocTopics>& docs,
-                    uint32_t topics, double alpha);
+void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
+                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
 // "topic 3 (1234 tokens): w1 w2 ..." lines, one per topic; at most `max_topics` (the largest by

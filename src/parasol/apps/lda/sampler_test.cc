@@ -16,7 +16,8 @@ namespace {
 LdaResult TrainOne(const Corpus& corpus, const LdaOptions& o) {
   comm::InProcessWorld world(1);
   LdaResult result;
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { result = TrainLda(ctx, corpus, o); });
+  auto errors =
+      comm::testing::RunRanks(world, [&](comm::Context& ctx) { result = TrainLda(ctx, corpus, o); });
   comm::testing::ExpectNoErrors(errors);
   return result;
 }
@@ -25,7 +26,8 @@ std::vector<std::vector<double>> LearnedTopics(const LdaResult& r, const LdaOpti
   std::vector<std::vector<double>> phi(o.params.topics, std::vector<double>(v));
   for (uint32_t k = 0; k < o.params.topics; ++k) {
     for (uint32_t w = 0; w < v; ++w) {
-      phi[k][w] = (r.model.Get(w, k) + o.params.beta) / (static_cast<double>(r.totals[k]) + v * o.params.beta);
+      phi[k][w] =
+          (r.model.Get(w, k) + o.params.beta) / (static_cast<double>(r.totals[k]) + v * o.params.beta);
     }
   }
   return phi;
@@ -74,7 +76,9 @@ TEST_P(Recovery, RecoversKnownTopics) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Samplers, Recovery, ::testing::Values(SamplerKind::kMh, SamplerKind::kGibbs),
-                         [](const ::testing::TestParamInfo<SamplerKind>& p) { return p.param == SamplerKind::kMh ? "Mh" : "Gibbs"; });
+                         [](const ::testing::TestParamInfo<SamplerKind>& p) {
+                           return p.param == SamplerKind::kMh ? "Mh" : "Gibbs";
+                         });
 
 // The first 600 documents of AP: MH ends within 1% of Gibbs's log-likelihood per token.
 TEST(MhVsGibbs, MatchOnARealCorpus) {
@@ -114,7 +118,8 @@ TEST(LogLikelihood, MatchesTheFormula) {
   std::vector<int64_t> totals{2, 2};
   LogLikelihood ll(p);
   std::vector<int32_t> scratch(2, 0);
-  double got = ll.DocPart(layout, 0, 2, scratch) + ll.WordsPart(layout, 0, 2, scratch) + ll.TotalsPart(totals);
+  double got =
+      ll.DocPart(layout, 0, 2, scratch) + ll.WordsPart(layout, 0, 2, scratch) + ll.TotalsPart(totals);
   auto lg = [](double x) { return std::lgamma(x); };
   // Documents: n_0 = (2, 1), n_1 = (0, 1). Words: n_a = (2, 0), n_b = (0, 2); totals (2, 2).
   double docs = 2 * (lg(1.0) - 2 * lg(0.5)) + lg(2.5) + lg(1.5) - lg(4.0) + lg(0.5) + lg(1.5) - lg(2.0);

@@ -29,23 +29,32 @@ namespace {
 // Function words that carry no topic.
 const std::unordered_set<std::string_view>& StopWords() {
   static const std::unordered_set<std::string_view> words = {
-      "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are",
-      "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
-      "can", "cannot", "could", "did", "do", "does", "doing", "don", "down", "during", "each", "even",
-      "ever", "every", "few", "for", "from", "further", "get", "got", "had", "has", "have", "having",
-      "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "however", "i", "if", "in",
-      "into", "is", "it", "its", "itself", "just", "like", "make", "many", "may", "me", "might", "more",
-      "most", "much", "must", "my", "myself", "never", "no", "nor", "not", "now", "of", "off", "often",
-      "on", "once", "one", "only", "or", "other", "ought", "our", "ours", "ourselves", "out", "over",
-      "own", "per", "put", "rather", "re", "said", "same", "say", "says", "see", "seem", "seems", "shall",
-      "she", "should", "since", "so", "some", "still", "such", "than", "that", "the", "their", "theirs",
-      "them", "themselves", "then", "there", "these", "they", "this", "those", "though", "through",
-      "thus", "to", "too", "two", "under", "until", "up", "upon", "us", "use", "used", "very", "was",
-      "way", "we", "well", "were", "what", "when", "where", "whether", "which", "while", "who", "whom",
-      "whose", "why", "will", "with", "within", "without", "would", "yes", "yet", "you", "your", "yours",
-      "yourself", "yourselves", "ve", "ll", "didn", "doesn", "isn", "wasn", "aren", "won", "wouldn",
-      "shouldn", "couldn", "haven", "hasn", "let", "know", "think", "want", "going", "really", "anyone",
-      "something", "anything", "nothing", "someone", "everyone", "thing", "things", "lot", "etc"};
+      "a",       "about",     "above",     "after",    "again",    "against",    "all",        "also",
+      "am",      "an",        "and",       "any",      "are",      "as",         "at",         "be",
+      "because", "been",      "before",    "being",    "below",    "between",    "both",       "but",
+      "by",      "can",       "cannot",    "could",    "did",      "do",         "does",       "doing",
+      "don",     "down",      "during",    "each",     "even",     "ever",       "every",      "few",
+      "for",     "from",      "further",   "get",      "got",      "had",        "has",        "have",
+      "having",  "he",        "her",       "here",     "hers",     "herself",    "him",        "himself",
+      "his",     "how",       "however",   "i",        "if",       "in",         "into",       "is",
+      "it",      "its",       "itself",    "just",     "like",     "make",       "many",       "may",
+      "me",      "might",     "more",      "most",     "much",     "must",       "my",         "myself",
+      "never",   "no",        "nor",       "not",      "now",      "of",         "off",        "often",
+      "on",      "once",      "one",       "only",     "or",       "other",      "ought",      "our",
+      "ours",    "ourselves", "out",       "over",     "own",      "per",        "put",        "rather",
+      "re",      "said",      "same",      "say",      "says",     "see",        "seem",       "seems",
+      "shall",   "she",       "should",    "since",    "so",       "some",       "still",      "such",
+      "than",    "that",      "the",       "their",    "theirs",   "them",       "themselves", "then",
+      "there",   "these",     "they",      "this",     "those",    "though",     "through",    "thus",
+      "to",      "too",       "two",       "under",    "until",    "up",         "upon",       "us",
+      "use",     "used",      "very",      "was",      "way",      "we",         "well",       "were",
+      "what",    "when",      "where",     "whether",  "which",    "while",      "who",        "whom",
+      "whose",   "why",       "will",      "with",     "within",   "without",    "would",      "yes",
+      "yet",     "you",       "your",      "yours",    "yourself", "yourselves", "ve",         "ll",
+      "didn",    "doesn",     "isn",       "wasn",     "aren",     "won",        "wouldn",     "shouldn",
+      "couldn",  "haven",     "hasn",      "let",      "know",     "think",      "want",       "going",
+      "really",  "anyone",    "something", "anything", "nothing",  "someone",    "everyone",   "thing",
+      "things",  "lot",       "etc"};
   return words;
 }
 
@@ -83,7 +92,8 @@ constexpr uint64_t kMaxDocumentBytes = uint64_t{256} << 20;
 std::string ReadWhole(const std::string& path) {
   std::error_code ec;
   if (const uint64_t size = fs::file_size(path, ec); !ec && size > kMaxDocumentBytes) {
-    throw ParseError(path, 0, fmt::format("{} bytes: larger than a document may be ({} bytes)", size, kMaxDocumentBytes));
+    throw ParseError(
+        path, 0, fmt::format("{} bytes: larger than a document may be ({} bytes)", size, kMaxDocumentBytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(fmt::format("{}: cannot open", path));
@@ -133,7 +143,8 @@ class TextBuilder {
         return counts_[a] != counts_[b] ? counts_[a] > counts_[b] : words_[a] < words_[b];
       });
       for (uint32_t i = 0; i < kept.size(); ++i) final_id[kept[i]] = i, c.vocab.push_back(words_[kept[i]]);
-      if (c.vocab.empty()) throw ParseError(path, 0, fmt::format("no word occurs {} times or more", o_.min_count));
+      if (c.vocab.empty())
+        throw ParseError(path, 0, fmt::format("no word occurs {} times or more", o_.min_count));
     }
     std::vector<uint32_t> doc;
     for (auto& [name, tokens] : docs_) {
@@ -159,7 +170,9 @@ class TextBuilder {
 
 Corpus ReadText(const std::string& path, const TextOptions& options) {
   TextBuilder builder(options);
-  auto add = [&](const std::string& name, const std::string& text) { builder.Add(name, text, options.drop_headers); };
+  auto add = [&](const std::string& name, const std::string& text) {
+    builder.Add(name, text, options.drop_headers);
+  };
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     std::vector<std::string> files;
@@ -181,7 +194,8 @@ Corpus ReadLines(const std::string& path, const TextOptions& options) {
   std::string_view line;
   while (in.Next(&line)) {
     const size_t tab = line.find('\t');
-    std::string name = tab == std::string_view::npos ? std::to_string(in.line_number()) : std::string(line.substr(0, tab));
+    std::string name =
+        tab == std::string_view::npos ? std::to_string(in.line_number()) : std::string(line.substr(0, tab));
     if (tab != std::string_view::npos) line.remove_prefix(tab + 1);
     builder.Add(std::move(name), line, false);
   }

@@ -5,7 +5,8 @@
 namespace parasol::apps::lda {
 
 TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<const size_t> doc_cut,
-                         std::span<const uint32_t> word_group, uint32_t word_groups, uint32_t num_topics, Rng& rng)
+                         std::span<const uint32_t> word_group, uint32_t word_groups, uint32_t num_topics,
+                         Rng& rng)
     : groups_(static_cast<uint32_t>(doc_cut.size() - 1)),
       word_groups_(word_groups),
       d0_(d0),
@@ -34,7 +35,8 @@ TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<c
   // Word order: each word's tokens by document group, documents in order within a group.
   std::vector<uint32_t> per(vocab * g1, 0);  // tokens of (word, document group), then fill cursors
   for (uint32_t g = 0; g < groups_; ++g) {
-    for (uint32_t i = doc_offsets_[doc_cut_[g]]; i < doc_offsets_[doc_cut_[g + 1]]; ++i) ++per[dword_[i] * g1 + g];
+    for (uint32_t i = doc_offsets_[doc_cut_[g]]; i < doc_offsets_[doc_cut_[g + 1]]; ++i)
+      ++per[dword_[i] * g1 + g];
   }
   word_offsets_.assign(vocab + 1, 0);
   word_doc_groups_.assign(vocab * g1, 0);
@@ -105,8 +107,8 @@ bool TokenLayout::Consistent() const {
 }
 
 size_t TokenLayout::bytes() const {
-  return sizeof(uint32_t) * (6 * dz_.size() + doc_offsets_.size() + doc_groups_.size() + word_offsets_.size() +
-                             word_doc_groups_.size() + word_group_.size());
+  return sizeof(uint32_t) * (6 * dz_.size() + doc_offsets_.size() + doc_groups_.size() +
+                             word_offsets_.size() + word_doc_groups_.size() + word_group_.size());
 }
 
 }  // namespace parasol::apps::lda

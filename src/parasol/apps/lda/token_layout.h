@@ -49,7 +49,9 @@ class TokenLayout {
   uint32_t word_begin(uint32_t w) const { return word_offsets_[w]; }
   uint32_t word_end(uint32_t w) const { return word_offsets_[w + 1]; }
   uint32_t word_group_begin(uint32_t w, uint32_t g) const { return word_doc_groups_[w * (groups_ + 1) + g]; }
-  uint32_t word_group_end(uint32_t w, uint32_t g) const { return word_doc_groups_[w * (groups_ + 1) + g + 1]; }
+  uint32_t word_group_end(uint32_t w, uint32_t g) const {
+    return word_doc_groups_[w * (groups_ + 1) + g + 1];
+  }
 
   // Document order: each token's topic, word and position in word order.
   uint32_t* doc_topics() { return dz_.data(); }

@@ -60,7 +60,8 @@ void WordTopicTable::Insert(Row& r, Entry x) {
 
 void WordTopicTable::Erase(Row& r, uint32_t i) {
   Entry* e = entries_.data() + r.offset;
-  for (uint32_t j = (i + 1) & r.mask; e[j].topic != kEmpty && Distance(e[j].topic, j, r) > 0; j = (j + 1) & r.mask) {
+  for (uint32_t j = (i + 1) & r.mask; e[j].topic != kEmpty && Distance(e[j].topic, j, r) > 0;
+       j = (j + 1) & r.mask) {
     e[i] = e[j];
     i = j;
   }
@@ -70,7 +71,8 @@ void WordTopicTable::Erase(Row& r, uint32_t i) {
 
 void WordTopicTable::Add(uint32_t w, uint32_t k, int64_t delta) {
   if (w >= rows_.size() || k >= k_) {
-    throw InvalidArgumentError(fmt::format("word-topic entry ({}, {}) outside {} words x {} topics", w, k, rows_.size(), k_));
+    throw InvalidArgumentError(
+        fmt::format("word-topic entry ({}, {}) outside {} words x {} topics", w, k, rows_.size(), k_));
   }
   Row& r = rows_[w];
   if (!resident(w)) throw InvalidArgumentError(fmt::format("word {} has no row here", w));

@@ -126,10 +126,10 @@ class WordTopicTable {
   };
   struct Row {
     uint64_t offset = 0;
-    uint32_t mask = 0;      // sparse: slots - 1 (0 with no slots)
-    uint32_t size = 0;      // sparse: entries in use (all nonzero)
-    uint32_t limit = 0;     // sparse: entries it may hold
-    uint8_t shift = 32;     // sparse: 32 - log2(slots)
+    uint32_t mask = 0;   // sparse: slots - 1 (0 with no slots)
+    uint32_t size = 0;   // sparse: entries in use (all nonzero)
+    uint32_t limit = 0;  // sparse: entries it may hold
+    uint8_t shift = 32;  // sparse: 32 - log2(slots)
     bool dense = false;
   };
   static uint32_t Home(uint32_t k, const Row& r) {

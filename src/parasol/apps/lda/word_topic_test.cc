@@ -53,7 +53,8 @@ TEST(WordTopicTable, MovesMatchAReferenceMap) {
       sum += c;
     }
     EXPECT_EQ(sum, static_cast<int64_t>(counts[w]));
-    for (uint32_t topic = 0; topic < k; ++topic) ASSERT_EQ(t.Get(w, topic), (ref[{w, topic}])) << w << " " << topic;
+    for (uint32_t topic = 0; topic < k; ++topic)
+      ASSERT_EQ(t.Get(w, topic), (ref[{w, topic}])) << w << " " << topic;
   }
 }
 

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
-#include <map>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -61,10 +61,18 @@ struct Shared {
 class MfWorker {
  public:
   MfWorker(Shared& s, ps::ParameterServer& ps, int index)
-      : s_(s), o_(s.o), me_(s.first_worker + index), worker_(ps.CreateWorker(index)),
-        items_(worker_->GetTable<float>(kItems)), users_(worker_->GetTable<float>(kUsers)),
+      : s_(s),
+        o_(s.o),
+        me_(s.first_worker + index),
+        worker_(ps.CreateWorker(index)),
+        items_(worker_->GetTable<float>(kItems)),
+        users_(worker_->GetTable<float>(kUsers)),
         progress_(worker_->GetTable<double>(kProgress)),
-        mine_(s.split[static_cast<size_t>(me_)]), u_(o_.rank), v_(o_.rank), du_(o_.rank), dv_(o_.rank) {
+        mine_(s.split[static_cast<size_t>(me_)]),
+        u_(o_.rank),
+        v_(o_.rank),
+        du_(o_.rank),
+        dv_(o_.rank) {
     for (uint32_t k : mine_) my_users_.push_back(s_.data.ratings[k].user);
     std::sort(my_users_.begin(), my_users_.end());
     my_users_.erase(std::unique(my_users_.begin(), my_users_.end()), my_users_.end());
@@ -98,7 +106,8 @@ class MfWorker {
       }
       worker_->Clock();
       Report(c + 1, part);
-      if (o_.checkpoint_every > 0 && (c + 1) % o_.checkpoint_every == 0) worker_->Checkpoint(o_.checkpoint_dir);
+      if (o_.checkpoint_every > 0 && (c + 1) % o_.checkpoint_every == 0)
+        worker_->Checkpoint(o_.checkpoint_dir);
     }
     worker_->GlobalBarrier();  // every update is now visible: the exact objective
     WarmUp();
@@ -120,7 +129,8 @@ class MfWorker {
       std::uniform_real_distribution<float> uniform(-o_.init_scale, o_.init_scale);
       for (float& x : row) x = uniform(rng);
     };
-    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items; j += static_cast<uint32_t>(s_.workers)) {
+    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items;
+         j += static_cast<uint32_t>(s_.workers)) {
       fill(j, 1);
       items_.IncRow(j, row);
     }
@@ -187,7 +197,8 @@ class MfWorker {
       return n;
     };
     for (uint32_t u : my_users_) sum += o_.lambda * norm(users_, u);
-    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items; j += static_cast<uint32_t>(s_.workers)) {
+    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items;
+         j += static_cast<uint32_t>(s_.workers)) {
       sum += o_.lambda * norm(items_, j);
     }
     return sum;
@@ -232,7 +243,7 @@ std::vector<double> MfResult::Objectives() const {
     sum += e.part - it->second;
     it->second = e.part;
     out.push_back(static_cast<int>(latest.size()) == workers ? sum / static_cast<double>(ratings)
-                                                            : std::numeric_limits<double>::quiet_NaN());
+                                                             : std::numeric_limits<double>::quiet_NaN());
   }
   return out;
 }
@@ -262,12 +273,15 @@ void Validate(const RatingSet& data, const MfOptions& o, int processes) {
   auto bad = [](const std::string& what) { throw InvalidArgumentError("mf: " + what); };
   if (data.ratings.empty()) bad("no ratings");
   if (o.rank == 0 || o.rank > 4096) bad("rank must be in [1, 4096]");
-  if (!(o.learning_rate > 0) || !(o.lambda >= 0) || !(o.init_scale > 0)) bad("learning rate and init scale must be positive, lambda not negative");
+  if (!(o.learning_rate > 0) || !(o.lambda >= 0) || !(o.init_scale > 0))
+    bad("learning rate and init scale must be positive, lambda not negative");
   if (o.workers_per_process < 1) bad("workers per process must be at least 1");
   int workers = processes * o.workers_per_process;
-  if (o.straggler >= workers) bad(fmt::format("straggler worker {} does not exist ({} workers)", o.straggler, workers));
+  if (o.straggler >= workers)
+    bad(fmt::format("straggler worker {} does not exist ({} workers)", o.straggler, workers));
   if (o.straggler >= 0 && !(o.straggler_factor >= 1)) bad("the straggler's factor must be at least 1");
-  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty()) bad("checkpoint_every needs a checkpoint directory");
+  if (o.checkpoint_every > 0 && o.checkpoint_dir.empty())
+    bad("checkpoint_every needs a checkpoint directory");
 }
 
 // Every process's events, gathered on every process, by time.
@@ -282,9 +296,11 @@ std::vector<MfEvent> GatherEvents(comm::Context& ctx, const std::vector<MfEvent>
   const std::vector<double> all = collective::AllgatherVariable<double>(ctx, std::span<const double>(flat));
   std::vector<MfEvent> events;
   for (size_t i = 0; i + 3 < all.size(); i += 4) {
-    events.push_back(MfEvent{static_cast<int>(all[i]), static_cast<uint64_t>(all[i + 1]), all[i + 2], all[i + 3]});
+    events.push_back(
+        MfEvent{static_cast<int>(all[i]), static_cast<uint64_t>(all[i + 1]), all[i + 2], all[i + 3]});
   }
-  std::stable_sort(events.begin(), events.end(), [](const MfEvent& a, const MfEvent& b) { return a.seconds < b.seconds; });
+  std::stable_sort(events.begin(), events.end(),
+                   [](const MfEvent& a, const MfEvent& b) { return a.seconds < b.seconds; });
   return events;
 }
 
@@ -320,7 +336,8 @@ class Evaluator {
         start = s_.start;
       }
       double objective = Objective();
-      out.push_back({std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), objective});
+      out.push_back(
+          {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), objective});
     }
     return out;
   }
@@ -392,7 +409,8 @@ class ProgressWatch {
     const double* x = rows[0].DenseData<double>();
     if (x[0] < s_.workers - 0.5) return false;
     double seconds = 0;
-    for (int w = 0; w < s_.workers; ++w) seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
+    for (int w = 0; w < s_.workers; ++w)
+      seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
     s_.o.on_clock({clock, seconds, x[1] / static_cast<double>(s_.data.ratings.size())});
     return true;
   }
@@ -407,7 +425,8 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
   const bool watch = ctx.rank() == 0 && s.o.on_clock;
   ThreadPool pool(static_cast<size_t>(s.o.workers_per_process) + (evaluate ? 1 : 0) + (watch ? 1 : 0));
   std::vector<std::unique_ptr<MfWorker>> workers;
-  for (int i = 0; i < s.o.workers_per_process; ++i) workers.push_back(std::make_unique<MfWorker>(s, server, i));
+  for (int i = 0; i < s.o.workers_per_process; ++i)
+    workers.push_back(std::make_unique<MfWorker>(s, server, i));
   TaskGroup running(&pool);
   for (auto& w : workers) {
     // One thread per worker: they meet in barriers, so all must run at once.
@@ -447,16 +466,28 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
   s.first_worker = ctx.rank() * o.workers_per_process;
   s.split = SplitByUser(data, s.workers);
   ps::ParameterServer server(ctx, {.workers_per_process = o.workers_per_process, .timeout_ms = o.timeout_ms});
-  server.CreateTable({.id = kItems, .dtype = DType::kFloat32, .width = o.rank, .num_rows = data.num_items,
-                      .consistency = o.consistency, .staleness = o.staleness, .vap_threshold = o.vap_threshold});
+  server.CreateTable({.id = kItems,
+                      .dtype = DType::kFloat32,
+                      .width = o.rank,
+                      .num_rows = data.num_items,
+                      .consistency = o.consistency,
+                      .staleness = o.staleness,
+                      .vap_threshold = o.vap_threshold});
   // Only their owner writes user rows, so its reads of them are exact whatever the bound: the
   // largest staleness keeps them cached for good, with no refreshes and no pushes.
-  server.CreateTable({.id = kUsers, .dtype = DType::kFloat32, .width = o.rank, .num_rows = data.num_users,
-                      .consistency = ps::Consistency::kSsp, .staleness = std::numeric_limits<uint32_t>::max()});
+  server.CreateTable({.id = kUsers,
+                      .dtype = DType::kFloat32,
+                      .width = o.rank,
+                      .num_rows = data.num_users,
+                      .consistency = ps::Consistency::kSsp,
+                      .staleness = std::numeric_limits<uint32_t>::max()});
   // Written by every worker, read by rank 0's watch only, outside the consistency model.
-  server.CreateTable({.id = kProgress, .dtype = DType::kFloat64,
-                      .width = kProgressHead + static_cast<uint64_t>(s.workers), .num_rows = o.clocks + 1,
-                      .consistency = ps::Consistency::kSsp, .staleness = std::numeric_limits<uint32_t>::max(),
+  server.CreateTable({.id = kProgress,
+                      .dtype = DType::kFloat64,
+                      .width = kProgressHead + static_cast<uint64_t>(s.workers),
+                      .num_rows = o.clocks + 1,
+                      .consistency = ps::Consistency::kSsp,
+                      .staleness = std::numeric_limits<uint32_t>::max(),
                       .checkpointed = false});
   std::vector<Evaluation> evaluations = RunWorkers(ctx, s, server);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();

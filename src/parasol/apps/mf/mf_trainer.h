@@ -50,9 +50,9 @@ struct MfOptions {
   // speed: after each clock's work it sleeps (factor - 1) times the CPU time that work took.
   int straggler = -1;
   double straggler_factor = 1;
-  std::string checkpoint_dir;     // write a checkpoint here every checkpoint_every clocks
+  std::string checkpoint_dir;  // write a checkpoint here every checkpoint_every clocks
   uint64_t checkpoint_every = 0;
-  std::string resume_dir;         // start from this checkpoint
+  std::string resume_dir;  // start from this checkpoint
   // Rank 0 computes the exact objective of the shards' current rows this often (0: never), on a
   // thread of its own: the honest objective-against-time curve, whatever the model.
   uint32_t eval_every_ms = 0;
@@ -66,9 +66,9 @@ struct MfOptions {
 // One worker's report at the end of a clock.
 struct MfEvent {
   int worker = 0;
-  uint64_t clock = 0;   // clocks this worker has finished
-  double seconds = 0;   // since the start of training
-  double part = 0;      // its part of the objective's sum (not yet divided by the rating count)
+  uint64_t clock = 0;  // clocks this worker has finished
+  double seconds = 0;  // since the start of training
+  double part = 0;     // its part of the objective's sum (not yet divided by the rating count)
 };
 
 // The exact objective at a moment: every update the shards had applied by then, and only those.
@@ -78,13 +78,13 @@ struct Evaluation {
 };
 
 struct MfResult {
-  std::vector<MfEvent> events;   // every worker's, from every process, by time
+  std::vector<MfEvent> events;  // every worker's, from every process, by time
   uint64_t ratings = 0;
-  uint64_t first_clock = 0;      // 0, or the checkpoint's clock
-  double seconds = 0;            // wall time of the training (the slowest process)
-  double final_objective = 0;    // exact: after a barrier, with every update visible
-  double wait_seconds = 0;       // time workers spent waiting for rows, summed over workers
-  ps::PsStats stats;             // summed over processes
+  uint64_t first_clock = 0;    // 0, or the checkpoint's clock
+  double seconds = 0;          // wall time of the training (the slowest process)
+  double final_objective = 0;  // exact: after a barrier, with every update visible
+  double wait_seconds = 0;     // time workers spent waiting for rows, summed over workers
+  ps::PsStats stats;           // summed over processes
   // Rank 0 only, with eval_every_ms: by time, ending with the final state when the last worker
   // finished its last clock.
   std::vector<Evaluation> evaluations;

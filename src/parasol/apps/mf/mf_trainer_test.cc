@@ -18,16 +18,16 @@ using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 const RatingSet& Data() {
-  static const RatingSet data = SyntheticRatings({.users = 200, .items = 150, .ratings = 12000, .rank = 4, .seed = 11});
+  static const RatingSet data =
+      SyntheticRatings({.users = 200, .items = 150, .ratings = 12000, .rank = 4, .seed = 11});
   return data;
 }
 
 MfResult TrainOnRanks(int ranks, const MfOptions& o) {
   comm::InProcessWorld world(ranks);
   std::vector<MfResult> results(static_cast<size_t>(ranks));
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    results[static_cast<size_t>(ctx.rank())] = TrainMf(ctx, Data(), o);
-  });
+  auto errors = comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = TrainMf(ctx, Data(), o); });
   comm::testing::ExpectNoErrors(errors);
   return results[0];
 }
@@ -40,7 +40,11 @@ MfResult TrainOnRanks(int ranks, const MfOptions& o) {
 // sometimes diverged at the end (1 in 200 in release, under ASan a final objective of 0.95 of the
 // start; at 0.02 1 in 100 ended above 0.6): with 0.01, 24 clocks end at 0.41-0.43 in 400 runs.
 TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
-  MfOptions o{.rank = 8, .learning_rate = 0.01f, .clocks = 24, .workers_per_process = 2, .staleness = 2,
+  MfOptions o{.rank = 8,
+              .learning_rate = 0.01f,
+              .clocks = 24,
+              .workers_per_process = 2,
+              .staleness = 2,
               .eval_every_ms = 2};
   MfResult r = TrainOnRanks(2, o);
   auto objectives = r.Objectives();
@@ -54,7 +58,8 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
   // In-run evaluations depend on the evaluator thread getting a core during a 35 ms run (CI once
   // gave it none); the last one, the final state, is always there.
   ASSERT_GE(r.evaluations.size(), 1u);
-  for (size_t i = 1; i < r.evaluations.size(); ++i) EXPECT_GE(r.evaluations[i].seconds, r.evaluations[i - 1].seconds);
+  for (size_t i = 1; i < r.evaluations.size(); ++i)
+    EXPECT_GE(r.evaluations[i].seconds, r.evaluations[i - 1].seconds);
   // The evaluator reads the shards while workers change them: never above the workers' exact
   // first report, and near the exact final state (stale workers overshoot it at times: seen 0.89x).
   for (const Evaluation& e : r.evaluations) {
@@ -66,7 +71,8 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
 // Rank 0's watch reports every clock in order, with what the workers' gathered events give at
 // the end (sums in another order: equal to rounding); a resumed run starts at its checkpoint's
 // clock and its reports count each worker once (the progress table is not in checkpoints).
-void ExpectReportsMatch(const std::vector<ClockObjective>& seen, const MfResult& r, uint64_t first, uint64_t last) {
+void ExpectReportsMatch(const std::vector<ClockObjective>& seen, const MfResult& r, uint64_t first,
+                        uint64_t last) {
   const std::vector<ClockObjective> expected = r.PerClock();
   ASSERT_EQ(seen.size(), last - first + 1);
   ASSERT_EQ(expected.size(), seen.size());
@@ -74,13 +80,17 @@ void ExpectReportsMatch(const std::vector<ClockObjective>& seen, const MfResult&
     EXPECT_EQ(seen[i].clock, first + i);
     EXPECT_EQ(seen[i].clock, expected[i].clock);
     EXPECT_EQ(seen[i].seconds, expected[i].seconds);
-    EXPECT_NEAR(seen[i].objective, expected[i].objective, 1e-12 * expected[i].objective) << "clock " << seen[i].clock;
+    EXPECT_NEAR(seen[i].objective, expected[i].objective, 1e-12 * expected[i].objective)
+        << "clock " << seen[i].clock;
   }
 }
 
 TEST(MfTrainer, EveryClockIsReportedAsTrainingGoes) {
   std::vector<ClockObjective> seen;
-  MfOptions o{.rank = 8, .clocks = 12, .workers_per_process = 2, .staleness = 1,
+  MfOptions o{.rank = 8,
+              .clocks = 12,
+              .workers_per_process = 2,
+              .staleness = 1,
               .on_clock = [&](const ClockObjective& c) { seen.push_back(c); }};
   MfResult r = TrainOnRanks(2, o);
   ExpectReportsMatch(seen, r, 0, 12);
@@ -89,7 +99,8 @@ TEST(MfTrainer, EveryClockIsReportedAsTrainingGoes) {
 // One worker, a bounded model: the same seed gives the same model, and a run stopped at clock 3
 // and resumed from its checkpoint ends exactly where an uninterrupted run ends.
 TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
-  std::string dir = (std::filesystem::temp_directory_path() / ("parasol-mf-ckpt-" + std::to_string(::getpid()))).string();
+  std::string dir =
+      (std::filesystem::temp_directory_path() / ("parasol-mf-ckpt-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   MfOptions o{.rank = 8, .clocks = 6, .seed = 9, .consistency = ps::Consistency::kBsp};
   MfResult straight = TrainOnRanks(1, o);
@@ -140,7 +151,8 @@ TEST(MfTrainer, MissingCheckpointFailsEveryRank) {
   auto start = std::chrono::steady_clock::now();
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainMf(ctx, Data(), o); });
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
-  for (const auto& e : errors) EXPECT_THAT(comm::testing::Message(e), HasSubstr("/nonexistent/ckpt/MANIFEST"));
+  for (const auto& e : errors)
+    EXPECT_THAT(comm::testing::Message(e), HasSubstr("/nonexistent/ckpt/MANIFEST"));
 }
 
 }  // namespace

@@ -79,7 +79,8 @@ RatingSet ReadMovieLens(const std::string& path) {
 }
 
 RatingSet SyntheticRatings(const SyntheticOptions& o) {
-  if (o.users == 0 || o.items == 0 || o.rank == 0) throw InvalidArgumentError("synthetic ratings need users, items and rank");
+  if (o.users == 0 || o.items == 0 || o.rank == 0)
+    throw InvalidArgumentError("synthetic ratings need users, items and rank");
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   const float scale = 1.0f / std::sqrt(static_cast<float>(o.rank));
@@ -89,7 +90,8 @@ RatingSet SyntheticRatings(const SyntheticOptions& o) {
   RatingSet set;
   set.num_users = o.users;
   set.num_items = o.items;
-  set.source = fmt::format("synthetic ({} users, {} items, rank {}, seed {})", o.users, o.items, o.rank, o.seed);
+  set.source =
+      fmt::format("synthetic ({} users, {} items, rank {}, seed {})", o.users, o.items, o.rank, o.seed);
   // Popular items are rated more often, as in real data (Zipf-like).
   std::vector<double> weight(o.items);
   for (uint32_t i = 0; i < o.items; ++i) weight[i] = 1.0 / std::pow(static_cast<double>(i + 1), 0.8);
@@ -125,7 +127,8 @@ std::vector<std::vector<uint32_t>> SplitByUser(const RatingSet& data, int parts)
     load.emplace(n + count[user], p);
   }
   std::vector<std::vector<uint32_t>> split(static_cast<size_t>(parts));
-  for (uint32_t i = 0; i < data.ratings.size(); ++i) split[static_cast<size_t>(owner[data.ratings[i].user])].push_back(i);
+  for (uint32_t i = 0; i < data.ratings.size(); ++i)
+    split[static_cast<size_t>(owner[data.ratings[i].user])].push_back(i);
   return split;
 }
 

@@ -18,7 +18,7 @@ struct RatingSet {
   std::vector<Rating> ratings;
   uint32_t num_users = 0;  // ids are below these
   uint32_t num_items = 0;
-  std::string source;      // where the ratings came from, for reports
+  std::string source;  // where the ratings came from, for reports
 
   double Mean() const;
 };

@@ -21,7 +21,9 @@ using ::testing::HasSubstr;
 class RatingsFile : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    path_ = (std::filesystem::temp_directory_path() / ("parasol-ratings-" + std::to_string(::getpid()) + ".data")).string();
+    path_ =
+        (std::filesystem::temp_directory_path() / ("parasol-ratings-" + std::to_string(::getpid()) + ".data"))
+            .string();
     std::ofstream(path_) << text;
     return path_;
   }
@@ -52,18 +54,21 @@ TEST_F(RatingsFile, ReadsMovieLensLines) {
 
 // Current MovieLens releases ship ratings.csv with a header; its first line is not a rating.
 TEST_F(RatingsFile, ReadsTheCsvOfCurrentMovieLensReleases) {
-  RatingSet s = ReadMovieLens(Write("userId,movieId,rating,timestamp\r\n1,31,2.5,1260759144\r\n7,29,3.0,1260759179\n"));
+  RatingSet s =
+      ReadMovieLens(Write("userId,movieId,rating,timestamp\r\n1,31,2.5,1260759144\r\n7,29,3.0,1260759179\n"));
   ASSERT_EQ(s.ratings.size(), 2u);
   EXPECT_EQ(s.ratings[0].item, 30u);
   EXPECT_EQ(s.ratings[1].user, 6u);
   EXPECT_EQ(s.ratings[1].value, 3.0f);
-  EXPECT_THAT(ErrorFor("userId,movieId,rating,timestamp\n1,2,x,4\n"), HasSubstr(":2: rating 'x' is not a finite number"));
+  EXPECT_THAT(ErrorFor("userId,movieId,rating,timestamp\n1,2,x,4\n"),
+              HasSubstr(":2: rating 'x' is not a finite number"));
   // Without the header the file is u.data: a comma is no separator there.
   EXPECT_THAT(ErrorFor("1,31,2.5,1260759144\n"), HasSubstr(":1: user id '1,31,2.5,1260759144'"));
 }
 
 TEST_F(RatingsFile, BadLinesAreReportedWithFileAndLine) {
-  EXPECT_THAT(ErrorFor("1\t2\t3\t4\n5\tx\t3\t4\n"), HasSubstr(path_ + ":2: item id 'x' is not a whole number"));
+  EXPECT_THAT(ErrorFor("1\t2\t3\t4\n5\tx\t3\t4\n"),
+              HasSubstr(path_ + ":2: item id 'x' is not a whole number"));
   EXPECT_THAT(ErrorFor("1\t2\n"), HasSubstr(":1: missing rating"));
   EXPECT_THAT(ErrorFor("0\t2\t3\n"), HasSubstr(":1: user and item ids start at 1"));
   EXPECT_THAT(ErrorFor("1\t2\t3\t4\t5\n"), HasSubstr(":1: more than 4 fields"));

@@ -239,8 +239,8 @@ class WeightStep {
   bool exact_ = false;
   std::vector<double> alpha_, sq_norm_;  // this rank's samples
   TaskCovariance cov_;
-  std::vector<double> v_, sigma_;        // m x d; this rank's rows of Sigma, (last - first) x m
-  std::vector<double> w_own_, dv_;       // this rank's tasks x d
+  std::vector<double> v_, sigma_;   // m x d; this rank's rows of Sigma, (last - first) x m
+  std::vector<double> w_own_, dv_;  // this rank's tasks x d
 };
 
 void CheckOptions(const TaskSet& train, const TaskSet* test, const MtrlOptions& o) {

@@ -228,8 +228,8 @@ TEST(MtrlTest, UnderBspADelayedRankChangesNoStep) {
   const TaskSet s = GenerateTasks({.tasks = 6, .groups = 2, .features = 5, .samples_per_task = 15}).set;
   const MtrlOptions o{.epsilon = 1e-2, .iterations = 8, .tolerance = 0};
   const std::vector<MtrlResult> plain = TrainOnRanks(2, s, o);
-  const std::vector<MtrlResult> slowed = TrainOnRanks(
-      2, s, o, {{.src = 1, .dst = 0, .delay_ms = std::chrono::milliseconds(1)}});
+  const std::vector<MtrlResult> slowed =
+      TrainOnRanks(2, s, o, {{.src = 1, .dst = 0, .delay_ms = std::chrono::milliseconds(1)}});
   ASSERT_EQ(plain[0].iterations.size(), slowed[0].iterations.size());
   for (size_t i = 0; i < plain[0].iterations.size(); ++i)
     EXPECT_EQ(plain[0].iterations[i].objective, slowed[0].iterations[i].objective) << "iteration " << i + 1;

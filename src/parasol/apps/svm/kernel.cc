@@ -20,14 +20,10 @@ KernelType ParseKernelType(std::string_view name) {
 
 std::string_view KernelName(KernelType type) {
   switch (type) {
-    case KernelType::kLinear:
-      return "linear";
-    case KernelType::kPolynomial:
-      return "polynomial";
-    case KernelType::kRbf:
-      return "rbf";
-    case KernelType::kSigmoid:
-      return "sigmoid";
+    case KernelType::kLinear: return "linear";
+    case KernelType::kPolynomial: return "polynomial";
+    case KernelType::kRbf: return "rbf";
+    case KernelType::kSigmoid: return "sigmoid";
   }
   return "?";
 }
@@ -58,14 +54,10 @@ KernelMatrix::KernelMatrix(const data::Dataset& d, KernelParams params)
 
 double KernelMatrix::FromDot(double dot, double norm_a, double norm_b) const {
   switch (params_.type) {
-    case KernelType::kLinear:
-      return dot;
-    case KernelType::kPolynomial:
-      return std::pow(params_.gamma * dot + params_.coef0, params_.degree);
-    case KernelType::kRbf:
-      return std::exp(-params_.gamma * (norm_a + norm_b - 2 * dot));
-    case KernelType::kSigmoid:
-      return std::tanh(params_.gamma * dot + params_.coef0);
+    case KernelType::kLinear: return dot;
+    case KernelType::kPolynomial: return std::pow(params_.gamma * dot + params_.coef0, params_.degree);
+    case KernelType::kRbf: return std::exp(-params_.gamma * (norm_a + norm_b - 2 * dot));
+    case KernelType::kSigmoid: return std::tanh(params_.gamma * dot + params_.coef0);
   }
   return 0;
 }

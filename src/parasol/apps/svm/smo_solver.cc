@@ -24,14 +24,10 @@ Elimination ParseElimination(std::string_view name) {
 
 std::string_view EliminationName(Elimination e) {
   switch (e) {
-    case Elimination::kNone:
-      return "none";
-    case Elimination::kEarliest:
-      return "earliest";
-    case Elimination::kStandard:
-      return "standard";
-    case Elimination::kLazy:
-      return "lazy";
+    case Elimination::kNone: return "none";
+    case Elimination::kEarliest: return "earliest";
+    case Elimination::kStandard: return "standard";
+    case Elimination::kLazy: return "lazy";
   }
   return "?";
 }

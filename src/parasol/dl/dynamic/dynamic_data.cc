@@ -71,7 +71,8 @@ DynamicData LoadTextChains(const std::string& path) {
 }
 
 DynamicData MakeSyntheticTrees(int64_t count, int depth, uint64_t seed) {
-  if (count < 1 || depth < 1 || depth > 20) throw InvalidArgumentError("synthetic trees: count >= 1, depth 1-20");
+  if (count < 1 || depth < 1 || depth > 20)
+    throw InvalidArgumentError("synthetic trees: count >= 1, depth 1-20");
   std::mt19937_64 rng(seed);
   DynamicData d{.vocab = 1000, .classes = 2};
   const int32_t leaves = 1 << (depth - 1);
@@ -96,8 +97,8 @@ DynamicData MakeSyntheticTrees(int64_t count, int depth, uint64_t seed) {
   return d;
 }
 
-std::pair<std::vector<float>, int64_t> ReadWordVectors(const std::string& path, const std::vector<std::string>& words,
-                                                       int64_t dim) {
+std::pair<std::vector<float>, int64_t> ReadWordVectors(const std::string& path,
+                                                       const std::vector<std::string>& words, int64_t dim) {
   std::unordered_map<std::string_view, size_t> index;
   for (size_t i = 0; i < words.size(); ++i) index.emplace(words[i], i);
   std::vector<float> rows(words.size() * static_cast<size_t>(dim), 0.0f);
@@ -110,7 +111,8 @@ std::pair<std::vector<float>, int64_t> ReadWordVectors(const std::string& path, 
     const auto it = index.find(word);
     std::vector<float> values;
     for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
-      if (static_cast<int64_t>(values.size()) == dim) reader.Fail(fmt::format("more than {} values (--embedding)", dim));
+      if (static_cast<int64_t>(values.size()) == dim)
+        reader.Fail(fmt::format("more than {} values (--embedding)", dim));
       values.push_back(reader.Number<float>(f, "a vector's value"));
     }
     if (static_cast<int64_t>(values.size()) != dim) {

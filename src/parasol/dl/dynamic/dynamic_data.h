@@ -29,7 +29,7 @@ DynamicData MakeSyntheticTrees(int64_t count, int depth, uint64_t seed);
 // Word vectors as GloVe writes them ("word v1 ... vD" per line) for the words of `words`: rows of
 // a [words, dim] matrix, and how many were found. ParseError "path:line: ..." for a line of another
 // dimension or a value that is not a number.
-std::pair<std::vector<float>, int64_t> ReadWordVectors(const std::string& path, const std::vector<std::string>& words,
-                                                       int64_t dim);
+std::pair<std::vector<float>, int64_t> ReadWordVectors(const std::string& path,
+                                                       const std::vector<std::string>& words, int64_t dim);
 
 }  // namespace parasol::dl::dynamic

@@ -25,9 +25,11 @@ DynamicNetImpl::DynamicNetImpl(const DynamicNetOptions& o) {
   } else if (o.cell == "tree-fc") {
     program_ = register_module("cell", TreeFcCell(o.embedding, o.hidden));
   } else {
-    throw InvalidArgumentError(fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.cell));
+    throw InvalidArgumentError(
+        fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.cell));
   }
-  if (o.dropout < 0 || o.dropout >= 1) throw InvalidArgumentError(fmt::format("dropout {} is not in [0, 1)", o.dropout));
+  if (o.dropout < 0 || o.dropout >= 1)
+    throw InvalidArgumentError(fmt::format("dropout {} is not in [0, 1)", o.dropout));
   dropout_ = o.dropout;
   generator_ = at::make_generator<at::CPUGeneratorImpl>(0);
   output = register_module("output", torch::nn::Linear(o.hidden, o.classes));
@@ -52,7 +54,8 @@ std::pair<torch::Tensor, torch::Tensor> DynamicNetImpl::Forward(const Schedule& 
 void DynamicNetImpl::SeedDropout(uint64_t seed) { generator_.set_current_seed(seed); }
 
 void DynamicNetImpl::Backward() {
-  if (!states_.defined() || !states_.grad().defined()) throw InternalError("dynamic network backward before loss.backward()");
+  if (!states_.defined() || !states_.grad().defined())
+    throw InternalError("dynamic network backward before loss.backward()");
   executor_->Backward(states_.grad());
   states_ = torch::Tensor();
 }

@@ -47,7 +47,9 @@ class DynamicNetImpl : public torch::nn::Module {
   void SeedDropout(uint64_t seed);
 
   LevelExecutor& executor() { return *executor_; }
-  void set_executor_options(const LevelExecutorOptions& o) { executor_ = std::make_unique<LevelExecutor>(*program_, o); }
+  void set_executor_options(const LevelExecutorOptions& o) {
+    executor_ = std::make_unique<LevelExecutor>(*program_, o);
+  }
 
   torch::nn::Embedding embedding{nullptr};
   torch::nn::Linear output{nullptr};

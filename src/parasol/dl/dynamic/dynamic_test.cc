@@ -62,7 +62,8 @@ TEST(Treebank, MalformedTreesNameFileAndLine) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
   const auto fails = [&](const std::string& text, const std::string& what) {
     const std::string path = WriteTemp("bad_tree.txt", text);
-    EXPECT_THAT([&] { ReadTreebank(path, vocab, true); }, ::testing::ThrowsMessage<ParseError>(HasSubstr(what)))
+    EXPECT_THAT([&] { ReadTreebank(path, vocab, true); },
+                ::testing::ThrowsMessage<ParseError>(HasSubstr(what)))
         << text;
   };
   fails("(2 (2 a) (2 b))\n(2 (2 a) (2 b)\n", "bad_tree.txt:2: unbalanced brackets");
@@ -90,7 +91,8 @@ Pass ForwardBackward(DynamicNet& net, const std::vector<const ExampleGraph*>& gr
   loss.backward();
   net->Backward();
   Pass r{.loss = loss.item<double>()};
-  for (const torch::Tensor& p : net->parameters()) r.grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+  for (const torch::Tensor& p : net->parameters())
+    r.grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
   return r;
 }
 
@@ -103,8 +105,11 @@ TEST(LevelExecutor, BatchedAndPerNodeAgree) {
   for (size_t i = 0; i < 16; ++i) graphs.push_back(&t.trees[i]);
   for (const char* cell : {"tree-lstm", "tree-fc"}) {
     torch::manual_seed(3);
-    DynamicNet net(DynamicNetOptions{.cell = cell, .vocab = static_cast<int64_t>(vocab.size()), .embedding = 12,
-                                     .hidden = 10, .dropout = 0});
+    DynamicNet net(DynamicNetOptions{.cell = cell,
+                                     .vocab = static_cast<int64_t>(vocab.size()),
+                                     .embedding = 12,
+                                     .hidden = 10,
+                                     .dropout = 0});
     const Pass batched = ForwardBackward(net, graphs, Batching::kBatched);
     net->set_executor_options({.hoist_inputs = false});
     const Pass lazy_off = ForwardBackward(net, graphs, Batching::kBatched);
@@ -112,23 +117,26 @@ TEST(LevelExecutor, BatchedAndPerNodeAgree) {
     EXPECT_NEAR(batched.loss, per_node.loss, 1e-4 * batched.loss) << cell;
     EXPECT_NEAR(batched.loss, lazy_off.loss, 1e-4 * batched.loss) << cell;
     for (size_t i = 0; i < batched.grads.size(); ++i) {
-      EXPECT_TRUE(torch::allclose(batched.grads[i], per_node.grads[i], 1e-3, 1e-6)) << cell << " parameter " << i;
-      EXPECT_TRUE(torch::allclose(batched.grads[i], lazy_off.grads[i], 1e-3, 1e-6)) << cell << " parameter " << i;
+      EXPECT_TRUE(torch::allclose(batched.grads[i], per_node.grads[i], 1e-3, 1e-6))
+          << cell << " parameter " << i;
+      EXPECT_TRUE(torch::allclose(batched.grads[i], lazy_off.grads[i], 1e-3, 1e-6))
+          << cell << " parameter " << i;
     }
   }
 }
 
 // Chains (the LSTM): batched by position against one vertex at a time.
 TEST(LevelExecutor, ChainsBatchedAndPerNodeAgree) {
-  const std::string path = WriteTemp("chains.txt", "a b c d\nb c\n\nd a b\nc c c c c\n" + std::string(60, 'x') + "\n");
+  const std::string path =
+      WriteTemp("chains.txt", "a b c d\nb c\n\nd a b\nc c c c c\n" + std::string(60, 'x') + "\n");
   const DynamicData d = LoadTextChains(path);
   ASSERT_GE(d.train.size(), 3u);
   EXPECT_EQ(d.train[0].size(), 4u);  // a b c d: each predicts the next, d predicts the line's end
   std::vector<const ExampleGraph*> graphs;
   for (const ExampleGraph& g : d.train) graphs.push_back(&g);
   torch::manual_seed(4);
-  DynamicNet net(DynamicNetOptions{.cell = "lstm-lm", .vocab = d.vocab, .embedding = 6, .hidden = 5,
-                                   .classes = d.classes, .dropout = 0});
+  DynamicNet net(DynamicNetOptions{
+      .cell = "lstm-lm", .vocab = d.vocab, .embedding = 6, .hidden = 5, .classes = d.classes, .dropout = 0});
   const Pass batched = ForwardBackward(net, graphs, Batching::kBatched);
   const Pass per_node = ForwardBackward(net, graphs, Batching::kPerNode);
   EXPECT_NEAR(batched.loss, per_node.loss, 1e-5 * batched.loss);
@@ -143,7 +151,8 @@ TEST(LevelExecutor, TreeLstmGradientMatchesFiniteDifferences) {
   const Treebank t = ReadTreebank(WriteTemp("tiny.txt", "(3 (1 a) (4 (2 b) (0 c)))\n"), vocab, true);
   const std::vector<const ExampleGraph*> graphs = {&t.trees[0]};
   torch::manual_seed(5);
-  DynamicNet net(DynamicNetOptions{.cell = "tree-lstm", .vocab = 4, .embedding = 3, .hidden = 4, .dropout = 0});
+  DynamicNet net(
+      DynamicNetOptions{.cell = "tree-lstm", .vocab = 4, .embedding = 3, .hidden = 4, .dropout = 0});
   net->to(torch::kFloat64);
   const Pass r = ForwardBackward(net, graphs, Batching::kBatched);
   const auto loss = [&] {
@@ -180,7 +189,12 @@ TEST(DynamicTrainer, TwoRanksTakeOneRanksStepsWithTheCombinedBatch) {
   const std::string dir = ::testing::TempDir() + "sst64";
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/train.txt") << text;
-  DynamicTrainOptions o{.model = "tree-lstm", .data = dir, .embedding = 8, .hidden = 6, .dropout = 0, .steps = 4,
+  DynamicTrainOptions o{.model = "tree-lstm",
+                        .data = dir,
+                        .embedding = 8,
+                        .hidden = 6,
+                        .dropout = 0,
+                        .steps = 4,
                         .evaluate = false};
   o.optimizer = {.kind = OptimizerKind::kSgd, .lr = 0.5, .momentum = 0.9};
   const auto train = [&](int ranks, int64_t batch) {
@@ -196,21 +210,26 @@ TEST(DynamicTrainer, TwoRanksTakeOneRanksStepsWithTheCombinedBatch) {
   };
   const torch::Tensor one = train(1, 16), two = train(2, 8);
   EXPECT_FALSE(torch::equal(one, train(1, 8)));  // the batch matters, so the comparison does
-  EXPECT_TRUE(torch::allclose(one, two, 1e-4, 1e-6)) << "largest difference " << (one - two).abs().max().item<double>();
+  EXPECT_TRUE(torch::allclose(one, two, 1e-4, 1e-6))
+      << "largest difference " << (one - two).abs().max().item<double>();
 }
 
 TEST(DynamicTrainer, OnlyAfterBackwardSynchronisesDynamicNetworks) {
   comm::InProcessWorld world(2);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    TrainDynamic(ctx, {.model = "tree-fc", .tree_count = 8, .tree_depth = 3, .sync = {.mode = SyncMode::kWfbp}});
+    TrainDynamic(ctx,
+                 {.model = "tree-fc", .tree_count = 8, .tree_depth = 3, .sync = {.mode = SyncMode::kWfbp}});
   });
   EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("--sync after-backward only"));
 }
 
 TEST(WordVectors, WrongDimensionsNameFileAndLine) {
   const std::string path = WriteTemp("vectors.txt", "good 1 2 3\nbad 1 2\n");
-  EXPECT_THAT([&] { ReadWordVectors(path, {"good", "bad"}, 3); },
-              ::testing::ThrowsMessage<ParseError>(HasSubstr("vectors.txt:2: 2 values where --embedding is 3")));
+  EXPECT_THAT(
+      [&] {
+        ReadWordVectors(path, {"good", "bad"}, 3);
+      },
+      ::testing::ThrowsMessage<ParseError>(HasSubstr("vectors.txt:2: 2 values where --embedding is 3")));
   const std::string ok = WriteTemp("vectors2.txt", "good 1 2 3\nother 4 5 6\n");
   const auto [rows, found] = ReadWordVectors(ok, {"<unk>", "good"}, 3);
   EXPECT_EQ(found, 1);

@@ -16,8 +16,8 @@
 #include "parasol/dl/models.h"
 #include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/rank_tensors.h"
-#include "parasol/dl/trainer.h"
 #include "parasol/dl/torch_generator.h"
+#include "parasol/dl/trainer.h"
 
 namespace parasol::dl::dynamic {
 namespace {
@@ -28,7 +28,8 @@ DynamicData Load(const DynamicTrainOptions& o) {
   if (o.model == "tree-lstm") return LoadSst(o.data);
   if (o.model == "lstm-lm") return LoadTextChains(o.data);
   if (o.model == "tree-fc") return MakeSyntheticTrees(o.tree_count, static_cast<int>(o.tree_depth), o.seed);
-  throw InvalidArgumentError(fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.model));
+  throw InvalidArgumentError(
+      fmt::format("unknown dynamic network '{}' (tree-lstm, lstm-lm, tree-fc)", o.model));
 }
 
 DynamicNet BuildNet(const DynamicTrainOptions& o, const DynamicData& data) {
@@ -44,13 +45,15 @@ DynamicNet BuildNet(const DynamicTrainOptions& o, const DynamicData& data) {
 }
 
 // Word vectors from a file replace the random rows of the words it has.
-void LoadEmbeddings(DynamicNet& net, const DynamicTrainOptions& o, const DynamicData& data, std::ostream* log) {
+void LoadEmbeddings(DynamicNet& net, const DynamicTrainOptions& o, const DynamicData& data,
+                    std::ostream* log) {
   if (o.embeddings_path.empty()) return;
   auto [rows, found] = ReadWordVectors(o.embeddings_path, data.words, o.embedding);
   torch::NoGradGuard no_grad;
   const torch::Tensor vectors = torch::from_blob(rows.data(), {data.vocab, o.embedding}).clone();
   const torch::Tensor have = vectors.abs().sum(1) > 0;
-  net->embedding->weight.index_copy_(0, have.nonzero().squeeze(1), vectors.index_select(0, have.nonzero().squeeze(1)));
+  net->embedding->weight.index_copy_(0, have.nonzero().squeeze(1),
+                                     vectors.index_select(0, have.nonzero().squeeze(1)));
   if (log) *log << fmt::format("# {} of {} words have vectors in {}\n", found, data.vocab, o.embeddings_path);
 }
 
@@ -65,9 +68,11 @@ std::vector<double> EvaluateSet(comm::Context& ctx, DynamicNet& net, const std::
   net->eval();
   std::vector<double> sums(6, 0.0);  // fine right, roots, binary right, binary roots, loss sum, labelled
   std::vector<const ExampleGraph*> mine;
-  for (size_t i = static_cast<size_t>(ctx.rank()); i < set.size(); i += static_cast<size_t>(ctx.size())) mine.push_back(&set[i]);
+  for (size_t i = static_cast<size_t>(ctx.rank()); i < set.size(); i += static_cast<size_t>(ctx.size()))
+    mine.push_back(&set[i]);
   for (size_t at = 0; at < mine.size(); at += 256) {
-    const std::span<const ExampleGraph* const> part(mine.data() + at, std::min<size_t>(256, mine.size() - at));
+    const std::span<const ExampleGraph* const> part(mine.data() + at,
+                                                    std::min<size_t>(256, mine.size() - at));
     const Schedule s = MakeSchedule(part, batching);
     auto [logits, labels] = net->Forward(s);
     sums[4] += torch::nn::functional::cross_entropy(
@@ -91,8 +96,8 @@ std::vector<double> EvaluateSet(comm::Context& ctx, DynamicNet& net, const std::
   return sums;
 }
 
-DynamicEvaluation Evaluate(comm::Context& ctx, DynamicNet& net, const DynamicData& data, const DynamicTrainOptions& o,
-                           int64_t epoch) {
+DynamicEvaluation Evaluate(comm::Context& ctx, DynamicNet& net, const DynamicData& data,
+                           const DynamicTrainOptions& o, int64_t epoch) {
   DynamicEvaluation e{.epoch = epoch};
   const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   if (!data.dev.empty()) {
@@ -111,15 +116,17 @@ DynamicEvaluation Evaluate(comm::Context& ctx, DynamicNet& net, const DynamicDat
 
 void LogEvaluation(std::ostream& log, const DynamicTrainOptions& o, const DynamicEvaluation& e) {
   if (o.model == "tree-lstm") {
-    log << fmt::format("epoch {}: root accuracy fine-grained dev {:.2f}% test {:.2f}%, binary dev {:.2f}% test {:.2f}%\n",
-                       e.epoch, 100 * e.dev_fine, 100 * e.test_fine, 100 * e.dev_binary, 100 * e.test_binary);
+    log << fmt::format(
+        "epoch {}: root accuracy fine-grained dev {:.2f}% test {:.2f}%, binary dev {:.2f}% test {:.2f}%\n",
+        e.epoch, 100 * e.dev_fine, 100 * e.test_fine, 100 * e.dev_binary, 100 * e.test_binary);
   } else if (o.model == "lstm-lm") {
     log << fmt::format("epoch {}: validation perplexity {:.2f}\n", e.epoch, e.dev_perplexity);
   }
 }
 
 std::string ShapeName(const DynamicTrainOptions& o, const DynamicData& data) {
-  return fmt::format("{}-v{}-e{}-h{}-c{}-b{}", o.model, data.vocab, o.embedding, o.hidden, data.classes, o.batch);
+  return fmt::format("{}-v{}-e{}-h{}-c{}-b{}", o.model, data.vocab, o.embedding, o.hidden, data.classes,
+                     o.batch);
 }
 
 // The state is the same on every rank (data parallel): rank 0 writes it, every rank reads it.
@@ -140,8 +147,9 @@ void Save(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, cons
 int64_t Resume(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, const std::string& shape) {
   const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
   if (m.ranks != ctx.size() || m.tensor_parallel != 1 || m.expert_parallel != 1 || m.shape != shape) {
-    throw InvalidArgumentError(fmt::format("{}: a checkpoint of {} ranks and model {}; this run has {} ranks and model {}",
-                                           o.resume_dir, m.ranks, m.shape, ctx.size(), shape));
+    throw InvalidArgumentError(
+        fmt::format("{}: a checkpoint of {} ranks and model {}; this run has {} ranks and model {}",
+                    o.resume_dir, m.ranks, m.shape, ctx.size(), shape));
   }
   ReadRankTensors(o.resume_dir, 0, m.step, State(sync));
   return m.step;
@@ -163,8 +171,8 @@ struct StepBatch {
   int64_t labelled = 0;  // over the global batch: each rank's share of the mean
 };
 
-StepBatch BatchOf(comm::Context& ctx, const std::vector<ExampleGraph>& train, const std::vector<size_t>& order,
-                  size_t in_epoch, size_t batch) {
+StepBatch BatchOf(comm::Context& ctx, const std::vector<ExampleGraph>& train,
+                  const std::vector<size_t>& order, size_t in_epoch, size_t batch) {
   StepBatch b;
   const size_t global = batch * static_cast<size_t>(ctx.size());
   for (size_t i = 0; i < global; ++i) {
@@ -179,9 +187,10 @@ StepBatch BatchOf(comm::Context& ctx, const std::vector<ExampleGraph>& train, co
 
 DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   if (ctx.size() > 1 && o.sync.mode != SyncMode::kAfterBackward) {
-    throw InvalidArgumentError(fmt::format(
-        "{}: --sync after-backward only (its backward runs level by level and reaches a parameter once per level)",
-        o.model));
+    throw InvalidArgumentError(
+        fmt::format("{}: --sync after-backward only (its backward runs level by level and reaches a "
+                    "parameter once per level)",
+                    o.model));
   }
   if (o.batch < 1) throw InvalidArgumentError("--batch must be at least 1");
   SetComputeThreads(o.threads);
@@ -195,21 +204,25 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   const auto p = static_cast<size_t>(ctx.size()), batch = static_cast<size_t>(o.batch);
   const size_t global = batch * p, per_epoch = data.train.size() / global;
   if (per_epoch == 0) {
-    throw InvalidArgumentError(fmt::format("{} training examples fill no global batch of {} ({} ranks x --batch {})",
-                                           data.train.size(), global, p, batch));
+    throw InvalidArgumentError(
+        fmt::format("{} training examples fill no global batch of {} ({} ranks x --batch {})",
+                    data.train.size(), global, p, batch));
   }
   const int64_t total = o.steps > 0 ? o.steps : o.epochs * static_cast<int64_t>(per_epoch);
   const std::string shape = ShapeName(o, data);
   const int64_t first = o.resume_dir.empty() ? 0 : Resume(ctx, sync, o, shape);
   if (log) {
-    *log << fmt::format("# {}: {} training examples, vocabulary {}, {} classes; {} ranks x batch {}, {} steps, {}\n",
-                        o.model, data.train.size(), data.vocab, data.classes, p, batch, total,
-                        o.batching == Batching::kBatched ? "batched by level" : "one vertex at a time");
-    if (!o.resume_dir.empty()) *log << fmt::format("# resuming {} at step {} of {}\n", o.resume_dir, first, total);
+    *log << fmt::format(
+        "# {}: {} training examples, vocabulary {}, {} classes; {} ranks x batch {}, {} steps, {}\n", o.model,
+        data.train.size(), data.vocab, data.classes, p, batch, total,
+        o.batching == Batching::kBatched ? "batched by level" : "one vertex at a time");
+    if (!o.resume_dir.empty())
+      *log << fmt::format("# resuming {} at step {} of {}\n", o.resume_dir, first, total);
   }
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) {
-    csv = std::make_unique<CsvWriter>(o.metrics_path, std::vector<std::string>{"step", "seconds", "examples_per_sec", "loss"});
+    csv = std::make_unique<CsvWriter>(
+        o.metrics_path, std::vector<std::string>{"step", "seconds", "examples_per_sec", "loss"});
   }
   DynamicResult r;
   std::vector<size_t> order(data.train.size());
@@ -221,17 +234,20 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
     const size_t in_epoch = static_cast<size_t>(step) % per_epoch;
     if (epoch != shuffled) {  // the same shuffle on every rank
       std::iota(order.begin(), order.end(), 0);
-      std::shuffle(order.begin(), order.end(), std::mt19937_64(o.seed * 1000003 + static_cast<uint64_t>(epoch)));
+      std::shuffle(order.begin(), order.end(),
+                   std::mt19937_64(o.seed * 1000003 + static_cast<uint64_t>(epoch)));
       shuffled = epoch;
     }
     const StepBatch b = BatchOf(ctx, data.train, order, in_epoch, batch);
-    net->SeedDropout((o.seed * 1000003 + static_cast<uint64_t>(step)) * 4099 + static_cast<uint64_t>(ctx.rank()));
+    net->SeedDropout((o.seed * 1000003 + static_cast<uint64_t>(step)) * 4099 +
+                     static_cast<uint64_t>(ctx.rank()));
     const auto t0 = Clock::now();
     const Schedule s = MakeSchedule(b.mine, o.batching);
     auto [logits, labels] = net->Forward(s);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(
-                                   logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) *
-                               (static_cast<double>(p) / static_cast<double>(b.labelled));
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(
+            logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) *
+        (static_cast<double>(p) / static_cast<double>(b.labelled));
     sync.BeforeBackward(step);
     loss.backward();
     net->Backward();
@@ -239,7 +255,8 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     r.step_seconds.push_back(seconds);
     if (step > first || total == first + 1) speeds.push_back(static_cast<double>(global) / seconds);
-    r.final_loss = loss.item<double>() * static_cast<double>(b.labelled) / static_cast<double>(p * labels.numel());
+    r.final_loss =
+        loss.item<double>() * static_cast<double>(b.labelled) / static_cast<double>(p * labels.numel());
     if (csv) {
       csv->Row({std::to_string(step), fmt::format("{:.6f}", seconds), fmt::format("{:.1f}", global / seconds),
                 fmt::format("{:.6f}", r.final_loss)});

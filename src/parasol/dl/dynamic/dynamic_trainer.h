@@ -29,14 +29,14 @@ struct DynamicTrainOptions {
   bool hoist_inputs = true;
   int64_t batch = 25;  // examples per rank and step
   int64_t epochs = 10;
-  int64_t steps = 0;   // > 0: instead of epochs
+  int64_t steps = 0;                          // > 0: instead of epochs
   int64_t tree_count = 1024, tree_depth = 8;  // tree-fc's synthetic trees
   OptimizerOptions optimizer{.kind = OptimizerKind::kAdam, .lr = 2e-3, .momentum = 0, .weight_decay = 1e-4};
   SyncOptions sync{.mode = SyncMode::kAfterBackward};
   int threads = 1;
   uint64_t seed = 1;
   bool evaluate = true;
-  std::string metrics_path;     // rank 0: step,seconds,examples_per_sec,loss
+  std::string metrics_path;  // rank 0: step,seconds,examples_per_sec,loss
   // Checkpoints (dl/rank_checkpoint.h: rank 0 writes the replicated parameters and Adam moments)
   // every checkpoint_every steps (0: at the end only) when a folder is given; resume_dir: go on
   // from one, with the same ranks, batch and model (else InvalidArgumentError): dropout is drawn

@@ -4,7 +4,8 @@
 
 namespace parasol::dl::dynamic {
 
-LevelExecutor::LevelExecutor(VertexProgramImpl& program, LevelExecutorOptions options) : program_(program), options_(options) {}
+LevelExecutor::LevelExecutor(VertexProgramImpl& program, LevelExecutorOptions options)
+    : program_(program), options_(options) {}
 
 torch::Tensor LevelExecutor::Forward(const Schedule& s, const torch::Tensor& inputs) {
   const bool grad = torch::GradMode::is_enabled();
@@ -31,8 +32,9 @@ torch::Tensor LevelExecutor::Forward(const Schedule& s, const torch::Tensor& inp
       proj = projected.index_select(0, level.rows);
       if (grad) proj.requires_grad_(true);
     } else if (inputs_here) {  // this level's inputs only, with their graph
-      proj = torch::zeros({n, width}, like).index_copy(
-          0, level.input_positions, program_.Project(inputs_leaf_.index_select(0, level.input_indices)));
+      proj = torch::zeros({n, width}, like)
+                 .index_copy(0, level.input_positions,
+                             program_.Project(inputs_leaf_.index_select(0, level.input_indices)));
     }
     if (grad) children.requires_grad_(!level.leaves);
     torch::Tensor states = program_.Combine(proj, children, level.leaves);

@@ -44,7 +44,7 @@ class LevelExecutor {
   LevelExecutorOptions options_;
   const Schedule* schedule_ = nullptr;
   std::vector<LevelRun> runs_;
-  torch::Tensor projected_;  // hoisted: [vertices + 1, projected], with its graph to the inputs
+  torch::Tensor projected_;             // hoisted: [vertices + 1, projected], with its graph to the inputs
   torch::Tensor inputs_, inputs_leaf_;  // not hoisted: the inputs and the leaf the levels read
 };
 

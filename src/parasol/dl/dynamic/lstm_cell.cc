@@ -11,7 +11,8 @@ LstmCellImpl::LstmCellImpl(int64_t input, int64_t hidden) : input_(input), hidde
   b = register_parameter("b", torch::empty({4 * hidden}).uniform_(-k, k));
 }
 
-torch::Tensor LstmCellImpl::Combine(const torch::Tensor& projected, const torch::Tensor& children, bool leaves) {
+torch::Tensor LstmCellImpl::Combine(const torch::Tensor& projected, const torch::Tensor& children,
+                                    bool leaves) {
   const int64_t h = hidden_, n = children.size(0);
   torch::Tensor gates = projected.defined() ? projected + b : b.expand({n, 4 * h});
   torch::Tensor c_prev;

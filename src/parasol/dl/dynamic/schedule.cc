@@ -26,7 +26,8 @@ Schedule MakeSchedule(std::span<const ExampleGraph* const> graphs, Batching batc
   // Height: 0 for a vertex without children, else one more than its highest child. Children come
   // first in each graph, so one pass in order computes it.
   std::vector<int32_t> level_of(static_cast<size_t>(s.vertices));
-  std::vector<int64_t> labels, roots, input_rows, input_tokens, input_index(static_cast<size_t>(s.vertices), -1);
+  std::vector<int64_t> labels, roots, input_rows, input_tokens,
+      input_index(static_cast<size_t>(s.vertices), -1);
   int32_t levels = 0;
   for (size_t gi = 0; gi < graphs.size(); ++gi) {
     const ExampleGraph& g = *graphs[gi];
@@ -37,7 +38,8 @@ Schedule MakeSchedule(std::span<const ExampleGraph* const> graphs, Batching batc
         const int32_t c = g.children[v * static_cast<size_t>(g.arity) + static_cast<size_t>(k)];
         if (c >= 0) height = std::max(height, level_of[static_cast<size_t>(first[gi] + c)] + 1);
       }
-      level_of[static_cast<size_t>(row)] = batching == Batching::kBatched ? height : static_cast<int32_t>(row);
+      level_of[static_cast<size_t>(row)] =
+          batching == Batching::kBatched ? height : static_cast<int32_t>(row);
       levels = std::max(levels, level_of[static_cast<size_t>(row)] + 1);
       labels.push_back(g.label[v]);
       if (g.input[v] >= 0) {
@@ -49,7 +51,8 @@ Schedule MakeSchedule(std::span<const ExampleGraph* const> graphs, Batching batc
     roots.push_back(first[gi] + g.root);
   }
   std::vector<std::vector<int64_t>> rows(static_cast<size_t>(levels)), children(static_cast<size_t>(levels));
-  std::vector<std::vector<int64_t>> positions(static_cast<size_t>(levels)), indices(static_cast<size_t>(levels));
+  std::vector<std::vector<int64_t>> positions(static_cast<size_t>(levels)),
+      indices(static_cast<size_t>(levels));
   std::vector<char> leaves(static_cast<size_t>(levels), 1);
   for (size_t gi = 0; gi < graphs.size(); ++gi) {
     const ExampleGraph& g = *graphs[gi];

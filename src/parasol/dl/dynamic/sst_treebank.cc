@@ -38,7 +38,8 @@ ExampleGraph ParseTree(std::string_view line, const LineReader& reader,
       ++i;
       size_t j = i;
       while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
-      if (j == i || j - i > 1 || line[i] > '4') reader.Fail(fmt::format("a node's label must be 0-4, at column {}", i + 1));
+      if (j == i || j - i > 1 || line[i] > '4')
+        reader.Fail(fmt::format("a node's label must be 0-4, at column {}", i + 1));
       stack.push_back({.label = line[i] - '0'});
       i = j;
     } else if (c == ')') {
@@ -78,7 +79,8 @@ ExampleGraph ParseTree(std::string_view line, const LineReader& reader,
 }  // namespace
 
 Treebank ReadTreebank(const std::string& path, std::unordered_map<std::string, int32_t>& vocab, bool grow) {
-  if (!grow && vocab.find("<unk>") == vocab.end()) throw InternalError("ReadTreebank: the vocabulary has no <unk>");
+  if (!grow && vocab.find("<unk>") == vocab.end())
+    throw InternalError("ReadTreebank: the vocabulary has no <unk>");
   Treebank t;
   LineReader reader(path, {.skip_blank = true});
   std::string_view line;

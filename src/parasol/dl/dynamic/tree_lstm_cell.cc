@@ -14,7 +14,8 @@ TreeLstmCellImpl::TreeLstmCellImpl(int64_t input, int64_t hidden) : input_(input
 
 torch::Tensor TreeLstmCellImpl::Project(const torch::Tensor& inputs) { return torch::matmul(inputs, w.t()); }
 
-torch::Tensor TreeLstmCellImpl::Combine(const torch::Tensor& projected, const torch::Tensor& children, bool leaves) {
+torch::Tensor TreeLstmCellImpl::Combine(const torch::Tensor& projected, const torch::Tensor& children,
+                                        bool leaves) {
   const int64_t h = hidden_, n = children.size(0);
   const std::vector<torch::Tensor> bias = b.split_with_sizes({h, 2 * h, h, h});  // i, f_l f_r, o, u
   if (leaves) {  // i, o, u from the input alone
@@ -25,7 +26,8 @@ torch::Tensor TreeLstmCellImpl::Combine(const torch::Tensor& projected, const to
   // The [n, 2, 2H] children as their h and c parts ([n, 2, H] each), by one unbind.
   const std::vector<torch::Tensor> hc = children.view({n, 2, 2, h}).unbind(2);
   // One split (its backward one concatenation) rather than a slice per gate.
-  std::vector<torch::Tensor> g = torch::addmm(b, hc[0].reshape({n, 2 * h}), u.t()).split_with_sizes({h, 2 * h, h, h}, 1);
+  std::vector<torch::Tensor> g =
+      torch::addmm(b, hc[0].reshape({n, 2 * h}), u.t()).split_with_sizes({h, 2 * h, h, h}, 1);
   if (projected.defined()) {  // inner vertices with an input of their own
     const std::vector<torch::Tensor> x = projected.split(h, 1);
     g[0] = g[0] + x[0];

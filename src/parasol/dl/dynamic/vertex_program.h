@@ -26,7 +26,8 @@ class VertexProgramImpl : public torch::nn::Module {
   virtual torch::Tensor Project(const torch::Tensor& inputs) = 0;  // [m, input] -> [m, projected]
   // `leaves`: no vertex of the batch has a child (their states are zeros, and F may skip them);
   // `projected` undefined: no vertex of the batch has an input.
-  virtual torch::Tensor Combine(const torch::Tensor& projected, const torch::Tensor& children, bool leaves) = 0;
+  virtual torch::Tensor Combine(const torch::Tensor& projected, const torch::Tensor& children,
+                                bool leaves) = 0;
   virtual torch::Tensor Hidden(const torch::Tensor& states) = 0;  // [n, state] -> [n, hidden]
 };
 
