@@ -13,6 +13,7 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
+#include "parasol/core/train_loop.h"
 #include "parasol/dl/parallel_groups.h"
 #include "parasol/dl/rank_checkpoint.h"
 #include "parasol/dl/rank_tensors.h"
@@ -228,6 +229,18 @@ std::vector<std::string> MetricsRow(const LmStep& r, const LmEvaluation* e) {
           e ? fmt::format("{:.4f}", e->perplexity) : ""};
 }
 
+// A step's line: loss and speed, the experts' figures, the evaluation that followed it.
+void LogStep(std::ostream& log, const TransformerLm& lm, const LmStep& rec, const LmEvaluation* e,
+             int64_t done, int64_t total) {
+  log << fmt::format("step {}/{}: loss {:.4f}, {:.0f} tokens/s", done, total, rec.loss, rec.tokens_per_sec);
+  if (!lm.moe_layers.empty()) {
+    log << fmt::format(", balance {:.3f}, z {:.3f}, load max/mean {:.2f}, dropped {:.2f}%", rec.balance_loss,
+                       rec.z_loss, rec.expert_load, 100 * rec.dropped_fraction);
+  }
+  if (e) log << fmt::format(", validation loss {:.4f}, perplexity {:.3f}", e->loss, e->perplexity);
+  log << "\n";
+}
+
 void PrintPlan(std::ostream& log, const LmOptions& o, ParallelGroups& g, const TransformerLm& lm,
                int64_t params, const TextTokens& text, int64_t total) {
   const TransformerOptions& m = o.model;
@@ -317,33 +330,32 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
     if (log) *log << fmt::format("# resuming {} at step {} of {}\n", o.resume_dir, r.first_step, total);
   }
   std::vector<double> speeds;
-  for (int64_t step = r.first_step; step < total; ++step) {
-    const LmStep rec = TrainStep(groups, lm, sync, experts, text.train, o, step);
+  LmStep rec;
+  TrainLoopHooks hooks;
+  hooks.finished = [&](int64_t done) { return done >= total; };
+  hooks.step = [&](int64_t step) {
+    rec = TrainStep(groups, lm, sync, experts, text.train, o, step);
     r.steps.push_back(rec);
     if (step > r.first_step || total - r.first_step == 1) speeds.push_back(rec.tokens_per_sec);
-    const bool epoch_end = (step + 1) % steps_per_epoch == 0 || step + 1 == total;
-    std::optional<LmEvaluation> e;
-    if (o.evaluate && epoch_end) {
-      sync.Flush();
-      e = EvaluateLm(groups, lm, text.validation, o.model.seq, o.batch, o.eval_batches);
-      e->step = step + 1;
-      r.evaluations.push_back(*e);
-    }
-    if (csv) csv->Row(MetricsRow(rec, e ? &*e : nullptr));
-    if (log && (e || (step + 1) % std::max<int64_t>(1, total / 10) == 0)) {
-      *log << fmt::format("step {}/{}: loss {:.4f}, {:.0f} tokens/s", step + 1, total, rec.loss,
-                          rec.tokens_per_sec);
-      if (!lm.moe_layers.empty()) {
-        *log << fmt::format(", balance {:.3f}, z {:.3f}, load max/mean {:.2f}, dropped {:.2f}%",
-                            rec.balance_loss, rec.z_loss, rec.expert_load, 100 * rec.dropped_fraction);
-      }
-      if (e) *log << fmt::format(", validation loss {:.4f}, perplexity {:.3f}", e->loss, e->perplexity);
-      *log << "\n";
-    }
-    const bool due = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (due || step + 1 == total))
-      SaveLm(groups, sync, experts, o, shape, step + 1);
-  }
+  };
+  hooks.epoch_end = [&](int64_t done) { return done % steps_per_epoch == 0; };
+  hooks.evaluate = [&](int64_t done) {
+    sync.Flush();
+    LmEvaluation e = EvaluateLm(groups, lm, text.validation, o.model.seq, o.batch, o.eval_batches);
+    e.step = done;
+    r.evaluations.push_back(e);
+  };
+  hooks.report = [&](int64_t done, bool evaluated) {
+    const LmEvaluation* e = evaluated ? &r.evaluations.back() : nullptr;
+    if (csv) csv->Row(MetricsRow(rec, e));
+    if (log && (e || done % std::max<int64_t>(1, total / 10) == 0)) LogStep(*log, lm, rec, e, done, total);
+  };
+  hooks.checkpoint = [&](int64_t done) { SaveLm(groups, sync, experts, o, shape, done); };
+  RunTrainLoop({.first_step = r.first_step,
+                .checkpoints = !o.checkpoint_dir.empty(),
+                .checkpoint_every = o.checkpoint_every,
+                .evaluate = o.evaluate},
+               hooks);
   sync.Flush();
   if (csv) csv->Commit();
   r.median_tokens_per_sec = Median(speeds);

@@ -14,6 +14,7 @@
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
 #include "parasol/core/text_fields.h"
+#include "parasol/core/train_loop.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/job_control.h"
 #include "parasol/dl/models.h"
@@ -389,10 +390,15 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   const int64_t most_per_rank = (o.batch_max > 0 ? o.batch_max : split.train.size()) / ctx.size();
   double train_seconds = 0;
   r.steps_done = at.step;
-  while (!finished(at)) {
+  StepRecord rec;
+  int64_t epoch = 0, epoch_samples = 1;  // of the step just taken
+  TrainLoopHooks hooks;
+  hooks.finished = [&](int64_t) { return finished(at); };
+  hooks.step = [&](int64_t) {
     const double gain = o.adaptive_batch ? noise.Gain(batch) : 1.0;
-    StepRecord rec = TrainStep(ctx, *model, sync, order, split.train, per_rank, at, gain);
-    const int64_t epoch_samples = order.steps_per_epoch() * batch, epoch = at.samples / epoch_samples;
+    rec = TrainStep(ctx, *model, sync, order, split.train, per_rank, at, gain);
+    epoch_samples = order.steps_per_epoch() * batch;
+    epoch = at.samples / epoch_samples;
     at = {at.step + 1, at.progress + gain, at.samples + batch};
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
@@ -400,24 +406,14 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     noise.Add(sync.gradient_norms());
     control.Record(at.step, at.progress, rec.seconds, rec.exposed_comm_fraction * rec.seconds, noise);
     if (csv) csv->Row(MetricsRow(rec, noise));
-    const bool last = finished(at);
     if (log && o.progress_bar) DrawProgress(*log, static_cast<int64_t>(at.progress) - 1, total, rec);
-    if (o.evaluate && (at.samples / epoch_samples != epoch || last)) {
-      EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log);
-    }
-    const bool checkpoint_now = o.checkpoint_every > 0 && at.step % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (checkpoint_now || last))
-      Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
-    const JobControl::Request asked = last ? JobControl::Request{} : control.Check(most_per_rank);
-    if (asked.stop) {
-      if (!checkpoint_now) Checkpoint(ctx, sync, *model, o, at, base_batch, noise);
-      r.stopped = true;
-      if (log) {
-        *log << fmt::format("{}stopped at step {} (progress {:.1f} of {}; checkpoint written)\n",
-                            o.progress_bar ? "\n" : "", at.step, at.progress, total);
-      }
-      break;
-    }
+  };
+  hooks.epoch_end = [&](int64_t) { return at.samples / epoch_samples != epoch; };
+  hooks.evaluate = [&](int64_t) { EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log); };
+  hooks.checkpoint = [&](int64_t) { Checkpoint(ctx, sync, *model, o, at, base_batch, noise); };
+  hooks.stop_requested = [&](int64_t) {
+    const JobControl::Request asked = control.Check(most_per_rank);
+    if (asked.stop) return true;
     if (asked.batch_per_rank > 0) {
       // Pollux's in-place change: the data order goes on from the samples seen, AdaScale's gain
       // follows the new batch.
@@ -432,6 +428,17 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
                             o.progress_bar ? "\n" : "", batch, per_rank, at.step, noise.Gain(batch));
       }
     }
+    return false;
+  };
+  r.stopped = RunTrainLoop({.first_step = at.step,
+                            .checkpoints = !o.checkpoint_dir.empty(),
+                            .checkpoint_every = o.checkpoint_every,
+                            .evaluate = o.evaluate},
+                           hooks)
+                  .stopped;
+  if (log && r.stopped) {
+    *log << fmt::format("{}stopped at step {} (progress {:.1f} of {}; checkpoint written)\n",
+                        o.progress_bar ? "\n" : "", at.step, at.progress, total);
   }
   sync.Flush();
   control.Finish(r.steps_done, at.progress, r.stopped);

@@ -8,43 +8,11 @@
 #include <mutex>
 #include <random>
 
+#include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/comm/testing.h"
 
 namespace parasol::apps::gnn {
 namespace {
-
-// A small random graph: 9 vertices, 6 features (some zero), a ring plus chords, 3 classes.
-Graph SmallGraph() {
-  Graph g;
-  g.vertices = 9;
-  g.features = 6;
-  g.classes = 3;
-  std::mt19937_64 rng(7);
-  for (size_t v = 0; v < g.vertices; ++v) {
-    for (uint32_t f = 0; f < g.features; ++f) {
-      if ((rng() & 3) == 0) continue;
-      g.feature_ids.push_back(f);
-      g.feature_values.push_back(static_cast<float>(rng() % 100) / 50.0f - 1.0f);
-    }
-    g.feature_offsets.push_back(g.feature_ids.size());
-    g.labels.push_back(static_cast<int32_t>(v % 3));
-    g.split.push_back(Split::kTrain);
-  }
-  std::vector<std::vector<uint32_t>> adj(g.vertices);
-  auto link = [&](uint32_t a, uint32_t b) {
-    adj[a].push_back(b);
-    adj[b].push_back(a);
-  };
-  for (uint32_t v = 0; v < g.vertices; ++v) link(v, (v + 1) % 9);
-  link(0, 4);
-  link(2, 7);
-  for (auto& list : adj) {
-    std::sort(list.begin(), list.end());
-    g.neighbours.insert(g.neighbours.end(), list.begin(), list.end());
-    g.edge_offsets.push_back(g.neighbours.size());
-  }
-  return g;
-}
 
 // The loss sum_i r_i . output_i for fixed random r: its gradient by the output is r.
 double LinearLoss(std::span<const float> out, std::span<const float> r) {
@@ -59,7 +27,7 @@ class ModelTest : public testing::TestWithParam<std::string> {};
 // Backward's gradient against central differences of the loss, entry by entry, with and
 // without dropout (the mask is a function of the draw, so both sides see the same one).
 TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
-  const Graph g = SmallGraph();
+  const Graph g = SmallTestGraph();
   const std::vector<int32_t> owner(g.vertices, 0);
   const GraphShard s = MakeShard(g, owner, 0, 1);
   comm::InProcessWorld world(1);
@@ -249,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelTest, testing::Values("gcn", "gat"));
 // With both attention vectors zero every neighbour (and the vertex itself) gets the same weight:
 // a one-layer GAT is then the mean of X W over the closed neighbourhood, plus the bias.
 TEST(GatTest, ZeroAttentionAveragesTheNeighbourhood) {
-  const Graph g = SmallGraph();
+  const Graph g = SmallTestGraph();
   const GraphShard s = MakeShard(g, std::vector<int32_t>(g.vertices, 0), 0, 1);
   const std::unique_ptr<GnnModel> gat = MakeGnnModel("gat", g.features, {}, 3);
   gat->InitGlorot(5);

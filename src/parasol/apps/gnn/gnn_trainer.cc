@@ -17,6 +17,7 @@
 #include "parasol/apps/gnn/tensor_worker.h"
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
+#include "parasol/core/train_loop.h"
 
 namespace parasol::apps::gnn {
 
@@ -253,7 +254,11 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
   std::vector<float> grad(model.parameters().size()), summed, d_out;
   std::vector<double> arrived;
   const auto start = std::chrono::steady_clock::now();
-  for (int epoch = result.first_epoch; epoch <= o.epochs && !stopped; ++epoch) {
+  // A step is an epoch: step s is epoch s + 1.
+  TrainLoopHooks hooks;
+  hooks.finished = [&](int64_t done) { return stopped || done >= o.epochs; };
+  hooks.step = [&](int64_t step) {
+    const int epoch = static_cast<int>(step) + 1;
     ghosts.BeginEpoch(static_cast<uint64_t>(epoch));
     model.Forward(ghosts, s, {.rate = o.dropout, .seed = o.seed, .epoch = static_cast<uint64_t>(epoch)});
     const SplitSums fit = Score(s, model.output(), train, &d_out);
@@ -272,12 +277,17 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
     figures.Evaluated(epoch, {eval.loss[1], eval.correct[1], eval.correct[2]}, model.parameters(),
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                       ghosts.bytes_sent() + gradient_sums.bytes_sent() + (remote ? remote->bytes_sent() : 0));
-    const bool due = o.checkpoint_every > 0 && epoch % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (due || stopped || epoch == o.epochs)) {
-      figures.CompleteAll();  // the early-stopping state a resumed run starts from
-      Checkpoint(ctx, o.checkpoint_dir, static_cast<uint64_t>(epoch), model, adam, stop);
-    }
-  }
+  };
+  hooks.checkpoint = [&](int64_t done) {
+    figures.CompleteAll();  // the early-stopping state a resumed run starts from
+    Checkpoint(ctx, o.checkpoint_dir, static_cast<uint64_t>(done), model, adam, stop);
+  };
+  // The evaluation is part of each epoch's step (its figures may travel with later gradients).
+  RunTrainLoop({.first_step = result.first_epoch - 1,
+                .checkpoints = !o.checkpoint_dir.empty(),
+                .checkpoint_every = o.checkpoint_every,
+                .evaluate = false},
+               hooks);
   figures.CompleteAll();
   ghosts.Drain();
   gradient_sums.Finish();

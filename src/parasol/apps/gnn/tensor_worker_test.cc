@@ -10,43 +10,11 @@
 #include <random>
 #include <vector>
 
+#include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/comm/testing.h"
 
 namespace parasol::apps::gnn {
 namespace {
-
-// 9 vertices on a ring with two chords, 6 sparse features.
-Graph RingGraph() {
-  Graph g;
-  g.vertices = 9;
-  g.features = 6;
-  g.classes = 3;
-  std::mt19937_64 rng(5);
-  for (size_t v = 0; v < g.vertices; ++v) {
-    for (uint32_t f = 0; f < g.features; ++f) {
-      if ((rng() & 3) == 0) continue;
-      g.feature_ids.push_back(f);
-      g.feature_values.push_back(static_cast<float>(rng() % 100) / 50.0f - 1.0f);
-    }
-    g.feature_offsets.push_back(g.feature_ids.size());
-    g.labels.push_back(static_cast<int32_t>(v % 3));
-    g.split.push_back(Split::kTrain);
-  }
-  std::vector<std::vector<uint32_t>> adj(g.vertices);
-  auto link = [&](uint32_t a, uint32_t b) {
-    adj[a].push_back(b);
-    adj[b].push_back(a);
-  };
-  for (uint32_t v = 0; v < g.vertices; ++v) link(v, (v + 1) % 9);
-  link(0, 4);
-  link(2, 7);
-  for (auto& list : adj) {
-    std::sort(list.begin(), list.end());
-    g.neighbours.insert(g.neighbours.end(), list.begin(), list.end());
-    g.edge_offsets.push_back(g.neighbours.size());
-  }
-  return g;
-}
 
 std::vector<float> Random(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -78,7 +46,7 @@ std::vector<std::vector<float>> RunTasks(TensorOps& ops, const GraphShard& s) {
 }
 
 TEST(TensorWorker, RemoteTasksAreTheLocalTasksBitForBit) {
-  const Graph g = RingGraph();
+  const Graph g = SmallTestGraph();
   const GraphShard s = MakeShard(g, std::vector<int32_t>(g.vertices, 0), 0, 1);
   const LayerShapes shapes{.widths = {6, 4, 3}, .offsets = {0, 6 * 4 + 4}};
   LocalTensorOps local(s, shapes);

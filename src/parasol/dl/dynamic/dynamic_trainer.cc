@@ -12,6 +12,7 @@
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
+#include "parasol/core/train_loop.h"
 #include "parasol/dl/dynamic/dynamic_data.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/rank_checkpoint.h"
@@ -229,7 +230,9 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   std::vector<double> speeds;
   int64_t shuffled = -1;
   net->train();
-  for (int64_t step = first; step < total; ++step) {
+  TrainLoopHooks hooks;
+  hooks.finished = [&](int64_t done) { return done >= total; };
+  hooks.step = [&](int64_t step) {
     const auto epoch = static_cast<int64_t>(static_cast<size_t>(step) / per_epoch);
     const size_t in_epoch = static_cast<size_t>(step) % per_epoch;
     if (epoch != shuffled) {  // the same shuffle on every rank
@@ -261,15 +264,20 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
       csv->Row({std::to_string(step), fmt::format("{:.6f}", seconds), fmt::format("{:.1f}", global / seconds),
                 fmt::format("{:.6f}", r.final_loss)});
     }
-    const bool due = o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0;
-    if (!o.checkpoint_dir.empty() && (due || step + 1 == total)) Save(ctx, sync, o, shape, step + 1);
-    const bool epoch_end = in_epoch + 1 == per_epoch || step + 1 == total;
-    if (o.evaluate && epoch_end && o.model != "tree-fc") {
-      sync.Flush();
-      r.evaluations.push_back(Evaluate(ctx, net, data, o, epoch + 1));
-      if (log) LogEvaluation(*log, o, r.evaluations.back());
-    }
-  }
+  };
+  hooks.epoch_end = [&](int64_t done) { return static_cast<size_t>(done) % per_epoch == 0; };
+  hooks.evaluate = [&](int64_t done) {
+    sync.Flush();
+    r.evaluations.push_back(
+        Evaluate(ctx, net, data, o, static_cast<int64_t>(static_cast<size_t>(done - 1) / per_epoch) + 1));
+    if (log) LogEvaluation(*log, o, r.evaluations.back());
+  };
+  hooks.checkpoint = [&](int64_t done) { Save(ctx, sync, o, shape, done); };
+  RunTrainLoop({.first_step = first,
+                .checkpoints = !o.checkpoint_dir.empty(),
+                .checkpoint_every = o.checkpoint_every,
+                .evaluate = o.evaluate && o.model != "tree-fc"},
+               hooks);
   sync.Flush();
   if (csv) csv->Commit();
   if (o.model == "tree-lstm") r.best_evaluation = BestEvaluation(r.evaluations);
