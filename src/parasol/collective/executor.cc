@@ -172,7 +172,9 @@ void Executor::ProbeMismatch(comm::Transport& t, const ExecuteArgs& a) {
   for (const auto& r : inflight_reqs_) {
     if (r.kind != comm::Request::Kind::kRecv) continue;
     auto tag = t.ProbeUnexpected(r.peer);
-    if (tag && TagSequence(*tag) == seq && TagSignature(*tag) != sig) {
+    // Tags above kMaxUserTag are the transport's own (a split's or a duplicate's handshake): read as
+    // a collective's they would name sequence 0 and a signature of their low bits.
+    if (tag && *tag <= comm::kMaxUserTag && TagSequence(*tag) == seq && TagSignature(*tag) != sig) {
       throw MismatchError(
           fmt::format("rank {}: {}: peer {} called this collective with other arguments or another "
                       "collective (count, type, op, root or algorithm differ)",

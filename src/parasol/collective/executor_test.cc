@@ -109,6 +109,29 @@ TEST(Executor, APeerRunningAnotherCallIsAMismatchNamingIt) {
   }
 }
 
+// A transport's own message (a split's handshake, tag above kMaxUserTag) waiting from a peer is
+// not that peer's collective: read as one it would have sequence 0 and another signature, and
+// the first collective of a context, still waiting for the peer, was refused as a mismatch.
+TEST(Executor, ATransportsOwnMessageIsNotTakenForAMismatchedCollective) {
+  InProcessWorld world(2, {.eager = true});
+  std::vector<std::exception_ptr> errors = RunRanks(world, [&](comm::Context& ctx) {
+    if (ctx.rank() == 1) {
+      const int color = 1;
+      comm::Request r = ctx.transport().Isend(0, comm::kMaxUserTag + 2, &color, sizeof color);
+      (void)r;  // eager: done
+      return;   // and never joins the collective
+    }
+    std::vector<float> data(8, 1.0f);
+    ProgramBuilder b(0, 2);
+    b.Recv(1, Data(0, 4));
+    Program p = std::move(b).Finish();
+    Executor e;
+    e.Run(ctx.transport(), Args(p, data, nullptr, /*signature=*/5, std::chrono::milliseconds(300)));
+  });
+  ASSERT_TRUE(errors[0]);
+  EXPECT_THROW(std::rethrow_exception(errors[0]), TimeoutError) << Message(errors[0]);
+}
+
 TEST(Executor, APeerThatNeverCallsIsATimeoutNamingIt) {
   InProcessWorld world(2);
   std::vector<std::exception_ptr> errors = RunRanks(world, [&](comm::Context& ctx) {
