@@ -51,9 +51,12 @@ def read_graph(folder):
     if os.path.exists(stem + ".cites"):
         edges = np.loadtxt(stem + ".cites", dtype=np.int64, ndmin=2)
     else:
+        # parasol's section file (src/parasol/core/section_file.h) of kind graph-edges: a 32-byte
+        # header, then the one section's 32-byte header (name, element size, count) and its pairs.
         raw = np.fromfile(stem + ".edges", dtype=np.uint8)
-        count = int(raw[8:16].view(np.uint64)[0])
-        edges = raw[16 : 16 + 8 * count].view(np.uint32).reshape(count, 2).astype(np.int64)
+        assert raw[:8].tobytes() == b"PARASOLS" and raw[8:24].tobytes().rstrip(b"\0") == b"graph-edges"
+        count = int(raw[56:64].view(np.uint64)[0])
+        edges = raw[64 : 64 + 8 * count].view(np.uint32).reshape(count, 2).astype(np.int64)
     n = len(labels)
     features = (torch.tensor(np.stack([rows, cols])), torch.tensor(vals, dtype=torch.float32), (n, len(used)))
     return n, features, edges, labels, splits

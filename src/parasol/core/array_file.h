@@ -1,6 +1,6 @@
 // An array of doubles in a file of its own, written whole or not at all, with a checksum: the
-// binary part of a checkpoint. Layout: an 8-byte magic naming the kind of array, the count (uint64),
-// the values, then FNV-1a 64 of everything before it (machine byte order).
+// binary part of a checkpoint. A section file (section_file.h) of kind MAGIC with one section,
+// "values".
 #pragma once
 
 #include <cstdint>
@@ -9,9 +9,13 @@
 #include <string_view>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol {
 
 // REQUIRES: magic.size() == 8. Atomic (atomic_file.h); throws IoError.
+void WriteArrayFile(FileSystem& fs, const std::string& path, std::string_view magic,
+                    std::span<const double> values);
 void WriteArrayFile(const std::string& path, std::string_view magic, std::span<const double> values);
 
 // Reads an array of kind `magic` that must hold `count` values: the caller knows the shape from

@@ -35,14 +35,16 @@ JobStatus ReadJobStatus(const std::string& path) {
 }
 
 void WriteJobStatus(const std::string& path, const JobStatus& s) {
-  WriteFileAtomically(path, [&](std::ostream& out) {
-    out << fmt::format(
-        "step {}\ntotal_steps {}\nprogress {:.3f}\nranks {}\nbatch_per_rank {}\nstep_seconds "
-        "{:.6f}\nsync_seconds {:.6f}\n",
-        s.step, s.total_steps, s.progress, s.ranks, s.batch_per_rank, s.step_seconds, s.sync_seconds);
-    if (s.grad_measured) out << fmt::format("grad_sqr {:.9g}\ngrad_var {:.9g}\n", s.grad_sqr, s.grad_var);
-    out << fmt::format("state {}\n", s.state);
-  });
+  KeyValueWriter w;
+  w.Add("step", s.step)
+      .Add("total_steps", s.total_steps)
+      .Add("progress", s.progress)
+      .Add("ranks", s.ranks)
+      .Add("batch_per_rank", s.batch_per_rank)
+      .Add("step_seconds", s.step_seconds)
+      .Add("sync_seconds", s.sync_seconds);
+  if (s.grad_measured) w.Add("grad_sqr", s.grad_sqr).Add("grad_var", s.grad_var);
+  w.Add("state", s.state).Write(path);
 }
 
 }  // namespace parasol

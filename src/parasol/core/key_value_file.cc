@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
 
@@ -44,6 +45,28 @@ void KeyValueFile::Require(const std::vector<std::string_view>& keys) const {
 
 void KeyValueFile::Fail(std::string_view key, std::string_view what) const {
   throw ParseError(path_, Find(key).line, what);
+}
+
+KeyValueWriter::KeyValueWriter(std::string_view header, int version) {
+  if (!header.empty()) text_ = fmt::format("{} {}\n", header, version);
+}
+
+KeyValueWriter& KeyValueWriter::Add(std::string_view key, std::string_view value) {
+  text_ += fmt::format("{} {}\n", key, value);
+  return *this;
+}
+
+KeyValueWriter& KeyValueWriter::Add(std::string_view key, double value) {
+  return Add(key, std::string_view(fmt::format("{:.17g}", value)));
+}
+
+void KeyValueWriter::Write(FileSystem& fs, const std::string& path) const {
+  WriteFileAtomically(fs, path, [&](std::ostream& out) { out << text_; });
+}
+
+void KeyValueWriter::Write(const std::string& path) const {
+  LocalFileSystem local;
+  Write(local, path);
 }
 
 }  // namespace parasol

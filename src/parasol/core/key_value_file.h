@@ -1,13 +1,15 @@
 // "key value" text files: the meta files of checkpoints (LDA, MLR, MTRL, SVM) and a job's status
 // file. An optional first line "HEADER VERSION" says what the file is; then one key per line,
-// each key once. Errors name the file and the line of the key.
+// each key once. Errors name the file and the line of the key. KeyValueWriter writes them.
 #pragma once
 
+#include <concepts>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "parasol/core/file_system.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol {
@@ -51,6 +53,27 @@ class KeyValueFile {
 
   std::string path_;
   std::map<std::string, Entry, std::less<>> entries_;
+};
+
+// The writer of such a file: "HEADER VERSION" (if a header is given), then the keys in the order
+// added. Written whole or not at all (atomic_file.h), through a FileSystem.
+class KeyValueWriter {
+ public:
+  explicit KeyValueWriter(std::string_view header = {}, int version = 0);
+  // REQUIRES: key and value are single words (no blanks), keys unique.
+  KeyValueWriter& Add(std::string_view key, std::string_view value);
+  template <std::integral T>
+  KeyValueWriter& Add(std::string_view key, T value) {
+    return Add(key, std::string_view(std::to_string(value)));
+  }
+  // Shortest form that reads back to the same double ({:.17g}).
+  KeyValueWriter& Add(std::string_view key, double value);
+  // IoError naming the file when it cannot be written; the previous file stays whole.
+  void Write(FileSystem& fs, const std::string& path) const;
+  void Write(const std::string& path) const;  // the local file system
+
+ private:
+  std::string text_;
 };
 
 }  // namespace parasol

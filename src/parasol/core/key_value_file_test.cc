@@ -10,6 +10,7 @@
 #include <string>
 
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 
 namespace parasol {
 namespace {
@@ -86,6 +87,38 @@ TEST_F(KeyValueFileTest, RequireNamesTheFirstMissingKey) {
 
 TEST_F(KeyValueFileTest, AMissingFileIsAnIoError) {
   EXPECT_THROW(KeyValueFile::Read(path_ + ".none", "demo-meta", 2, {"steps"}), IoError);
+}
+
+// What the writer writes, the reader reads: every double exactly, integers of any width.
+TEST_F(KeyValueFileTest, WhatTheWriterWritesReadsBackExactly) {
+  const double rate = 0.1 + 0.2;  // not a short decimal
+  KeyValueWriter("demo-meta", 2)
+      .Add("steps", uint64_t{1} << 60)
+      .Add("rate", rate)
+      .Add("name", "ap")
+      .Write(path_);
+  const KeyValueFile f = KeyValueFile::Read(path_, "demo-meta", 2, {"steps", "rate", "name"});
+  EXPECT_EQ(f.Number<uint64_t>("steps"), uint64_t{1} << 60);
+  EXPECT_EQ(f.Number<double>("rate"), rate);
+  EXPECT_EQ(f.Text("name"), "ap");
+}
+
+// A write that fails (the disk full at the second line) names the file and leaves the previous.
+TEST_F(KeyValueFileTest, AFailedWriteLeavesThePreviousFile) {
+  KeyValueWriter("demo-meta", 2).Add("steps", 1).Add("rate", 0.5).Add("name", "first").Write(path_);
+  FaultyFileSystem faulty;
+  faulty.Arm(FileFault::kDiskFull, "kv_", /*after_bytes=*/14);
+  try {
+    KeyValueWriter("demo-meta", 2)
+        .Add("steps", 2)
+        .Add("rate", 0.5)
+        .Add("name", "second")
+        .Write(faulty, path_);
+    FAIL() << "the write succeeded";
+  } catch (const IoError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path_));
+  }
+  EXPECT_EQ(KeyValueFile::Read(path_, "demo-meta", 2, {"steps", "rate", "name"}).Text("name"), "first");
 }
 
 }  // namespace

@@ -81,9 +81,9 @@ class SummingReader {
 
 }  // namespace
 
-void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c) {
+void WriteCheckpoint(FileSystem& fs, const std::string& dir, const TrainCheckpoint& c) {
   std::filesystem::create_directories(dir);
-  WriteFileAtomically(PathOf(dir), [&](std::ostream& out) {
+  WriteFileAtomically(fs, PathOf(dir), [&](std::ostream& out) {
     SummingWriter w(out);
     w.Put(kMagic, sizeof kMagic);
     const uint32_t len = static_cast<uint32_t>(c.model.size());

@@ -8,6 +8,8 @@
 
 #include <torch/torch.h>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::dl {
 
 struct TrainCheckpoint {
@@ -23,7 +25,7 @@ struct TrainCheckpoint {
   torch::Tensor buffers;        // flat float (running statistics)
 };
 
-void WriteCheckpoint(const std::string& dir, const TrainCheckpoint& c);
+void WriteCheckpoint(FileSystem& fs, const std::string& dir, const TrainCheckpoint& c);
 // Throws IoError (missing), ParseError naming the file (corrupt, truncated, another model or size).
 TrainCheckpoint ReadCheckpoint(const std::string& dir, const std::string& model, int64_t parameters,
                                int64_t buffers);

@@ -14,6 +14,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/grad_sync.h"
@@ -394,6 +395,32 @@ TEST(Training, ResumeEqualsAStraightRun) {
               ::testing::HasSubstr("train.ckpt: a checkpoint of model lenet, not mlp"));
 }
 
+// A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
+// train.ckpt) ends the run with an error naming the file and leaves the previous checkpoint.
+TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_faulty").string();
+  std::filesystem::remove_all(dir);
+  TrainOptions first = Small("mlp", 8, 2);
+  first.checkpoint_dir = dir;
+  TrainOn(1, first);
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "train.ckpt", /*after_bytes=*/1000);
+    TrainOptions more = first;
+    more.resume_dir = dir;
+    more.steps = 4;
+    InProcessWorld world(1);
+    const auto errors =
+        RunRanks(world, [&](comm::Context& ctx) { Train(ctx, more); }, {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt"));
+    more.checkpoint_dir.clear();
+    TrainResult r;
+    TrainOn(1, more, &r);
+    EXPECT_EQ(r.first_step, 2) << "resumed from the previous checkpoint";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // A torn or corrupted training checkpoint is refused naming the file; the checksum catches a
 // flipped byte that the sizes cannot.
 TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
@@ -408,7 +435,8 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
                     .parameters = torch::arange(100, torch::kFloat32),
                     .momentum = torch::zeros({100}),
                     .buffers = torch::ones({3})};
-  WriteCheckpoint(dir, c);
+  LocalFileSystem local;
+  WriteCheckpoint(local, dir, c);
   const std::string path = dir + "/train.ckpt";
   std::string bytes;
   {

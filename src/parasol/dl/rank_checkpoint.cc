@@ -22,18 +22,22 @@ std::string RankFile(const std::string& dir, int rank, int64_t step) {
 
 }  // namespace
 
-void WriteRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values) {
+void WriteRankState(FileSystem& files, const std::string& dir, int rank, int64_t step,
+                    std::span<const double> values) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  WriteArrayFile(RankFile(dir, rank, step), kMagic, values);
+  WriteArrayFile(files, RankFile(dir, rank, step), kMagic, values);
 }
 
-void WriteCheckpointMeta(const std::string& dir, const RankCheckpointMeta& m) {
-  WriteFileAtomically((fs::path(dir) / "checkpoint.txt").string(), [&](std::ostream& out) {
-    out << fmt::format("{} 1\nstep {}\nranks {}\ntensor_parallel {}\nexpert_parallel {}\nshape {}\n", kHeader,
-                       m.step, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape);
-  });
+void WriteCheckpointMeta(FileSystem& files, const std::string& dir, const RankCheckpointMeta& m) {
+  KeyValueWriter(kHeader, 1)
+      .Add("step", m.step)
+      .Add("ranks", m.ranks)
+      .Add("tensor_parallel", m.tensor_parallel)
+      .Add("expert_parallel", m.expert_parallel)
+      .Add("shape", m.shape)
+      .Write(files, (fs::path(dir) / "checkpoint.txt").string());
   // The previous checkpoints' rank files: no longer named by checkpoint.txt.
   const std::string keep = fmt::format(".step-{}.bin", m.step);
   std::error_code ec;

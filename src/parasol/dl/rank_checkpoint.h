@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::dl {
 
 struct RankCheckpointMeta {
@@ -19,9 +21,10 @@ struct RankCheckpointMeta {
 };
 
 // Every rank, then rank 0 once all have (the caller's barrier between them).
-void WriteRankState(const std::string& dir, int rank, int64_t step, std::span<const double> values);
+void WriteRankState(FileSystem& fs, const std::string& dir, int rank, int64_t step,
+                    std::span<const double> values);
 // Rank 0: the commit point; then removes the rank files of other steps.
-void WriteCheckpointMeta(const std::string& dir, const RankCheckpointMeta& meta);
+void WriteCheckpointMeta(FileSystem& fs, const std::string& dir, const RankCheckpointMeta& meta);
 
 // IoError (missing), ParseError (damaged) naming the file.
 RankCheckpointMeta ReadCheckpointMeta(const std::string& dir);

@@ -4,14 +4,14 @@
 
 namespace parasol::dl {
 
-void WriteRankTensors(const std::string& dir, int rank, int64_t step,
+void WriteRankTensors(FileSystem& fs, const std::string& dir, int rank, int64_t step,
                       const std::vector<torch::Tensor>& state) {
   std::vector<double> values;
   for (const torch::Tensor& t : state) {
     const torch::Tensor d = t.to(torch::kFloat64).contiguous();
     values.insert(values.end(), d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
   }
-  WriteRankState(dir, rank, step, values);
+  WriteRankState(fs, dir, rank, step, values);
 }
 
 void ReadRankTensors(const std::string& dir, int rank, int64_t step,

@@ -9,9 +9,11 @@
 
 #include <torch/torch.h>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::dl {
 
-void WriteRankTensors(const std::string& dir, int rank, int64_t step,
+void WriteRankTensors(FileSystem& fs, const std::string& dir, int rank, int64_t step,
                       const std::vector<torch::Tensor>& state);
 // Copies the file's values into `state` in place. IoError, ParseError (another size, damaged)
 // naming the file.

@@ -116,15 +116,16 @@ void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOpt
   torch::Tensor momentum = sync.GatherMomentum();  // collective
   if (ctx.rank() == 0) {
     const NoiseScale::State n = noise.state();
-    WriteCheckpoint(o.checkpoint_dir, {.model = o.model,
-                                       .step = at.step,
-                                       .progress = at.progress,
-                                       .samples_seen = at.samples,
-                                       .base_batch = base_batch,
-                                       .noise = {n.sqr_sum, n.var_sum, n.weight},
-                                       .parameters = sync.flat_parameters(),
-                                       .momentum = momentum,
-                                       .buffers = FlatBuffers(model)});
+    WriteCheckpoint(ctx.files(), o.checkpoint_dir,
+                    {.model = o.model,
+                     .step = at.step,
+                     .progress = at.progress,
+                     .samples_seen = at.samples,
+                     .base_batch = base_batch,
+                     .noise = {n.sqr_sum, n.var_sum, n.weight},
+                     .parameters = sync.flat_parameters(),
+                     .momentum = momentum,
+                     .buffers = FlatBuffers(model)});
   }
   collective::Barrier(ctx);
 }

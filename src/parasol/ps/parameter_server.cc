@@ -25,7 +25,7 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
     : rank_(ctx.rank()),
       size_(ctx.size()),
       options_(options),
-      fs_(options.file_system != nullptr ? *options.file_system : local_fs_),
+      fs_(options.file_system != nullptr ? *options.file_system : ctx.files()),
       shard_(ctx.rank(), ctx.size(), fs_) {
   if (options_.workers_per_process < 1) {
     throw InvalidArgumentError(

@@ -41,7 +41,8 @@ namespace parasol::ps {
 struct PsOptions {
   int workers_per_process = 1;
   std::chrono::milliseconds timeout_ms{60000};
-  // Where checkpoints are written (tests inject faults here); null: the local file system.
+  // Where checkpoints are written (tests inject faults here); null: the context's (Context::files;
+  // the context outlives the server).
   FileSystem* file_system = nullptr;
   // Over MPI, how long the communication thread sleeps between polls once idle: 0 adapts (20 us
   // for a while after traffic, then 200 us). Each poll costs the workers' cores time: a job whose
@@ -117,8 +118,7 @@ class ParameterServer {
   const int rank_;
   const int size_;
   PsOptions options_;
-  LocalFileSystem local_fs_;
-  FileSystem& fs_;                              // options_.file_system or local_fs_
+  FileSystem& fs_;                              // options_.file_system, or the context's
   std::unique_ptr<comm::Context> messages_;     // the communication thread's
   std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
   std::unique_ptr<Client> client_;

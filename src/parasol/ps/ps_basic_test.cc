@@ -42,26 +42,3 @@ TEST(Ps, TwoRanksTwoWorkersSumIncrements) {
 
 }  // namespace
 }  // namespace parasol::ps
-
-namespace parasol::ps {
-namespace {
-
-TEST(ConsistencySpec, ParsesEveryModelAndRefusesTheRest) {
-  auto s = ParseConsistencySpec("ssp:3");
-  EXPECT_EQ(s.model, Consistency::kSsp);
-  EXPECT_EQ(s.staleness, 3u);
-  auto v = ParseConsistencySpec("vap:2:0.5");
-  EXPECT_EQ(v.model, Consistency::kVap);
-  EXPECT_EQ(v.staleness, 2u);
-  EXPECT_EQ(v.vap_threshold, 0.5);
-  EXPECT_EQ(ParseConsistencySpec("bsp").model, Consistency::kBsp);
-  EXPECT_EQ(ParseConsistencySpec("essp:10").ToString(), "essp:10");
-  EXPECT_EQ(v.ToString(), "vap:2:0.5");
-  for (const char* bad : {"ssp", "bsp:1", "ssp:x", "vap:2", "vap:2:0", "lazy:1", "", "ssp:3:1", "essp:-1",
-                          "vap:3:inf", "vap:3:nan", "vap:3:0x1p3"}) {
-    EXPECT_THROW(ParseConsistencySpec(bad), InvalidArgumentError) << bad;
-  }
-}
-
-}  // namespace
-}  // namespace parasol::ps

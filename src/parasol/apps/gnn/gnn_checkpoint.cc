@@ -20,21 +20,25 @@ std::string PathIn(const std::string& dir, const char* name) { return (fs::path(
 
 }  // namespace
 
-void WriteGnnCheckpoint(const std::string& dir, const GnnCheckpoint& c) {
+void WriteGnnCheckpoint(FileSystem& fs, const std::string& dir, const GnnCheckpoint& c) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  WriteArrayFile(PathIn(dir, "params.bin"), "PSGNNPA1", c.params);
-  WriteArrayFile(PathIn(dir, "adam.bin"), "PSGNNAD1", c.adam);
-  WriteArrayFile(PathIn(dir, "best.bin"), "PSGNNBE1", c.best);
-  WriteFileAtomically(PathIn(dir, "gnn.txt"), [&](std::ostream& out) {
-    out << fmt::format(
-        "{} 1\nshape {}\nepoch {}\nadam_steps {}\nbest_epoch {}\nsince_best {}\nbest_train_loss {:.17g}\n"
-        "best_train_accuracy {:.17g}\nbest_val_loss {:.17g}\nbest_val_accuracy {:.17g}\n"
-        "best_test_accuracy {:.17g}\n",
-        kHeader, c.shape, c.epoch, c.adam_steps, c.best_epoch, c.since_best, c.best_train_loss,
-        c.best_train_accuracy, c.best_val_loss, c.best_val_accuracy, c.best_test_accuracy);
-  });
+  WriteArrayFile(fs, PathIn(dir, "params.bin"), "PSGNNPA1", c.params);
+  WriteArrayFile(fs, PathIn(dir, "adam.bin"), "PSGNNAD1", c.adam);
+  WriteArrayFile(fs, PathIn(dir, "best.bin"), "PSGNNBE1", c.best);
+  KeyValueWriter(kHeader, 1)
+      .Add("shape", c.shape)
+      .Add("epoch", c.epoch)
+      .Add("adam_steps", c.adam_steps)
+      .Add("best_epoch", c.best_epoch)
+      .Add("since_best", c.since_best)
+      .Add("best_train_loss", c.best_train_loss)
+      .Add("best_train_accuracy", c.best_train_accuracy)
+      .Add("best_val_loss", c.best_val_loss)
+      .Add("best_val_accuracy", c.best_val_accuracy)
+      .Add("best_test_accuracy", c.best_test_accuracy)
+      .Write(fs, PathIn(dir, "gnn.txt"));
 }
 
 GnnCheckpoint ReadGnnCheckpoint(const std::string& dir, const std::string& shape, uint64_t params) {

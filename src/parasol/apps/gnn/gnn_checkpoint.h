@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::apps::gnn {
 
 struct GnnCheckpoint {
@@ -24,7 +26,7 @@ struct GnnCheckpoint {
 };
 
 // Rank 0. Atomic per file, gnn.txt last. Throws IoError.
-void WriteGnnCheckpoint(const std::string& dir, const GnnCheckpoint& c);
+void WriteGnnCheckpoint(FileSystem& fs, const std::string& dir, const GnnCheckpoint& c);
 // `shape` and `params` come from the model being trained: a checkpoint of another model is an
 // InvalidArgumentError; IoError when missing; ParseError "file:line: ..." when malformed or
 // corrupt.

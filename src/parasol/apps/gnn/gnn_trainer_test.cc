@@ -9,6 +9,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 
 namespace parasol::apps::gnn {
 namespace {
@@ -140,6 +141,31 @@ TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
   o.hidden = {8};
   errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, o); });
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("a checkpoint of a 1432x8x7 model"));
+  std::filesystem::remove_all(dir);
+}
+
+// A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
+// params.bin) ends the run with an error naming the file and leaves the previous checkpoint.
+TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
+  const Graph g = ReadGraphDir(kCora);
+  const std::string dir = ::testing::TempDir() + "gnn_faulty_" + std::to_string(::getpid());
+  GnnOptions o;
+  o.epochs = 3;
+  o.checkpoint_dir = dir;
+  Train(g, o, 1);
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "params.bin", /*after_bytes=*/1000);
+    GnnOptions more = o;
+    more.resume_dir = dir;
+    more.epochs = 6;
+    comm::InProcessWorld world(1);
+    const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, more); },
+                                                {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("params.bin"));
+    more.checkpoint_dir.clear();
+    EXPECT_EQ(Train(g, more, 1).first_epoch, 4) << "resumed from the previous checkpoint";
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -10,9 +10,9 @@
 #include <limits>
 
 #include "parasol/core/atomic_file.h"
-#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
+#include "parasol/core/section_file.h"
 
 namespace parasol::apps::gnn {
 
@@ -148,37 +148,17 @@ void ReadCites(const std::string& path, Graph* g) {
   SetEdges(std::move(edges), g);
 }
 
-constexpr char kEdgesMagic[] = "PSGEDGE1";
-constexpr size_t kEdgesHeaderBytes = 16;
+// NAME.edges: a section file (core/section_file.h) with one section of (u, v) pairs.
+constexpr char kEdgesKind[] = "graph-edges";
 
 void ReadEdgesBinary(const std::string& path, Graph* g) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  std::error_code ec;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec || size < kEdgesHeaderBytes + 8) throw ParseError(path, 0, "too short to be an edge list");
-  char header[kEdgesHeaderBytes];
-  in.read(header, sizeof(header));
-  if (std::memcmp(header, kEdgesMagic, 8) != 0) throw ParseError(path, 0, "not a binary edge list (magic)");
-  uint64_t count = 0;
-  std::memcpy(&count, header + 8, sizeof(count));
-  // The count must agree with the file's size before anything is sized by it.
-  if (count > (size - kEdgesHeaderBytes - 8) / 8 || kEdgesHeaderBytes + 8 * count + 8 != size) {
-    throw ParseError(path, 0,
-                     fmt::format("{} bytes cannot hold the {} edges its header claims", size, count));
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> edges(count);
-  in.read(reinterpret_cast<char*>(edges.data()), static_cast<std::streamsize>(8 * count));
-  uint64_t stored = 0;
-  in.read(reinterpret_cast<char*>(&stored), sizeof(stored));
-  uint64_t sum = Fnv1a64(header, sizeof(header));
-  sum = Fnv1a64(edges.data(), 8 * count, sum);
-  if (!in || sum != stored) throw ParseError(path, 0, "checksum mismatch: the file is corrupt or truncated");
+  const SectionReader in(path, kEdgesKind);
+  std::vector<std::pair<uint32_t, uint32_t>> edges(in.Count("edges"));  // bounded by the file's size
+  in.ReadInto("edges", edges.data(), sizeof(edges[0]), edges.size());
   for (size_t k = 0; k < edges.size(); ++k) {
     const uint32_t bad = std::max(edges[k].first, edges[k].second);
     if (bad >= g->vertices) {
-      throw ParseError(
-          path, 0,
+      in.Fail(
           fmt::format("edge {}: vertex {} is not in the .content file ({} vertices)", k, bad, g->vertices));
     }
   }
@@ -246,17 +226,9 @@ Graph ReadPlanetoid(const std::string& content_path, const std::string& edges_pa
 }
 
 void WriteEdgesBinary(const std::string& path, std::span<const std::pair<uint32_t, uint32_t>> edges) {
-  char header[kEdgesHeaderBytes];
-  std::memcpy(header, kEdgesMagic, 8);
-  const uint64_t count = edges.size();
-  std::memcpy(header + 8, &count, sizeof(count));
-  uint64_t sum = Fnv1a64(header, sizeof(header));
-  sum = Fnv1a64(edges.data(), 8 * count, sum);
-  WriteFileAtomically(path, [&](std::ostream& out) {
-    out.write(header, sizeof(header));
-    out.write(reinterpret_cast<const char*>(edges.data()), static_cast<std::streamsize>(8 * count));
-    out.write(reinterpret_cast<const char*>(&sum), sizeof(sum));
-  });
+  SectionWriter w(kEdgesKind);
+  w.Add("edges", edges.data(), sizeof(edges[0]), edges.size());
+  w.Write(path);
 }
 
 void WriteContent(const std::string& path, const Graph& g) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::apps::lda {
 
 struct CheckpointMeta {
@@ -23,10 +25,10 @@ struct CheckpointMeta {
 
 // Writes this rank's part (documents [doc_begin, doc_end), their tokens' topics in corpus order)
 // atomically (temporary file, then rename). Throws IoError.
-void WriteTopicsPart(const std::string& dir, int rank, const CheckpointMeta& meta, uint64_t doc_begin,
-                     uint64_t doc_end, const std::vector<uint32_t>& topics);
+void WriteTopicsPart(FileSystem& fs, const std::string& dir, int rank, const CheckpointMeta& meta,
+                     uint64_t doc_begin, uint64_t doc_end, const std::vector<uint32_t>& topics);
 // Rank 0, after every rank's part is written. Throws IoError.
-void WriteMeta(const std::string& dir, const CheckpointMeta& meta);
+void WriteMeta(FileSystem& fs, const std::string& dir, const CheckpointMeta& meta);
 // Throws IoError if missing, ParseError "file:line: ..." if malformed.
 CheckpointMeta ReadMeta(const std::string& dir);
 // Every part of the checkpoint, assembled: the topics of all tokens of the corpus in order.

@@ -18,6 +18,7 @@
 #include "parasol/apps/lda/lda_testing.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -160,6 +161,33 @@ TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
   fs::remove(dir / "two" / "meta.txt");
   o.resume_dir = (dir / "two").string();
   EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("meta.txt: cannot open"));
+  fs::remove_all(dir);
+}
+
+// A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through the
+// topics file) ends the run with an error naming the file, and leaves the previous checkpoint,
+// which a resumed run takes up.
+TEST(LdaTrainer, AFailedCheckpointLeavesThePreviousOne) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("lda_faulty_{}", ::getpid());
+  LdaOptions o = ApOptions();
+  o.iterations = 4;
+  o.checkpoint_dir = dir.string();
+  o.checkpoint_every = 4;
+  TrainOnRanks(1, Ap(), o);
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "topics.0-of-1.bin", /*after_bytes=*/1000);
+    o.resume_dir = dir.string();
+    o.iterations = 8;
+    comm::InProcessWorld world(1);
+    const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainLda(ctx, Ap(), o); },
+                                                {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("topics.0-of-1.bin"));
+    EXPECT_EQ(ReadMeta(dir.string()).iteration, 4u) << "the previous checkpoint";
+    LdaOptions resume = o;
+    resume.checkpoint_dir.clear();
+    EXPECT_EQ(TrainOnRanks(1, Ap(), resume)[0].first_iteration, 4u);
+  }
   fs::remove_all(dir);
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::apps::mlr {
 
 struct MlrCheckpointMeta {
@@ -19,11 +21,12 @@ struct MlrCheckpointMeta {
 };
 
 // Rank 0, after the weights are written. Atomic. Throws IoError.
-void WriteMlrMeta(const std::string& dir, const MlrCheckpointMeta& m);
+void WriteMlrMeta(FileSystem& fs, const std::string& dir, const MlrCheckpointMeta& m);
 // IoError when missing; ParseError "file:line: ..." when malformed.
 MlrCheckpointMeta ReadMlrMeta(const std::string& dir);
 // v: features x classes, b: classes. Atomic, with a checksum. Throws IoError.
-void WriteMlrWeights(const std::string& dir, const std::vector<double>& v, const std::vector<double>& b);
+void WriteMlrWeights(FileSystem& fs, const std::string& dir, const std::vector<double>& v,
+                     const std::vector<double>& b);
 // Reads what WriteMlrWeights wrote for this shape; ParseError for a corrupt, torn or foreign file.
 void ReadMlrWeights(const std::string& dir, uint64_t features, uint64_t classes, std::vector<double>* v,
                     std::vector<double>* b);

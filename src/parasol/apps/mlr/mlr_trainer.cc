@@ -171,7 +171,7 @@ class SfbScheme : public Scheme {
   }
   uint64_t BytesSent() const override { return bytes_; }
   void Save(const std::string& dir) override {
-    if (ctx_.rank() == 0) WriteMlrWeights(dir, v_, b_);
+    if (ctx_.rank() == 0) WriteMlrWeights(ctx_.files(), dir, v_, b_);
   }
   void Load(const std::string& dir) override { ReadMlrWeights(dir, p_.d(), p_.k(), &v_, &b_); }
 
@@ -317,12 +317,13 @@ void Checkpoint(comm::Context& ctx, const Problem& p, const MlrOptions& o, Schem
   scheme.Save(o.checkpoint_dir);
   if (ctx.size() > 1) collective::Barrier(ctx);
   if (ctx.rank() == 0) {
-    WriteMlrMeta(o.checkpoint_dir, {.comm = std::string(CommName(o.comm)),
-                                    .epoch = epoch,
-                                    .steps = steps,
-                                    .scale = scale,
-                                    .classes = p.k(),
-                                    .features = p.d()});
+    WriteMlrMeta(ctx.files(), o.checkpoint_dir,
+                 {.comm = std::string(CommName(o.comm)),
+                  .epoch = epoch,
+                  .steps = steps,
+                  .scale = scale,
+                  .classes = p.k(),
+                  .features = p.d()});
   }
 }
 

@@ -12,6 +12,7 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::mlr {
@@ -212,6 +213,30 @@ TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
     }
   });
   comm::testing::ExpectNoErrors(errors);
+  std::filesystem::remove_all(dir);
+}
+
+// A checkpoint whose weights cannot be written (a failed write, a full disk, a crash half-way)
+// ends the run with an error naming the file and leaves the previous checkpoint.
+TEST(MlrTest, AFailedCheckpointLeavesThePreviousOne) {
+  const data::Dataset d = Letter();
+  const std::string dir = ::testing::TempDir() + "mlr_faulty_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  MlrOptions o{.comm = Comm::kSfb, .batch = 16, .epochs = 1, .checkpoint_dir = dir, .checkpoint_every = 1};
+  TrainOnRanks(1, d, o);
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "weights.bin", /*after_bytes=*/500);
+    MlrOptions more = o;
+    more.resume_dir = dir;
+    more.epochs = 2;
+    comm::InProcessWorld world(1);
+    const auto errors = comm::testing::RunRanks(
+        world, [&](comm::Context& ctx) { TrainMlr(ctx, d, nullptr, more); }, {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("weights.bin"));
+    more.checkpoint_dir.clear();
+    EXPECT_EQ(TrainOnRanks(1, d, more)[0].first_epoch, 2u) << "resumed from the previous checkpoint";
+  }
   std::filesystem::remove_all(dir);
 }
 

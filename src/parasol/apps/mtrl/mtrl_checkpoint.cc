@@ -18,14 +18,17 @@ constexpr char kHeader[] = "parasol-mtrl-checkpoint";
 std::string PathIn(const std::string& dir, const char* name) { return (fs::path(dir) / name).string(); }
 }  // namespace
 
-void WriteMtrlCheckpoint(const std::string& dir, const MtrlCheckpoint& c) {
-  WriteArrayFile(PathIn(dir, "alpha.bin"), "PSMTRLA1", c.alpha);
-  WriteArrayFile(PathIn(dir, "omega.bin"), "PSMTRLO1", c.omega);
-  WriteFileAtomically(PathIn(dir, "mtrl.txt"), [&](std::ostream& out) {
-    out << fmt::format(
-        "{} 1\niteration {}\nrounds {}\ntasks {}\nfeatures {}\nsamples {}\nobjective {:.17g}\n", kHeader,
-        c.iteration, c.rounds, c.tasks, c.features, c.samples, c.objective);
-  });
+void WriteMtrlCheckpoint(FileSystem& fs, const std::string& dir, const MtrlCheckpoint& c) {
+  WriteArrayFile(fs, PathIn(dir, "alpha.bin"), "PSMTRLA1", c.alpha);
+  WriteArrayFile(fs, PathIn(dir, "omega.bin"), "PSMTRLO1", c.omega);
+  KeyValueWriter(kHeader, 1)
+      .Add("iteration", c.iteration)
+      .Add("rounds", c.rounds)
+      .Add("tasks", c.tasks)
+      .Add("features", c.features)
+      .Add("samples", c.samples)
+      .Add("objective", c.objective)
+      .Write(fs, PathIn(dir, "mtrl.txt"));
 }
 
 namespace {

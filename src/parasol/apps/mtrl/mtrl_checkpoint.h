@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/file_system.h"
+
 namespace parasol::apps::mtrl {
 
 struct MtrlCheckpoint {
@@ -19,7 +21,7 @@ struct MtrlCheckpoint {
 };
 
 // Rank 0. Atomic per file, mtrl.txt last. Throws IoError.
-void WriteMtrlCheckpoint(const std::string& dir, const MtrlCheckpoint& c);
+void WriteMtrlCheckpoint(FileSystem& fs, const std::string& dir, const MtrlCheckpoint& c);
 // The shape comes from the training data (tasks, features, samples): a checkpoint of another
 // shape is an InvalidArgumentError; IoError when missing; ParseError "file:line: ..." when
 // malformed or corrupt.

@@ -61,7 +61,7 @@ std::string KeyMismatch(const SvmCheckpointKey& a, const SvmCheckpointKey& b) {
 
 }  // namespace
 
-void WriteSvmCheckpoint(const std::string& dir, const SvmCheckpoint& c) {
+void WriteSvmCheckpoint(FileSystem& fs, const std::string& dir, const SvmCheckpoint& c) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create the checkpoint folder: {}", dir, ec.message()));
@@ -70,21 +70,26 @@ void WriteSvmCheckpoint(const std::string& dir, const SvmCheckpoint& c) {
     pairs.insert(pairs.end(), {p.rho, p.objective, static_cast<double>(p.iterations)});
   for (const SvmCheckpoint::Pair& p : c.done) pairs.insert(pairs.end(), p.alpha.begin(), p.alpha.end());
   const std::string pairs_name = PairsName(c.done.size());
-  WriteArrayFile(PathIn(dir, pairs_name), kPairsMagic, pairs);
+  WriteArrayFile(fs, PathIn(dir, pairs_name), kPairsMagic, pairs);
   std::string current_name;
   if (!c.current_alpha.empty()) {
     current_name = CurrentName(c.done.size(), c.current_iterations);
-    WriteArrayFile(PathIn(dir, current_name), kCurrentMagic, c.current_alpha);
+    WriteArrayFile(fs, PathIn(dir, current_name), kCurrentMagic, c.current_alpha);
   }
   const SvmCheckpointKey& k = c.key;
-  WriteFileAtomically(PathIn(dir, "svm.txt"), [&](std::ostream& out) {
-    out << fmt::format(
-        "{} 1\nsamples {}\nfeatures {}\nclasses {}\nfingerprint {}\nkernel {}\ngamma {:.17g}\ncoef0 {:.17g}\n"
-        "degree {}\nc {:.17g}\npairs_done {}\ncurrent_iterations {}\n",
-        kHeader, k.samples, k.features, k.classes, k.data_fingerprint, KernelName(k.kernel.type),
-        k.kernel.gamma, k.kernel.coef0, k.kernel.degree, k.c, c.done.size(),
-        c.current_alpha.empty() ? 0 : c.current_iterations);
-  });
+  KeyValueWriter(kHeader, 1)
+      .Add("samples", k.samples)
+      .Add("features", k.features)
+      .Add("classes", k.classes)
+      .Add("fingerprint", k.data_fingerprint)
+      .Add("kernel", KernelName(k.kernel.type))
+      .Add("gamma", k.kernel.gamma)
+      .Add("coef0", k.kernel.coef0)
+      .Add("degree", k.kernel.degree)
+      .Add("c", k.c)
+      .Add("pairs_done", c.done.size())
+      .Add("current_iterations", c.current_alpha.empty() ? 0 : c.current_iterations)
+      .Write(fs, PathIn(dir, "svm.txt"));
   RemoveStale(dir, pairs_name, current_name);
 }
 

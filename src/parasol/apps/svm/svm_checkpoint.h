@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "parasol/apps/svm/kernel.h"
+#include "parasol/core/file_system.h"
 
 namespace parasol::apps::svm {
 
@@ -38,7 +39,7 @@ struct SvmCheckpoint {
 };
 
 // Rank 0. Creates `dir` if needed. Throws IoError.
-void WriteSvmCheckpoint(const std::string& dir, const SvmCheckpoint& c);
+void WriteSvmCheckpoint(FileSystem& fs, const std::string& dir, const SvmCheckpoint& c);
 
 // `pair_samples`: the sample count of each machine, in training order, from the data. A
 // checkpoint of another data set, kernel or C is an InvalidArgumentError; IoError when a file is

@@ -16,6 +16,7 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::svm {
@@ -215,6 +216,27 @@ TEST_F(SvmCheckpointTest, ACheckpointOfAnotherProblemOrDamagedIsRefused) {
   EXPECT_THAT(resume_error(d, options_, kernel_), HasSubstr("checksum mismatch"));
   fs::remove(Dir("ckpt/svm.txt"));
   EXPECT_THAT(resume_error(d, options_, kernel_), HasSubstr("svm.txt: cannot open"));
+}
+
+// A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through the
+// third machine's file) ends the run with an error naming the file, and leaves the checkpoint of
+// the first two machines, which a resumed run restores before it trains the other four.
+TEST_F(SvmCheckpointTest, AFailedCheckpointLeavesThePreviousOne) {
+  const data::Dataset d = FourLetters();
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    fs::remove_all(Dir("ckpt"));
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "pairs-3.bin", /*after_bytes=*/100);
+    comm::InProcessWorld world(1);
+    const auto errors = comm::testing::RunRanks(
+        world,
+        [&](comm::Context& ctx) { TrainOneVsOne(ctx, d, kernel_, options_, {}, {.dir = Dir("ckpt")}); },
+        {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("pairs-3.bin"));
+    const Run resumed = Train(1, d, options_, {.resume_dir = Dir("ckpt")});
+    ASSERT_EQ(resumed.reports.size(), 6u);
+    for (size_t p = 0; p < 6; ++p) EXPECT_EQ(resumed.reports[p].restored, p < 2) << "machine " << p;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 #include "parasol/dl/dynamic/dynamic_data.h"
 #include "parasol/dl/dynamic/dynamic_net.h"
 #include "parasol/dl/dynamic/dynamic_trainer.h"
@@ -221,6 +222,41 @@ TEST(DynamicTrainer, OnlyAfterBackwardSynchronisesDynamicNetworks) {
                  {.model = "tree-fc", .tree_count = 8, .tree_depth = 3, .sync = {.mode = SyncMode::kWfbp}});
   });
   EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("--sync after-backward only"));
+}
+
+// A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through the
+// rank's state file) ends the run with an error naming the file and leaves the previous
+// checkpoint, from which a resumed run takes only the remaining steps.
+TEST(DynamicTrainer, AFailedCheckpointLeavesThePreviousOne) {
+  const std::string dir = ::testing::TempDir() + "dynamic_faulty_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  DynamicTrainOptions o{.model = "tree-fc",
+                        .batch = 4,
+                        .steps = 2,
+                        .tree_count = 32,
+                        .tree_depth = 3,
+                        .evaluate = false,
+                        .checkpoint_dir = dir};
+  comm::InProcessWorld one(1);
+  comm::testing::ExpectNoErrors(
+      comm::testing::RunRanks(one, [&](comm::Context& ctx) { TrainDynamic(ctx, o); }));
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, "rank-0.step-4.bin", /*after_bytes=*/100);
+    DynamicTrainOptions more = o;
+    more.resume_dir = dir;
+    more.steps = 4;
+    comm::InProcessWorld world(1);
+    const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainDynamic(ctx, more); },
+                                                {.file_system = &faulty});
+    EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("rank-0.step-4.bin"));
+    more.checkpoint_dir.clear();
+    size_t steps = 0;
+    comm::testing::ExpectNoErrors(comm::testing::RunRanks(
+        world, [&](comm::Context& ctx) { steps = TrainDynamic(ctx, more).step_seconds.size(); }));
+    EXPECT_EQ(steps, 2u) << "resumed at step 2, the previous checkpoint";
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(WordVectors, WrongDimensionsNameFileAndLine) {
