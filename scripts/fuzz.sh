@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz and runs each for
-# SECONDS (default 20), from the seeds in fuzz/seeds plus what earlier runs found (kept in
-# build-fuzz/corpus). A finding (crash, sanitizer report, hang over 10 s, more than 2 GiB, or an
+# SECONDS (default 20; as many targets at once as there are cores, one core each), from the seeds
+# in fuzz/seeds plus what earlier runs found (kept in build-fuzz/corpus). A finding (crash, sanitizer report, hang over 10 s, more than 2 GiB, or an
 # exception other than ParseError) fails the script; its input is saved in build-fuzz/findings.
 # Prints one line per target and writes build-fuzz/fuzz-summary.csv.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: the names of fuzz/*_fuzz.cc)
@@ -22,11 +22,10 @@ fi
 
 summary="$build/fuzz-summary.csv"
 echo "target,seconds,executions,executions_per_second,corpus_files,result" > "$summary"
-failed=0
-for t in "${targets[@]}"; do
-  corpus="$build/corpus/$t" findings="$build/findings/$t"
+# One target: its run, then a line "target,seconds,...,result" in $build/fuzz-$t.result.
+fuzz_one() {
+  local t=$1 corpus="$build/corpus/$1" findings="$build/findings/$1" log="$build/fuzz-$1.log" result runs files rate
   mkdir -p "$corpus" "$findings"
-  log="$build/fuzz-$t.log"
   # Leaks are not findings of a reader that throws: libarchive and the standard library keep
   # caches for the life of the process.
   if ASAN_OPTIONS=detect_leaks=0 "$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 \
@@ -34,13 +33,29 @@ for t in "${targets[@]}"; do
        "$corpus" "fuzz/seeds/$t" > "$log" 2>&1; then
     result=ok
   else
-    result=FINDING; failed=$((failed + 1))
+    result=FINDING
   fi
   runs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$log")
   files=$(find "$corpus" -type f | wc -l)
   rate=$(awk -v r="${runs:-0}" -v s="$seconds" 'BEGIN { printf "%.0f", r / s }')
-  echo "$t,$seconds,${runs:-0},$rate,$files,$result" >> "$summary"
-  printf '%-16s %10s runs %8s/s  corpus %5s  %s\n' "$t" "${runs:-0}" "$rate" "$files" "$result"
-  if [ "$result" != ok ]; then grep -E "ERROR|SUMMARY|terminate|what\(\)" "$log" | head -5; echo "  log: $log"; fi
+  echo "$t,$seconds,${runs:-0},$rate,$files,$result" > "$build/fuzz-$t.result"
+}
+# Each target runs on one core: as many at once as there are cores (CI's smoke run takes half).
+jobs=$(getconf _NPROCESSORS_ONLN)
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  fuzz_one "$t" &
+done
+wait
+failed=0
+for t in "${targets[@]}"; do
+  IFS=, read -r _ _ runs rate files result < "$build/fuzz-$t.result"
+  cat "$build/fuzz-$t.result" >> "$summary"
+  printf '%-16s %10s runs %8s/s  corpus %5s  %s\n' "$t" "$runs" "$rate" "$files" "$result"
+  if [ "$result" != ok ]; then
+    failed=$((failed + 1))
+    grep -E "ERROR|SUMMARY|terminate|what\(\)" "$build/fuzz-$t.log" | head -5
+    echo "  log: $build/fuzz-$t.log"
+  fi
 done
 [ "$failed" -eq 0 ]
