@@ -1,6 +1,7 @@
 #include "parasol/core/service_thread.h"
 
 #include <atomic>
+#include <latch>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -50,19 +51,24 @@ TEST(ServiceThread, TheLoopsErrorGoesToItsHandlerNotToTerminate) {
 
 TEST(ServiceThread, StopFromSeveralThreadsAtOnceAndFromTheLoopItself) {
   std::atomic<int> iterations{0};
+  std::atomic<bool> returned{false};
+  std::latch running(1);
   ServiceThread thread;
   thread.Start(
       [&](std::stop_token stop) {
         while (!stop.stop_requested()) {
-          if (++iterations == 1000) thread.Stop();  // the loop stops itself: must not join itself
+          if (++iterations == 1) running.count_down();
+          if (iterations == 1000) thread.Stop();  // the loop stops itself: must not join itself
         }
+        returned = true;
       },
       [](std::exception_ptr) { FAIL(); });
+  running.wait();  // the stoppers then race the loop's own Stop, not its start
   std::vector<std::thread> stoppers;
   for (int i = 0; i < 4; ++i) stoppers.emplace_back([&] { thread.Stop(); });
   for (std::thread& t : stoppers) t.join();
   EXPECT_TRUE(thread.stop_requested());
-  EXPECT_GE(iterations.load(), 1);
+  EXPECT_TRUE(returned.load()) << "a Stop returned before the loop ended";
 }
 
 TEST(ServiceThread, ANeverStartedThreadStopsAtOnce) {
