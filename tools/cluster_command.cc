@@ -14,6 +14,7 @@
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/core/text_fields.h"
 #include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/live_cluster.h"
@@ -93,10 +94,10 @@ class ClusterCommand : public Command {
     if (geteuid() == 0) o_.launch.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
     if (!std::getenv("OMPI_MCA_osc")) o_.launch.env.push_back("OMPI_MCA_osc=sm,ucx,rdma,pt2pt");
     o_.log = &std::cout;
-    const std::string gpus = o_.hosts.empty()
-                                 ? fmt::format("{} GPUs (cores)", o_.gpus)
-                                 : fmt::format("{} hosts x {} slots", o_.hosts.size(), o_.hosts[0].slots);
-    std::cout << fmt::format("# {} jobs, policy {}, {}, interval {} s, work in {}\n", specs.size(),
+    const std::string gpus = o_.hosts.empty() ? fmt::format("{} (cores)", Count(o_.gpus, "GPU"))
+                                              : fmt::format("{} x {}", Count(o_.hosts.size(), "host"),
+                                                            Count(o_.hosts[0].slots, "slot"));
+    std::cout << fmt::format("# {}, policy {}, {}, interval {} s, work in {}\n", Count(specs.size(), "job"),
                              policy->name(), gpus, o_.interval_s, o_.launch.work_dir);
     sched::LiveResult r = sched::RunLive(specs, *policy, o_);
     Report(r);
@@ -125,9 +126,9 @@ class ClusterCommand : public Command {
     for (const auto& j : r.jobs) restarts += j.restarts, restart_s += j.restart_s, gpu_s += j.gpu_s;
     std::cout << fmt::format("average JCT {:.1f} s, max {:.1f} s, makespan {:.1f} s\n", r.average_jct,
                              r.max_jct, r.makespan)
-              << fmt::format(
-                     "{} restarts, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n",
-                     restarts, restart_s, r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
+              << fmt::format("{}, {:.1f} s stopping and starting; GPUs held {:.0f}% of the makespan\n",
+                             Count(restarts, "restart"), restart_s,
+                             r.makespan > 0 ? 100 * gpu_s / (r.makespan * o_.gpus) : 0.0);
     for (const std::string& h : r.lost_hosts) std::cout << "lost host " << h << "\n";
     for (const std::string& h : r.returned_hosts) std::cout << "host back " << h << "\n";
     for (const std::string& f : r.failures) std::cerr << "FAILED: " << f << "\n";

@@ -9,6 +9,7 @@
 
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/optimus.h"
 #include "parasol/sched/simulator.h"
@@ -85,10 +86,9 @@ class ClusterSimCommand : public Command {
       }
     }
     sched::SimResult r = sched::SimulateCluster(workload, apps, *policy, o_);
-    std::cout << fmt::format(
-                     "# {} jobs, policy {}, {} nodes x {} GPUs, interval {} s, restart penalty {} s\n",
-                     r.jobs.size(), policy->name(), o_.cluster.nodes, o_.cluster.gpus_per_node, o_.interval_s,
-                     o_.restart_penalty_s)
+    std::cout << fmt::format("# {}, policy {}, {} x {}, interval {} s, restart penalty {} s\n",
+                             Count(r.jobs.size(), "job"), policy->name(), Count(o_.cluster.nodes, "node"),
+                             Count(o_.cluster.gpus_per_node, "GPU"), o_.interval_s, o_.restart_penalty_s)
               << fmt::format("average JCT {:.0f} s, p99 {:.0f} s, max {:.0f} s, makespan {:.0f} s\n",
                              r.average_jct, r.p99_jct, r.max_jct, r.makespan)
               << fmt::format(

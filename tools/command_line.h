@@ -15,6 +15,10 @@ namespace parasol::tools {
 // Jobs free and allocate the same large buffers every step; keeps freed memory for reuse (see .cc).
 void KeepFreedMemory();
 
+// Whether stdout is a terminal a person watches (not a file, a pipe, or mpirun's pseudo-terminal):
+// only there does a progress bar redraw its line.
+bool StdoutIsATerminal();
+
 // The `parasol` application every entry point parses with: its name, --version, one subcommand.
 void ConfigureApp(CLI::App& app);
 

@@ -11,6 +11,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
 #include "tools/run_options.h"
@@ -127,10 +128,11 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
     std::cout
         << fmt::format(
                "# parasol gnn: {} vertices, {} edges, {} features, {} classes; {} train / {} val / {} test; "
-               "{}: {} layers, hidden {}; {} process(es) ({} tensor workers), {} partition, staleness {}\n",
+               "{}: {} layers, hidden {}; {} ({}), {} partition, staleness {}\n",
                g.vertices, g.edges(), g.features, g.classes, g.CountSplit(Split::kTrain),
                g.CountSplit(Split::kValidation), g.CountSplit(Split::kTest), model_, layers_, hidden_,
-               ctx.size(), o_.tensor_workers, partition_, o_.staleness)
+               Count(ctx.size(), "process"), Count(o_.tensor_workers, "tensor worker"), partition_,
+               o_.staleness)
         << fmt::format("{:>6} {:>8} {:>10} {:>9} {:>8} {:>7} {:>8} {:>9}\n", "epoch", "seconds", "train_loss",
                        "train_acc", "val_loss", "val_acc", "test_acc", "MB_sent");
     if (!run_.metrics.empty()) {

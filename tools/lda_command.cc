@@ -19,6 +19,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
 #include "tools/run_options.h"
@@ -104,7 +105,6 @@ class LdaCommand : public Command {
         ->check(Between(1, 1000))
         ->capture_default_str();
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
-    run_.timeout_ms = 300000;  // an iteration of a large corpus between two block hand-overs
     AddRunOptions(app_, &run_,
                   {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]",
                    .threads = "Sampling threads per process"});
@@ -167,13 +167,13 @@ class LdaCommand : public Command {
       std::cout << fmt::format(
                        "# parasol lda: {} documents, {} words, {} tokens; K {}, alpha {:.4g}, beta {:.4g}, "
                        "{} sampler{}; "
-                       "{} process(es) x {} thread(s){}\n",
+                       "{} x {}{}\n",
                        corpus.num_docs(), corpus.vocab.size(), corpus.num_tokens(), o_.params.topics,
                        o_.params.alpha, o_.params.beta, sampler_,
                        o_.params.sampler == SamplerKind::kMh
                            ? fmt::format(" ({} MH steps)", o_.params.mh_steps)
                            : "",
-                       ctx.size(), o_.threads,
+                       Count(ctx.size(), "process"), Count(o_.threads, "thread"),
                        ctx.size() > 1
                            ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks)
                            : "")
@@ -183,8 +183,8 @@ class LdaCommand : public Command {
     }
     if (root && !o_.resume_dir.empty()) {
       const CheckpointMeta m = ReadMeta(o_.resume_dir);
-      std::cout << fmt::format("# resuming {} at iteration {} (of {}), written by {} process(es)\n",
-                               o_.resume_dir, m.iteration, o_.iterations, m.processes)
+      std::cout << fmt::format("# resuming {} at iteration {} (of {}), written by {}\n", o_.resume_dir,
+                               m.iteration, o_.iterations, Count(m.processes, "process"))
                 << std::flush;
     }
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {

@@ -9,7 +9,9 @@
 #include "parasol/apps/mf/ccd_trainer.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
+#include "parasol/core/divergence_guard.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/ps/table_config.h"
 #include "tools/command.h"
 #include "tools/mf_options.h"
@@ -69,30 +71,24 @@ class MfCommand : public Command {
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
-      std::cout << fmt::format(
-                       "# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} process(es) x {} worker(s), {}{}\n",
-                       source.note, o.rank, o.learning_rate, o.lambda, ctx.size(), o.workers_per_process,
-                       spec.ToString(), o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
+      std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} x {}, {}{}\n", source.note,
+                               o.rank, o.learning_rate, o.lambda, Count(ctx.size(), "process"),
+                               Count(o.workers_per_process, "worker"), spec.ToString(),
+                               o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
                 << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
-    // Each clock as soon as every worker has finished it (a run can be watched with tail -f); the
-    // result is the fallback for any the watch did not give.
-    uint64_t printed = 0;
-    bool any = false;
+    // Each clock as soon as every worker has finished it (a run can be watched with tail -f).
+    DivergenceGuard diverged("objective", "clock", "lower --lr");
     auto print = [&](const apps::mf::ClockObjective& p) {
-      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective) << std::flush;
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective);
       if (csv)
         csv->Row(
             {std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
-      printed = p.clock;
-      any = true;
+      diverged.Check(static_cast<int64_t>(p.clock), p.objective);
     };
     if (ctx.rank() == 0) o.on_clock = print;
     apps::mf::MfResult r = apps::mf::TrainMf(ctx, source.data, o);
     if (ctx.rank() != 0) return 0;
-    for (const apps::mf::ClockObjective& p : r.PerClock()) {
-      if (!any || p.clock > printed) print(p);
-    }
     std::cout << fmt::format("final objective {:.9g} (every update applied); {:.3f} s\n", r.final_objective,
                              r.seconds);
     if (csv) csv->Commit();
@@ -111,11 +107,10 @@ class MfCommand : public Command {
                                  .threads = static_cast<uint32_t>(f.workers_per_process)};
     const bool root = ctx.rank() == 0;
     if (root) {
-      std::cout
-          << fmt::format(
-                 "# parasol mf: {}\n# CCD++ rank {}, lambda {}, {} inner, {} process(es) x {} thread(s)\n",
-                 source.note, o.rank, o.lambda, o.inner, ctx.size(), o.threads)
-          << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
+      std::cout << fmt::format("# parasol mf: {}\n# CCD++ rank {}, lambda {}, {} inner, {} x {}\n",
+                               source.note, o.rank, o.lambda, o.inner, Count(ctx.size(), "process"),
+                               Count(o.threads, "thread"))
+                << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
     apps::mf::CcdResult r = apps::mf::TrainCcd(ctx, source.data, o, [&](const apps::mf::CcdIteration& it) {
       if (!root) return;

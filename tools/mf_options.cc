@@ -44,7 +44,6 @@ void MfFlags::Register(CLI::App* app) {
       ->check(Between(1, 100000))
       ->capture_default_str();
   app->add_option("--straggler", straggler, "WORKER:FACTOR: global worker WORKER runs at 1/FACTOR speed");
-  run.timeout_ms = 120000;
   AddRunOptions(app, &run,
                 {.which = RunOptions::kSeed | RunOptions::kTimeout,
                  .seed = "Seed for initial values, pass order and synthetic data"});

@@ -3,6 +3,7 @@
 // broadcasting (--comm sfb); --comm auto picks the one that sends fewer bytes for this problem.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -11,7 +12,9 @@
 #include "parasol/apps/mlr/text_features.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
+#include "parasol/core/divergence_guard.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/data/dataset.h"
 #include "parasol/data/libsvm_reader.h"
 #include "tools/command.h"
@@ -145,11 +148,11 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   std::unique_ptr<CsvWriter> csv;
   if (root) {
     std::cout << fmt::format(
-                     "# parasol mlr: {} samples, {} features, {} nonzeros; --comm {}{}; {} process(es), "
+                     "# parasol mlr: {} samples, {} features, {} nonzeros; --comm {}{}; {}, "
                      "batch {} each\n",
                      d.rows(), d.cols, d.nonzeros(), apps::mlr::CommName(o_.comm),
-                     o_.comm == apps::mlr::Comm::kPs ? " " + o_.consistency.ToString() : "", ctx.size(),
-                     o_.batch)
+                     o_.comm == apps::mlr::Comm::kPs ? " " + o_.consistency.ToString() : "",
+                     Count(ctx.size(), "process"), o_.batch)
               << fmt::format("{:>6} {:>8} {:>9} {:>11} {:>9} {:>11}\n", "epoch", "steps", "seconds",
                              "train_loss", "test_acc", "MB_sent");
     if (!run_.metrics.empty()) {
@@ -158,6 +161,10 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
           std::vector<std::string>{"epoch", "steps", "seconds", "train_loss", "test_accuracy", "bytes_sent"});
     }
   }
+  // The model starts at zero, where the loss is ln(classes) per sample: a loss far above that
+  // diverged even in the first epoch.
+  DivergenceGuard diverged("training loss", "epoch", "lower --lr");
+  diverged.Check(0, std::log(static_cast<double>(std::set<double>(d.labels.begin(), d.labels.end()).size())));
   auto on_epoch = [&](const apps::mlr::MlrEpoch& e) {
     const std::string acc = e.test_accuracy < 0 ? "-" : fmt::format("{:.4f}", e.test_accuracy);
     std::cout << fmt::format("{:>6} {:>8} {:>9.3f} {:>11.6f} {:>9} {:>11.3f}\n", e.epoch, e.steps, e.seconds,
@@ -168,6 +175,7 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
                 e.test_accuracy < 0 ? "" : fmt::format("{:.6f}", e.test_accuracy),
                 std::to_string(e.bytes_sent)});
     }
+    diverged.Check(e.epoch, e.train_loss);
   };
   if (root && !o_.resume_dir.empty()) std::cout << fmt::format("# resuming from {}\n", o_.resume_dir);
   const apps::mlr::MlrResult r = apps::mlr::TrainMlr(ctx, d, test.get(), o_, on_epoch);

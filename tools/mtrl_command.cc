@@ -11,6 +11,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
 #include "tools/run_options.h"
@@ -163,10 +164,10 @@ int MtrlCommand::Run(comm::MpiRuntime* mpi) {
   if (root) {
     std::cout << fmt::format(
                      "# parasol mtrl: {} tasks, {} features, {} training samples{}; lambda1 {} lambda2 {}{}; "
-                     "{} process(es), {}\n",
+                     "{}, {}\n",
                      train.tasks(), train.features, train.samples(),
                      test ? fmt::format(", {} test samples", test->samples()) : "", o_.lambda1, o_.lambda2,
-                     fixed_ ? " (Omega fixed)" : "", ctx.size(), o_.consistency.ToString())
+                     fixed_ ? " (Omega fixed)" : "", Count(ctx.size(), "process"), o_.consistency.ToString())
               << fmt::format("{:>5} {:>7} {:>8} {:>13} {:>11} {:>10} {:>8} {:>9}\n", "iter", "rounds",
                              "seconds", "objective", "gap", "train_mse", "test_ev", "MB_sent");
     if (!run_.metrics.empty()) {

@@ -12,6 +12,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/core/stats.h"
 #include "parasol/core/units.h"
 #include "parasol/ps/table_config.h"
@@ -150,8 +151,8 @@ class PsBench : public Command {
     if (ctx.rank() != 0) return;
     const auto& o = flags_.options;
     std::cout << fmt::format("# parasol ps-bench: mf on {}\n", source.note)
-              << fmt::format("# rank {}, lr {}, lambda {}; {} process(es) x {} worker(s); ", o.rank,
-                             o.learning_rate, o.lambda, ctx.size(), o.workers_per_process)
+              << fmt::format("# rank {}, lr {}, lambda {}; {} x {}; ", o.rank, o.learning_rate, o.lambda,
+                             Count(ctx.size(), "process"), Count(o.workers_per_process, "worker"))
               << (o.straggler >= 0 ? fmt::format("worker {} at 1/{} speed", o.straggler, o.straggler_factor)
                                    : "no straggler")
               << fmt::format("; bsp {} clocks, others up to {}; median of {} runs\n", o.clocks,

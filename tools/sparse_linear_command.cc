@@ -12,6 +12,7 @@
 #include "parasol/comm/context.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/data/dataset.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
@@ -121,9 +122,10 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
     const auto& s = o_.engine.schedule;
     std::cout << fmt::format(
                      "# parasol {}: {} samples, {} features, {} nonzeros; l1 ratio {}, {} scheduler, U {}, "
-                     "dependency threshold {}; {} process(es) x {} thread(s); lambda_max {:.6g}\n",
+                     "dependency threshold {}; {} x {}; lambda_max {:.6g}\n",
                      name, d.rows(), d.cols, d.nonzeros(), o_.l1_ratio, modelpar::OrderName(s.order),
-                     s.schedule_size, s.dependency_threshold, ctx.size(), o_.engine.workers,
+                     s.schedule_size, s.dependency_threshold, Count(ctx.size(), "process"),
+                     Count(o_.engine.workers, "thread"),
                      logistic ? apps::sparse_linear::LogisticLambdaMax(d, o_.l1_ratio, o_.intercept)
                               : apps::sparse_linear::LassoLambdaMax(d, o_.l1_ratio, o_.intercept))
               << fmt::format("{:>12} {:>9} {:>11} {:>9} {:>14} {:>8} {:>10}\n", "lambda", "round", "updates",

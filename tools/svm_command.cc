@@ -13,6 +13,7 @@
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/data/dataset.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
@@ -117,10 +118,10 @@ int SvmCommand::Run(comm::MpiRuntime* mpi) {
     std::cout << fmt::format(
         "# parasol svm: {} samples, {} features, {} nonzeros; {} classes ({}); {} kernel, gamma {:.6g}, C "
         "{}; "
-        "elimination {}; {} process(es)\n",
+        "elimination {}; {}\n",
         d.rows(), d.cols, d.nonzeros(), labels.size(), fmt::join(labels, " "),
         apps::svm::KernelName(kp_.type), kp_.gamma, o_.c, apps::svm::EliminationName(o_.elimination),
-        ctx.size());
+        Count(ctx.size(), "process"));
     std::cout << fmt::format("{:>11} {:>9} {:>11} {:>9} {:>9}\n", "iteration", "seconds", "violation",
                              "active", "SVs");
     if (!run_.metrics.empty()) {

@@ -13,6 +13,7 @@
 #include "parasol/dl/lm_trainer.h"
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
+#include "tools/command_line.h"
 #include "tools/option_checks.h"
 #include "tools/run_options.h"
 
@@ -26,6 +27,8 @@ class TrainCommand : public Command {
     app_->add_option(
             "--model", o_.model,
             "mlp, lenet, resnet20, vgg, transformer-lm, or a dynamic network: tree-lstm, lstm-lm, tree-fc")
+        ->check(CLI::IsMember(
+            {"mlp", "lenet", "resnet20", "vgg", "transformer-lm", "tree-lstm", "lstm-lm", "tree-fc"}))
         ->capture_default_str();
     app_->add_option("--dataset", o_.data.kind,
                      "mnist, cifar10-synthetic, synthetic, text (transformer-lm, lstm-lm), sst (tree-lstm)")
@@ -90,14 +93,16 @@ class TrainCommand : public Command {
                    "Weight-update sharding (reduce-scatter, update, all-gather)");
     app_->add_flag("--sync-bn", o_.sync_batch_norm, "Batch-norm statistics over all ranks");
     app_->add_flag("--no-eval", no_eval_, "Skip evaluation");
-    app_->add_flag("--no-progress", no_progress_,
-                   "No progress bar even on a terminal (mpirun gives ranks one when its output is a file)");
+    app_->add_flag(
+        "--no-progress", no_progress_,
+        "No progress bar even on a terminal (there is none when stdout is a file, a pipe, or under mpirun)");
     run_.threads = static_cast<uint32_t>(o_.threads);
     run_.seed = o_.seed;
     AddRunOptions(app_, &run_,
                   {.unit = "step",
-                   .metrics_columns = "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,"
-                                      "grad_var_per_sample,noise_scale_samples",
+                   .metrics_columns = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,"
+                                      "grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy "
+                                      "(transformer-lm and dynamic networks: see the README)",
                    .threads = "Compute threads per rank",
                    .seed = "Initialisation and data order"});
     app_->add_flag("--eval-only", o_.eval_only,
@@ -263,7 +268,7 @@ class TrainCommand : public Command {
     o_.evaluate = !no_eval_;
     o_.cosine_lr = lr_schedule_.empty() ? !o_.adaptive_batch : lr_schedule_ == "cosine";
     o_.log = &std::cout;
-    o_.progress_bar = !no_progress_ && isatty(STDOUT_FILENO) != 0;
+    o_.progress_bar = !no_progress_ && StdoutIsATerminal();
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     dl::TrainResult r = dl::Train(ctx, o_);
     if (ctx.rank() == 0 && !o_.eval_only) {
@@ -346,8 +351,8 @@ class TrainCommand : public Command {
             "best dev epoch {}: root accuracy fine-grained test {:.2f}%, binary test {:.2f}%\n", e.epoch,
             100 * e.test_fine, 100 * e.test_binary);
       }
-      std::cout << fmt::format("median {:.1f} examples/s, last batch's loss {:.4f}\n",
-                               r.median_examples_per_sec, r.final_loss);
+      std::cout << fmt::format("median {:.1f} samples/s, last batch's loss {:.4f}\n",
+                               r.median_samples_per_sec, r.final_loss);
     }
     return 0;
   }

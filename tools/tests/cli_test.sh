@@ -66,11 +66,11 @@ for cmd in "lda --corpus $tmp/c.dat" "mf" "train --model mlp" "gnn --graph $tmp"
   expect 2 "--checkpoint-every needs --checkpoint" -- "$parasol" $cmd --checkpoint-every 5
   expect 2 "--checkpoint-every: 0 must be >= 1" -- "$parasol" $cmd --checkpoint "$tmp/ck" --checkpoint-every 0
 done
-expect 2 "--model 'alexnet': mlp, lenet, resnet20 or vgg" -- "$parasol" train --model alexnet --steps 1
+expect 2 "--model: alexnet not in {mlp,lenet,resnet20,vgg,transformer-lm,tree-lstm,lstm-lm,tree-fc}" -- "$parasol" train --model alexnet --steps 1
 expect 2 "--sync 'eager': after-backward, buckets, wfbp or p3" -- "$parasol" train --sync eager --steps 1
 expect 2 "$tmp: no t10k-images-idx3-ubyte[.gz]" -- "$parasol" train --model lenet --dataset mnist --data "$tmp" --steps 1
 expect 2 "train.ckpt: cannot open" -- "$parasol" train --model mlp --steps 1 --resume "$tmp/none"
-expect 2 "--batch-max 16 is below the total batch 32 (1 rank(s) x --batch 32)" -- "$parasol" train --model mlp --steps 1 --batch-max 16
+expect 2 "--batch-max 16 is below the total batch 32 (1 rank x --batch 32)" -- "$parasol" train --model mlp --steps 1 --batch-max 16
 expect 2 "--batch-file needs --adaptive-batch" -- "$parasol" train --model mlp --steps 1 --batch-file "$tmp/batch"
 echo 100 > "$tmp/batch"
 expect 2 "$tmp/batch:1: batch per rank 100 is not in [1, 64]" -- "$mpirun" -np 2 "$parasol" train --model mlp \
@@ -111,7 +111,7 @@ check test "$(grep -c 'samples/s' "$tmp/np.txt")" -eq 1
 # parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
 "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
   --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
-if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples" ] &&
+if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy" ] &&
    [ "$(wc -l < "$tmp/train.csv")" -eq 7 ] && grep -q "hybrid fc1: 1024x784: .* -> sfb" "$tmp/train.out" &&
    grep -q ", test accuracy [0-9.]*%$" "$tmp/train.out" &&
    tail -1 "$tmp/train.csv" | awk -F, '{ exit !($6 > 0 && $7 > 0 && $8 > 0) }'; then
@@ -181,7 +181,7 @@ code=$?
 if [ "$code" -eq 1 ] && grep -q 'FAILED: job c: train exited with status 2 at step 0 of 10' "$tmp/err" &&
    grep -q '^step 300$' "$tmp/cluster/a/status" &&
    grep -q '^state done$' "$tmp/cluster/a/status" && grep -Eq 'a: (1 -> 2|resumes on 2) GPUs' "$tmp/cluster.out" &&
-   grep -q 'b: done after 40 steps' "$tmp/cluster.out" && grep -q "model 'nosuch'" "$tmp/cluster/c/train.log" &&
+   grep -q 'b: done after 40 steps' "$tmp/cluster.out" && grep -q "model: nosuch not in" "$tmp/cluster/c/train.log" &&
    [ "$(cut -d, -f1 "$tmp/cluster.csv" | tr '\n' ' ')" = "name a b c " ]; then
   echo "ok: cluster (live resize, failed job reported)"
 else
@@ -198,7 +198,7 @@ printf '%s\n%s\n' "$header" 'a,0,1,64,300,--model mlp --dataset synthetic --samp
   --work-dir "$tmp/adaptive" --timeout 120 > "$tmp/adaptive.out" 2>"$tmp/err"
 code=$?
 status="$tmp/adaptive/a/status"
-if [ "$code" -eq 0 ] && grep -q '^state done$' "$status" && grep -q 'a: starts on 1 GPUs, batch 64$' "$tmp/adaptive.out" &&
+if [ "$code" -eq 0 ] && grep -q '^state done$' "$status" && grep -q 'a: starts on 1 GPU, batch 64$' "$tmp/adaptive.out" &&
    awk '$1 == "progress" { p = $2 } $1 == "ranks" { r = $2 } $1 == "batch_per_rank" { b = $2 }
         END { exit !(p >= 300 && r * b >= 64 && r * b <= 512) }' "$status" &&
    grep -q '^# adaptive batch: total batch 64 (base 64)' "$tmp/adaptive/a/train.log"; then

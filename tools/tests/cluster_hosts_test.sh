@@ -62,7 +62,7 @@ cluster "$tmp/crash" --jobs "$tmp/jobs.csv" --restart-penalty 0 &
 job=$!
 on2=
 if wait_step "$tmp/crash/a/status" 1 && wait_step "$tmp/crash/b/status" 1; then
-  on2=$(grep -o '^ *[0-9.]* s  [ab]: starts on 1 GPUs (10.77.0.2:1)' "$tmp/crash.out" | awk '{ print $3 }' | tr -d :)
+  on2=$(grep -o '^ *[0-9.]* s  [ab]: starts on 1 GPU (10.77.0.2:1)' "$tmp/crash.out" | awk '{ print $3 }' | tr -d :)
 fi
 if [ -n "$on2" ] && wait_step "$tmp/crash/$on2/status" 120; then
   ip -n "${prefix}2" link set "$prefix-h2" down
@@ -83,7 +83,7 @@ code=$?
 echo "   job $on2 on host 2; after the crash it resumed at step ${resumed:-?}"
 if [ "$code" -eq 0 ] && grep -q 'host 10.77.0.2 lost' "$tmp/crash.out" &&
    grep -q "$on2: lost with host 10.77.0.2; queued again" "$tmp/crash.out" &&
-   grep -q "$on2: resumes on 1 GPUs from its last checkpoint (10.77.0.1:1)" "$tmp/crash.out" &&
+   grep -q "$on2: resumes on 1 GPU from its last checkpoint (10.77.0.1:1)" "$tmp/crash.out" &&
    grep -q '^step 600$' "$tmp/crash/a/status" && grep -q '^step 600$' "$tmp/crash/b/status" &&
    [ -n "$resumed" ] && [ "$resumed" -ge 100 ] && [ $((resumed % 50)) -eq 0 ]; then
   echo "ok: a crashed host's job resumes from its checkpoint on the other host"
@@ -119,7 +119,7 @@ cluster "$tmp/back" --jobs "$tmp/jobs3.csv" --restart-penalty 0 --host-retry 1 &
 job=$!
 on2=
 if wait_step "$tmp/back/a/status" 1 && wait_step "$tmp/back/b/status" 1; then
-  on2=$(grep -o '^ *[0-9.]* s  [ab]: starts on 1 GPUs (10.77.0.2:1)' "$tmp/back.out" | awk '{ print $3 }' | tr -d :)
+  on2=$(grep -o '^ *[0-9.]* s  [ab]: starts on 1 GPU (10.77.0.2:1)' "$tmp/back.out" | awk '{ print $3 }' | tr -d :)
 fi
 if [ -n "$on2" ] && wait_step "$tmp/back/$on2/status" 60; then
   ip -n "${prefix}2" link set "$prefix-h2" down
@@ -131,7 +131,7 @@ wait "$job"
 code=$?
 grep -E 'lost|back|resumes' "$tmp/back.out" | sed 's/^/   /'
 if [ "$code" -eq 0 ] && grep -q 'host 10.77.0.2 is back: it takes jobs again' "$tmp/back.out" &&
-   grep -q "$on2: resumes on 1 GPUs from its last checkpoint" "$tmp/back.out" &&
+   grep -q "$on2: resumes on 1 GPU from its last checkpoint" "$tmp/back.out" &&
    sed -n '/host 10.77.0.2 is back/,$p' "$tmp/back.out" | grep -Eq ': resumes on [12] GPUs .*10\.77\.0\.2:1' &&
    grep -q '^host back 10.77.0.2$' "$tmp/back.out" &&
    grep -q '^step 200$' "$tmp/back/a/status" && grep -q '^step 200$' "$tmp/back/b/status"; then

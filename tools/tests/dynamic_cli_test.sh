@@ -22,7 +22,7 @@ check awk -v f="$(dev_fine "$tmp/one.txt")" -v b="$(dev_binary "$tmp/one.txt")" 
 label="the run names its best dev epoch's test accuracy"
 check grep -qE "^best dev epoch [12]: root accuracy fine-grained test [0-9.]+%, binary test [0-9.]+%" "$tmp/one.txt"
 label="metrics: a header and 682 steps"
-check [ "$(head -1 "$tmp/m.csv")" = "step,seconds,examples_per_sec,loss" ] && [ "$(wc -l < "$tmp/m.csv")" -eq 683 ]
+check [ "$(head -1 "$tmp/m.csv")" = "step,seconds,step_seconds,samples_per_sec,loss" ] && [ "$(wc -l < "$tmp/m.csv")" -eq 683 ]
 # 12 per process: about as many steps of about the same global batch as the one-process run.
 "$mpirun" -np 2 "$parasol" "${tl[@]}" --epochs 2 --batch 12 > "$tmp/two.txt" 2> "$tmp/err" ||
   { echo "FAIL: tree-lstm, 2 processes"; cat "$tmp/err"; failures=$((failures + 1)); }
@@ -43,7 +43,7 @@ label="resumed at step 30 ends as the uninterrupted run (loss $(last_loss "$tmp/
 check [ -n "$(last_loss "$tmp/u.txt")" ] && [ "$(last_loss "$tmp/u.txt")" = "$(last_loss "$tmp/resumed.txt")" ] &&
   [ "$(dev_fine "$tmp/u.txt")" = "$(dev_fine "$tmp/resumed.txt")" ] &&
   grep -q "resuming .* at step 30 of 60" "$tmp/resumed.txt"
-expect 2 "a checkpoint of 2 ranks and model tree-lstm-v18281-e32-h32-c5-b10; this run has 1 ranks" -- \
+expect 2 "a checkpoint of 2 ranks and model tree-lstm-v18281-e32-h32-c5-b10; this run has 1 rank" -- \
   "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck"
 printf 'x' | dd of="$tmp/ck/rank-0.step-30.bin" bs=1 seek=100 conv=notrunc 2> /dev/null
 expect 2 "rank-0.step-30.bin" -- "$mpirun" -np 2 "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck"
@@ -58,7 +58,7 @@ check awk -v p="$ppl" 'BEGIN { n = split(p, a, " "); exit !(n == 2 && a[2] < a[1
 "$parasol" train --model tree-fc --steps 5 --hidden 16 --embedding 16 --tree-depth 4 > "$tmp/fc.txt" 2> "$tmp/err" ||
   { echo "FAIL: tree-fc"; cat "$tmp/err"; failures=$((failures + 1)); }
 label="tree-fc runs and reports its speed"
-check grep -qE "^median [0-9.]+ examples/s" "$tmp/fc.txt"
+check grep -qE "^median [0-9.]+ samples/s" "$tmp/fc.txt"
 
 # Word vectors from a file (GloVe's text format) replace the random rows of the words they name.
 for w in good bad the; do echo "$w $(seq -s ' ' 0.01 0.01 0.32)"; done > "$tmp/vectors.txt"

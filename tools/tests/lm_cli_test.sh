@@ -18,7 +18,7 @@ label="one process learns: validation loss $(val_loss "$tmp/one.txt") below 2.9"
 check awk -v a="$(val_loss "$tmp/one.txt")" 'BEGIN { exit !(a != "" && a < 2.9) }'
 label="metrics: a header and 150 steps"
 check [ "$(head -1 "$tmp/m.csv")" = \
-  "step,seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,dropped_fraction,val_loss,val_perplexity" ] &&
+  "step,seconds,step_seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,dropped_fraction,val_loss,val_perplexity" ] &&
   [ "$(wc -l < "$tmp/m.csv")" -eq 151 ]
 "$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 150 --tensor-parallel 2 > "$tmp/tp.txt" 2> "$tmp/err" ||
   { echo "FAIL: --tensor-parallel 2"; cat "$tmp/err"; failures=$((failures + 1)); }
@@ -58,7 +58,7 @@ expect 2 "no.txt: cannot open" -- "$parasol" train --model transformer-lm --data
 expect 2 "--model transformer-lm trains on --dataset text" -- "$parasol" train --model transformer-lm --dataset mnist
 expect 2 "d_model 32 is not a multiple of the 3 heads" -- \
   "$parasol" train --model transformer-lm --dataset text --data "$text" --d-model 32 --heads 3
-expect 2 "tensor parallel 2 does not divide the 1 ranks" -- "$parasol" "${lm[@]}" --tensor-parallel 2
+expect 2 "tensor parallel 2 does not divide the job's 1 rank" -- "$parasol" "${lm[@]}" --tensor-parallel 2
 expect 2 "3 experts do not split over 2 expert-parallel ranks" -- \
   "$mpirun" -np 2 "$parasol" "${lm[@]}" --moe-experts 3 --expert-parallel 2
 expect 2 "--status is not supported with --model transformer-lm" -- "$parasol" "${lm[@]}" --status "$tmp/s"

@@ -15,6 +15,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kAborted: return "aborted";
     case ErrorCode::kUnavailable: return "unavailable";
     case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kDiverged: return "diverged";
   }
   return "unknown error";
 }
@@ -42,6 +43,7 @@ void ThrowError(ErrorCode code, const std::string& message) {
     case ErrorCode::kAborted: throw AbortedError(message);
     case ErrorCode::kUnavailable: throw UnavailableError(message);
     case ErrorCode::kInternal: throw InternalError(message);
+    case ErrorCode::kDiverged: throw DivergedError(message);
   }
   throw Error(code, message);
 }

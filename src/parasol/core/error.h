@@ -18,6 +18,7 @@ enum class ErrorCode {
   kAborted,          // another rank failed and told this one
   kUnavailable,      // a facility the runtime does not offer (e.g. MPI windows not configured)
   kInternal,         // a failure inside a library we call
+  kDiverged,         // a loss or objective became non-finite or ran away: the run's options are wrong
 };
 
 std::string_view ErrorCodeName(ErrorCode code);
@@ -75,6 +76,12 @@ class UnavailableError : public Error {
 class InternalError : public Error {
  public:
   explicit InternalError(const std::string& m) : Error(ErrorCode::kInternal, m) {}
+};
+
+// The message names the step, the value and the option to look at (see core/divergence_guard.h).
+class DivergedError : public Error {
+ public:
+  explicit DivergedError(const std::string& m) : Error(ErrorCode::kDiverged, m) {}
 };
 
 }  // namespace parasol

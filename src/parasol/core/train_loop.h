@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace parasol {
 
@@ -21,6 +22,7 @@ struct TrainLoopOptions {
   bool checkpoints = false;      // --checkpoint was given
   int64_t checkpoint_every = 0;  // steps between checkpoints; 0: only after the last step
   bool evaluate = true;
+  std::string divergence_hint = "lower --lr";  // the options a diverged run's error points at
 };
 
 struct TrainLoopHooks {
@@ -35,6 +37,10 @@ struct TrainLoopHooks {
   std::function<void(int64_t steps_done)> evaluate;
   // After each step and its evaluation, if any.
   std::function<void(int64_t steps_done, bool evaluated)> report;
+  // The step's training loss, the same on every rank. Given, a non-finite loss or one that ran
+  // away from the first (core/divergence_guard.h) ends the run after its report and before its
+  // checkpoint, with a DivergedError: the metrics keep the step, the last checkpoint the good state.
+  std::function<double(int64_t steps_done)> loss;
   std::function<void(int64_t steps_done)> checkpoint;
   // Between steps (not after the last): a scheduler's requests. True ends the run here, after a
   // checkpoint of this step with checkpoints on (written now if the schedule did not just).

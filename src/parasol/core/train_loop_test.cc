@@ -4,11 +4,14 @@
 #include "parasol/core/train_loop.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "parasol/core/error.h"
 
 namespace parasol {
 namespace {
@@ -79,6 +82,21 @@ TEST(TrainLoop, WithoutCheckpointsOrEvaluationNoneIsAsked) {
   stopped.stop_at = 2;
   EXPECT_TRUE(RunTrainLoop({.checkpoints = false}, stopped.Hooks()).stopped);
   EXPECT_THAT(stopped.calls, ElementsAre("step 0", "step 1"));
+}
+
+TEST(TrainLoop, ANaNLossEndsTheRunAfterItsReportAndBeforeItsCheckpoint) {
+  Recorder r;
+  TrainLoopHooks hooks = r.Hooks();
+  hooks.report = [&](int64_t done, bool) { r.calls.push_back("report " + std::to_string(done)); };
+  hooks.loss = [](int64_t done) { return done < 3 ? 2.3 / static_cast<double>(done) : std::nan(""); };
+  try {
+    RunTrainLoop({.checkpoints = true, .checkpoint_every = 2, .divergence_hint = "lower --lr"}, hooks);
+    FAIL() << "a NaN loss did not end the run";
+  } catch (const DivergedError& e) {
+    EXPECT_STREQ(e.what(), "loss nan at step 3: the run diverged; lower --lr");
+  }
+  EXPECT_THAT(r.calls,
+              ElementsAre("step 0", "report 1", "step 1", "report 2", "checkpoint 2", "step 2", "report 3"));
 }
 
 }  // namespace

@@ -204,9 +204,11 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
   return m.step;
 }
 
+// `seconds`: training time since this run started (evaluations left out), as in every command.
 std::vector<std::string> MetricsColumns() {
   return {"step",
           "seconds",
+          "step_seconds",
           "tokens_per_sec",
           "loss",
           "balance_loss",
@@ -217,8 +219,9 @@ std::vector<std::string> MetricsColumns() {
           "val_perplexity"};
 }
 
-std::vector<std::string> MetricsRow(const LmStep& r, const LmEvaluation* e) {
+std::vector<std::string> MetricsRow(const LmStep& r, double train_seconds, const LmEvaluation* e) {
   return {std::to_string(r.step),
+          fmt::format("{:.6f}", train_seconds),
           fmt::format("{:.6f}", r.seconds),
           fmt::format("{:.1f}", r.tokens_per_sec),
           fmt::format("{:.6f}", r.loss),
@@ -332,10 +335,12 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   }
   std::vector<double> speeds;
   LmStep rec;
+  double train_seconds = 0;
   TrainLoopHooks hooks;
   hooks.finished = [&](int64_t done) { return done >= total; };
   hooks.step = [&](int64_t step) {
     rec = TrainStep(groups, lm, sync, experts, text.train, o, step);
+    train_seconds += rec.seconds;
     r.steps.push_back(rec);
     if (step > r.first_step || total - r.first_step == 1) speeds.push_back(rec.tokens_per_sec);
   };
@@ -348,9 +353,10 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   };
   hooks.report = [&](int64_t done, bool evaluated) {
     const LmEvaluation* e = evaluated ? &r.evaluations.back() : nullptr;
-    if (csv) csv->Row(MetricsRow(rec, e));
+    if (csv) csv->Row(MetricsRow(rec, train_seconds, e));
     if (log && (e || done % std::max<int64_t>(1, total / 10) == 0)) LogStep(*log, lm, rec, e, done, total);
   };
+  hooks.loss = [&](int64_t) { return rec.loss; };
   hooks.checkpoint = [&](int64_t done) { SaveLm(groups, sync, experts, o, shape, done); };
   RunTrainLoop({.first_step = r.first_step,
                 .checkpoints = !o.checkpoint_dir.empty(),

@@ -39,7 +39,8 @@ struct LmOptions {
   uint64_t seed = 1;
   bool evaluate = true;
   int64_t eval_batches = 0;  // at most this many validation batches of `batch` windows (0: all)
-  // rank 0: step,seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,
+  // rank 0: step,seconds
+  // (cumulative),step_seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,
   // dropped_fraction,val_loss,val_perplexity (the last two on evaluation steps)
   std::string metrics_path;
   // Checkpoints (rank_checkpoint.h) every checkpoint_every steps (0: at the end only) when a folder

@@ -1,4 +1,5 @@
 #include "parasol/dl/parallel_groups.h"
+#include "parasol/core/plural.h"
 
 #include <vector>
 
@@ -27,7 +28,7 @@ ParallelGroups::ParallelGroups(comm::Context& world, int tensor_parallel, int ex
   }
   if (tensor_ < 1 || n % tensor_ != 0) {
     throw InvalidArgumentError(
-        fmt::format("tensor parallel {} does not divide the {} ranks of the job", tensor_, n));
+        fmt::format("tensor parallel {} does not divide the job's {}", tensor_, Count(n, "rank")));
   }
   data_ = n / tensor_;
   if (expert_ < 1 || data_ % expert_ != 0) {

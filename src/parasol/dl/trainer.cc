@@ -1,4 +1,5 @@
 #include "parasol/dl/trainer.h"
+#include "parasol/core/plural.h"
 
 #include <dlfcn.h>
 
@@ -152,32 +153,38 @@ void ValidateOptions(const TrainOptions& o) {
   }
 }
 
+// `seconds`: training time since this run started (evaluations left out), as in every command.
 std::vector<std::string> MetricsColumns() {
   return {"step",
           "seconds",
+          "step_seconds",
           "samples_per_sec",
           "loss",
           "exposed_comm_fraction",
           "grad_sqr",
           "grad_var_per_sample",
-          "noise_scale_samples"};
+          "noise_scale_samples",
+          "test_accuracy"};
 }
 
 // The noise columns stay empty until the first measurement (a step of several ranks, or the
-// second of a pair on one).
-std::vector<std::string> MetricsRow(const StepRecord& rec, const NoiseScale& noise) {
+// second of a pair on one); test_accuracy is there after the steps that ended with an evaluation.
+std::vector<std::string> MetricsRow(const StepRecord& rec, double train_seconds, const NoiseScale& noise,
+                                    const double* test_accuracy) {
   std::vector<std::string> row{std::to_string(rec.step),
+                               fmt::format("{:.6f}", train_seconds),
                                fmt::format("{:.6f}", rec.seconds),
                                fmt::format("{:.1f}", rec.samples_per_sec),
                                fmt::format("{:.6f}", rec.loss),
                                fmt::format("{:.4f}", rec.exposed_comm_fraction),
                                "",
                                "",
-                               ""};
+                               "",
+                               test_accuracy ? fmt::format("{:.6f}", *test_accuracy) : ""};
   if (noise.measured()) {
-    row[5] = fmt::format("{:.6g}", noise.grad_sqr());
-    row[6] = fmt::format("{:.6g}", noise.grad_var(1));
-    row[7] = fmt::format("{:.6g}", noise.noise_scale());
+    row[6] = fmt::format("{:.6g}", noise.grad_sqr());
+    row[7] = fmt::format("{:.6g}", noise.grad_var(1));
+    row[8] = fmt::format("{:.6g}", noise.noise_scale());
   }
   return row;
 }
@@ -255,10 +262,10 @@ bool AgreeOnMeasuring(comm::Context& ctx, const TrainOptions& o) {
 
 void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& o, const std::string& data,
                const GradSync& sync) {
-  log << fmt::format("# {} on {}, {} parameters, {} ranks x batch {}, sync {} over {}{}, {} units\n", o.model,
-                     data, sync.num_parameters(), ctx.size(), o.batch, ToString(o.sync.mode),
+  log << fmt::format("# {} on {}, {} parameters, {} x batch {}, sync {} over {}{}, {}\n", o.model, data,
+                     sync.num_parameters(), Count(ctx.size(), "rank"), o.batch, ToString(o.sync.mode),
                      ToString(o.sync.backend), o.sync.shard_updates ? " (sharded updates)" : "",
-                     sync.num_units());
+                     Count(sync.num_units(), "sync unit"));
   for (const LayerChoice& c : sync.layer_choices()) {
     log << fmt::format(
         "# hybrid {}: {}x{}: sfb {:.2f} MB, ps {:.2f} MB, allreduce {:.2f} MB per step -> {}\n", c.layer,
@@ -356,9 +363,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   r.choices = sync.layer_choices();
   int64_t per_rank = o.batch, batch = o.batch * ctx.size();  // a batch file may change both
   if (o.batch_max > 0 && batch > o.batch_max) {
-    throw InvalidArgumentError(
-        fmt::format("--batch-max {} is below the total batch {} ({} rank(s) x --batch {})", o.batch_max,
-                    batch, ctx.size(), o.batch));
+    throw InvalidArgumentError(fmt::format("--batch-max {} is below the total batch {} ({} x --batch {})",
+                                           o.batch_max, batch, Count(ctx.size(), "rank"), o.batch));
   }
   const Start start = StartPosition(o, sync, *model, batch);
   if (o.eval_only) {
@@ -406,9 +412,12 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
     r.steps_done = at.step;
     noise.Add(sync.gradient_norms());
     control.Record(at.step, at.progress, rec.seconds, rec.exposed_comm_fraction * rec.seconds, noise);
-    if (csv) csv->Row(MetricsRow(rec, noise));
     if (log && o.progress_bar) DrawProgress(*log, static_cast<int64_t>(at.progress) - 1, total, rec);
   };
+  hooks.report = [&](int64_t, bool evaluated) {
+    if (csv) csv->Row(MetricsRow(rec, train_seconds, noise, evaluated ? &r.test_accuracy : nullptr));
+  };
+  hooks.loss = [&](int64_t) { return rec.loss; };
   hooks.epoch_end = [&](int64_t) { return at.samples / epoch_samples != epoch; };
   hooks.evaluate = [&](int64_t) { EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log); };
   hooks.checkpoint = [&](int64_t) { Checkpoint(ctx, sync, *model, o, at, base_batch, noise); };

@@ -38,9 +38,10 @@ struct TrainOptions {
   std::string device = "cpu";
   uint64_t seed = 1;     // model initialisation and batch order
   bool evaluate = true;  // at the end of each epoch (and of a --steps run)
-  // rank 0: step,seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,
-  // noise_scale_samples (the gradient noise, see noise_scale.h; measured when this or a status
-  // file is asked for)
+  // rank 0: step,seconds (training time so far),step_seconds,samples_per_sec,loss,
+  // exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples (the gradient noise, see
+  // noise_scale.h; measured when this or a status file is asked for),test_accuracy (after an
+  // evaluation)
   std::string metrics_path;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;  // steps; 0: only at the end (when checkpoint_dir is set)

@@ -1,4 +1,5 @@
 #include "parasol/sched/live_cluster.h"
+#include "parasol/core/plural.h"
 
 #include <algorithm>
 #include <chrono>
@@ -258,8 +259,8 @@ class LiveRun {
       j->Stop(Deadline::After(std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::duration<double>(o_.stop_timeout_s))));
       if (j->state() == LiveJob::State::kDone) {
-        Log(fmt::format("{}: done after {} steps (before its resize to {} GPUs)", j->name(), j->steps_done(),
-                        want(*j)));
+        Log(fmt::format("{}: done after {} steps (before its resize to {})", j->name(), j->steps_done(),
+                        Count(want(*j), "GPU")));
       } else if (j->state() == LiveJob::State::kFailed) {
         Log(j->failure());
       } else {
@@ -277,8 +278,8 @@ class LiveRun {
           where += fmt::format("{}{}:{}", where.empty() ? "" : " ", host, ranks);
         batch += fmt::format(" ({})", where);
       }
-      Log(first ? fmt::format("{}: starts on {} GPUs{}", j->name(), want(*j), batch)
-                : fmt::format("{}: resumes on {} GPUs {}{}", j->name(), want(*j),
+      Log(first ? fmt::format("{}: starts on {}{}", j->name(), Count(want(*j), "GPU"), batch)
+                : fmt::format("{}: resumes on {} {}{}", j->name(), Count(want(*j), "GPU"),
                               j->steps_known() ? fmt::format("at step {}", j->steps_done())
                                                : std::string("from its last checkpoint"),
                               batch));

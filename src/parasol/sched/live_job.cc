@@ -1,4 +1,5 @@
 #include "parasol/sched/live_job.h"
+#include "parasol/core/plural.h"
 
 #include <signal.h>
 
@@ -203,7 +204,7 @@ void LiveJob::Start(int replicas, const HostRanks& hosts) {
   std::string where;
   for (const auto& [host, ranks] : hosts) where += fmt::format(" {}:{}", host, ranks);
   std::ofstream(Path("train.log"), std::ios::app)
-      << fmt::format("# {:.1f} s: {} rank(s){}, total batch {}\n", Now(), replicas,
+      << fmt::format("# {:.1f} s: {}{}, total batch {}\n", Now(), Count(replicas, "rank"),
                      where.empty() ? "" : " on" + where, batch_);
   process_ = std::make_unique<Subprocess>(argv, Path("train.log"), launch_.env);
   state_ = State::kRunning;

@@ -16,7 +16,9 @@
 #include "parasol/apps/gnn/gradient_table.h"
 #include "parasol/apps/gnn/tensor_worker.h"
 #include "parasol/collective/collectives.h"
+#include "parasol/core/divergence_guard.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/core/train_loop.h"
 
 namespace parasol::apps::gnn {
@@ -236,9 +238,12 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
     result.first_epoch = static_cast<int>(Resume(o.resume_dir, &model, &adam, &stop)) + 1;
   bool stopped = o.patience > 0 && stop.since_best >= static_cast<uint64_t>(o.patience);
   const bool carried = o.staleness > 0;  // the figures travel with the gradients
+  // The figures are the same on every rank (sums over all of them): every rank stops at one epoch.
+  DivergenceGuard diverged("training loss", "epoch", "lower --lr");
   EpochFigures figures(ctx, counts, carried, [&](const GnnEpoch& e, std::span<const float> params) {
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);
+    diverged.Check(e.epoch, e.train_loss);
     // Under a bound the epochs that ran while a decision to stop travelled are
     // reported, not chosen: the choice is the one a synchronous run makes.
     if (stopped) return;
@@ -307,8 +312,8 @@ GnnResult TrainRanks(comm::Context& ctx, const Graph& g, Graph* release, const G
     throw InvalidArgumentError(fmt::format("tensor workers run GCN's tensor tasks, not {}'s", o.model));
   const int workers = static_cast<int>(o.tensor_workers), graph_ranks = ctx.size() - workers;
   if (graph_ranks < 1)
-    throw InvalidArgumentError(
-        fmt::format("{} tensor worker(s) leave no graph rank of {} processes", workers, ctx.size()));
+    throw InvalidArgumentError(fmt::format("{} leave no graph rank of {}", Count(workers, "tensor worker"),
+                                           Count(ctx.size(), "process")));
   // Every rank takes part in both, in this order: the link over all ranks, the graph ranks' own.
   std::unique_ptr<comm::Context> link = ctx.Duplicate(ctx.DefaultDeadline());
   const bool worker = ctx.rank() >= graph_ranks;

@@ -96,6 +96,7 @@ class MfWorker {
     }
     WarmUp();
     Report(clock, Evaluate());
+    worker_->GlobalBarrier();  // every worker has evaluated the start before any updates it
     for (uint64_t c = clock; c < o_.clocks; ++c) {
       double cpu = ThreadCpuSeconds();
       Sweep(c);
@@ -248,25 +249,6 @@ std::vector<double> MfResult::Objectives() const {
   return out;
 }
 
-std::vector<ClockObjective> MfResult::PerClock() const {
-  // clock -> (workers that finished it, latest time, sum of their parts)
-  std::map<uint64_t, std::tuple<int, double, double>> at;
-  int workers = 0;
-  for (const auto& e : events) workers = std::max(workers, e.worker + 1);
-  for (const auto& e : events) {
-    auto& [n, t, sum] = at[e.clock];
-    ++n;
-    t = std::max(t, e.seconds);
-    sum += e.part;
-  }
-  std::vector<ClockObjective> out;
-  for (const auto& [clock, v] : at) {
-    const auto& [n, t, sum] = v;
-    if (n == workers) out.push_back({clock, t, sum / static_cast<double>(ratings)});
-  }
-  return out;
-}
-
 namespace {
 
 void Validate(const RatingSet& data, const MfOptions& o, int processes) {
@@ -313,14 +295,40 @@ ps::PsStats SumStats(comm::Context& ctx, const ps::PsStats& s) {
   return ps::PsStats{u(0), u(1), u(2), u(3), u(4), u(5)};
 }
 
-// The exact objective of the rows the shards hold now, read outside the consistency model, every
-// eval_every_ms while training runs (rank 0 only).
+// The exact objective of the rows the shards hold now, read outside the consistency model.
+double ExactObjective(const Shared& s, ps::ParameterServer& server, const std::vector<uint64_t>& items,
+                      const std::vector<uint64_t>& users) {
+  std::vector<ps::Row> v = server.ReadLatest(kItems, items), u = server.ReadLatest(kUsers, users);
+  const uint32_t rank = s.o.rank;
+  double sum = 0;
+  for (const Rating& r : s.data.ratings) {
+    const float* a = u[r.user].DenseData<float>();
+    const float* b = v[r.item].DenseData<float>();
+    double dot = 0;
+    for (uint32_t f = 0; f < rank; ++f) dot += static_cast<double>(a[f]) * b[f];
+    double e = r.value - s.mean - dot;
+    sum += e * e;
+  }
+  for (const auto* rows : {&u, &v}) {
+    for (const ps::Row& row : *rows) {
+      const float* x = row.DenseData<float>();
+      for (uint32_t f = 0; f < rank; ++f) sum += s.o.lambda * static_cast<double>(x[f]) * x[f];
+    }
+  }
+  return sum / static_cast<double>(s.data.ratings.size());
+}
+
+std::vector<uint64_t> Ids(uint64_t n) {
+  std::vector<uint64_t> ids(n);
+  for (uint64_t i = 0; i < n; ++i) ids[i] = i;
+  return ids;
+}
+
+// The exact objective every eval_every_ms while training runs (rank 0 only).
 class Evaluator {
  public:
-  Evaluator(Shared& s, ps::ParameterServer& server) : s_(s), server_(server) {
-    for (uint64_t i = 0; i < s.data.num_items; ++i) items_.push_back(i);
-    for (uint64_t u = 0; u < s.data.num_users; ++u) users_.push_back(u);
-  }
+  Evaluator(Shared& s, ps::ParameterServer& server)
+      : s_(s), server_(server), items_(Ids(s.data.num_items)), users_(Ids(s.data.num_users)) {}
 
   std::vector<Evaluation> Run(const std::atomic<bool>& stop) {
     std::vector<Evaluation> out;
@@ -335,7 +343,7 @@ class Evaluator {
         if (!s_.started) continue;
         start = s_.start;
       }
-      double objective = Objective();
+      double objective = ExactObjective(s_, server_, items_, users_);
       out.push_back(
           {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), objective});
     }
@@ -343,37 +351,25 @@ class Evaluator {
   }
 
  private:
-  double Objective() {
-    std::vector<ps::Row> v = server_.ReadLatest(kItems, items_), u = server_.ReadLatest(kUsers, users_);
-    const uint32_t rank = s_.o.rank;
-    double sum = 0;
-    for (const Rating& r : s_.data.ratings) {
-      const float* a = u[r.user].DenseData<float>();
-      const float* b = v[r.item].DenseData<float>();
-      double dot = 0;
-      for (uint32_t f = 0; f < rank; ++f) dot += static_cast<double>(a[f]) * b[f];
-      double e = r.value - s_.mean - dot;
-      sum += e * e;
-    }
-    for (const auto* rows : {&u, &v}) {
-      for (const ps::Row& row : *rows) {
-        const float* x = row.DenseData<float>();
-        for (uint32_t f = 0; f < rank; ++f) sum += s_.o.lambda * static_cast<double>(x[f]) * x[f];
-      }
-    }
-    return sum / static_cast<double>(s_.data.ratings.size());
-  }
-
   Shared& s_;
   ps::ParameterServer& server_;
   std::vector<uint64_t> items_, users_;
 };
 
 // Rank 0's watch of the progress table: each clock, once every worker has reported it, goes to
-// on_clock. Reads outside the consistency model, as the evaluator does.
+// on_clock with the model's exact objective. One worker's own report is exact (every update is its
+// own); with several, the workers' parts each miss the others' recent updates and flatter the
+// model, so the watch reads the shards instead (outside the consistency model, as the evaluator
+// does). The last clock of several workers is TrainMf's, after the barrier that makes every
+// update visible.
 class ProgressWatch {
  public:
-  ProgressWatch(Shared& s, ps::ParameterServer& server) : s_(s), server_(server) {}
+  ProgressWatch(Shared& s, ps::ParameterServer& server)
+      : s_(s),
+        server_(server),
+        last_(s.workers == 1 || s.o.clocks == 0 ? s.o.clocks : s.o.clocks - 1),
+        items_(s.workers == 1 ? std::vector<uint64_t>() : Ids(s.data.num_items)),
+        users_(s.workers == 1 ? std::vector<uint64_t>() : Ids(s.data.num_users)) {}
 
   // Until `stop` (the workers are done), then while their last reports reach the shards (they
   // were sent before the workers' last barrier: the deadline only bounds a failure of the
@@ -385,7 +381,7 @@ class ProgressWatch {
       {
         MutexLock lock(s_.mu);
         if (s_.started) {
-          next = s_.first_clock;
+          next = first_ = s_.first_clock;
           break;
         }
       }
@@ -393,12 +389,12 @@ class ProgressWatch {
       std::this_thread::sleep_for(period);
     }
     std::chrono::steady_clock::time_point end = std::chrono::steady_clock::time_point::max();
-    while (next <= s_.o.clocks && std::chrono::steady_clock::now() < end && !failed) {
+    while (next <= last_ && std::chrono::steady_clock::now() < end && !failed) {
       if (stop && end == std::chrono::steady_clock::time_point::max()) {
         end = std::chrono::steady_clock::now() + s_.o.timeout_ms;
       }
-      while (next <= s_.o.clocks && Emit(next)) ++next;
-      if (next <= s_.o.clocks) std::this_thread::sleep_for(period);
+      while (next <= last_ && Emit(next)) ++next;
+      if (next <= last_) std::this_thread::sleep_for(period);
     }
   }
 
@@ -411,12 +407,19 @@ class ProgressWatch {
     double seconds = 0;
     for (int w = 0; w < s_.workers; ++w)
       seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
-    s_.o.on_clock({clock, seconds, x[1] / static_cast<double>(s_.data.ratings.size())});
+    // The first clock's parts are exact too: every worker evaluated the start before any update.
+    const bool parts_exact = s_.workers == 1 || clock == first_;
+    const double objective = parts_exact ? x[1] / static_cast<double>(s_.data.ratings.size())
+                                         : ExactObjective(s_, server_, items_, users_);
+    s_.o.on_clock({clock, seconds, objective});
     return true;
   }
 
   Shared& s_;
   ps::ParameterServer& server_;
+  const uint64_t last_;  // the last clock the watch reports
+  uint64_t first_ = 0;   // the first
+  const std::vector<uint64_t> items_, users_;
 };
 
 // Runs this process's workers (and on rank 0 the evaluator) to the end. Returns the evaluations.
@@ -445,7 +448,16 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
   std::atomic<bool> workers_failed{false};
   TaskGroup watching(&pool);
   if (evaluate) watching.Run([&] { evaluations = Evaluator(s, server).Run(stop); });
-  if (watch) watching.Run([&] { ProgressWatch(s, server).Run(stop, workers_failed); });
+  if (watch) {
+    watching.Run([&] {
+      try {
+        ProgressWatch(s, server).Run(stop, workers_failed);
+      } catch (const std::exception& e) {  // on_clock's verdict (a diverged run) ends every worker
+        server.Abort(fmt::format("rank {}: {}", ctx.rank(), e.what()));
+        throw;
+      }
+    });
+  }
   // The workers' error, then the evaluator's and the watcher's, are weighed together: the one
   // reported is a cause, not another worker's "aborted" echo of it.
   const std::exception_ptr workers_error = running.Join();
@@ -520,6 +532,8 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
     double end = result.events.back().seconds;
     std::erase_if(result.evaluations, [&](const Evaluation& e) { return e.seconds >= end; });
     result.evaluations.push_back({end, result.final_objective});
+    if (o.on_clock && s.workers > 1 && result.first_clock < o.clocks)
+      o.on_clock({o.clocks, end, result.final_objective});
   }
   return result;
 }

@@ -27,8 +27,11 @@
 
 namespace parasol::apps::mf {
 
-// The objective Petuum-style apps print for a clock: the sum of every worker's part once all have
-// finished it, over the rating count, at the time the last of them did.
+// The model's exact objective once every worker has finished a clock, and the time the last did.
+// (Petuum-style apps print the sum of the workers' own parts instead, which flatters a stale
+// model: each part misses the others' recent updates.) With several workers the shards are read
+// when rank 0 sees the clock end, and the faster workers may have gone on by then; the last clock
+// is the final state, with every update applied.
 struct ClockObjective {
   uint64_t clock = 0;
   double seconds = 0;
@@ -57,7 +60,8 @@ struct MfOptions {
   // thread of its own: the honest objective-against-time curve, whatever the model.
   uint32_t eval_every_ms = 0;
   // Rank 0: called in clock order, on a thread of its own, soon (within ~50 ms) after every worker
-  // has reported a clock, so that a run can be watched. The workers report through a table of the
+  // has reported a clock, so that a run can be watched; the last clock of several workers from
+  // TrainMf's thread once every update is applied. The workers report through a table of the
   // parameter server that checkpoints leave out.
   std::function<void(const ClockObjective&)> on_clock;
   std::chrono::milliseconds timeout_ms{120000};
@@ -92,8 +96,6 @@ struct MfResult {
   // The objective after each event: the sum of every worker's latest part (NaN until every
   // worker has reported), divided by the rating count.
   std::vector<double> Objectives() const;
-  // Every clock that every worker reported, in order (what on_clock was given).
-  std::vector<ClockObjective> PerClock() const;
 };
 
 // Collective: every process of ctx calls it with the same data and options.

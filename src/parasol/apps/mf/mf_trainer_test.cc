@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -68,24 +69,10 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
   }
 }
 
-// Rank 0's watch reports every clock in order, with what the workers' gathered events give at
-// the end (sums in another order: equal to rounding); a resumed run starts at its checkpoint's
-// clock and its reports count each worker once (the progress table is not in checkpoints).
-void ExpectReportsMatch(const std::vector<ClockObjective>& seen, const MfResult& r, uint64_t first,
-                        uint64_t last) {
-  const std::vector<ClockObjective> expected = r.PerClock();
-  ASSERT_EQ(seen.size(), last - first + 1);
-  ASSERT_EQ(expected.size(), seen.size());
-  for (size_t i = 0; i < seen.size(); ++i) {
-    EXPECT_EQ(seen[i].clock, first + i);
-    EXPECT_EQ(seen[i].clock, expected[i].clock);
-    EXPECT_EQ(seen[i].seconds, expected[i].seconds);
-    EXPECT_NEAR(seen[i].objective, expected[i].objective, 1e-12 * expected[i].objective)
-        << "clock " << seen[i].clock;
-  }
-}
-
-TEST(MfTrainer, EveryClockIsReportedAsTrainingGoes) {
+// Rank 0's watch reports every clock in order, as training goes, with the model's exact objective:
+// the last is the final state (every update applied), none below the exact first. (The workers'
+// own parts, summed, flattered it: 0.420 at the last clock against a final 0.443 on MovieLens.)
+TEST(MfTrainer, EveryClockIsReportedAsTrainingGoesAndTheLastIsTheFinalState) {
   std::vector<ClockObjective> seen;
   MfOptions o{.rank = 8,
               .clocks = 12,
@@ -93,7 +80,33 @@ TEST(MfTrainer, EveryClockIsReportedAsTrainingGoes) {
               .staleness = 1,
               .on_clock = [&](const ClockObjective& c) { seen.push_back(c); }};
   MfResult r = TrainOnRanks(2, o);
-  ExpectReportsMatch(seen, r, 0, 12);
+  ASSERT_EQ(seen.size(), 13u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].clock, i);
+    if (i > 0) {
+      EXPECT_GE(seen[i].seconds, seen[i - 1].seconds);
+    }
+    EXPECT_LE(seen[i].objective, seen[0].objective * 1.001) << "clock " << i;
+  }
+  EXPECT_EQ(seen.back().objective, r.final_objective);
+}
+
+// A verdict of on_clock (the command's divergence check) ends every worker of every rank, with
+// the cause on the rank that gave it and its echo on the others.
+TEST(MfTrainer, AnErrorFromOnClockEndsEveryRank) {
+  MfOptions o{.rank = 8,
+              .learning_rate = 1e10f,
+              .clocks = 200,
+              .workers_per_process = 2,
+              .on_clock = [](const ClockObjective& c) {
+                if (!std::isfinite(c.objective) || c.objective > 1e6)
+                  throw DivergedError(fmt::format("objective {} at clock {}", c.objective, c.clock));
+              }};
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainMf(ctx, Data(), o); });
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_THROW(std::rethrow_exception(errors[0]), DivergedError);
+  EXPECT_THAT(comm::testing::Message(errors[1]), HasSubstr("rank 0: objective"));
 }
 
 // One worker, a bounded model: the same seed gives the same model, and a run stopped at clock 3
@@ -103,7 +116,10 @@ TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
       (std::filesystem::temp_directory_path() / ("parasol-mf-ckpt-" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   MfOptions o{.rank = 8, .clocks = 6, .seed = 9, .consistency = ps::Consistency::kBsp};
+  std::vector<ClockObjective> straight_seen, seen;
+  o.on_clock = [&](const ClockObjective& c) { straight_seen.push_back(c); };
   MfResult straight = TrainOnRanks(1, o);
+  o.on_clock = nullptr;
   MfResult again = TrainOnRanks(1, o);
   EXPECT_EQ(again.final_objective, straight.final_objective);
   MfOptions first_half = o;
@@ -113,11 +129,16 @@ TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
   TrainOnRanks(1, first_half);
   MfOptions second_half = o;
   second_half.resume_dir = dir;
-  std::vector<ClockObjective> seen;
   second_half.on_clock = [&](const ClockObjective& c) { seen.push_back(c); };
   MfResult resumed = TrainOnRanks(1, second_half);
   EXPECT_EQ(resumed.first_clock, 3u);
-  ExpectReportsMatch(seen, resumed, 3, 6);
+  // The resumed run's figures are the uninterrupted run's, from the checkpoint's clock on.
+  ASSERT_EQ(straight_seen.size(), 7u);
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].clock, 3 + i);
+    EXPECT_EQ(seen[i].objective, straight_seen[3 + i].objective) << "clock " << seen[i].clock;
+  }
   EXPECT_EQ(resumed.final_objective, straight.final_objective);
   o.seed = 10;
   EXPECT_NE(TrainOnRanks(1, o).final_objective, straight.final_objective);

@@ -1,4 +1,5 @@
 #include "parasol/dl/dynamic/dynamic_trainer.h"
+#include "parasol/core/plural.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,8 +151,8 @@ int64_t Resume(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o,
   const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
   if (m.ranks != ctx.size() || m.tensor_parallel != 1 || m.expert_parallel != 1 || m.shape != shape) {
     throw InvalidArgumentError(
-        fmt::format("{}: a checkpoint of {} ranks and model {}; this run has {} ranks and model {}",
-                    o.resume_dir, m.ranks, m.shape, ctx.size(), shape));
+        fmt::format("{}: a checkpoint of {} and model {}; this run has {} and model {}", o.resume_dir,
+                    Count(m.ranks, "rank"), m.shape, Count(ctx.size(), "rank"), shape));
   }
   ReadRankTensors(o.resume_dir, 0, m.step, State(sync));
   return m.step;
@@ -224,11 +225,13 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   std::unique_ptr<CsvWriter> csv;
   if (log && !o.metrics_path.empty()) {
     csv = std::make_unique<CsvWriter>(
-        o.metrics_path, std::vector<std::string>{"step", "seconds", "examples_per_sec", "loss"});
+        o.metrics_path,
+        std::vector<std::string>{"step", "seconds", "step_seconds", "samples_per_sec", "loss"});
   }
   DynamicResult r;
   std::vector<size_t> order(data.train.size());
   std::vector<double> speeds;
+  double train_seconds = 0;  // `seconds` of the metrics: since this run started, evaluations left out
   int64_t shuffled = -1;
   net->train();
   TrainLoopHooks hooks;
@@ -262,8 +265,9 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
     r.final_loss =
         loss.item<double>() * static_cast<double>(b.labelled) / static_cast<double>(p * labels.numel());
     if (csv) {
-      csv->Row({std::to_string(step), fmt::format("{:.6f}", seconds), fmt::format("{:.1f}", global / seconds),
-                fmt::format("{:.6f}", r.final_loss)});
+      train_seconds += seconds;
+      csv->Row({std::to_string(step), fmt::format("{:.6f}", train_seconds), fmt::format("{:.6f}", seconds),
+                fmt::format("{:.1f}", global / seconds), fmt::format("{:.6f}", r.final_loss)});
     }
   };
   hooks.epoch_end = [&](int64_t done) { return static_cast<size_t>(done) % per_epoch == 0; };
@@ -273,6 +277,7 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
         Evaluate(ctx, net, data, o, static_cast<int64_t>(static_cast<size_t>(done - 1) / per_epoch) + 1));
     if (log) LogEvaluation(*log, o, r.evaluations.back());
   };
+  hooks.loss = [&](int64_t) { return r.final_loss; };
   hooks.checkpoint = [&](int64_t done) { Save(ctx, sync, o, shape, done); };
   RunTrainLoop({.first_step = first,
                 .checkpoints = !o.checkpoint_dir.empty(),
@@ -282,7 +287,7 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   sync.Flush();
   if (csv) csv->Commit();
   if (o.model == "tree-lstm") r.best_evaluation = BestEvaluation(r.evaluations);
-  r.median_examples_per_sec = Median(speeds);
+  r.median_samples_per_sec = Median(speeds);
   r.parameters = sync.flat_parameters().clone();
   return r;
 }

@@ -36,7 +36,7 @@ struct DynamicTrainOptions {
   int threads = 1;
   uint64_t seed = 1;
   bool evaluate = true;
-  std::string metrics_path;  // rank 0: step,seconds,examples_per_sec,loss
+  std::string metrics_path;  // rank 0: step,seconds (cumulative),step_seconds,samples_per_sec,loss
   // Checkpoints (dl/rank_checkpoint.h: rank 0 writes the replicated parameters and Adam moments)
   // every checkpoint_every steps (0: at the end only) when a folder is given; resume_dir: go on
   // from one, with the same ranks, batch and model (else InvalidArgumentError): dropout is drawn
@@ -54,7 +54,7 @@ struct DynamicEvaluation {
 
 struct DynamicResult {
   std::vector<double> step_seconds;
-  double median_examples_per_sec = 0;  // all ranks
+  double median_samples_per_sec = 0;  // all ranks
   std::vector<DynamicEvaluation> evaluations;
   int best_evaluation = -1;  // tree-lstm: the epoch with the best fine-grained dev accuracy (model selection)
   double final_loss = 0;     // this rank's last batch: cross-entropy per labelled vertex

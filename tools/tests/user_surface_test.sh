@@ -1,0 +1,97 @@
+#!/bin/bash
+# What a user meets: a redirected run can be followed as it goes and keeps every line it printed
+# when interrupted (alone and under mpirun); a diverging run ends with exit code 3 and one line
+# naming the step, the value and the option to look at; one surface across commands.
+source "$(dirname "$0")/command_test.sh" "$@"
+
+# `lines FILE`: the lines of FILE that are figures (not comments or headers; train's "epoch N: ...").
+lines() {
+  local n
+  n=$(grep -c -e '^ *[0-9]' -e '^epoch [0-9]' "$1" 2>/dev/null)
+  echo "${n:-0}"
+}
+
+# `interrupt NAME WANT -- command...`: runs the command with stdout to $tmp/NAME.log, waits (up to
+# 60 s) until WANT figure lines have reached the file, sends SIGINT to it, and checks the log still
+# has them, every line whole. With block-buffered output nothing would reach the file.
+interrupt() {
+  local name=$1 want=$2
+  shift 3
+  # With job control on, the background command takes SIGINT as a terminal would give it
+  # (without, bash starts it with SIGINT ignored).
+  set -m
+  "$@" >"$tmp/$name.log" 2>"$tmp/$name.err" &
+  local pid=$! waited=0
+  set +m
+  while [ "$(lines "$tmp/$name.log")" -lt "$want" ] && [ "$waited" -lt 600 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  local seen
+  seen=$(lines "$tmp/$name.log")
+  kill -INT "$pid" 2>/dev/null
+  timeout 60 tail --pid="$pid" -f /dev/null || { kill -KILL "$pid"; fail "$name: still running 60 s after SIGINT"; }
+  label="$name: $seen figure lines reached the redirected log while it ran (wanted $want)"
+  check [ "$seen" -ge "$want" ]
+  label="$name: after SIGINT the log keeps them, and its last line is whole"
+  check [ "$(lines "$tmp/$name.log")" -ge "$seen" ] && [ -z "$(tail -c 1 "$tmp/$name.log")" ]
+}
+
+interrupt lda 3 -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 20 --iterations 100000
+interrupt train 2 -- "$parasol" train --model mlp --dataset mnist --data "$data/mnist" --epochs 1000 \
+  --metrics "$tmp/train.csv"
+# Every figure train prints per epoch is in its metrics too: the test accuracy of each evaluation.
+label="train: each epoch's test accuracy printed is in --metrics"
+check [ "$(grep -c '^epoch' "$tmp/train.log")" -ge 2 ] &&
+  [ "$(awk -F, 'NR > 1 && $10 != ""' "$tmp/train.csv" | wc -l)" -ge "$(grep -c '^epoch' "$tmp/train.log")" ] &&
+  close "$(grep '^epoch 1:' "$tmp/train.log" | sed 's/.*test accuracy \([0-9.]*\)%.*/\1/')" \
+    "$(awk -F, 'NR > 1 && $10 != "" { print 100 * $10; exit }' "$tmp/train.csv")" 0.01
+for r in $(seq 20); do cat "$data/libsvm/letter-1000"; done >"$tmp/letter-20000"
+interrupt svm 3 -- "$parasol" svm --data "$tmp/letter-20000" --c 1000 --gamma 5 --tolerance 1e-9 \
+  --progress-every 20 --cache-mb 1
+interrupt gnn 3 -- "$parasol" gnn --graph "$data/cora" --epochs 1000000
+if [ -n "$mpirun" ]; then
+  interrupt lda_mpirun 3 -- "$mpirun" -np 2 "$parasol" lda --corpus "$data/ap/ap.dat" --topics 20 \
+    --iterations 100000
+  label="lda under mpirun: no progress bar's carriage returns in a log"
+  check [ "$(tr -cd '\r' <"$tmp/lda_mpirun.log" | wc -c)" -eq 0 ]
+fi
+
+# A diverging run: exit code 3, the step (or clock, epoch), the value and the option to look at.
+expect 3 "at step 2 (over 100 times its first value" -- \
+  "$parasol" train --model lenet --dataset mnist --data "$data/mnist" --lr 1e6 --steps 30 --no-progress
+expect 3 "objective -nan at clock 1: the run diverged; lower --lr" -- \
+  "$parasol" mf --data synthetic --lr 1e10 --clocks 5
+expect 3 "training loss" -- "$parasol" gnn --graph "$data/cora" --lr 1e6 --epochs 50
+expect 3 "training loss 562.5 at epoch 1" -- \
+  "$parasol" mlr --data "$data/libsvm/letter-1000" --lr 1e6 --lambda 1e-9 --epochs 3
+if [ -n "$mpirun" ]; then
+  expect 3 "the run diverged; lower --lr" -- "$mpirun" -np 2 "$parasol" mf --data synthetic --lr 1e10 --clocks 5
+  expect 3 "the run diverged; lower --lr" -- \
+    "$mpirun" -np 2 "$parasol" train --model mlp --dataset mnist --data "$data/mnist" --lr 1e6 --steps 30
+fi
+# The metrics keep the steps up to the one that diverged, and the last good checkpoint stays.
+"$parasol" train --model mlp --dataset mnist --data "$data/mnist" --lr 1e6 --steps 30 \
+  --metrics "$tmp/diverged.csv" --checkpoint "$tmp/ckpt" --checkpoint-every 1 >/dev/null 2>"$tmp/err"
+label="a diverged train run keeps its metrics and the checkpoint of the last good step"
+step=$(sed -n 's/.* at step \([0-9]*\) .*/\1/p' "$tmp/err")
+check [ -n "$step" ] && [ "$(($(wc -l <"$tmp/diverged.csv") - 1))" -eq "$step" ] &&
+  "$parasol" train --model mlp --dataset mnist --data "$data/mnist" --resume "$tmp/ckpt" --eval-only \
+    >"$tmp/eval.log" && grep -q "checkpoint of step $((step - 1)):" "$tmp/eval.log"
+
+# One surface: a misspelt option gets a suggestion; a list of choices names every one; counts read
+# as English.
+expect 2 "The following arguments were not expected: 5 --topcs (did you mean --topics?)" -- \
+  "$parasol" lda --corpus "$data/ap/ap.dat" --topcs 5
+expect 2 "--model: foo not in {mlp,lenet,resnet20,vgg,transformer-lm,tree-lstm,lstm-lm,tree-fc}" -- \
+  "$parasol" train --model foo
+"$parasol" train --model mlp --dataset mnist --data "$data/mnist" --steps 1 --no-eval >"$tmp/one.log"
+"$parasol" lda --corpus "$data/ap/ap.dat" --topics 5 --iterations 1 >>"$tmp/one.log"
+label="one rank, one process, one thread: singular"
+check grep -q "1 rank x batch" "$tmp/one.log" && grep -q "1 process x 1 thread" "$tmp/one.log" &&
+  ! grep -q "(es)\|(s)\|1 ranks\|1 processes" "$tmp/one.log"
+label="one default deadline: 60 s in every command that waits on another process"
+check [ "$(for c in lda mf mlr gnn svm mtrl lasso logreg; do "$parasol" "$c" --help; done |
+  grep -A1 -e '--timeout-ms' | grep -o '=[0-9]*' | sort -u)" = "=60000" ]
+
+finish
