@@ -72,16 +72,17 @@ void WarnEmptyDocuments(const Corpus& corpus, const std::string& what) {
 }
 
 // Documents read for a model's vocabulary: text and lines keep only the model's words; UCI and
-// LDA-C corpora are re-mapped onto it.
+// LDA-C corpora are re-mapped onto it. `warn`: this process reports documents left empty (one
+// rank of a job does).
 Corpus ReadForVocabulary(const std::string& path, CorpusFlags& flags, const std::vector<std::string>& vocab,
-                         const std::string& what) {
+                         const std::string& what, bool warn) {
   std::unordered_map<std::string, uint32_t> index;
   for (uint32_t w = 0; w < vocab.size(); ++w) index.emplace(vocab[w], w);
   TextOptions text = flags.Text();
   text.fixed_vocab = &index;
   Corpus read = ReadCorpus(path, ParseCorpusFormat(flags.format), text, flags.vocab);
   Corpus docs = read.vocab == vocab ? std::move(read) : MapToVocabulary(read, index, vocab.size());
-  WarnEmptyDocuments(docs, what);
+  if (warn) WarnEmptyDocuments(docs, what);
   return docs;
 }
 
@@ -153,8 +154,7 @@ class LdaCommand : public Command {
     if (root) WarnEmptyDocuments(corpus, "");
     Corpus test;
     if (!test_.empty()) {
-      test = ReadForVocabulary(test_, corpus_, corpus.vocab,
-                               root ? " of --test (in the training vocabulary)" : "");
+      test = ReadForVocabulary(test_, corpus_, corpus.vocab, " of --test (in the training vocabulary)", root);
       o_.test_corpus = &test;
     }
     std::unique_ptr<CsvWriter> csv;
@@ -273,7 +273,7 @@ class LdaInferCommand : public Command {
 
   int Run(comm::MpiRuntime*) override {
     LdaModel model = LoadModel(model_);
-    Corpus docs = ReadForVocabulary(corpus_.path, corpus_, model.vocab, " (in the model's vocabulary)");
+    Corpus docs = ReadForVocabulary(corpus_.path, corpus_, model.vocab, " (in the model's vocabulary)", true);
     if (perplexity_) {
       const HeldOut h = DocumentCompletion(model, docs, o_);
       std::cerr << fmt::format(

@@ -485,6 +485,9 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     st.loglik_per_token = st.loglik / static_cast<double>(tokens);
     st.test_perplexity =
         st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
+    // Rank 0 computes the perplexity alone: the others wait for it here, not in the next
+    // iteration's first hand-over, where the wait would count as that iteration's training time.
+    if (st.evaluated && o_.test_corpus && distributed_) collective::Barrier(ctx_);
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
     if (!o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) {
