@@ -12,8 +12,10 @@ root=$(cd "$here/.." && pwd)
 mkdir -p "$out"
 "$build/bench/ps_local_bench" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/ps_local_bench.json" --benchmark_out_format=json | tee "$out/ps_local_bench.txt"
-cd "$root"  # the default ratings path is relative to the repository
-"$root/scripts/mpirun.sh" -np 4 "$build/tools/parasol" ps-bench --straggler 3:2 --clocks 30 --repeat "$repeat" \
+# MovieLens 100K where the shared data has it (not redistributed), else its synthetic stand-in.
+ratings=$root/../shared/data/movielens-100k/u.data
+[ -f "$ratings" ] || ratings=synthetic
+"$root/scripts/mpirun.sh" -np 4 "$build/tools/parasol" ps-bench --data "$ratings" --straggler 3:2 --clocks 30 --repeat "$repeat" \
   --csv "$out/ps_bench_np4.csv" | tee "$out/ps_bench_np4.txt"
-"$build/tools/parasol" ps-bench --straggler 3:2 --clocks 30 --repeat "$repeat" \
+"$build/tools/parasol" ps-bench --data "$ratings" --straggler 3:2 --clocks 30 --repeat "$repeat" \
   --csv "$out/ps_bench_threads.csv" | tee "$out/ps_bench_threads.txt"

@@ -1,13 +1,19 @@
 // `parasol mf`: matrix factorisation by SGD through the parameter server, with checkpoints and
 // --resume, or by CCD++ (--algorithm ccd: model-parallel rank-one coordinate descent). Prints the
-// objective after every clock (CCD++: every outer iteration); --metrics writes it as CSV.
+// objective after every clock (CCD++: every outer iteration); --metrics writes it as CSV; --test
+// prints the test RMSE, --model writes the factors (apps/mf/mf_model.h). `parasol mf-predict`
+// applies a model to a ratings file.
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "parasol/apps/mf/ccd_trainer.h"
+#include "parasol/apps/mf/mf_model.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/divergence_guard.h"
 #include "parasol/core/error.h"
@@ -34,6 +40,8 @@ class MfCommand : public Command {
         ->capture_default_str();
     app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")
         ->capture_default_str();
+    app_->add_option("--test", test_, "Held-out ratings (the --data format): the test RMSE after training");
+    app_->add_option("--model", model_, "Write the trained factors here (read by mf-predict)");
     AddRunOptions(app_, &flags_.run,
                   {.which = RunOptions::kMetrics | RunOptions::kCheckpoint | RunOptions::kResume,
                    .unit = "clock",
@@ -54,6 +62,8 @@ class MfCommand : public Command {
     }
     ps::ParseConsistencySpec(consistency_);
     CheckRunOptions(&flags_.run, flags_.options.clocks);
+    if (!model_.empty()) CheckOutputFile("--model", model_);
+    flags_.options.keep_model = !model_.empty() || !test_.empty();
   }
 
   int Run(comm::MpiRuntime* mpi) override {
@@ -64,6 +74,7 @@ class MfCommand : public Command {
     flags_.options.staleness = spec.staleness;
     flags_.options.vap_threshold = spec.vap_threshold;
     RatingsSource source = LoadRatings(flags_.data, flags_.options.seed);
+    if (!test_.empty()) test_ratings_ = apps::mf::ReadMovieLens(test_);  // before the work it judges
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !flags_.run.metrics.empty())
       csv = std::make_unique<CsvWriter>(flags_.run.metrics,
@@ -92,6 +103,7 @@ class MfCommand : public Command {
     std::cout << fmt::format("final objective {:.9g} (every update applied); {:.3f} s\n", r.final_objective,
                              r.seconds);
     if (csv) csv->Commit();
+    Finish(ctx, r.model);
     return 0;
   }
 
@@ -124,17 +136,85 @@ class MfCommand : public Command {
     std::cout << fmt::format("final objective {:.9g}; {:.3f} s\n", r.iterations.back().objective,
                              r.iterations.back().seconds);
     if (csv) csv->Commit();
+    if (flags_.options.keep_model) Finish(ctx, FromCcd(r, source.data, o.rank));
     return 0;
   }
 
+  // CCD++'s factor-major doubles as the model file's rows.
+  static apps::mf::MfModel FromCcd(const apps::mf::CcdResult& r, const apps::mf::RatingSet& d,
+                                   uint32_t rank) {
+    apps::mf::MfModel m{.rank = rank, .users = d.num_users, .items = d.num_items, .mean = r.mean};
+    m.user_factors.resize(m.users * rank);
+    m.item_factors.resize(m.items * rank);
+    for (uint32_t k = 0; k < rank; ++k) {
+      for (uint64_t i = 0; i < m.users; ++i)
+        m.user_factors[i * rank + k] = static_cast<float>(r.user_factors[k * m.users + i]);
+      for (uint64_t j = 0; j < m.items; ++j)
+        m.item_factors[j * rank + k] = static_cast<float>(r.item_factors[k * m.items + j]);
+    }
+    return m;
+  }
+
+  // Rank 0: the test RMSE and the model file.
+  void Finish(comm::Context& ctx, const apps::mf::MfModel& model) {
+    if (ctx.rank() != 0) return;
+    if (test_ratings_) {
+      std::cout << fmt::format("test RMSE {:.6f} on {} ratings of {}\n",
+                               apps::mf::Rmse(model, *test_ratings_), test_ratings_->ratings.size(), test_);
+    }
+    if (!model_.empty()) apps::mf::WriteMfModel(ctx.files(), model_, model);
+  }
+
   MfFlags flags_;
+  std::string test_, model_;
+  std::optional<apps::mf::RatingSet> test_ratings_;
   std::string consistency_ = "ssp:3";
   std::string algorithm_ = "sgd";
   uint32_t inner_ = 3;
 };
 
+// `parasol mf-predict --model FILE --data RATINGS [--output FILE]`: the model's RMSE on the
+// ratings, and with --output a prediction per rating (`user item rating prediction`, ids as in the
+// file).
+class MfPredictCommand : public Command {
+ public:
+  explicit MfPredictCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("mf-predict", "Apply a model of 'parasol mf --model' to a ratings file");
+    app_->add_option("--model", model_, "The model file")->required();
+    app_->add_option("--data", data_, "Ratings (MovieLens u.data or ratings.csv)")->required();
+    app_->add_option("--output", output_, "Write 'user item rating prediction' per rating here");
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  void Validate() override {
+    if (!output_.empty()) CheckOutputFile("--output", output_);
+  }
+
+  int Run(comm::MpiRuntime*) override {
+    const apps::mf::MfModel model = apps::mf::ReadMfModel(model_);
+    const apps::mf::RatingSet data = apps::mf::ReadMovieLens(data_);
+    if (!output_.empty()) {
+      WriteFileAtomically(output_, [&](std::ostream& out) {
+        for (const apps::mf::Rating& r : data.ratings)
+          out << fmt::format("{} {} {:g} {:.6f}\n", r.user + 1, r.item + 1, r.value,
+                             model.Predict(r.user, r.item));
+      });
+    }
+    std::cout << fmt::format("RMSE {:.6f} on {} ratings of {}\n", apps::mf::Rmse(model, data),
+                             data.ratings.size(), data_);
+    return 0;
+  }
+
+ private:
+  std::string model_, data_, output_;
+};
+
 }  // namespace
 
 std::unique_ptr<Command> MakeMfCommand(CLI::App& parent) { return std::make_unique<MfCommand>(parent); }
+std::unique_ptr<Command> MakeMfPredictCommand(CLI::App& parent) {
+  return std::make_unique<MfPredictCommand>(parent);
+}
 
 }  // namespace parasol::tools

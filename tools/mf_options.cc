@@ -15,22 +15,22 @@ namespace parasol::tools {
 
 RatingsSource LoadRatings(const std::string& data, uint64_t seed) {
   RatingsSource s;
-  if (data == "synthetic" || (data.empty() && !std::filesystem::exists(kDefaultRatings))) {
+  if (data == "synthetic") {
     s.data = apps::mf::SyntheticRatings({.seed = seed});
-    s.note =
-        data.empty() ? fmt::format("{} not found: using {}", kDefaultRatings, s.data.source) : s.data.source;
+    s.note = s.data.source;
     return s;
   }
-  s.data = apps::mf::ReadMovieLens(data.empty() ? kDefaultRatings : data);
+  s.data = apps::mf::ReadMovieLens(data);
   s.note = fmt::format("{} ({} ratings, {} users, {} items)", s.data.source, s.data.ratings.size(),
                        s.data.num_users, s.data.num_items);
   return s;
 }
 
 void MfFlags::Register(CLI::App* app) {
-  app->add_option(
-      "--data", data,
-      fmt::format("MovieLens ratings file, or 'synthetic' (default: {} if present)", kDefaultRatings));
+  app->add_option("--data", data,
+                  "MovieLens ratings (u.data, or ratings.csv of current releases), or 'synthetic' (a seeded "
+                  "low-rank model of MovieLens 100K's shape)")
+      ->required();
   app->add_option("--workers", workers, "Worker threads per process (default: 4 workers over all processes)")
       ->check(Between(1, 256));
   app->add_option("--rank", options.rank, "Factor rank")->check(Between(1, 4096))->capture_default_str();

@@ -14,14 +14,11 @@
 
 namespace parasol::tools {
 
-inline constexpr const char* kDefaultRatings = "../shared/data/movielens-100k/u.data";
-
 struct RatingsSource {
   apps::mf::RatingSet data;
   std::string note;  // one line for the report: what was read, or why synthetic ratings stand in
 };
-// `data`: a MovieLens file, "synthetic", or "" for the shared MovieLens-100K when it is there
-// and synthetic ratings (seeded) when it is not.
+// `data`: a MovieLens file, or "synthetic" for seeded synthetic ratings.
 RatingsSource LoadRatings(const std::string& data, uint64_t seed);
 
 // The MF options every command takes (rank, learning rate, ...), registered on `app`.

@@ -11,6 +11,7 @@
 #include "parasol/apps/mlr/mlr_trainer.h"
 #include "parasol/apps/mlr/text_features.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/divergence_guard.h"
 #include "parasol/core/error.h"
@@ -41,6 +42,9 @@ class MlrCommand : public Command {
     app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
         ->capture_default_str();
     app_->add_option("--test", test_, "Test set: accuracy after each epoch");
+    app_->add_option("--model", model_,
+                     "Write the trained model here (read by mlr-predict; with --corpus, apply it to the "
+                     "rows of --save-features)");
     app_->add_option("--comm", comm_, "ps, sfb or auto")->capture_default_str();
     app_->add_option("--consistency", consistency_, "With --comm ps: bsp, ssp:S, essp:S, vap:S:V or asp")
         ->capture_default_str();
@@ -68,6 +72,7 @@ class MlrCommand : public Command {
 
   void Validate() override {
     if (data_.empty() == corpus_.empty()) throw InvalidArgumentError("give --data or --corpus (one of them)");
+    if (!model_.empty()) CheckOutputFile("--model", model_);
     if (!test_.empty() && !corpus_.empty())
       throw InvalidArgumentError("with --corpus, the test set is --test-corpus");
     if (!test_corpus_.empty() && corpus_.empty())
@@ -96,7 +101,7 @@ class MlrCommand : public Command {
 
   apps::mlr::MlrOptions o_;
   RunOptions run_;
-  std::string data_, label_column_ = "y", test_, comm_ = "auto", consistency_ = "bsp";
+  std::string data_, label_column_ = "y", test_, comm_ = "auto", consistency_ = "bsp", model_;
   std::string corpus_, test_corpus_, save_features_;
   uint32_t min_count_ = 5;
 };
@@ -181,6 +186,7 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   const apps::mlr::MlrResult r = apps::mlr::TrainMlr(ctx, d, test.get(), o_, on_epoch);
   if (!root) return 0;
   if (csv) csv->Commit();
+  if (!model_.empty()) apps::mlr::WriteMlrModel(ctx.files(), model_, r.model);
   if (r.epochs.empty()) {
     std::cout << fmt::format("final: the checkpoint is at epoch {} already ({} steps)\n", r.first_epoch - 1,
                              r.steps);
@@ -193,8 +199,51 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   return 0;
 }
 
+// `parasol mlr-predict --model FILE --data FILE [--output FILE]`: the class of each row, and the
+// accuracy when the rows are labelled.
+class MlrPredictCommand : public Command {
+ public:
+  explicit MlrPredictCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("mlr-predict", "Apply a model of 'parasol mlr --model' to rows");
+    app_->add_option("--model", model_, "The model file")->required();
+    app_->add_option("--data", data_, "Rows: LIBSVM file, or NAME.csv with a label column")->required();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
+        ->capture_default_str();
+    app_->add_option("--output", output_, "Write each row's class here, one per line");
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  void Validate() override {
+    if (!output_.empty()) CheckOutputFile("--output", output_);
+  }
+
+  int Run(comm::MpiRuntime*) override {
+    const apps::mlr::MlrModel model = apps::mlr::ReadMlrModel(model_);
+    const data::Dataset d = data::ReadDataset(data_, label_column_);
+    const std::vector<double> predicted = model.Predict(d);
+    if (!output_.empty()) {
+      WriteFileAtomically(output_, [&](std::ostream& out) {
+        for (double c : predicted) out << fmt::format("{:g}\n", c);
+      });
+    }
+    std::cout << fmt::format(
+        "accuracy {:.4f} on {} rows of {}\n",
+        d.rows() ? static_cast<double>(data::CountCorrect(d, predicted)) / static_cast<double>(d.rows())
+                 : 0.0,
+        d.rows(), data_);
+    return 0;
+  }
+
+ private:
+  std::string model_, data_, label_column_ = "y", output_;
+};
+
 }  // namespace
 
 std::unique_ptr<Command> MakeMlrCommand(CLI::App& parent) { return std::make_unique<MlrCommand>(parent); }
+std::unique_ptr<Command> MakeMlrPredictCommand(CLI::App& parent) {
+  return std::make_unique<MlrPredictCommand>(parent);
+}
 
 }  // namespace parasol::tools

@@ -89,12 +89,15 @@ int main(int argc, char** argv) {
   commands.push_back(parasol::tools::MakeLassoCommand(app));
   commands.push_back(parasol::tools::MakeLogregCommand(app));
   commands.push_back(parasol::tools::MakeLdaCommand(app));
+  commands.push_back(parasol::tools::MakeLinearPredictCommand(app));
   commands.push_back(parasol::tools::MakeLdaCorpusCommand(app));
   commands.push_back(parasol::tools::MakeLdaInferCommand(app));
   commands.push_back(parasol::tools::MakeMakeDesignCommand(app));
   commands.push_back(parasol::tools::MakeMakeGraphCommand(app));
   commands.push_back(parasol::tools::MakeMfCommand(app));
+  commands.push_back(parasol::tools::MakeMfPredictCommand(app));
   commands.push_back(parasol::tools::MakeMlrCommand(app));
+  commands.push_back(parasol::tools::MakeMlrPredictCommand(app));
   commands.push_back(parasol::tools::MakeMtrlCommand(app));
   commands.push_back(parasol::tools::MakePsBench(app));
   commands.push_back(parasol::tools::MakeSvmCommand(app));

@@ -2,14 +2,19 @@
 // penalised linear models by model-parallel coordinate descent (the STRADS scheduler in
 // modelpar/). Prints a line per duality-gap check; --metrics writes them as CSV, --model the
 // fitted weights.
-#include <fmt/format.h>
-
+#include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "parasol/apps/sparse_linear/lasso_solver.h"
+#include "parasol/apps/sparse_linear/linear_model.h"
 #include "parasol/apps/sparse_linear/logistic_solver.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/plural.h"
@@ -72,7 +77,10 @@ class SparseLinearCommand : public Command {
          .unit = "duality-gap check",
          .metrics_columns = "lambda,round,updates,seconds,objective,nonzeros,gap,relative_gap",
          .seed = "Seed of the scheduler's draws"});
-    app_->add_option("--model", model_, "Write the fitted weights here");
+    app_->add_option("--model", model_, "Write the fitted weights here (read by linear-predict)");
+    app_->add_option("--test", test_,
+                     "Labelled rows (the --data format): the last fit's test error (lasso: MSE and R^2; "
+                     "logreg: accuracy)");
   }
 
   bool NeedsMpi() const override { return true; }
@@ -95,14 +103,45 @@ class SparseLinearCommand : public Command {
   Loss loss_;
   apps::sparse_linear::PathOptions o_;
   RunOptions run_;
-  std::string data_, label_column_ = "y", order_ = "priority", model_;
+  std::string data_, label_column_ = "y", order_ = "priority", model_, test_;
   bool no_intercept_ = false;
 };
+
+// The fits as a model file holds them; a logistic model keeps the label values of its classes.
+apps::sparse_linear::LinearModel ModelOf(const std::vector<apps::sparse_linear::LinearFit>& fits,
+                                         const data::Dataset* logistic_data) {
+  apps::sparse_linear::LinearModel m;
+  if (logistic_data) {
+    const std::set<double> labels(logistic_data->labels.begin(), logistic_data->labels.end());
+    m.logistic = true;
+    m.negative_label = *labels.begin();  // BinaryLabels' -1
+    m.positive_label = *labels.rbegin();
+  }
+  for (const auto& f : fits)
+    m.fits.push_back({.lambda = f.lambda, .intercept = f.intercept, .weights = f.weights});
+  return m;
+}
+
+// The last fit's (or `lambda`'s) score on labelled rows, one line.
+void PrintTestScore(const apps::sparse_linear::LinearModel& model, const data::Dataset& d,
+                    const std::string& what, double lambda = -1) {
+  const auto& fit = model.Choose(lambda);
+  const apps::sparse_linear::LinearScore s = apps::sparse_linear::Score(model, fit, d);
+  if (model.logistic) {
+    std::cout << fmt::format("test accuracy {:.4f} on {} rows of {} (lambda {:.6g})\n", s.accuracy, d.rows(),
+                             what, fit.lambda);
+  } else {
+    std::cout << fmt::format("test MSE {:.6g}, R^2 {:.4f} on {} rows of {} (lambda {:.6g})\n", s.mse, s.r2,
+                             d.rows(), what, fit.lambda);
+  }
+}
 
 int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
   comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
   const bool root = ctx.rank() == 0;
   const data::Dataset d = data::ReadDataset(data_, label_column_);
+  std::optional<data::Dataset> test;
+  if (!test_.empty()) test = data::ReadDataset(test_, label_column_);  // before the work it judges
   const bool logistic = loss_ == Loss::kLogistic;
   const char* name = logistic ? "logreg" : "lasso";
   if (logistic) {
@@ -162,11 +201,65 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
   std::cout << fmt::format(
       "final: lambda {:.6g}, objective {:.12g}, {} nonzeros, relative gap {:.3g}, {:.3f} s\n", last.lambda,
       last.last.objective, last.weights.size(), last.last.relative_gap, last.last.seconds);
-  if (!model_.empty()) apps::sparse_linear::WriteLinearModel(model_, name, fits);
+  const apps::sparse_linear::LinearModel model = ModelOf(fits, logistic ? &d : nullptr);
+  if (test) PrintTestScore(model, *test, test_);
+  if (!model_.empty()) apps::sparse_linear::WriteLinearModel(model_, model);
   return 0;
 }
 
 }  // namespace
+
+// `parasol linear-predict --model FILE --data FILE`: a lasso or logreg model applied to rows; the
+// score when they are labelled, and with --output one prediction per row (lasso: the value; logreg:
+// the label and the probability of the positive class).
+class LinearPredictCommand : public Command {
+ public:
+  explicit LinearPredictCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand("linear-predict", "Apply a model of 'parasol lasso/logreg --model' to rows");
+    app_->add_option("--model", model_, "The model file")->required();
+    app_->add_option("--data", data_, "Rows: LIBSVM file, or NAME.csv with a label column")->required();
+    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
+        ->capture_default_str();
+    app_->add_option("--lambda", lambda_, "Use the path's fit nearest this lambda (default: the last)")
+        ->check(Positive());
+    app_->add_option("--output", output_, "Write one prediction per row here");
+  }
+
+  bool NeedsMpi() const override { return false; }
+
+  void Validate() override {
+    if (!output_.empty()) CheckOutputFile("--output", output_);
+  }
+
+  int Run(comm::MpiRuntime*) override {
+    const apps::sparse_linear::LinearModel model = apps::sparse_linear::ReadLinearModel(model_);
+    const data::Dataset d = data::ReadDataset(data_, label_column_);
+    const auto& fit = model.Choose(lambda_);
+    if (!output_.empty()) {
+      WriteFileAtomically(output_, [&](std::ostream& out) {
+        for (size_t r = 0; r < d.rows(); ++r) {
+          const double m = apps::sparse_linear::LinearModel::Margin(fit, d, r);
+          if (model.logistic) {
+            out << fmt::format("{:g} {:.6f}\n", m > 0 ? model.positive_label : model.negative_label,
+                               1 / (1 + std::exp(-m)));
+          } else {
+            out << fmt::format("{:.17g}\n", m);
+          }
+        }
+      });
+    }
+    PrintTestScore(model, d, data_, lambda_);
+    return 0;
+  }
+
+ private:
+  std::string model_, data_, label_column_ = "y", output_;
+  double lambda_ = -1;
+};
+
+std::unique_ptr<Command> MakeLinearPredictCommand(CLI::App& parent) {
+  return std::make_unique<LinearPredictCommand>(parent);
+}
 
 std::unique_ptr<Command> MakeLassoCommand(CLI::App& parent) {
   return std::make_unique<SparseLinearCommand>(parent, Loss::kSquared);

@@ -79,6 +79,49 @@ check [ -n "$step" ] && [ "$(($(wc -l <"$tmp/diverged.csv") - 1))" -eq "$step" ]
   "$parasol" train --model mlp --dataset mnist --data "$data/mnist" --resume "$tmp/ckpt" --eval-only \
     >"$tmp/eval.log" && grep -q "checkpoint of step $((step - 1)):" "$tmp/eval.log"
 
+# A model out, predictions in: each trainer's model file, applied by its predict command, gives the
+# figure training printed for the same rows.
+figure() { grep -o "$2 [0-9.]*" "$1" | head -1 | awk '{ print $NF }'; }
+"$parasol" mf --data synthetic --clocks 5 --test "$tmp/ratings.test" --model "$tmp/mf.model" >"$tmp/mf.log" 2>&1
+label="mf --test needs its file before it trains"
+check grep -q "ratings.test: cannot open" "$tmp/mf.log"
+printf '1\t1\t4\t0\n1\t2\t3\t0\n2\t1\t5\t0\n3\t2\t2\t0\n' >"$tmp/ratings.test"
+for alg in sgd ccd; do
+  "$parasol" mf --algorithm "$alg" --data synthetic --clocks 5 --test "$tmp/ratings.test" \
+    --model "$tmp/mf-$alg.model" >"$tmp/mf-$alg.log"
+  "$parasol" mf-predict --model "$tmp/mf-$alg.model" --data "$tmp/ratings.test" --output "$tmp/mf-$alg.pred" \
+    >"$tmp/mf-predict-$alg.log"
+  label="mf ($alg): the test RMSE training printed is mf-predict's ($(figure "$tmp/mf-$alg.log" "test RMSE"))"
+  check [ -n "$(figure "$tmp/mf-$alg.log" "test RMSE")" ] &&
+    [ "$(figure "$tmp/mf-$alg.log" "test RMSE")" = "$(figure "$tmp/mf-predict-$alg.log" "RMSE")" ] &&
+    [ "$(wc -l <"$tmp/mf-$alg.pred")" -eq 4 ]
+done
+"$parasol" lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.05 \
+  --test "$data/riboflavin/riboflavin-500.csv" --model "$tmp/lasso.model" >"$tmp/lasso.log"
+"$parasol" linear-predict --model "$tmp/lasso.model" --data "$data/riboflavin/riboflavin-500.csv" \
+  --output "$tmp/lasso.pred" >"$tmp/lasso-predict.log"
+label="lasso: --test's MSE is linear-predict's, a prediction per row"
+check [ -n "$(figure "$tmp/lasso.log" "test MSE")" ] &&
+  [ "$(figure "$tmp/lasso.log" "test MSE")" = "$(figure "$tmp/lasso-predict.log" "test MSE")" ] &&
+  [ "$(wc -l <"$tmp/lasso.pred")" -eq 71 ]
+"$mpirun" -np 2 "$parasol" logreg --data "$data/libsvm/a9a-2000" --lambda 1e-3 --test "$data/libsvm/a9a-2000" \
+  --model "$tmp/logreg.model" >"$tmp/logreg.log"
+"$parasol" linear-predict --model "$tmp/logreg.model" --data "$data/libsvm/a9a-2000" >"$tmp/logreg-predict.log"
+label="logreg under mpirun: --test's accuracy is linear-predict's ($(figure "$tmp/logreg.log" "test accuracy"))"
+check [ -n "$(figure "$tmp/logreg.log" "test accuracy")" ] &&
+  [ "$(figure "$tmp/logreg.log" "test accuracy")" = "$(figure "$tmp/logreg-predict.log" "test accuracy")" ]
+"$mpirun" -np 2 "$parasol" mlr --data "$data/libsvm/letter-1000" --epochs 3 --test "$data/libsvm/letter-1000" \
+  --model "$tmp/mlr.model" >"$tmp/mlr.log"
+"$parasol" mlr-predict --model "$tmp/mlr.model" --data "$data/libsvm/letter-1000" --output "$tmp/mlr.pred" \
+  >"$tmp/mlr-predict.log"
+label="mlr under mpirun: the last epoch's test accuracy is mlr-predict's ($(figure "$tmp/mlr.log" "test accuracy"))"
+check [ -n "$(figure "$tmp/mlr.log" "test accuracy")" ] &&
+  [ "$(figure "$tmp/mlr.log" "test accuracy")" = "$(figure "$tmp/mlr-predict.log" "accuracy")" ] &&
+  [ "$(wc -l <"$tmp/mlr.pred")" -eq 1000 ]
+expect 2 "mf-sgd.model:1: not a parasol lasso or logreg model" -- "$parasol" linear-predict --model "$tmp/mf-sgd.model" \
+  --data "$data/libsvm/a9a-2000"
+expect 2 "mf-sgd.model: a file of kind 'mf-model', not 'mlr-model'" -- "$parasol" mlr-predict --model "$tmp/mf-sgd.model" --data "$data/libsvm/a9a-2000"
+
 # One surface: a misspelt option gets a suggestion; a list of choices names every one; counts read
 # as English.
 expect 2 "The following arguments were not expected: 5 --topcs (did you mean --topics?)" -- \

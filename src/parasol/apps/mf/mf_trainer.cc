@@ -422,6 +422,21 @@ class ProgressWatch {
   const std::vector<uint64_t> items_, users_;
 };
 
+// The shards' rows, read outside the consistency model once every update is in.
+MfModel ReadModel(const Shared& s, ps::ParameterServer& server) {
+  MfModel m{.rank = s.o.rank, .users = s.data.num_users, .items = s.data.num_items, .mean = s.mean};
+  auto flatten = [&](uint32_t table, uint64_t rows, std::vector<float>& out) {
+    out.reserve(rows * m.rank);
+    for (const ps::Row& row : server.ReadLatest(table, Ids(rows))) {
+      const float* x = row.DenseData<float>();
+      out.insert(out.end(), x, x + m.rank);
+    }
+  };
+  flatten(kUsers, m.users, m.user_factors);
+  flatten(kItems, m.items, m.item_factors);
+  return m;
+}
+
 // Runs this process's workers (and on rank 0 the evaluator) to the end. Returns the evaluations.
 std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterServer& server) {
   const bool evaluate = ctx.rank() == 0 && s.o.eval_every_ms > 0;
@@ -503,6 +518,8 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
                       .checkpointed = false});
   std::vector<Evaluation> evaluations = RunWorkers(ctx, s, server);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.start).count();
+  MfModel model;
+  if (o.keep_model && ctx.rank() == 0) model = ReadModel(s, server);
   ps::PsStats stats = server.stats();
   server.Shutdown();
 
@@ -526,6 +543,7 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
   collective::Allreduce(ctx, &seconds, &result.seconds, 1, DType::kFloat64, max);
   result.stats = SumStats(ctx, stats);
   result.evaluations = std::move(evaluations);
+  result.model = std::move(model);
   if (ctx.rank() == 0 && !result.events.empty()) {
     // The state the last clock left, at the moment the last worker finished it (evaluations from
     // after that moment saw the same state).

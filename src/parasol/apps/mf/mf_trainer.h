@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "parasol/apps/mf/mf_model.h"
 #include "parasol/apps/mf/ratings.h"
 #include "parasol/comm/context.h"
 #include "parasol/ps/client.h"
@@ -65,6 +66,7 @@ struct MfOptions {
   // parameter server that checkpoints leave out.
   std::function<void(const ClockObjective&)> on_clock;
   std::chrono::milliseconds timeout_ms{120000};
+  bool keep_model = false;  // rank 0's result holds the trained model
 };
 
 // One worker's report at the end of a clock.
@@ -92,6 +94,7 @@ struct MfResult {
   // Rank 0 only, with eval_every_ms: by time, ending with the final state when the last worker
   // finished its last clock.
   std::vector<Evaluation> evaluations;
+  MfModel model;  // rank 0 with keep_model: the final state, every update applied
 
   // The objective after each event: the sum of every worker's latest part (NaN until every
   // worker has reported), divided by the rating count.

@@ -40,25 +40,6 @@ CommCost EstimateCommCost(uint64_t classes, double nonzeros_per_sample, double r
   return c;
 }
 
-std::vector<double> MlrModel::Predict(const data::Dataset& d) const {
-  const size_t k = classes.size();
-  std::vector<double> out, scores(k);
-  for (size_t r = 0; r < d.rows(); ++r) {
-    scores = biases;
-    auto ids = d.row_indices(r);
-    auto vals = d.row_values(r);
-    for (size_t e = 0; e < ids.size(); ++e) {
-      auto it = std::lower_bound(features.begin(), features.end(), ids[e]);
-      if (it == features.end() || *it != ids[e]) continue;
-      const double* w = weights.data() + static_cast<size_t>(it - features.begin()) * k;
-      for (size_t c = 0; c < k; ++c) scores[c] += w[c] * vals[e];
-    }
-    out.push_back(
-        classes[static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin())]);
-  }
-  return out;
-}
-
 namespace {
 
 // The training set with features renumbered densely and labels as class indices.

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parasol/apps/mlr/mlr_model.h"
 #include "parasol/comm/context.h"
 #include "parasol/data/dataset.h"
 #include "parasol/ps/table_config.h"
@@ -63,15 +64,6 @@ struct MlrEpoch {
   double train_loss = 0;      // mean cross-entropy of the epoch's samples at the time they were seen
   double test_accuracy = -1;  // -1 without a test set
   uint64_t bytes_sent = 0;    // by this rank so far (rank 0's; every rank's is alike)
-};
-
-struct MlrModel {
-  std::vector<double> classes;     // the label of each class, ascending
-  std::vector<uint32_t> features;  // the data set's feature id of each weight row, ascending
-  std::vector<double> weights;     // features.size() x classes.size(), row-major
-  std::vector<double> biases;      // classes.size()
-  // The class with the largest score for each row of d (features the model lacks count 0).
-  std::vector<double> Predict(const data::Dataset& d) const;
 };
 
 struct MlrResult {

@@ -106,17 +106,4 @@ std::vector<LinearFit> FitPath(comm::Context& ctx, PathProgram& program, const s
   return fits;
 }
 
-void WriteLinearModel(const std::string& path, const std::string& model, const std::vector<LinearFit>& fits) {
-  WriteFileAtomically(path, [&](std::ostream& out) {
-    out.precision(17);
-    out << "# parasol " << model
-        << " model: per lambda, its line and then 'feature weight' (features from 1)\n";
-    for (const LinearFit& f : fits) {
-      out << "lambda " << f.lambda << " intercept " << f.intercept << " nonzeros " << f.weights.size()
-          << "\n";
-      for (const auto& [id, w] : f.weights) out << id + 1 << " " << w << "\n";
-    }
-  });
-}
-
 }  // namespace parasol::apps::sparse_linear

@@ -90,8 +90,4 @@ std::vector<double> PathLambdas(double lambda_max, const PathOptions& o);
 std::vector<LinearFit> FitPath(comm::Context& ctx, PathProgram& program, const std::vector<double>& lambdas,
                                const PathOptions& o, std::chrono::steady_clock::time_point start);
 
-// Writes the fits as text, atomically: per lambda a line "lambda L intercept B nonzeros K", then
-// K lines "index weight" (LIBSVM's 1-based feature index). `model` names it in the first line.
-void WriteLinearModel(const std::string& path, const std::string& model, const std::vector<LinearFit>& fits);
-
 }  // namespace parasol::apps::sparse_linear
