@@ -61,7 +61,7 @@ expect 2 "--timeout, --restart-penalty and --host-retry >= 0" -- "$parasol" clus
 
 # The run options have one meaning in every command: --checkpoint-every without --checkpoint is an
 # error, not ignored, and 0 is refused.
-for cmd in "lda --corpus $tmp/c.dat" "mf" "train --model mlp" "gnn --graph $tmp" "mlr --data $tmp/d.svm" \
+for cmd in "lda --corpus $tmp/c.dat" "mf --data synthetic" "train --model mlp" "gnn --graph $tmp" "mlr --data $tmp/d.svm" \
            "mtrl --data $tmp/t.csv" "svm --data $tmp/d.svm"; do
   expect 2 "--checkpoint-every needs --checkpoint" -- "$parasol" $cmd --checkpoint-every 5
   expect 2 "--checkpoint-every: 0 must be >= 1" -- "$parasol" $cmd --checkpoint "$tmp/ck" --checkpoint-every 0
