@@ -11,7 +11,7 @@ PARASOL := $(BUILD_DIR)/tools/parasol
 
 FUZZ_SECONDS ?= 3
 
-.PHONY: all deps configure build run test lint format fuzz sanitize bench clean
+.PHONY: all deps configure build install run test lint format fuzz sanitize bench clean
 
 all: build
 
@@ -27,6 +27,13 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 	@echo "$(abspath $(BUILD_DIR))/python" > "$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parasol-build.pth"
 	@ln -sf "$(abspath $(PARASOL))" $(VENV)/bin/parasol
+
+# `parasol` on PATH: the command and libparasol_train.so into $(PREFIX)/bin (and the Python package
+# into .venv, as the build links it).
+PREFIX ?= /usr/local
+install: build
+	@cmake --install $(BUILD_DIR) --prefix $(PREFIX) >/dev/null
+	@echo "installed $(PREFIX)/bin/parasol"
 
 # Main job: a topic model of the bundled AP corpus (2,246 news articles); prints the topics and
 # writes the model, topics.txt and doc_topics.txt to $(BUILD_DIR)/lda-ap.

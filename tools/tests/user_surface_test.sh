@@ -122,6 +122,19 @@ expect 2 "mf-sgd.model:1: not a parasol lasso or logreg model" -- "$parasol" lin
   --data "$data/libsvm/a9a-2000"
 expect 2 "mf-sgd.model: a file of kind 'mf-model', not 'mlr-model'" -- "$parasol" mlr-predict --model "$tmp/mf-sgd.model" --data "$data/libsvm/a9a-2000"
 
+# The README's Slurm script, run with bash outside Slurm (one node): metrics, checkpoints and the
+# model in its folder; run again (as after a requeue) it resumes from its checkpoint.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -n "$mpirun" ]; then
+  for run in 1 2; do
+    PARASOL=$parasol MPIRUN=$mpirun WORK=$tmp/slurm CORPUS=$data/ap/ap.dat \
+      bash "$root/scripts/slurm/parasol.sbatch" >"$tmp/slurm-$run.log" 2>&1
+  done
+  label="the Slurm script runs outside Slurm, writes its folder, and resumes when run again"
+  check [ "$(wc -l <"$tmp/slurm/metrics-0.csv")" -eq 201 ] && [ -s "$tmp/slurm/model/topics.txt" ] &&
+    grep -q "resuming" "$tmp/slurm-2.log" && grep -q "^# resuming .* at iteration 200" "$tmp/slurm-2.log"
+fi
+
 # One surface: a misspelt option gets a suggestion; a list of choices names every one; counts read
 # as English.
 expect 2 "The following arguments were not expected: 5 --topcs (did you mean --topics?)" -- \

@@ -73,8 +73,11 @@ void ReadContent(const std::string& path, Graph* g) {
     size_t pos = 0;
     VertexLine v{};
     v.id = in.Number<uint64_t>(NextField(line, pos), "vertex id");
-    v.label = in.NumberIn<int32_t>(NextField(line, pos), "label", 0, kMaxClasses - 1);
+    const std::string_view label = NextField(line, pos);
     v.split = ParseSplit(in, NextField(line, pos));
+    // Planetoid's data sets as commonly converted give their unlabeled vertices -1 or a label
+    // that no split uses: whatever it is, it is not read.
+    v.label = v.split == Split::kUnlabeled ? -1 : in.NumberIn<int32_t>(label, "label", 0, kMaxClasses - 1);
     v.line = in.line_number();
     v.first_feature = features.size();
     ReadFeatures(in, line, pos, &features);
