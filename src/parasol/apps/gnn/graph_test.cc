@@ -78,8 +78,9 @@ TEST(GraphTest, OrdersVerticesByIdRenumbersFeaturesAndMergesEdges) {
 // Planetoid's Citeseer as commonly converted: its 15 isolated vertices are `unlabeled` with label
 // -1 (or another value no split uses). They load, take no part in the classes, and only they may.
 TEST(GraphTest, UnlabeledVerticesLoadWhateverTheirLabel) {
-  const Graph g = ReadPlanetoid(WriteTemp("u.content", "0 2 train\n1 -1 unlabeled\n2 99 unlabeled\n3 0 test\n"),
-                                WriteTemp("u.cites", "0 3\n"));
+  const Graph g =
+      ReadPlanetoid(WriteTemp("u.content", "0 2 train\n1 -1 unlabeled\n2 99 unlabeled\n3 0 test\n"),
+                    WriteTemp("u.cites", "0 3\n"));
   EXPECT_EQ(g.classes, 3);
   EXPECT_THAT(g.labels, ElementsAre(2, -1, -1, 0));
   EXPECT_EQ(g.CountSplit(Split::kUnlabeled), 2u);
