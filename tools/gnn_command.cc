@@ -6,9 +6,11 @@
 #include <iostream>
 #include <memory>
 
+#include "parasol/apps/gnn/gnn_model_file.h"
 #include "parasol/apps/gnn/gnn_trainer.h"
 #include "parasol/apps/gnn/graph.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/plural.h"
@@ -39,6 +41,11 @@ class GnnCommand : public Command {
     app_->add_option("--hidden", hidden_, "Width of each hidden layer")
         ->check(CLI::Range(1, 1 << 16))
         ->capture_default_str();
+    app_->add_option("--model-file", model_file_,
+                     "Write the reported parameters here (what the model is, its widths and weights)");
+    app_->add_option("--predictions", predictions_,
+                     "Write each vertex's class under the reported parameters here: 'vertex predicted label "
+                     "split' per line (label -1: unlabeled)");
     app_->add_flag("--raw-features", raw_features_,
                    "Keep feature values as given (default: each vertex's sum to 1)");
     app_->add_option("--dropout", o_.dropout, "Dropout rate of every layer's input (and of GAT's attention)")
@@ -92,6 +99,9 @@ class GnnCommand : public Command {
   bool NeedsMpi() const override { return true; }
 
   void Validate() override {
+    if (!model_file_.empty()) CheckOutputFile("--model-file", model_file_);
+    if (!predictions_.empty()) CheckOutputFile("--predictions", predictions_);
+    o_.predict = !predictions_.empty();
     o_.hidden.assign(static_cast<size_t>(layers_ - 1), static_cast<size_t>(hidden_));
     o_.model = model_;
     o_.partition = apps::gnn::ParsePartitionKind(partition_);
@@ -110,7 +120,7 @@ class GnnCommand : public Command {
  private:
   apps::gnn::GnnOptions o_;
   RunOptions run_;
-  std::string graph_, model_ = "gcn", partition_ = "hash";
+  std::string graph_, model_ = "gcn", partition_ = "hash", model_file_, predictions_;
   int layers_ = 2, hidden_ = 16;
   bool raw_features_ = false;
 };
@@ -123,6 +133,11 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
         fmt::format("--tensor-workers {} leaves no graph process of {}", o_.tensor_workers, ctx.size()));
   }
   apps::gnn::Graph g = apps::gnn::ReadGraphDir(graph_);
+  const std::vector<int32_t> labels = predictions_.empty() ? std::vector<int32_t>() : g.labels;
+  const std::vector<Split> splits = predictions_.empty() ? std::vector<Split>() : g.split;
+  std::vector<uint64_t> widths{g.features};
+  for (int l = 0; l + 1 < layers_; ++l) widths.push_back(static_cast<uint64_t>(hidden_));
+  widths.push_back(static_cast<uint64_t>(g.classes));
   std::unique_ptr<CsvWriter> csv;
   if (root) {
     std::cout
@@ -163,6 +178,17 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
       "final: epoch {}{} of {}{}, {:.3f} s: validation accuracy {:.4f}, test accuracy {:.4f}\n", at.epoch,
       o_.patience > 0 ? " (lowest validation loss)" : "", last, r.stopped_early ? " (stopped early)" : "",
       r.seconds, at.val_accuracy, at.test_accuracy);
+  if (!model_file_.empty()) {
+    apps::gnn::WriteGnnModel(ctx.files(), model_file_,
+                             {.model = model_, .widths = widths, .parameters = r.parameters});
+  }
+  if (!predictions_.empty()) {
+    WriteFileAtomically(ctx.files(), predictions_, [&](std::ostream& out) {
+      for (size_t v = 0; v < r.predictions.size(); ++v) {
+        out << fmt::format("{} {} {} {}\n", v, r.predictions[v], labels[v], apps::gnn::SplitName(splits[v]));
+      }
+    });
+  }
   return 0;
 }
 

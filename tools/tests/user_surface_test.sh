@@ -118,6 +118,12 @@ label="mlr under mpirun: the last epoch's test accuracy is mlr-predict's ($(figu
 check [ -n "$(figure "$tmp/mlr.log" "test accuracy")" ] &&
   [ "$(figure "$tmp/mlr.log" "test accuracy")" = "$(figure "$tmp/mlr-predict.log" "accuracy")" ] &&
   [ "$(wc -l <"$tmp/mlr.pred")" -eq 1000 ]
+"$mpirun" -np 2 "$parasol" gnn --graph "$data/cora" --epochs 30 --predictions "$tmp/gnn.pred" \
+  --model-file "$tmp/gnn.model" >"$tmp/gnn.log"
+label="gnn under mpirun: a prediction per vertex, their test accuracy the one training reported"
+check [ "$(wc -l <"$tmp/gnn.pred")" -eq 2708 ] && [ -s "$tmp/gnn.model" ] &&
+  close "$(awk '$4 == "test" { n++; c += ($2 == $3) } END { print c / n }' "$tmp/gnn.pred")" \
+    "$(sed -n 's/.*test accuracy \([0-9.]*\)$/\1/p' "$tmp/gnn.log")" 0.00001
 expect 2 "mf-sgd.model:1: not a parasol lasso or logreg model" -- "$parasol" linear-predict --model "$tmp/mf-sgd.model" \
   --data "$data/libsvm/a9a-2000"
 expect 2 "mf-sgd.model: a file of kind 'mf-model', not 'mlr-model'" -- "$parasol" mlr-predict --model "$tmp/mf-sgd.model" --data "$data/libsvm/a9a-2000"

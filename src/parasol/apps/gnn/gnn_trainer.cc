@@ -195,6 +195,31 @@ void ReevaluateWithFreshGhosts(comm::Context& ctx, const GraphShard& s, const st
   if (test > 0) stop->best.test_accuracy = sums[2] / test;
 }
 
+// Every vertex's class under `params`: a forward pass on fresh ghosts, each rank's owned vertices
+// gathered by id.
+std::vector<int32_t> PredictVertices(comm::Context& ctx, const GraphShard& s, std::span<const float> params,
+                                     GnnModel* model) {
+  std::copy(params.begin(), params.end(), model->parameters().begin());
+  GhostExchange fresh(ctx, 0);
+  model->Forward(fresh, s, {});
+  const auto c = static_cast<size_t>(s.classes);
+  const std::span<const float> out = model->output();
+  std::vector<int64_t> mine;  // (vertex, class) pairs
+  for (size_t i = 0; i < s.owned.size(); ++i) {
+    const float* z = out.data() + i * c;
+    mine.push_back(s.owned[i]);
+    mine.push_back(std::max_element(z, z + c) - z);
+  }
+  const std::vector<int64_t> all =
+      collective::AllgatherVariable<int64_t>(ctx, std::span<const int64_t>(mine));
+  int64_t vertices = 0;
+  for (size_t i = 0; i < all.size(); i += 2) vertices = std::max(vertices, all[i] + 1);
+  std::vector<int32_t> predicted(static_cast<size_t>(vertices), -1);
+  for (size_t i = 0; i < all.size(); i += 2)
+    predicted[static_cast<size_t>(all[i])] = static_cast<int32_t>(all[i + 1]);
+  return predicted;
+}
+
 // The tensor tasks' shapes as the model lays out its parameters.
 LayerShapes ShapesOf(const GnnModel& model) {
   LayerShapes shapes{.widths = {model.in_width(0)}};
@@ -297,6 +322,12 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
   ghosts.Drain();
   gradient_sums.Finish();
   if (o.staleness > 0 && stop.have) ReevaluateWithFreshGhosts(ctx, s, counts, &model, &stop);
+  if (o.predict) {
+    const std::vector<float> params =
+        stop.params.empty() ? std::vector<float>(model.parameters().begin(), model.parameters().end())
+                            : stop.params;
+    result.predictions = PredictVertices(ctx, s, params, &model);
+  }
   if (remote) remote->Finish();
   result.reported = stop.best;
   result.parameters = std::move(stop.params);

@@ -47,6 +47,8 @@ struct GnnOptions {
   // The last this many ranks run only the tensor tasks of the others (Dorylus's cheap workers;
   // GCN only): graph rank r sends them to worker graph_ranks + r % tensor_workers.
   uint32_t tensor_workers = 0;
+  // The reported parameters' class for every vertex, in GnnResult::predictions (one more pass).
+  bool predict = false;
 };
 
 struct GnnEpoch {
@@ -64,6 +66,9 @@ struct GnnResult {
   // seconds and bytes_sent are then 0); its parameters.
   GnnEpoch reported;
   std::vector<float> parameters;
+  // With GnnOptions::predict, on every graph rank: each vertex's class under `parameters` (the
+  // largest output), by vertex id.
+  std::vector<int32_t> predictions;
   bool stopped_early = false;
   double seconds = 0;
   bool tensor_worker = false;  // this rank served tensor tasks: nothing above is set
