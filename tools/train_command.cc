@@ -107,6 +107,9 @@ class TrainCommand : public Command {
                    .seed = "Initialisation and data order"});
     app_->add_flag("--eval-only", o_.eval_only,
                    "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
+    app_->add_option("--predictions", o_.predictions_path,
+                     "Write the model's class for every test sample here at the end (with --eval-only: the "
+                     "checkpoint's): 'sample predicted label' per line");
     app_->add_option("--status", o_.status_path,
                      "Keep a status file current (for a scheduler; see job_control.h)");
     app_->add_option("--stop-file", o_.stop_path,
@@ -205,6 +208,9 @@ class TrainCommand : public Command {
     dl::ParseSyncMode(sync_);
     dl::ParseBackend(comm_);
     if (!o_.status_path.empty()) CheckOutputFile("--status", o_.status_path);
+    if (!o_.predictions_path.empty()) CheckOutputFile("--predictions", o_.predictions_path);
+    if (!o_.predictions_path.empty() && (o_.model == "transformer-lm" || Dynamic()))
+      throw InvalidArgumentError("--predictions: for the image classifiers (mlp, lenet, resnet20, vgg)");
     CheckRunOptions(&run_, 0);  // no --checkpoint-every: the trainers checkpoint at the end
     o_.threads = static_cast<int>(run_.threads);
     o_.seed = run_.seed;

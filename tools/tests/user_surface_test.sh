@@ -124,6 +124,14 @@ label="gnn under mpirun: a prediction per vertex, their test accuracy the one tr
 check [ "$(wc -l <"$tmp/gnn.pred")" -eq 2708 ] && [ -s "$tmp/gnn.model" ] &&
   close "$(awk '$4 == "test" { n++; c += ($2 == $3) } END { print c / n }' "$tmp/gnn.pred")" \
     "$(sed -n 's/.*test accuracy \([0-9.]*\)$/\1/p' "$tmp/gnn.log")" 0.00001
+"$parasol" train --model mlp --dataset mnist --data "$data/mnist" --steps 60 --checkpoint "$tmp/tck" \
+  >"$tmp/train-pred.log"
+"$mpirun" -np 2 "$parasol" train --model mlp --dataset mnist --data "$data/mnist" --resume "$tmp/tck" \
+  --eval-only --predictions "$tmp/train.pred" >"$tmp/train-eval.log"
+label="train --eval-only --predictions under mpirun: a class per test sample, their accuracy the one printed"
+check [ "$(wc -l <"$tmp/train.pred")" -eq 2000 ] &&
+  close "$(awk '{ n++; c += ($2 == $3) } END { print 100 * c / n }' "$tmp/train.pred")" \
+    "$(sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' "$tmp/train-eval.log")" 0.01
 expect 2 "mf-sgd.model:1: not a parasol lasso or logreg model" -- "$parasol" linear-predict --model "$tmp/mf-sgd.model" \
   --data "$data/libsvm/a9a-2000"
 expect 2 "mf-sgd.model: a file of kind 'mf-model', not 'mlr-model'" -- "$parasol" mlr-predict --model "$tmp/mf-sgd.model" --data "$data/libsvm/a9a-2000"

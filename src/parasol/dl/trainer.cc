@@ -11,6 +11,7 @@
 #include <torch/cuda.h>
 
 #include "parasol/collective/collectives.h"
+#include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/stats.h"
@@ -79,7 +80,9 @@ struct Evaluation {
 
 // Rank r scores test samples r, r + P, ...; the sums are reduced so every rank gets the result.
 // Batch-norm statistics are rank 0's (with synchronised batch norm every rank's are equal).
-Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t batch) {
+// With `predicted`, every rank's (sample, class) pairs are gathered there (on every rank).
+Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t batch,
+                    std::vector<int64_t>* predicted = nullptr) {
   torch::Tensor stats = FlatBuffers(model);
   if (stats.numel() > 0) {
     collective::Broadcast(ctx, stats.data_ptr<float>(), stats.numel(), DType::kFloat32);
@@ -94,12 +97,22 @@ Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test,
     torch::Tensor i = idx.slice(0, b, std::min(idx.size(0), b + batch));
     torch::Tensor out = model.Forward(test.images.index_select(0, i).to(device));
     torch::Tensor y = test.labels.index_select(0, i).to(device);
-    sums[0] += out.argmax(1).eq(y).sum().item<double>();
+    const torch::Tensor classes = out.argmax(1);
+    sums[0] += classes.eq(y).sum().item<double>();
+    if (predicted) {
+      const torch::Tensor pairs =
+          torch::stack({i, classes.to(torch::kCPU).to(torch::kInt64)}, 1).contiguous();
+      predicted->insert(predicted->end(), pairs.data_ptr<int64_t>(),
+                        pairs.data_ptr<int64_t>() + pairs.numel());
+    }
     sums[1] += torch::cross_entropy_loss(out, y, {}, at::Reduction::Sum).item<double>();
     sums[2] += static_cast<double>(i.size(0));
   }
   model.train();
   collective::Allreduce(ctx, sums, sums, 3, DType::kFloat64);
+  if (predicted) {
+    *predicted = collective::AllgatherVariable<int64_t>(ctx, std::span<const int64_t>(*predicted));
+  }
   return {sums[2] > 0 ? sums[0] / sums[2] : 0, sums[2] > 0 ? sums[1] / sums[2] : 0};
 }
 
@@ -317,11 +330,26 @@ void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorData
   }
 }
 
+// Rank 0: each test sample's predicted class and label, by sample (the pairs as Evaluate gathers them).
+void WritePredictions(comm::Context& ctx, const std::string& path, const TensorDataset& test,
+                      const std::vector<int64_t>& pairs) {
+  if (ctx.rank() != 0) return;
+  std::vector<int64_t> predicted(static_cast<size_t>(test.size()), -1);
+  for (size_t k = 0; k + 1 < pairs.size(); k += 2) predicted[static_cast<size_t>(pairs[k])] = pairs[k + 1];
+  const torch::Tensor labels = test.labels.to(torch::kCPU).to(torch::kInt64).contiguous();
+  WriteFileAtomically(ctx.files(), path, [&](std::ostream& out) {
+    for (size_t s = 0; s < predicted.size(); ++s)
+      out << fmt::format("{} {} {}\n", s, predicted[s], labels.data_ptr<int64_t>()[s]);
+  });
+}
+
 // --eval-only: the checkpoint's accuracy and loss on the test set.
 TrainResult EvaluateCheckpoint(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t step,
-                               std::ostream* log) {
+                               const std::string& predictions_path, std::ostream* log) {
   TrainResult r;
-  const Evaluation e = Evaluate(ctx, model, test, 256);
+  std::vector<int64_t> pairs;
+  const Evaluation e = Evaluate(ctx, model, test, 256, predictions_path.empty() ? nullptr : &pairs);
+  if (!predictions_path.empty()) WritePredictions(ctx, predictions_path, test, pairs);
   r.epoch_accuracy.push_back(e.accuracy);
   r.test_accuracy = e.accuracy;
   r.test_loss = e.loss;
@@ -368,7 +396,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   }
   const Start start = StartPosition(o, sync, *model, batch);
   if (o.eval_only) {
-    return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, ctx.rank() == 0 ? o.log : nullptr);
+    return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, o.predictions_path,
+                              ctx.rank() == 0 ? o.log : nullptr);
   }
   Position at = start.at;
   const int64_t base_batch = start.base_batch;
@@ -458,6 +487,11 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   r.sync = sync.stats();
   r.exposed_comm_fraction = train_seconds > 0 ? r.sync.wait_seconds / train_seconds : 0;
   r.parameters = sync.flat_parameters().clone();
+  if (!o.predictions_path.empty()) {
+    std::vector<int64_t> pairs;
+    Evaluate(ctx, *model, split.test, 256, &pairs);
+    WritePredictions(ctx, o.predictions_path, split.test, pairs);
+  }
   Summarise(r);
   return r;
 }

@@ -48,6 +48,9 @@ struct TrainOptions {
   std::string resume_dir;
   // Only evaluate the checkpoint in resume_dir on the test set: no step, nothing written.
   bool eval_only = false;
+  // Rank 0 writes the trained (or with eval_only the checkpoint's) model's class for every test
+  // sample here: "sample predicted label" per line, samples numbered from 0 in the test set's order.
+  std::string predictions_path;
   // A cluster scheduler's handles (see job_control.h): a status file rank 0 keeps current, a
   // file whose appearance makes every rank checkpoint the current step and return (REQUIRES
   // checkpoint_dir), and a file that changes the batch per rank from the next step (REQUIRES
