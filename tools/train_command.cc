@@ -32,6 +32,7 @@ class TrainCommand : public Command {
         ->capture_default_str();
     app_->add_option("--dataset", o_.data.kind,
                      "mnist, cifar10-synthetic, synthetic, text (transformer-lm, lstm-lm), sst (tree-lstm)")
+        ->check(CLI::IsMember({"mnist", "cifar10-synthetic", "synthetic", "text", "sst"}))
         ->capture_default_str();
     app_->add_option(
         "--data", o_.data.dir,

@@ -22,7 +22,7 @@ check awk -v f="$(dev_fine "$tmp/one.txt")" -v b="$(dev_binary "$tmp/one.txt")" 
 label="the run names its best dev epoch's test accuracy"
 check grep -qE "^best dev epoch [12]: root accuracy fine-grained test [0-9.]+%, binary test [0-9.]+%" "$tmp/one.txt"
 label="metrics: a header and 682 steps"
-check [ "$(head -1 "$tmp/m.csv")" = "step,seconds,step_seconds,samples_per_sec,loss" ] && [ "$(wc -l < "$tmp/m.csv")" -eq 683 ]
+check [ "$(head -1 "$tmp/m.csv")" = "step,seconds,step_seconds,samples_per_sec,loss,dev_fine,test_fine,dev_binary,test_binary,dev_perplexity" ] && [ "$(wc -l < "$tmp/m.csv")" -eq 683 ]
 # 12 per process: about as many steps of about the same global batch as the one-process run.
 "$mpirun" -np 2 "$parasol" "${tl[@]}" --epochs 2 --batch 12 > "$tmp/two.txt" 2> "$tmp/err" ||
   { echo "FAIL: tree-lstm, 2 processes"; cat "$tmp/err"; failures=$((failures + 1)); }

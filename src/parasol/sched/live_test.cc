@@ -385,7 +385,7 @@ TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
       WaitForLine(dir / "cluster.log", "host node-b lost: starting a process there failed with status 1"));
   fs::remove(down);
   EXPECT_TRUE(WaitForLine(dir / "cluster.log", "host node-b is back: it takes jobs again"));
-  EXPECT_TRUE(WaitForLine(dir / "cluster.log", "resumes on 1 GPUs from its last checkpoint (node-b:1)"));
+  EXPECT_TRUE(WaitForLine(dir / "cluster.log", "resumes on 1 GPU from its last checkpoint (node-b:1)"));
   std::ofstream(finish) << "";
   const LiveResult r = run.get();
   EXPECT_EQ(r.lost_hosts, std::vector<std::string>{"node-b"});

@@ -75,9 +75,13 @@ void ReadContent(const std::string& path, Graph* g) {
     v.id = in.Number<uint64_t>(NextField(line, pos), "vertex id");
     const std::string_view label = NextField(line, pos);
     v.split = ParseSplit(in, NextField(line, pos));
-    // Planetoid's data sets as commonly converted give their unlabeled vertices -1 or a label
-    // that no split uses: whatever it is, it is not read.
-    v.label = v.split == Split::kUnlabeled ? -1 : in.NumberIn<int32_t>(label, "label", 0, kMaxClasses - 1);
+    // Planetoid's data sets as commonly converted give their unlabeled vertices -1 or a label no
+    // split uses: an unlabeled vertex keeps a label only when it is a class (-1 otherwise).
+    if (v.split == Split::kUnlabeled) {
+      v.label = ParseNumber(label, &v.label) && v.label >= 0 && v.label < kMaxClasses ? v.label : -1;
+    } else {
+      v.label = in.NumberIn<int32_t>(label, "label", 0, kMaxClasses - 1);
+    }
     v.line = in.line_number();
     v.first_feature = features.size();
     ReadFeatures(in, line, pos, &features);

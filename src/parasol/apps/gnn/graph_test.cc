@@ -76,14 +76,15 @@ TEST(GraphTest, OrdersVerticesByIdRenumbersFeaturesAndMergesEdges) {
 }
 
 // Planetoid's Citeseer as commonly converted: its 15 isolated vertices are `unlabeled` with label
-// -1 (or another value no split uses). They load, take no part in the classes, and only they may.
+// -1 (or another value that is no class). They load; an unlabeled vertex with a class keeps it (a
+// generated graph's); only unlabeled vertices may lack one.
 TEST(GraphTest, UnlabeledVerticesLoadWhateverTheirLabel) {
-  const Graph g =
-      ReadPlanetoid(WriteTemp("u.content", "0 2 train\n1 -1 unlabeled\n2 99 unlabeled\n3 0 test\n"),
-                    WriteTemp("u.cites", "0 3\n"));
+  const Graph g = ReadPlanetoid(
+      WriteTemp("u.content", "0 2 train\n1 -1 unlabeled\n2 x unlabeled\n3 1 unlabeled\n4 0 test\n"),
+      WriteTemp("u.cites", "0 4\n"));
   EXPECT_EQ(g.classes, 3);
-  EXPECT_THAT(g.labels, ElementsAre(2, -1, -1, 0));
-  EXPECT_EQ(g.CountSplit(Split::kUnlabeled), 2u);
+  EXPECT_THAT(g.labels, ElementsAre(2, -1, -1, 1, 0));
+  EXPECT_EQ(g.CountSplit(Split::kUnlabeled), 3u);
   EXPECT_THAT(ParseMessage("0 0 train\n1 -1 val\n"), HasSubstr("g.content:2: label -1 is not in [0, 65535]"));
 }
 

@@ -226,12 +226,14 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   if (log && !o.metrics_path.empty()) {
     csv = std::make_unique<CsvWriter>(
         o.metrics_path,
-        std::vector<std::string>{"step", "seconds", "step_seconds", "samples_per_sec", "loss"});
+        std::vector<std::string>{"step", "seconds", "step_seconds", "samples_per_sec", "loss", "dev_fine",
+                                 "test_fine", "dev_binary", "test_binary", "dev_perplexity"});
   }
   DynamicResult r;
   std::vector<size_t> order(data.train.size());
   std::vector<double> speeds;
-  double train_seconds = 0;  // `seconds` of the metrics: since this run started, evaluations left out
+  double train_seconds = 0;      // `seconds` of the metrics: since this run started, evaluations left out
+  std::vector<std::string> row;  // the metrics row of the step just taken
   int64_t shuffled = -1;
   net->train();
   TrainLoopHooks hooks;
@@ -264,11 +266,20 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
     if (step > first || total == first + 1) speeds.push_back(static_cast<double>(global) / seconds);
     r.final_loss =
         loss.item<double>() * static_cast<double>(b.labelled) / static_cast<double>(p * labels.numel());
-    if (csv) {
-      train_seconds += seconds;
-      csv->Row({std::to_string(step), fmt::format("{:.6f}", train_seconds), fmt::format("{:.6f}", seconds),
-                fmt::format("{:.1f}", global / seconds), fmt::format("{:.6f}", r.final_loss)});
-    }
+    train_seconds += seconds;
+    row = {std::to_string(step), fmt::format("{:.6f}", train_seconds), fmt::format("{:.6f}", seconds),
+           fmt::format("{:.1f}", global / seconds), fmt::format("{:.6f}", r.final_loss)};
+  };
+  // The step's row, with the evaluation's figures after the steps that ended an epoch.
+  hooks.report = [&](int64_t, bool evaluated) {
+    if (!csv) return;
+    const DynamicEvaluation* e = evaluated ? &r.evaluations.back() : nullptr;
+    const bool tree = o.model == "tree-lstm", lm = o.model == "lstm-lm";
+    for (double v :
+         {e && tree ? e->dev_fine : -1, e && tree ? e->test_fine : -1, e && tree ? e->dev_binary : -1,
+          e && tree ? e->test_binary : -1, e && lm ? e->dev_perplexity : -1})
+      row.push_back(v < 0 ? "" : fmt::format("{:.6f}", v));
+    csv->Row(row);
   };
   hooks.epoch_end = [&](int64_t done) { return static_cast<size_t>(done) % per_epoch == 0; };
   hooks.evaluate = [&](int64_t done) {

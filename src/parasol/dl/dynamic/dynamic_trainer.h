@@ -36,7 +36,9 @@ struct DynamicTrainOptions {
   int threads = 1;
   uint64_t seed = 1;
   bool evaluate = true;
-  std::string metrics_path;  // rank 0: step,seconds (cumulative),step_seconds,samples_per_sec,loss
+  // rank 0: step,seconds (cumulative),step_seconds,samples_per_sec,loss,dev_fine,test_fine,
+  // dev_binary,test_binary (tree-lstm),dev_perplexity (lstm-lm): the evaluation's after an epoch
+  std::string metrics_path;
   // Checkpoints (dl/rank_checkpoint.h: rank 0 writes the replicated parameters and Adam moments)
   // every checkpoint_every steps (0: at the end only) when a folder is given; resume_dir: go on
   // from one, with the same ranks, batch and model (else InvalidArgumentError): dropout is drawn
