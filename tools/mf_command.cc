@@ -45,7 +45,8 @@ class MfCommand : public Command {
     AddRunOptions(app_, &flags_.run,
                   {.which = RunOptions::kMetrics | RunOptions::kCheckpoint | RunOptions::kResume,
                    .unit = "clock",
-                   .metrics_columns = "clock,seconds,objective"});
+                   .metrics_columns = "clock,seconds,objective,exact (1: the model's objective; 0: the "
+                                      "workers' own estimate)"});
   }
 
   bool NeedsMpi() const override { return true; }
@@ -78,10 +79,14 @@ class MfCommand : public Command {
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !flags_.run.metrics.empty())
       csv = std::make_unique<CsvWriter>(flags_.run.metrics,
-                                        std::vector<std::string>{"clock", "seconds", "objective"});
+                                        std::vector<std::string>{"clock", "seconds", "objective", "exact"});
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
+      if (ctx.size() * o.workers_per_process > 1) {
+        std::cout << "# objective: ~ marks the workers' own estimate (it can flatter a stale model); the "
+                     "last clock's is exact\n";
+      }
       std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} x {}, {}{}\n", source.note,
                                o.rank, o.learning_rate, o.lambda, Count(ctx.size(), "process"),
                                Count(o.workers_per_process, "worker"), spec.ToString(),
@@ -91,10 +96,12 @@ class MfCommand : public Command {
     // Each clock as soon as every worker has finished it (a run can be watched with tail -f).
     DivergenceGuard diverged("objective", "clock", "lower --lr");
     auto print = [&](const apps::mf::ClockObjective& p) {
-      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective);
-      if (csv)
-        csv->Row(
-            {std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}{}\n", p.clock, p.seconds, p.objective,
+                               p.exact ? "" : " ~");
+      if (csv) {
+        csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds),
+                  fmt::format("{:.9g}", p.objective), p.exact ? "1" : "0"});
+      }
       diverged.Check(static_cast<int64_t>(p.clock), p.objective);
     };
     if (ctx.rank() == 0) o.on_clock = print;
@@ -130,7 +137,7 @@ class MfCommand : public Command {
                 << std::flush;
       if (csv)
         csv->Row({std::to_string(it.iteration), fmt::format("{:.6f}", it.seconds),
-                  fmt::format("{:.9g}", it.objective)});
+                  fmt::format("{:.9g}", it.objective), "1"});
     });
     if (!root) return 0;
     std::cout << fmt::format("final objective {:.9g}; {:.3f} s\n", r.iterations.back().objective,

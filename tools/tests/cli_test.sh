@@ -151,7 +151,7 @@ final() { grep '^final objective' "$1" | awk '{print $3}'; }
 "${mf[@]}" --clocks 4 --resume "$tmp/ckpt" --metrics "$tmp/resumed.csv" > "$tmp/resumed.txt" 2>"$tmp/err" \
   || { echo "FAIL: mf --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
 if [ -n "$(final "$tmp/straight.txt")" ] && [ "$(final "$tmp/straight.txt")" = "$(final "$tmp/resumed.txt")" ] &&
-   [ "$(head -1 "$tmp/resumed.csv")" = "clock,seconds,objective" ] && [ "$(sed -n 2p "$tmp/resumed.csv" | cut -d, -f1)" = 2 ]; then
+   [ "$(head -1 "$tmp/resumed.csv")" = "clock,seconds,objective,exact" ] && [ "$(sed -n 2p "$tmp/resumed.csv" | cut -d, -f1)" = 2 ]; then
   echo "ok: mf resumed from its checkpoint ends where the straight run ends ($(final "$tmp/straight.txt"))"
 else
   echo "FAIL: mf --resume: $(final "$tmp/straight.txt") vs $(final "$tmp/resumed.txt")"; failures=$((failures + 1))

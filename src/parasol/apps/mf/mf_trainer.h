@@ -28,15 +28,17 @@
 
 namespace parasol::apps::mf {
 
-// The model's exact objective once every worker has finished a clock, and the time the last did.
-// (Petuum-style apps print the sum of the workers' own parts instead, which flatters a stale
-// model: each part misses the others' recent updates.) With several workers the shards are read
-// when rank 0 sees the clock end, and the faster workers may have gone on by then; the last clock
-// is the final state, with every update applied.
+// The objective once every worker has finished a clock, and the time the last did. Exact with one
+// worker, and at the last clock (the final state, every update applied). Before it, with several
+// workers, it is what Petuum-style apps print, the sum of the workers' own
+// parts, and marked as an estimate: each part misses the others' recent updates, so it can be
+// below the model's true objective (0.420 at clock 100 of a MovieLens run whose final state is
+// 0.443).
 struct ClockObjective {
   uint64_t clock = 0;
   double seconds = 0;
   double objective = 0;
+  bool exact = true;
 };
 
 struct MfOptions {
