@@ -186,7 +186,7 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
   if (csv) csv->Commit();
   const apps::sparse_linear::LinearFit& last = fits.back();
   if (last.status == apps::sparse_linear::FitStatus::kDiverged) {
-    throw InvalidArgumentError(
+    throw DivergedError(
         fmt::format("diverged at lambda {:.6g}, round {} (objective {:.6g}): coordinates updated "
                     "together were too correlated; lower --schedule-size or --dependency-threshold",
                     last.lambda, last.last.rounds, last.last.objective));

@@ -18,7 +18,7 @@ expect 2 "--lambda: 'nan' is not a finite number" -- "$parasol" lasso --data "$d
 expect 2 "--model $tmp/no/dir/m.txt: no folder" -- \
   "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda 0.1 --model "$tmp/no/dir/m.txt"
 # Sixteen correlated genes at once from one residual overshoot: the run says so and what to do.
-expect 2 "diverged" -- "$parasol" lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.02 \
+expect 3 "diverged" -- "$parasol" lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.02 \
   --scheduler random --schedule-size 64 --dependency-threshold 1
 
 expect 2 "$data/libsvm/housing_scale: logistic regression needs labels of two values; the data set has 229" -- \
