@@ -5,7 +5,8 @@
 #         (they rerun under network namespaces commands the others check; 3 and 4 minutes; the
 #         live cluster's logic is sched_test's, run here), the applications' command tests (lda,
 #         sparse_linear, svm, mlr, mtrl, gnn, lm, dynamic: 6 minutes) and cli_test (the command
-#         line's options and bad input; 3.7 minutes), whose libraries' own tests run here and whose
+#         line's options and bad input; 3.7 minutes), user_surface_test and readme_test (what a
+#         user meets, the README's commands), whose libraries' own tests run here and whose
 #         readers the fuzzers run under ASan and UBSan; dl_unit_test (the optimizer, the
 #         tensor-parallel layers and the experts, each against its reference; four files compiled
 #         with libtorch's headers), whose units run here inside dl_test and transformer_test. Of
@@ -32,7 +33,7 @@ jobs=$(nproc)
 cmake --preset "$kind" > /dev/null
 case "$kind" in
   asan)
-    excluded='^(dl_unit_test|cli_test|multihost_test|cluster_hosts_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test|gnn_cli_test|lm_cli_test|dynamic_cli_test)$'
+    excluded='^(dl_unit_test|cli_test|user_surface_test|readme_test|multihost_test|cluster_hosts_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test|gnn_cli_test|lm_cli_test|dynamic_cli_test)$'
     # Only the test programs these tests run (a test's name is its program's, or that and
     # _npN/_singleton): the parasol command and the benchmarks are not built, which keeps CI inside
     # its 45 minutes.
