@@ -45,8 +45,7 @@ class MfCommand : public Command {
     AddRunOptions(app_, &flags_.run,
                   {.which = RunOptions::kMetrics | RunOptions::kCheckpoint | RunOptions::kResume,
                    .unit = "clock",
-                   .metrics_columns = "clock,seconds,objective,exact (1: the model's objective; 0: the "
-                                      "workers' own estimate)"});
+                   .metrics_columns = "clock,seconds,objective"});
   }
 
   bool NeedsMpi() const override { return true; }
@@ -79,14 +78,10 @@ class MfCommand : public Command {
     std::unique_ptr<CsvWriter> csv;
     if (ctx.rank() == 0 && !flags_.run.metrics.empty())
       csv = std::make_unique<CsvWriter>(flags_.run.metrics,
-                                        std::vector<std::string>{"clock", "seconds", "objective", "exact"});
+                                        std::vector<std::string>{"clock", "seconds", "objective"});
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
-      if (ctx.size() * o.workers_per_process > 1) {
-        std::cout << "# objective: ~ marks the workers' own estimate (it can flatter a stale model); the "
-                     "last clock's is exact\n";
-      }
       std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} x {}, {}{}\n", source.note,
                                o.rank, o.learning_rate, o.lambda, Count(ctx.size(), "process"),
                                Count(o.workers_per_process, "worker"), spec.ToString(),
@@ -96,11 +91,10 @@ class MfCommand : public Command {
     // Each clock as soon as every worker has finished it (a run can be watched with tail -f).
     DivergenceGuard diverged("objective", "clock", "lower --lr");
     auto print = [&](const apps::mf::ClockObjective& p) {
-      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}{}\n", p.clock, p.seconds, p.objective,
-                               p.exact ? "" : " ~");
+      std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective);
       if (csv) {
         csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds),
-                  fmt::format("{:.9g}", p.objective), p.exact ? "1" : "0"});
+                  fmt::format("{:.9g}", p.objective)});
       }
       diverged.Check(static_cast<int64_t>(p.clock), p.objective);
     };
@@ -137,7 +131,7 @@ class MfCommand : public Command {
                 << std::flush;
       if (csv)
         csv->Row({std::to_string(it.iteration), fmt::format("{:.6f}", it.seconds),
-                  fmt::format("{:.9g}", it.objective), "1"});
+                  fmt::format("{:.9g}", it.objective)});
     });
     if (!root) return 0;
     std::cout << fmt::format("final objective {:.9g}; {:.3f} s\n", r.iterations.back().objective,

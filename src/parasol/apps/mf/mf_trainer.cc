@@ -55,6 +55,7 @@ struct Shared {
   double final_part PARASOL_GUARDED_BY(mu) = 0;
   double wait_seconds PARASOL_GUARDED_BY(mu) = 0;
   uint64_t first_clock PARASOL_GUARDED_BY(mu) = 0;
+  double watched = 0;  // the time of the watch's last read of the shards (rank 0; the watch's own)
 };
 
 // One worker thread's training loop.
@@ -99,7 +100,8 @@ class MfWorker {
     for (uint64_t c = clock; c < o_.clocks; ++c) {
       double cpu = ThreadCpuSeconds();
       Sweep(c);
-      double part = Evaluate();
+      // Only one worker's own view is the model's state; with several, rank 0's watch reads it.
+      double part = s_.workers == 1 ? Evaluate() : 0.0;
       if (me_ == o_.straggler) {
         double work = ThreadCpuSeconds() - cpu;
         std::this_thread::sleep_for(std::chrono::duration<double>(work * (o_.straggler_factor - 1)));
@@ -232,22 +234,6 @@ class MfWorker {
 
 }  // namespace
 
-std::vector<double> MfResult::Objectives() const {
-  std::vector<double> out;
-  std::map<int, double> latest;
-  int workers = 0;
-  for (const MfEvent& e : events) workers = std::max(workers, e.worker + 1);
-  double sum = 0;
-  for (const MfEvent& e : events) {
-    auto [it, fresh] = latest.try_emplace(e.worker, 0.0);
-    sum += e.part - it->second;
-    it->second = e.part;
-    out.push_back(static_cast<int>(latest.size()) == workers ? sum / static_cast<double>(ratings)
-                                                             : std::numeric_limits<double>::quiet_NaN());
-  }
-  return out;
-}
-
 namespace {
 
 void Validate(const RatingSet& data, const MfOptions& o, int processes) {
@@ -355,20 +341,30 @@ class Evaluator {
   std::vector<uint64_t> items_, users_;
 };
 
-// Rank 0's watch of the progress table: each clock, once every worker has reported it, goes to
-// on_clock. The last clock of several workers is TrainMf's, after the barrier that makes every
-// update visible. (Reading every row from the shards at each clock instead, for an exact figure,
-// stalled the parameter server: a 2-process MovieLens run of 2.8 s took 3 to 14 s. See ClockObjective.)
+// Rank 0's watch of the progress table: it reports clocks once every worker has finished them, in
+// order, with the objective of a state of the model. With one worker that is every clock, from the
+// worker's own view (the model itself). With several the watch reads every row from the shards
+// and reports the newest clock all have finished, at the time of the read: the objective of the
+// model the shards hold then. A read takes longer than a clock on a loaded machine, so clocks
+// that finish during one are not reported, rather than reported late with a later state's figure.
+// This replaces the workers' own per-clock evaluation, a second pass over their ratings that
+// Petuum-style apps sum into a figure that flatters stale models (0.420 at clock 100 of a
+// MovieLens run whose final state is 0.443). The start is the workers' (each sees the initial
+// values); the last clock of several workers is TrainMf's, after the barrier that makes every
+// update visible.
 class ProgressWatch {
  public:
   ProgressWatch(Shared& s, ps::ParameterServer& server)
-      : s_(s), server_(server), last_(s.workers == 1 || s.o.clocks == 0 ? s.o.clocks : s.o.clocks - 1) {}
+      : s_(s),
+        server_(server),
+        last_(s.workers == 1 || s.o.clocks == 0 ? s.o.clocks : s.o.clocks - 1),
+        items_(Ids(s.workers == 1 ? 0 : s.data.num_items)),
+        users_(Ids(s.workers == 1 ? 0 : s.data.num_users)) {}
 
   // Until `stop` (the workers are done), then while their last reports reach the shards (they
   // were sent before the workers' last barrier: the deadline only bounds a failure of the
   // parameter server), unless the workers failed.
   void Run(const std::atomic<bool>& stop, const std::atomic<bool>& failed) {
-    const auto period = std::chrono::milliseconds(50);
     uint64_t next = 0;
     for (;;) {  // the first clock is known once a worker has started (or restored)
       {
@@ -379,36 +375,60 @@ class ProgressWatch {
         }
       }
       if (stop) return;
-      std::this_thread::sleep_for(period);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     std::chrono::steady_clock::time_point end = std::chrono::steady_clock::time_point::max();
     while (next <= last_ && std::chrono::steady_clock::now() < end && !failed) {
       if (stop && end == std::chrono::steady_clock::time_point::max()) {
         end = std::chrono::steady_clock::now() + s_.o.timeout_ms;
       }
-      while (next <= last_ && Emit(next)) ++next;
-      if (next <= last_) std::this_thread::sleep_for(period);
+      const uint64_t reported = Report(next);
+      if (reported == next) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      next = reported;
     }
   }
 
  private:
-  bool Emit(uint64_t clock) {
-    const uint64_t row[1] = {clock};
-    std::vector<ps::Row> rows = server_.ReadLatest(kProgress, row);
-    const double* x = rows[0].DenseData<double>();
-    if (x[0] < s_.workers - 0.5) return false;
-    double seconds = 0;
-    for (int w = 0; w < s_.workers; ++w)
-      seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
-    // One worker's parts are exact: every update is its own.
-    const bool exact = s_.workers == 1;
-    s_.o.on_clock({clock, seconds, x[1] / static_cast<double>(s_.data.ratings.size()), exact});
-    return true;
+  // Reports what every worker has finished from clock `next` on; returns the next clock to report.
+  uint64_t Report(uint64_t next) {
+    // Several workers: the row of the last clock too, whose figure is TrainMf's final state.
+    const uint64_t to = std::min(s_.o.clocks, next + kLookAhead - 1);
+    std::vector<ps::Row> rows = server_.ReadLatest(kProgress, Range(next, to));
+    auto finished = [&](uint64_t clock) { return rows[clock - next].DenseData<double>()[0] > s_.workers - 0.5; };
+    uint64_t done = next;  // clocks next..done-1 are finished by every worker
+    while (done <= to && finished(done)) ++done;
+    if (done == next) return next;
+    if (s_.workers == 1 || next == s_.first_clock) {  // the workers' own figures are the model's
+      const uint64_t until = s_.workers == 1 ? std::min(done, last_ + 1) : next + 1;
+      for (uint64_t clock = next; clock < until; ++clock) {
+        const double* x = rows[clock - next].DenseData<double>();
+        double seconds = 0;
+        for (int w = 0; w < s_.workers; ++w)
+          seconds = std::max(seconds, x[kProgressHead + static_cast<uint64_t>(w)]);
+        s_.o.on_clock({clock, seconds, x[1] / static_cast<double>(s_.data.ratings.size())});
+      }
+      return until;
+    }
+    if (done > last_) return done;  // the last clock is done: its state is the final one
+    {
+      MutexLock lock(s_.mu);
+      s_.watched = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
+    }
+    s_.o.on_clock({done - 1, s_.watched, ExactObjective(s_, server_, items_, users_)});
+    return done;
   }
 
+  static std::vector<uint64_t> Range(uint64_t from, uint64_t to) {
+    std::vector<uint64_t> ids;
+    for (uint64_t i = from; i <= to; ++i) ids.push_back(i);
+    return ids;
+  }
+
+  static constexpr uint64_t kLookAhead = 64;  // progress rows read at once
   Shared& s_;
   ps::ParameterServer& server_;
   const uint64_t last_;  // the last clock the watch reports
+  const std::vector<uint64_t> items_, users_;  // every row, for the exact objective
 };
 
 // The shards' rows, read outside the consistency model once every update is in.
@@ -539,8 +559,8 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
     double end = result.events.back().seconds;
     std::erase_if(result.evaluations, [&](const Evaluation& e) { return e.seconds >= end; });
     result.evaluations.push_back({end, result.final_objective});
-    if (o.on_clock && s.workers > 1 && result.first_clock < o.clocks)
-      o.on_clock({o.clocks, end, result.final_objective, true});
+    if (o.on_clock && s.workers > 1 && result.first_clock < o.clocks)  // the watch has ended
+      o.on_clock({o.clocks, std::max(end, s.watched), result.final_objective});
   }
   return result;
 }

@@ -3,11 +3,9 @@
 // consistency model, user factors in a table only their owner writes. Each clock is one pass of a
 // worker over its ratings.
 //
-// Objective: (sum over ratings of (r - mean - u.v)^2 + lambda (|U|^2 + |V|^2)) / ratings. After
-// each clock a worker reports its part (its ratings, its users, its share of the items) from the
-// parameters it sees; the sum of every worker's latest part is what Petuum-style apps print, and
-// it flatters stale models (each part is computed without others' recent updates). The exact
-// objective of the shards' state comes from the evaluator (eval_every_ms) and at the end.
+// Objective: (sum over ratings of (r - mean - u.v)^2 + lambda (|U|^2 + |V|^2)) / ratings. Rank 0
+// reports it at every clock from the model's state (see ClockObjective); the evaluator
+// (eval_every_ms) traces it against time, and the final state's comes after a barrier.
 //
 // Determinism: one process with one worker and any bounded model gives the same result for the
 // same seed, also across a checkpoint and --resume. With more workers the order in which their
@@ -28,17 +26,15 @@
 
 namespace parasol::apps::mf {
 
-// The objective once every worker has finished a clock, and the time the last did. Exact with one
-// worker, and at the last clock (the final state, every update applied). Before it, with several
-// workers, it is what Petuum-style apps print, the sum of the workers' own
-// parts, and marked as an estimate: each part misses the others' recent updates, so it can be
-// below the model's true objective (0.420 at clock 100 of a MovieLens run whose final state is
-// 0.443).
+// The objective once every worker has finished a clock, and the time the last did. It is the
+// objective of a state of the model, never the workers' own estimate: the start's, one worker's
+// state at the clock, or with several workers the rows the shards hold when the last finishes it
+// (workers ahead under a bound may have added some of their next clock's steps); the last clock's
+// is the final state, every update applied.
 struct ClockObjective {
   uint64_t clock = 0;
   double seconds = 0;
   double objective = 0;
-  bool exact = true;
 };
 
 struct MfOptions {
@@ -76,7 +72,9 @@ struct MfEvent {
   int worker = 0;
   uint64_t clock = 0;  // clocks this worker has finished
   double seconds = 0;  // since the start of training
-  double part = 0;     // its part of the objective's sum (not yet divided by the rating count)
+  // Its part of the objective's sum (not yet divided by the rating count), from the parameters it
+  // sees: at the start (the initial values, which every worker sees) and with one worker; else 0.
+  double part = 0;
 };
 
 // The exact objective at a moment: every update the shards had applied by then, and only those.
@@ -98,9 +96,6 @@ struct MfResult {
   std::vector<Evaluation> evaluations;
   MfModel model;  // rank 0 with keep_model: the final state, every update applied
 
-  // The objective after each event: the sum of every worker's latest part (NaN until every
-  // worker has reported), divided by the rating count.
-  std::vector<double> Objectives() const;
 };
 
 // Collective: every process of ctx calls it with the same data and options.

@@ -48,12 +48,10 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
               .staleness = 2,
               .eval_every_ms = 2};
   MfResult r = TrainOnRanks(2, o);
-  auto objectives = r.Objectives();
   ASSERT_EQ(r.events.size(), 4u * 25u);  // 4 workers report clock 0 and each of 24 clocks
   double first = 0;
   for (const MfEvent& e : r.events) first += e.clock == 0 ? e.part / static_cast<double>(r.ratings) : 0;
   EXPECT_LT(r.final_objective, 0.6 * first) << "objective from " << first << " to " << r.final_objective;
-  EXPECT_LT(objectives.back(), 0.6 * first);
   for (const MfEvent& e : r.events) EXPECT_LE(e.clock, 24u);
   EXPECT_GT(r.stats.update_batches, 0u);
   // In-run evaluations depend on the evaluator thread getting a core during a 35 ms run (CI once
@@ -69,9 +67,10 @@ TEST(MfTrainer, LearnsUnderStalenessWithSeveralWorkers) {
   }
 }
 
-// Rank 0's watch reports every clock in order, as training goes: the last exact (the final state,
-// every update applied), the ones before it marked as the workers' estimate.
-TEST(MfTrainer, EveryClockIsReportedAsTrainingGoesAndTheLastIsTheFinalState) {
+// Rank 0's watch reports clocks in order as training goes, each with the objective of a state of
+// the model: the start, clocks read from the shards (the newest finished when a read begins, so
+// some may be passed over on a loaded machine), and last the final state, every update applied.
+TEST(MfTrainer, ClocksAreReportedInOrderAsTrainingGoesAndTheLastIsTheFinalState) {
   std::vector<ClockObjective> seen;
   MfOptions o{.rank = 8,
               .clocks = 12,
@@ -79,16 +78,20 @@ TEST(MfTrainer, EveryClockIsReportedAsTrainingGoesAndTheLastIsTheFinalState) {
               .staleness = 1,
               .on_clock = [&](const ClockObjective& c) { seen.push_back(c); }};
   MfResult r = TrainOnRanks(2, o);
-  ASSERT_EQ(seen.size(), 13u);
-  for (size_t i = 0; i < seen.size(); ++i) {
-    EXPECT_EQ(seen[i].clock, i);
-    if (i > 0) {
-      EXPECT_GE(seen[i].seconds, seen[i - 1].seconds);
-    }
-    EXPECT_LE(seen[i].objective, seen[0].objective * 1.001) << "clock " << i;
-    EXPECT_EQ(seen[i].exact, i == 12) << "clock " << i;
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen.front().clock, 0u);
+  EXPECT_EQ(seen.back().clock, 12u);
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GT(seen[i].clock, seen[i - 1].clock);
+    EXPECT_GE(seen[i].seconds, seen[i - 1].seconds);
+    EXPECT_LE(seen[i].objective, seen[0].objective * 1.001) << "clock " << seen[i].clock;
   }
   EXPECT_EQ(seen.back().objective, r.final_objective);
+  for (const MfEvent& e : r.events) {  // the workers evaluated the start only: the watch read the rest
+    if (e.clock > 0) {
+      EXPECT_EQ(e.part, 0.0);
+    }
+  }
 }
 
 // A verdict of on_clock (the command's divergence check) ends every worker of every rank, with
