@@ -65,6 +65,13 @@ expect 3 "the run diverged; lower --lr" -- \
 expect 3 "training loss" -- "$parasol" gnn --graph "$data/cora" --lr 1e6 --epochs 50
 expect 3 "training loss 562.5 at epoch 1" -- \
   "$parasol" mlr --data "$data/libsvm/letter-1000" --lr 1e6 --lambda 1e-9 --epochs 3
+# The language models and the dynamic networks, through the same training loop.
+diverges() { expect 3 "at step 2" -- "$parasol" train "$@" --lr 1e6 --steps 30 --no-progress; }
+diverges --model transformer-lm --dataset text --data "$data/tinyshakespeare/input.txt" --layers 1 --d-model 32 \
+  --heads 2 --ffn 64 --seq 32 --batch 8
+diverges --model lstm-lm --dataset text --data "$data/tinyshakespeare/input.txt"
+diverges --model tree-lstm --dataset sst --data "$data/sst"
+diverges --model tree-fc --tree-depth 4 --trees 64
 if [ -n "$mpirun" ]; then
   expect 3 "the run diverged; lower --lr" -- "$mpirun" -np 2 "$parasol" mf --data synthetic --lr 1e10 --clocks 5
   expect 3 "the run diverged; lower --lr" -- \
