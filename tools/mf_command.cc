@@ -93,8 +93,8 @@ class MfCommand : public Command {
     auto print = [&](const apps::mf::ClockObjective& p) {
       std::cout << fmt::format("{:>6} {:>10.3f} {:>12.6f}\n", p.clock, p.seconds, p.objective);
       if (csv) {
-        csv->Row({std::to_string(p.clock), fmt::format("{:.6f}", p.seconds),
-                  fmt::format("{:.9g}", p.objective)});
+        csv->Row(
+            {std::to_string(p.clock), fmt::format("{:.6f}", p.seconds), fmt::format("{:.9g}", p.objective)});
       }
       diverged.Check(static_cast<int64_t>(p.clock), p.objective);
     };

@@ -394,7 +394,9 @@ class ProgressWatch {
     // Several workers: the row of the last clock too, whose figure is TrainMf's final state.
     const uint64_t to = std::min(s_.o.clocks, next + kLookAhead - 1);
     std::vector<ps::Row> rows = server_.ReadLatest(kProgress, Range(next, to));
-    auto finished = [&](uint64_t clock) { return rows[clock - next].DenseData<double>()[0] > s_.workers - 0.5; };
+    auto finished = [&](uint64_t clock) {
+      return rows[clock - next].DenseData<double>()[0] > s_.workers - 0.5;
+    };
     uint64_t done = next;  // clocks next..done-1 are finished by every worker
     while (done <= to && finished(done)) ++done;
     if (done == next) return next;
@@ -427,7 +429,7 @@ class ProgressWatch {
   static constexpr uint64_t kLookAhead = 64;  // progress rows read at once
   Shared& s_;
   ps::ParameterServer& server_;
-  const uint64_t last_;  // the last clock the watch reports
+  const uint64_t last_;                        // the last clock the watch reports
   const std::vector<uint64_t> items_, users_;  // every row, for the exact objective
 };
 

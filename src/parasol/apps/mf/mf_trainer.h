@@ -95,7 +95,6 @@ struct MfResult {
   // finished its last clock.
   std::vector<Evaluation> evaluations;
   MfModel model;  // rank 0 with keep_model: the final state, every update applied
-
 };
 
 // Collective: every process of ctx calls it with the same data and options.
