@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "parasol/apps/lda/coherence.h"
 #include "parasol/apps/lda/corpus.h"
 #include "parasol/apps/lda/inference.h"
 #include "parasol/apps/lda/lda_checkpoint.h"
@@ -106,9 +108,11 @@ class LdaCommand : public Command {
         ->check(Between(1, 1000))
         ->capture_default_str();
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
-    AddRunOptions(app_, &run_,
-                  {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]",
-                   .threads = "Sampling threads per process"});
+    AddRunOptions(
+        app_, &run_,
+        {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity],umass,npmi "
+                            "(the topics' mean coherence, on the last row)",
+         .threads = "Sampling threads per process"});
     app_->add_option("--blocks", o_.blocks,
                      "Across processes: word blocks rotating around them, a multiple of the "
                      "process count (0: two per process)")
@@ -125,6 +129,11 @@ class LdaCommand : public Command {
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
     app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")
         ->check(Between(1, 1e6))
+        ->capture_default_str();
+    app_->add_option("--coherence-words", coherence_words_,
+                     "Each topic's coherence (UMass and NPMI, by documents of the training corpus) over "
+                     "its top N words, at the end (0: none)")
+        ->check(Between(0, 1000))
         ->capture_default_str();
   }
 
@@ -161,6 +170,7 @@ class LdaCommand : public Command {
     if (root && !run_.metrics.empty()) {
       std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
       if (!test_.empty()) columns.push_back("test_perplexity");
+      if (coherence_words_ > 0) columns.insert(columns.end(), {"umass", "npmi"});
       csv = std::make_unique<CsvWriter>(run_.metrics, columns);
     }
     if (root) {
@@ -187,6 +197,7 @@ class LdaCommand : public Command {
                                m.iteration, o_.iterations, Count(m.processes, "process"))
                 << std::flush;
     }
+    std::vector<std::string> last_row;  // the last iteration's, written with the coherence
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
       std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";
@@ -197,20 +208,41 @@ class LdaCommand : public Command {
         std::vector<std::string> row{std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds),
                                      fmt::format("{:.6g}", s.tokens_per_sec), ll};
         if (!test_.empty()) row.push_back(ppl);
-        csv->Row(row);
+        if (coherence_words_ == 0) {
+          csv->Row(row);
+        } else if (s.iteration == o_.iterations) {
+          last_row = std::move(row);
+        } else {
+          row.insert(row.end(), {"", ""});
+          csv->Row(row);
+        }
       }
     });
-    if (csv) csv->Commit();
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
     if (root) {
       LdaModel model{o_.params.topics, o_.params.alpha,    o_.params.beta,
                      corpus.vocab,     std::move(r.model), r.totals};
+      std::optional<Coherence> coherence;
+      if (coherence_words_ > 0) {
+        coherence = TopicCoherence(corpus, model.TopWords(coherence_words_));
+        std::cout << fmt::format(
+            "# coherence over each topic's top {} words, by documents of the training "
+            "corpus: UMass mean {:.4g}, NPMI mean {:.4g}\n",
+            coherence_words_, coherence->mean_umass, coherence->mean_npmi);
+        if (csv && !last_row.empty()) {
+          last_row.insert(last_row.end(), {fmt::format("{:.6g}", coherence->mean_umass),
+                                           fmt::format("{:.6g}", coherence->mean_npmi)});
+          csv->Row(last_row);
+        }
+      }
+      if (csv) csv->Commit();
+      const Coherence* per_topic = coherence ? &*coherence : nullptr;
       if (!output_.empty()) {
         SaveModel(output_, model);
-        WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_);
+        WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_, per_topic);
       }
       constexpr size_t kTopicsShown = 50;
-      std::cout << FormatTopics(model, top_words_, kTopicsShown);
+      std::cout << FormatTopics(model, top_words_, kTopicsShown, per_topic);
       if (model.topics > kTopicsShown) {
         std::cout << fmt::format(
             "# the {} largest of {} topics{}\n", kTopicsShown, model.topics,
@@ -241,6 +273,7 @@ class LdaCommand : public Command {
   RunOptions run_;
   std::string output_, test_;
   size_t top_words_ = 10;
+  size_t coherence_words_ = 10;
 };
 
 class LdaInferCommand : public Command {

@@ -241,9 +241,9 @@ for d in $(seq 200); do echo "apple banana cherry date elder fig grape $d apple 
 pid=$!
 for _ in $(seq 300); do [ "$(wc -l < "$tmp/live.csv" 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.1; done
 kill -9 "$pid"; wait "$pid" 2>/dev/null
-if [ "$(head -1 "$tmp/live.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token" ] &&
+if [ "$(head -1 "$tmp/live.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token,umass,npmi" ] &&
    [ "$(wc -l < "$tmp/live.csv")" -ge 3 ] &&
-   awk -F, 'NR > 1 && NF != 4 { bad = 1 } END { exit bad }' "$tmp/live.csv"; then
+   awk -F, 'NR > 1 && NF != 6 { bad = 1 } END { exit bad }' "$tmp/live.csv"; then
   echo "ok: metrics rows of a killed run"
 else
   echo "FAIL: metrics of a killed run:"; cat "$tmp/live.csv"; failures=$((failures + 1))

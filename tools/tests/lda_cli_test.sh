@@ -49,8 +49,9 @@ if "$parasol" lda "${common[@]}" --iterations 12 --eval-every 4 --threads 2 --me
   python3 - "$tmp/m.csv" <<'PY' && echo "ok: metrics CSV" || fail "metrics CSV"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-assert list(rows[0].keys()) == ["iteration", "seconds", "tokens_per_sec", "loglik_per_token"], rows[0].keys()
+assert list(rows[0].keys()) == ["iteration", "seconds", "tokens_per_sec", "loglik_per_token", "umass", "npmi"]
 assert [int(r["iteration"]) for r in rows] == list(range(1, 13))
+assert all(r["umass"] == r["npmi"] == "" for r in rows[:-1]) and rows[-1]["umass"] and rows[-1]["npmi"]
 ll = [float(r["loglik_per_token"]) for r in rows if r["loglik_per_token"]]
 assert len(ll) == 3 and ll[0] < ll[-1] < -7, ll
 assert all(float(r["tokens_per_sec"]) > 1e5 for r in rows)
@@ -60,6 +61,34 @@ PY
   [ "$(wc -l < "$tmp/model/doc_topics.txt")" -eq 2246 ] || fail "doc_topics.txt lines"
   ls "$tmp/model" | grep -q '\.tmp$' && fail "temporary files left"
   grep -q "^topic  19" "$tmp/out" || fail "topics not printed"
+  # Each topic's coherence in topics.txt, and their means in the metrics, against the formulas
+  # computed here from the corpus's documents (coherence.h).
+  python3 - "$tmp/model/topics.txt" "$tmp/ap.lines" "$tmp/m.csv" <<'PY' && echo "ok: coherence" || fail "coherence"
+import csv, math, re, sys
+docs = [set(line.rstrip("\n").split("\t")[1].split()) for line in open(sys.argv[2])]
+n = len(docs)
+def d(*ws): return sum(1 for doc in docs if all(w in doc for w in ws))
+umass_all, npmi_all = [], []
+for line in open(sys.argv[1]):
+    m = re.match(r"topic +\d+ \(\d+ tokens, umass (\S+), npmi (\S+)\): (.*)", line)
+    assert m, line
+    words = m.group(3).split()
+    umass = sum(math.log((d(words[i], words[j]) + 1) / d(words[j])) for i in range(1, len(words)) for j in range(i))
+    def npmi(a, b):
+        both = d(a, b)
+        if both == 0: return -1.0
+        if both == n: return 1.0
+        p = both / n
+        return math.log(p / (d(a) / n * d(b) / n)) / -math.log(p)
+    pairs = [npmi(words[i], words[j]) for i in range(1, len(words)) for j in range(i)]
+    got_u, got_n = float(m.group(1)), float(m.group(2))
+    assert math.isclose(got_u, umass, rel_tol=1e-3), (line, umass)
+    assert math.isclose(got_n, sum(pairs) / len(pairs), rel_tol=1e-3, abs_tol=1e-4), (line, sum(pairs) / len(pairs))
+    umass_all.append(umass); npmi_all.append(sum(pairs) / len(pairs))
+last = list(csv.DictReader(open(sys.argv[3])))[-1]
+assert math.isclose(float(last["umass"]), sum(umass_all) / len(umass_all), rel_tol=1e-4), last
+assert math.isclose(float(last["npmi"]), sum(npmi_all) / len(npmi_all), rel_tol=1e-4, abs_tol=1e-5), last
+PY
 else
   fail "lda run"; cat "$tmp/out"
 fi
@@ -73,7 +102,7 @@ cmp -s "$tmp/model/doc_topics.txt" "$tmp/resumed/doc_topics.txt" && cmp -s "$tmp
 # Held-out perplexity: during training (--test) and from lda-infer, by document completion.
 head -200 "$tmp/ap.lines" > "$tmp/test.lines"
 "$parasol" lda "${common[@]}" --iterations 10 --eval-every 5 --test "$tmp/test.lines" --metrics "$tmp/t.csv" > "$tmp/out" 2>&1 \
-  && grep -q "test ppl" "$tmp/out" && [ "$(head -1 "$tmp/t.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token,test_perplexity" ] \
+  && grep -q "test ppl" "$tmp/out" && [ "$(head -1 "$tmp/t.csv")" = "iteration,seconds,tokens_per_sec,loglik_per_token,test_perplexity,umass,npmi" ] \
   && [ -n "$(sed -n 11p "$tmp/t.csv" | cut -d, -f5)" ] && echo "ok: lda --test" || { fail "lda --test"; cat "$tmp/out"; }
 "$parasol" lda-infer --corpus "$tmp/test.lines" --model "$tmp/model" --iterations 10 --perplexity --output "$tmp/infer.txt" \
   2> "$tmp/err" > /dev/null && grep -Eq "^held-out perplexity [0-9.]+ \(document completion" "$tmp/err" \

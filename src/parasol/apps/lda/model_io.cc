@@ -121,7 +121,8 @@ LdaModel LoadModel(const std::string& dir) {
   return m;
 }
 
-std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_topics) {
+std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_topics,
+                         const Coherence* coherence) {
   std::string out;
   const auto top = m.TopWords(words_per_topic);
   std::vector<uint32_t> shown(m.topics);
@@ -136,15 +137,19 @@ std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_t
     std::sort(shown.begin(), shown.end());
   }
   for (uint32_t k : shown) {
-    out += fmt::format("topic {:>3} ({} tokens):", k, m.totals[k]);
+    out += fmt::format("topic {:>3} ({} tokens", k, m.totals[k]);
+    if (coherence) out += fmt::format(", umass {:.4g}, npmi {:.4g}", coherence->umass[k], coherence->npmi[k]);
+    out += "):";
     for (uint32_t w : top[k]) out += " " + m.vocab[w];
     out += '\n';
   }
   return out;
 }
 
-void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_topic) {
-  WriteFileAtomically(path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic, m.topics); });
+void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_topic,
+                 const Coherence* coherence) {
+  WriteFileAtomically(
+      path, [&](std::ostream& out) { out << FormatTopics(m, words_per_topic, m.topics, coherence); });
 }
 
 void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,

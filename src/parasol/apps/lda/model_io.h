@@ -1,7 +1,7 @@
 // A trained model on disk (docs/lda-model.md) and the human-readable outputs:
 //   DIR/model.txt      "parasol-lda-model 1 K V alpha beta", then "word k:count ..." per word
 //   DIR/vocab.txt      one word per line (line i = word id i)
-//   DIR/topics.txt     the top words of each topic
+//   DIR/topics.txt     each topic's tokens, coherence (coherence.h) and top words
 //   DIR/doc_topics.txt "name k:proportion ..." per document, largest first (topics without
 //                      tokens in the document have alpha / (N_d + K alpha))
 // Files are written to a temporary name and renamed, so a failed run leaves no half file.
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "parasol/apps/lda/coherence.h"
 #include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/word_topic.h"
 
@@ -37,13 +38,15 @@ using DocTopics = std::vector<std::pair<uint32_t, uint32_t>>;  // (topic, tokens
 void SaveModel(const std::string& dir, const LdaModel& model);
 // Throws IoError, or ParseError "file:line: what is wrong".
 LdaModel LoadModel(const std::string& dir);
-void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic);
+void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic,
+                 const Coherence* coherence = nullptr);
 void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha);
 // "topic 3 (1234 tokens): w1 w2 ..." lines, one per topic; at most `max_topics` (the largest by
-// tokens).
-std::string FormatTopics(const LdaModel& model, size_t words_per_topic, size_t max_topics);
+// tokens). With `coherence`: "topic 3 (1234 tokens, umass -41.2, npmi 0.071): w1 w2 ...".
+std::string FormatTopics(const LdaModel& model, size_t words_per_topic, size_t max_topics,
+                         const Coherence* coherence = nullptr);
 
 }  // namespace parasol::apps::lda
