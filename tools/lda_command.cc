@@ -127,6 +127,10 @@ class LdaCommand : public Command {
                      "Held-out documents (any corpus format): their perplexity by document "
                      "completion at every evaluation");
     app_->add_option("--output", output_, "Write the model, vocabulary, topics.txt and doc_topics here");
+    app_->add_flag(
+        "--npy", npy_,
+        "With --output: the distributions as NumPy arrays too (topic_word, doc_topic, doc_lengths, "
+        "term_frequency .npy: pyLDAvis's inputs with vocab.txt)");
     app_->add_option("--top-words", top_words_, "Words per topic printed and in topics.txt")
         ->check(Between(1, 1e6))
         ->capture_default_str();
@@ -144,6 +148,8 @@ class LdaCommand : public Command {
       throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
     ParseCorpusFormat(corpus_.format);
     if (!output_.empty()) CheckOutputFolder("--output", output_);
+    if (npy_ && output_.empty())
+      throw InvalidArgumentError("--npy writes into the --output folder: give one");
     CheckRunOptions(&run_, o_.iterations);
     o_.threads = run_.threads;
     o_.seed = run_.seed;
@@ -240,6 +246,7 @@ class LdaCommand : public Command {
       if (!output_.empty()) {
         SaveModel(output_, model);
         WriteTopics((fs::path(output_) / "topics.txt").string(), model, top_words_, per_topic);
+        if (npy_) WriteTopicWordNpy(output_, model, corpus.WordCounts());
       }
       constexpr size_t kTopicsShown = 50;
       std::cout << FormatTopics(model, top_words_, kTopicsShown, per_topic);
@@ -264,6 +271,10 @@ class LdaCommand : public Command {
     std::string file = ctx.size() == 1 ? "doc_topics.txt" : fmt::format("doc_topics.{}.txt", ctx.rank());
     WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, o_.params.topics,
                    o_.params.alpha);
+    if (npy_) {
+      WriteDocTopicNpy(output_, ctx.size() == 1 ? "" : fmt::format(".{}", ctx.rank()), r.doc_topics,
+                       o_.params.topics, o_.params.alpha);
+    }
   }
 
   CorpusFlags corpus_;
@@ -274,6 +285,7 @@ class LdaCommand : public Command {
   std::string output_, test_;
   size_t top_words_ = 10;
   size_t coherence_words_ = 10;
+  bool npy_ = false;
 };
 
 class LdaInferCommand : public Command {

@@ -44,7 +44,7 @@ printf '# finance\nStock\n' > "$tmp/stop.txt"
 
 # A run with outputs; its metrics CSV has one row per iteration, log-likelihood where evaluated.
 common=(--corpus "$data/ap/ap.dat" --topics 20 --seed 3)
-if "$parasol" lda "${common[@]}" --iterations 12 --eval-every 4 --threads 2 --metrics "$tmp/m.csv" --output "$tmp/model" \
+if "$parasol" lda "${common[@]}" --iterations 12 --eval-every 4 --threads 2 --metrics "$tmp/m.csv" --output "$tmp/model" --npy \
      --checkpoint "$tmp/ckpt" --checkpoint-every 6 > "$tmp/out" 2>&1; then
   python3 - "$tmp/m.csv" <<'PY' && echo "ok: metrics CSV" || fail "metrics CSV"
 import csv, sys
@@ -92,6 +92,48 @@ PY
 else
   fail "lda run"; cat "$tmp/out"
 fi
+
+# --npy: the distributions as NumPy arrays, read back by NumPy, equal the model and doc_topics.txt.
+"$data/../.venv/bin/python" - "$tmp/model" "$tmp/ap.lines" <<'PY' && echo "ok: --npy arrays" || fail "--npy arrays"
+import sys, numpy as np
+d, lines = sys.argv[1], sys.argv[2]
+head = open(f"{d}/model.txt").readline().split()
+k, v, alpha, beta = int(head[2]), int(head[3]), float(head[4]), float(head[5])
+counts = np.zeros((k, v))
+for line in open(f"{d}/model.txt").readlines()[1:]:
+    word, *pairs = line.split()
+    for p in pairs:
+        t, c = p.split(":")
+        counts[int(t), int(word)] = int(c)
+phi = (counts + beta) / (counts.sum(1, keepdims=True) + v * beta)
+tw = np.load(f"{d}/topic_word.npy")
+assert tw.dtype == np.float32 and tw.shape == (k, v), (tw.dtype, tw.shape)
+assert np.allclose(tw, phi, rtol=1e-5, atol=0), abs(tw - phi).max()
+vocab = [w.strip() for w in open(f"{d}/vocab.txt")]
+docs = [line.rstrip("\n").split("\t")[1].split() for line in open(lines)]
+tf = np.zeros(v, dtype=np.int64)
+index = {w: i for i, w in enumerate(vocab)}
+for doc in docs:
+    for w in doc: tf[index[w]] += 1
+assert (np.load(f"{d}/term_frequency.npy") == tf).all()
+assert (np.load(f"{d}/doc_lengths.npy") == [len(doc) for doc in docs]).all()
+dt = np.load(f"{d}/doc_topic.npy")
+assert dt.shape == (len(docs), k) and np.allclose(dt.sum(1), 1, atol=1e-5)
+for i, line in enumerate(open(f"{d}/doc_topics.txt")):
+    for p in line.split()[1:]:
+        t, share = p.split(":")
+        assert abs(dt[i, int(t)] - float(share)) <= 5.1e-5, (i, t, share, dt[i, int(t)])
+PY
+expect 2 "--npy writes into the --output folder" -- "$parasol" lda --corpus "$data/ap/ap.dat" --npy
+# Under mpirun each rank writes its documents' rows, as with doc_topics.RANK.txt.
+"$mpirun" -np 2 "$parasol" lda "${common[@]}" --iterations 2 --output "$tmp/npy2" --npy >/dev/null 2>&1 &&
+  "$data/../.venv/bin/python" -c "
+import numpy as np, sys
+rows = [np.load(f'$tmp/npy2/doc_topic.{r}.npy') for r in (0, 1)]
+lengths = np.concatenate([np.load(f'$tmp/npy2/doc_lengths.{r}.npy') for r in (0, 1)])
+assert sum(len(x) for x in rows) == 2246 and lengths.sum() == 435838
+assert np.load('$tmp/npy2/topic_word.npy').shape == (20, 10473)" && echo "ok: --npy under mpirun" ||
+  fail "--npy under mpirun"
 
 # Resume from iteration 6 reaches the same final state as the straight run.
 "$parasol" lda "${common[@]}" --iterations 12 --eval-every 0 --threads 2 --resume "$tmp/ckpt" --output "$tmp/resumed" > /dev/null 2>&1 \

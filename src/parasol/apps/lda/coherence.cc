@@ -81,7 +81,8 @@ Coherence TopicCoherence(const Corpus& corpus, const std::vector<std::vector<uin
         const auto& earlier = docs_of[slot[words[l]]];
         const uint64_t both = Together(later, earlier);
         // A word of no document (a vocabulary given with the corpus) counts as in one.
-        umass += std::log(static_cast<double>(both + 1) / static_cast<double>(std::max<size_t>(earlier.size(), 1)));
+        umass += std::log(static_cast<double>(both + 1) /
+                          static_cast<double>(std::max<size_t>(earlier.size(), 1)));
         npmi += Npmi(both, earlier.size(), later.size(), docs);
         ++pairs;
       }

@@ -11,6 +11,7 @@
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
+#include "parasol/core/npy_file.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::apps::lda {
@@ -171,6 +172,53 @@ void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
                     const std::vector<DocTopics>& docs, uint32_t topics, double alpha) {
   WriteFileAtomically(path, [&](std::ostream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
+}
+
+void WriteTopicWordNpy(const std::string& dir, const LdaModel& m, std::span<const uint64_t> term_frequency) {
+  const uint64_t vocab = m.vocab.size();
+  // Each topic's nonzero counts, from one pass over the word rows.
+  std::vector<std::vector<std::pair<uint32_t, int32_t>>> nonzero(m.topics);
+  for (uint32_t w = 0; w < m.table.num_words(); ++w) {
+    if (m.table.resident(w))
+      m.table.ForEachNonzero(w, [&](uint32_t k, int32_t c) { nonzero[k].emplace_back(w, c); });
+  }
+  const std::vector<uint64_t> shape{m.topics, vocab};
+  WriteNpy<float>((fs::path(dir) / "topic_word.npy").string(), shape, [&](const auto& rows) {
+    std::vector<float> row(vocab);
+    for (uint32_t k = 0; k < m.topics; ++k) {
+      const double denom = static_cast<double>(m.totals[k]) + static_cast<double>(vocab) * m.beta;
+      std::fill(row.begin(), row.end(), static_cast<float>(m.beta / denom));
+      for (auto [w, c] : nonzero[k]) row[w] = static_cast<float>((c + m.beta) / denom);
+      rows(std::span<const float>(row));
+    }
+  });
+  std::vector<int64_t> tf(term_frequency.begin(), term_frequency.end());
+  const std::vector<uint64_t> vshape{tf.size()};
+  WriteNpy<int64_t>((fs::path(dir) / "term_frequency.npy").string(), vshape,
+                    [&](const auto& rows) { rows(std::span<const int64_t>(tf)); });
+}
+
+void WriteDocTopicNpy(const std::string& dir, const std::string& suffix, const std::vector<DocTopics>& docs,
+                      uint32_t topics, double alpha) {
+  std::vector<int64_t> lengths;
+  for (const DocTopics& d : docs) {
+    int64_t n = 0;
+    for (auto [k, c] : d) n += c;
+    lengths.push_back(n);
+  }
+  const std::vector<uint64_t> shape{docs.size(), topics};
+  WriteNpy<float>((fs::path(dir) / ("doc_topic" + suffix + ".npy")).string(), shape, [&](const auto& rows) {
+    std::vector<float> row(topics);
+    for (size_t d = 0; d < docs.size(); ++d) {
+      const double denom = static_cast<double>(lengths[d]) + topics * alpha;
+      std::fill(row.begin(), row.end(), static_cast<float>(alpha / denom));
+      for (auto [k, c] : docs[d]) row[k] = static_cast<float>((c + alpha) / denom);
+      rows(std::span<const float>(row));
+    }
+  });
+  const std::vector<uint64_t> dshape{lengths.size()};
+  WriteNpy<int64_t>((fs::path(dir) / ("doc_lengths" + suffix + ".npy")).string(), dshape,
+                    [&](const auto& rows) { rows(std::span<const int64_t>(lengths)); });
 }
 
 }  // namespace parasol::apps::lda

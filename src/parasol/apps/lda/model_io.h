@@ -4,11 +4,13 @@
 //   DIR/topics.txt     each topic's tokens, coherence (coherence.h) and top words
 //   DIR/doc_topics.txt "name k:proportion ..." per document, largest first (topics without
 //                      tokens in the document have alpha / (N_d + K alpha))
+//   DIR/*.npy          on request, the distributions as NumPy arrays (WriteTopicWordNpy)
 // Files are written to a temporary name and renamed, so a failed run leaves no half file.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -36,6 +38,15 @@ using DocTopics = std::vector<std::pair<uint32_t, uint32_t>>;  // (topic, tokens
 
 // Throws IoError.
 void SaveModel(const std::string& dir, const LdaModel& model);
+// NumPy arrays (with vocab.txt, the five inputs of pyLDAvis's prepare): DIR/topic_word.npy, K x V
+// float32, phi_k(w) = (n_wk + beta) / (n_k + V beta); DIR/term_frequency.npy, V int64, each word's
+// tokens in the corpus. Throws IoError.
+void WriteTopicWordNpy(const std::string& dir, const LdaModel& model,
+                       std::span<const uint64_t> term_frequency);
+// DIR/doc_topic{suffix}.npy, D x K float32, theta_d(k) = (n_dk + alpha) / (N_d + K alpha), and
+// DIR/doc_lengths{suffix}.npy, D int64, N_d, for these documents. Throws IoError.
+void WriteDocTopicNpy(const std::string& dir, const std::string& suffix, const std::vector<DocTopics>& docs,
+                      uint32_t topics, double alpha);
 // Throws IoError, or ParseError "file:line: what is wrong".
 LdaModel LoadModel(const std::string& dir);
 void WriteTopics(const std::string& path, const LdaModel& model, size_t words_per_topic,
