@@ -135,6 +135,16 @@ assert sum(len(x) for x in rows) == 2246 and lengths.sum() == 435838
 assert np.load('$tmp/npy2/topic_word.npy').shape == (20, 10473)" && echo "ok: --npy under mpirun" ||
   fail "--npy under mpirun"
 
+# Choosing K: the sweep script's table (the last metrics row of each run) and its plot.
+head -200 "$tmp/ap.lines" > "$tmp/sweep.test"
+tail -n +201 "$tmp/ap.lines" > "$tmp/sweep.train"
+"$data/../.venv/bin/python" "$data/../scripts/lda_sweep.py" --corpus "$tmp/sweep.train" --test "$tmp/sweep.test" \
+  --topics 10,5 --iterations 3 --out "$tmp/sweep" --parasol "$parasol" > "$tmp/sweep.out" 2>&1 &&
+  [ "$(head -1 "$tmp/sweep/sweep.csv")" = "topics,seconds,loglik_per_token,test_perplexity,umass,npmi" ] &&
+  [ "$(cut -d, -f1 "$tmp/sweep/sweep.csv" | tail -n +2 | tr '\n' ' ')" = "5 10 " ] &&
+  [ "$(tail -1 "$tmp/sweep/metrics_k10.csv" | cut -d, -f6,7)" = "$(tail -1 "$tmp/sweep/sweep.csv" | cut -d, -f5,6)" ] &&
+  [ -s "$tmp/sweep/sweep.png" ] && echo "ok: lda_sweep.py" || { fail "lda_sweep.py"; cat "$tmp/sweep.out"; }
+
 # Resume from iteration 6 reaches the same final state as the straight run.
 "$parasol" lda "${common[@]}" --iterations 12 --eval-every 0 --threads 2 --resume "$tmp/ckpt" --output "$tmp/resumed" > /dev/null 2>&1 \
   || fail "resume run"
