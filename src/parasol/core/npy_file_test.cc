@@ -20,7 +20,8 @@ std::string ReadAll(const std::string& path) {
 }
 
 std::string Temp(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".npy")).string();
+  const std::string file = name + "-" + std::to_string(::getpid()) + ".npy";
+  return (std::filesystem::temp_directory_path() / file).string();
 }
 
 TEST(NpyFile, TheHeaderIsNumPysVersionOneLayoutPaddedTo64Bytes) {
