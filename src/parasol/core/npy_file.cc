@@ -48,7 +48,7 @@ std::string NpyHeader(const std::string& type, std::span<const uint64_t> shape) 
 
 template <typename T>
 void WriteNpy(const std::string& path, std::span<const uint64_t> shape,
-              const std::function<void(const std::function<void(std::span<const T>)>& rows)>& fill) {
+              const std::function<void(const NpyRows<T>& rows)>& fill) {
   uint64_t expected = 1;
   for (uint64_t d : shape) expected *= d;
   WriteFileAtomically(path, [&](std::ostream& out) {
@@ -59,7 +59,8 @@ void WriteNpy(const std::string& path, std::span<const uint64_t> shape,
       if (written > expected) {
         throw InvalidArgumentError(fmt::format("{}: more values than its shape holds ({})", path, expected));
       }
-      out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
+      out.write(reinterpret_cast<const char*>(values.data()),
+                static_cast<std::streamsize>(values.size_bytes()));
     });
     if (written != expected) {
       throw InvalidArgumentError(
@@ -69,11 +70,10 @@ void WriteNpy(const std::string& path, std::span<const uint64_t> shape,
 }
 
 template void WriteNpy<float>(const std::string&, std::span<const uint64_t>,
-                              const std::function<void(const std::function<void(std::span<const float>)>&)>&);
+                              const std::function<void(const NpyRows<float>&)>&);
 template void WriteNpy<double>(const std::string&, std::span<const uint64_t>,
-                               const std::function<void(const std::function<void(std::span<const double>)>&)>&);
-template void WriteNpy<int64_t>(
-    const std::string&, std::span<const uint64_t>,
-    const std::function<void(const std::function<void(std::span<const int64_t>)>&)>&);
+                               const std::function<void(const NpyRows<double>&)>&);
+template void WriteNpy<int64_t>(const std::string&, std::span<const uint64_t>,
+                                const std::function<void(const NpyRows<int64_t>&)>&);
 
 }  // namespace parasol

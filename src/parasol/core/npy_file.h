@@ -24,7 +24,9 @@ std::string NpyHeader(const std::string& type, std::span<const uint64_t> shape);
 // through rows(span). Throws IoError naming the file, and InvalidArgumentError when the values
 // handed over are not as many as the shape holds (the file is then not written).
 template <typename T>
+using NpyRows = std::function<void(std::span<const T>)>;
+template <typename T>
 void WriteNpy(const std::string& path, std::span<const uint64_t> shape,
-              const std::function<void(const std::function<void(std::span<const T>)>& rows)>& fill);
+              const std::function<void(const NpyRows<T>& rows)>& fill);
 
 }  // namespace parasol
