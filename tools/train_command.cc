@@ -240,9 +240,8 @@ class TrainCommand : public Command {
     if (batching_ != "batched" && batching_ != "per-node") {
       throw InvalidArgumentError(fmt::format("--batching {}: batched or per-node", batching_));
     }
-    for (const char* unsupported :
-         {"--status", "--stop-file", "--batch-file", "--adaptive-batch", "--batch-max", "--sync-bn", "--lars",
-          "--shard-updates", "--eval-only", "--lr-schedule"}) {
+    for (const char* unsupported : {"--batch-file", "--adaptive-batch", "--batch-max", "--sync-bn", "--lars",
+                                    "--shard-updates", "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(fmt::format("{} is not supported with --model {}", unsupported, o_.model));
       }
@@ -253,8 +252,8 @@ class TrainCommand : public Command {
   void ValidateLanguageModel() {
     if (o_.data.kind != "text") throw InvalidArgumentError("--model transformer-lm trains on --dataset text");
     if (o_.data.dir.empty()) throw InvalidArgumentError("--dataset text needs --data FILE");
-    for (const char* unsupported : {"--status", "--stop-file", "--batch-file", "--adaptive-batch",
-                                    "--batch-max", "--sync-bn", "--lars", "--eval-only", "--lr-schedule"}) {
+    for (const char* unsupported : {"--batch-file", "--adaptive-batch", "--batch-max", "--sync-bn", "--lars",
+                                    "--eval-only", "--lr-schedule"}) {
       if (app_->count(unsupported) > 0) {
         throw InvalidArgumentError(
             fmt::format("{} is not supported with --model transformer-lm", unsupported));
@@ -311,6 +310,7 @@ class TrainCommand : public Command {
     lm_.checkpoint_dir = o_.checkpoint_dir;
     lm_.checkpoint_every = o_.checkpoint_every;
     lm_.resume_dir = o_.resume_dir;
+    lm_.control = {.status = o_.status_path, .stop = o_.stop_path};
     lm_.log = &std::cout;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     const dl::LmResult r = dl::TrainLm(ctx, lm_);
@@ -348,6 +348,7 @@ class TrainCommand : public Command {
     dyn_.checkpoint_dir = o_.checkpoint_dir;
     dyn_.checkpoint_every = o_.checkpoint_every;
     dyn_.resume_dir = o_.resume_dir;
+    dyn_.control = {.status = o_.status_path, .stop = o_.stop_path};
     dyn_.log = &std::cout;
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     const dl::dynamic::DynamicResult r = dl::dynamic::TrainDynamic(ctx, dyn_);

@@ -45,6 +45,19 @@ check [ -n "$(last_loss "$tmp/u.txt")" ] && [ "$(last_loss "$tmp/u.txt")" = "$(l
   grep -q "resuming .* at step 30 of 60" "$tmp/resumed.txt"
 expect 2 "a checkpoint of 2 ranks and model tree-lstm-v18281-e32-h32-c5-b10; this run has 1 rank" -- \
   "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck"
+# A scheduler's stop file (present from the start): checkpointed after the first step and stopped,
+# said so by the status file; resumed, the run ends as the uninterrupted one.
+touch "$tmp/stop"
+"$mpirun" -np 2 "$parasol" "${short[@]}" --steps 60 --checkpoint "$tmp/ck2" --stop-file "$tmp/stop" \
+  --status "$tmp/status" > "$tmp/stopped.txt" 2> "$tmp/err"
+label="a stop file stops tree-lstm after its step, checkpointed, and the status file says so"
+check grep -q "stopped at step 1 of 60 (checkpoint written)" "$tmp/stopped.txt" && grep -qx "state stopped" "$tmp/status"
+rm -f "$tmp/stop"
+"$mpirun" -np 2 "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck2" --status "$tmp/status" \
+  > "$tmp/resumed2.txt" 2> "$tmp/err"
+label="resumed after the stop, it ends as the uninterrupted run ($(last_loss "$tmp/u.txt"), $(last_loss "$tmp/resumed2.txt"))"
+check [ -n "$(last_loss "$tmp/resumed2.txt")" ] && [ "$(last_loss "$tmp/u.txt")" = "$(last_loss "$tmp/resumed2.txt")" ] &&
+  grep -qx "state done" "$tmp/status" && grep -qx "step 60" "$tmp/status"
 printf 'x' | dd of="$tmp/ck/rank-0.step-30.bin" bs=1 seek=100 conv=notrunc 2> /dev/null
 expect 2 "rank-0.step-30.bin" -- "$mpirun" -np 2 "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck"
 
@@ -78,6 +91,6 @@ expect 2 "nowhere/train.txt" -- "$parasol" train --model tree-lstm --dataset sst
 expect 2 "--model tree-lstm trains on --dataset sst" -- "$parasol" train --model tree-lstm --dataset mnist
 expect 2 "--sync after-backward only" -- "$mpirun" -np 2 "$parasol" "${tl[@]}" --sync wfbp --steps 2
 expect 2 "--batching one: batched or per-node" -- "$parasol" "${tl[@]}" --batching one
-expect 2 "--status is not supported with --model tree-lstm" -- "$parasol" "${tl[@]}" --status "$tmp/s"
+expect 2 "--batch-file is not supported with --model tree-lstm" -- "$parasol" "${tl[@]}" --batch-file "$tmp/b"
 
 finish

@@ -52,6 +52,24 @@ printf 'x' | dd of="$tmp/ck/rank-1.step-20.bin" bs=1 seek=100 conv=notrunc 2> /d
 expect 2 "rank-1.step-20.bin" -- \
   "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 --resume "$tmp/ck"
 
+# A scheduler's stop file (present from the start): the run checkpoints after its first step and
+# stops, the status file says so, and resumed it ends where the uninterrupted run ends.
+"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 > "$tmp/ep40b.txt" 2>/dev/null
+touch "$tmp/stop"
+"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 --checkpoint "$tmp/ck2" \
+  --stop-file "$tmp/stop" --status "$tmp/status" > "$tmp/stopped.txt" 2> "$tmp/err"
+label="a stop file stops the run after its step, checkpointed, and the status file says so"
+check grep -q "stopped at step 1 of 40 (checkpoint written)" "$tmp/stopped.txt" &&
+  grep -qx "state stopped" "$tmp/status" && grep -qx "step 1" "$tmp/status"
+rm -f "$tmp/stop"
+"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 --resume "$tmp/ck2" \
+  --status "$tmp/status" > "$tmp/resumed2.txt" 2> "$tmp/err"
+label="resumed after the stop, it ends as the uninterrupted run ($(val_loss "$tmp/ep40b.txt"), $(val_loss "$tmp/resumed2.txt"))"
+check [ -n "$(val_loss "$tmp/resumed2.txt")" ] && [ "$(val_loss "$tmp/ep40b.txt")" = "$(val_loss "$tmp/resumed2.txt")" ] &&
+  grep -qx "state done" "$tmp/status" && grep -qx "step 40" "$tmp/status"
+expect 2 "--batch-file is not supported with --model transformer-lm" -- \
+  "$parasol" "${lm[@]}" --steps 4 --batch-file "$tmp/batch"
+
 : > "$tmp/empty.txt"
 expect 2 "empty.txt: no text" -- "$parasol" train --model transformer-lm --dataset text --data "$tmp/empty.txt"
 expect 2 "no.txt: cannot open" -- "$parasol" train --model transformer-lm --dataset text --data "$tmp/no.txt"
@@ -61,6 +79,5 @@ expect 2 "d_model 32 is not a multiple of the 3 heads" -- \
 expect 2 "tensor parallel 2 does not divide the job's 1 rank" -- "$parasol" "${lm[@]}" --tensor-parallel 2
 expect 2 "3 experts do not split over 2 expert-parallel ranks" -- \
   "$mpirun" -np 2 "$parasol" "${lm[@]}" --moe-experts 3 --expert-parallel 2
-expect 2 "--status is not supported with --model transformer-lm" -- "$parasol" "${lm[@]}" --status "$tmp/s"
 
 finish

@@ -12,6 +12,7 @@
 #include "parasol/collective/collectives.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/plural.h"
 #include "parasol/core/stats.h"
 #include "parasol/core/train_loop.h"
 #include "parasol/dl/parallel_groups.h"
@@ -194,11 +195,10 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
   if (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
       m.expert_parallel != g.expert_parallel() || m.shape != here) {
     throw InvalidArgumentError(
-        fmt::format("{}: a checkpoint of {} ranks (tensor parallel {}, expert parallel {}) and model {}; "
-                    "this run has {} ranks "
-                    "({}, {}) and model {}",
-                    o.resume_dir, m.ranks, m.tensor_parallel, m.expert_parallel, m.shape, g.world().size(),
-                    g.tensor_parallel(), g.expert_parallel(), here));
+        fmt::format("{}: a checkpoint of {} (tensor parallel {}, expert parallel {}) and model {}; "
+                    "this run has {} ({}, {}) and model {}",
+                    o.resume_dir, Count(m.ranks, "rank"), m.tensor_parallel, m.expert_parallel, m.shape,
+                    Count(g.world().size(), "rank"), g.tensor_parallel(), g.expert_parallel(), here));
   }
   ReadRankTensors(o.resume_dir, g.world().rank(), m.step, RankState(sync, experts));
   return m.step;
@@ -336,6 +336,8 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   std::vector<double> speeds;
   LmStep rec;
   double train_seconds = 0;
+  JobControl control(world, o.control, total, o.batch);
+  const NoiseScale unmeasured(o.batch * groups.data_parallel());  // the status has no noise figures
   TrainLoopHooks hooks;
   hooks.finished = [&](int64_t done) { return done >= total; };
   hooks.step = [&](int64_t step) {
@@ -343,7 +345,9 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
     train_seconds += rec.seconds;
     r.steps.push_back(rec);
     if (step > r.first_step || total - r.first_step == 1) speeds.push_back(rec.tokens_per_sec);
+    control.Record(step + 1, static_cast<double>(step + 1), rec.seconds, 0.0, unmeasured);
   };
+  hooks.stop_requested = [&](int64_t) { return control.Check(o.batch).stop; };
   hooks.epoch_end = [&](int64_t done) { return done % steps_per_epoch == 0; };
   hooks.evaluate = [&](int64_t done) {
     sync.Flush();
@@ -358,12 +362,19 @@ LmResult TrainLm(comm::Context& world, const LmOptions& o) {
   };
   hooks.loss = [&](int64_t) { return rec.loss; };
   hooks.checkpoint = [&](int64_t done) { SaveLm(groups, sync, experts, o, shape, done); };
-  RunTrainLoop({.first_step = r.first_step,
-                .checkpoints = !o.checkpoint_dir.empty(),
-                .checkpoint_every = o.checkpoint_every,
-                .evaluate = o.evaluate},
-               hooks);
+  const TrainLoopResult ran = RunTrainLoop({.first_step = r.first_step,
+                                            .checkpoints = !o.checkpoint_dir.empty(),
+                                            .checkpoint_every = o.checkpoint_every,
+                                            .evaluate = o.evaluate},
+                                           hooks);
+  r.steps_done = ran.steps_done;
+  r.stopped = ran.stopped;
+  if (log && r.stopped) {
+    *log << fmt::format("stopped at step {} of {}{}\n", r.steps_done, total,
+                        o.checkpoint_dir.empty() ? "" : " (checkpoint written)");
+  }
   sync.Flush();
+  control.Finish(r.steps_done, static_cast<double>(r.steps_done), r.stopped);
   if (csv) csv->Commit();
   r.median_tokens_per_sec = Median(speeds);
   r.sync = sync.stats();

@@ -13,6 +13,7 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/dl/grad_sync.h"
+#include "parasol/dl/job_control.h"
 #include "parasol/dl/optimizer.h"
 #include "parasol/dl/text_tokens.h"
 #include "parasol/dl/transformer.h"
@@ -49,6 +50,8 @@ struct LmOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   std::string resume_dir;
+  // A scheduler's status and stop files (job_control.h; a batch file is not taken).
+  JobControlPaths control;
   std::ostream* log = nullptr;  // rank 0's lines
 };
 
@@ -70,6 +73,8 @@ struct LmEvaluation {
 
 struct LmResult {
   int64_t first_step = 0;  // > 0 when resumed
+  int64_t steps_done = 0;
+  bool stopped = false;  // the stop file ended the run (checkpointed at steps_done with checkpoints on)
   std::vector<LmStep> steps;
   std::vector<LmEvaluation> evaluations;
   double median_tokens_per_sec = 0;

@@ -236,6 +236,8 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   std::vector<std::string> row;  // the metrics row of the step just taken
   int64_t shuffled = -1;
   net->train();
+  JobControl control(ctx, o.control, total, o.batch);
+  const NoiseScale unmeasured(o.batch * ctx.size());  // the status has no noise figures
   TrainLoopHooks hooks;
   hooks.finished = [&](int64_t done) { return done >= total; };
   hooks.step = [&](int64_t step) {
@@ -269,7 +271,9 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
     train_seconds += seconds;
     row = {std::to_string(step), fmt::format("{:.6f}", train_seconds), fmt::format("{:.6f}", seconds),
            fmt::format("{:.1f}", global / seconds), fmt::format("{:.6f}", r.final_loss)};
+    control.Record(step + 1, static_cast<double>(step + 1), seconds, 0.0, unmeasured);
   };
+  hooks.stop_requested = [&](int64_t) { return control.Check(o.batch).stop; };
   // The step's row, with the evaluation's figures after the steps that ended an epoch.
   hooks.report = [&](int64_t, bool evaluated) {
     if (!csv) return;
@@ -290,12 +294,19 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
   };
   hooks.loss = [&](int64_t) { return r.final_loss; };
   hooks.checkpoint = [&](int64_t done) { Save(ctx, sync, o, shape, done); };
-  RunTrainLoop({.first_step = first,
-                .checkpoints = !o.checkpoint_dir.empty(),
-                .checkpoint_every = o.checkpoint_every,
-                .evaluate = o.evaluate && o.model != "tree-fc"},
-               hooks);
+  const TrainLoopResult ran = RunTrainLoop({.first_step = first,
+                                            .checkpoints = !o.checkpoint_dir.empty(),
+                                            .checkpoint_every = o.checkpoint_every,
+                                            .evaluate = o.evaluate && o.model != "tree-fc"},
+                                           hooks);
+  r.steps_done = ran.steps_done;
+  r.stopped = ran.stopped;
+  if (log && r.stopped) {
+    *log << fmt::format("stopped at step {} of {}{}\n", r.steps_done, total,
+                        o.checkpoint_dir.empty() ? "" : " (checkpoint written)");
+  }
   sync.Flush();
+  control.Finish(r.steps_done, static_cast<double>(r.steps_done), r.stopped);
   if (csv) csv->Commit();
   if (o.model == "tree-lstm") r.best_evaluation = BestEvaluation(r.evaluations);
   r.median_samples_per_sec = Median(speeds);

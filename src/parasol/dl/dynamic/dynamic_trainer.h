@@ -15,6 +15,7 @@
 #include "parasol/dl/dynamic/dynamic_net.h"
 #include "parasol/dl/dynamic/schedule.h"
 #include "parasol/dl/grad_sync.h"
+#include "parasol/dl/job_control.h"
 #include "parasol/dl/optimizer.h"
 
 namespace parasol::dl::dynamic {
@@ -45,6 +46,8 @@ struct DynamicTrainOptions {
   // per step from the seed, so the resumed run retraces the uninterrupted one.
   std::string checkpoint_dir, resume_dir;
   int64_t checkpoint_every = 0;
+  // A scheduler's status and stop files (dl/job_control.h; a batch file is not taken).
+  JobControlPaths control;
   std::ostream* log = nullptr;  // rank 0
 };
 
@@ -61,6 +64,8 @@ struct DynamicResult {
   int best_evaluation = -1;  // tree-lstm: the epoch with the best fine-grained dev accuracy (model selection)
   double final_loss = 0;     // this rank's last batch: cross-entropy per labelled vertex
   torch::Tensor parameters;  // flat, after training
+  int64_t steps_done = 0;
+  bool stopped = false;  // the stop file ended the run (checkpointed at steps_done with checkpoints on)
 };
 
 // Collective over ctx. InvalidArgumentError (options: a --sync other than after-backward), IoError
