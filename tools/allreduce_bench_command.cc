@@ -85,6 +85,7 @@ class AllreduceBench : public Command {
   }
 
   bool NeedsMpi() const override { return true; }
+  comm::MpiStart MpiStartAlone() const override { return comm::MpiStart::kAlways; }  // MPI_Allreduce too
 
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = std::chrono::milliseconds(timeout_ms_)});

@@ -16,6 +16,9 @@ class Command {
   virtual ~Command() = default;
   // Whether Run needs MPI (a multi-process job). Commands that do not skip MPI start-up.
   virtual bool NeedsMpi() const = 0;
+  // Alone (no mpirun or srun), a command runs as one rank over an in-process transport, without
+  // MPI's start-up (OpenMPI's singleton forks orted: 0.3 s). One that calls MPI itself says so.
+  virtual comm::MpiStart MpiStartAlone() const { return comm::MpiStart::kUnderLauncher; }
   // Checks the options' values together and that every output path can be written, before MPI
   // starts and before any work: a failure here ends the command with exit code 2 and one line
   // (under mpirun, from rank 0 only). Throws InvalidArgumentError or IoError.

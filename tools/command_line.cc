@@ -108,7 +108,7 @@ int Run(Command& command, int argc, char** argv) {
   std::unique_ptr<comm::MpiRuntime> mpi;
   const std::string name = command.app()->get_name();
   try {
-    if (command.NeedsMpi()) mpi = std::make_unique<comm::MpiRuntime>(&argc, &argv);
+    if (command.NeedsMpi()) mpi = std::make_unique<comm::MpiRuntime>(&argc, &argv, command.MpiStartAlone());
     return command.Run(mpi.get());
   } catch (const Error& e) {
     std::cerr << "parasol " << name << ": " << e.what() << std::endl;

@@ -1,6 +1,6 @@
 // MPI for this process: initialised once by the program's main and passed down explicitly.
-// `parasol <cmd>` alone is a one-process job (MPI singleton init); under `mpirun -np N` it is one
-// of N ranks.
+// `parasol <cmd>` alone is a one-process job (one rank, without MPI unless the command calls MPI
+// itself); under `mpirun -np N` it is one of N ranks.
 #pragma once
 
 #include <memory>
@@ -9,11 +9,18 @@
 
 namespace parasol::comm {
 
+// Whether MPI is started when no launcher (mpirun, srun) started this process.
+enum class MpiStart {
+  kAlways,         // a singleton job: MPI_Init forks OpenMPI's orted, about 0.3 s
+  kUnderLauncher,  // alone, no MPI at all: one rank over an in-process transport
+};
+
 class MpiRuntime {
  public:
-  // Initialises MPI with MPI_THREAD_MULTIPLE. Throws UnavailableError if MPI is already
-  // initialised in this process or cannot provide that thread level.
-  MpiRuntime(int* argc, char*** argv);
+  // Initialises MPI with MPI_THREAD_MULTIPLE (with kUnderLauncher, only when a launcher started
+  // this process). Throws UnavailableError if MPI is already initialised in this process or cannot
+  // provide that thread level.
+  MpiRuntime(int* argc, char*** argv, MpiStart start = MpiStart::kAlways);
   // Finalises MPI.
   ~MpiRuntime();
   MpiRuntime(const MpiRuntime&) = delete;
@@ -21,6 +28,8 @@ class MpiRuntime {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Whether MPI is initialised: false for a process alone under kUnderLauncher.
+  bool started() const { return started_; }
 
   // A transport over all ranks in a message space of its own. Collective.
   std::unique_ptr<Transport> CreateWorldTransport();
@@ -30,6 +39,10 @@ class MpiRuntime {
  private:
   int rank_ = 0;
   int size_ = 1;
+  bool started_ = false;
 };
+
+// Whether a launcher started this process as a rank of a job (its environment says so).
+bool StartedByLauncher();
 
 }  // namespace parasol::comm

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/memory_region.h"
 #include "parasol/comm/mpi_runtime.h"
 #include "parasol/core/error.h"
@@ -327,7 +328,15 @@ std::unique_ptr<Transport> MpiTransport::Split(int color, Deadline deadline) {
   return std::make_unique<MpiTransport>(part);
 }
 
-MpiRuntime::MpiRuntime(int* argc, char*** argv) {
+bool StartedByLauncher() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
+    if (std::getenv(var) != nullptr) return true;
+  }
+  return false;
+}
+
+MpiRuntime::MpiRuntime(int* argc, char*** argv, MpiStart start) {
+  if (start == MpiStart::kUnderLauncher && !StartedByLauncher()) return;  // one rank, no MPI
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) throw UnavailableError("MPI is already initialised in this process");
@@ -349,21 +358,25 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  started_ = true;
 }
 
 MpiRuntime::~MpiRuntime() {
+  if (!started_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
 }
 
 std::unique_ptr<Transport> MpiRuntime::CreateWorldTransport() {
+  if (!started_) return InProcessWorld(1).CreateTransport(0);  // the transport keeps its world
   MPI_Comm dup;
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &dup), rank_, "create world transport");
   return std::make_unique<MpiTransport>(dup);
 }
 
 void MpiRuntime::Abort(int code) {
+  if (!started_) std::_Exit(code);  // alone: no other rank to end
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();  // MPI_Abort does not return; keep [[noreturn]] honest
 }
