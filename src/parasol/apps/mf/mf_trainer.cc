@@ -370,7 +370,7 @@ class ProgressWatch {
       {
         MutexLock lock(s_.mu);
         if (s_.started) {
-          next = s_.first_clock;
+          next = first_ = s_.first_clock;
           break;
         }
       }
@@ -400,7 +400,7 @@ class ProgressWatch {
     uint64_t done = next;  // clocks next..done-1 are finished by every worker
     while (done <= to && finished(done)) ++done;
     if (done == next) return next;
-    if (s_.workers == 1 || next == s_.first_clock) {  // the workers' own figures are the model's
+    if (s_.workers == 1 || next == first_) {  // the workers' own figures are the model's
       const uint64_t until = s_.workers == 1 ? std::min(done, last_ + 1) : next + 1;
       for (uint64_t clock = next; clock < until; ++clock) {
         const double* x = rows[clock - next].DenseData<double>();
@@ -429,7 +429,8 @@ class ProgressWatch {
   static constexpr uint64_t kLookAhead = 64;  // progress rows read at once
   Shared& s_;
   ps::ParameterServer& server_;
-  const uint64_t last_;                        // the last clock the watch reports
+  const uint64_t last_;  // the last clock the watch reports
+  uint64_t first_ = 0;   // the first clock (0, or a checkpoint's), once a worker has started
   const std::vector<uint64_t> items_, users_;  // every row, for the exact objective
 };
 
