@@ -378,12 +378,20 @@ class ProgressWatch {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     std::chrono::steady_clock::time_point end = std::chrono::steady_clock::time_point::max();
+    // Each poll is a read from the shards: from 1 ms after a clock, doubling to 50 ms while none
+    // finishes, so short clocks are reported at once and long ones cost a few reads each.
+    auto period = std::chrono::milliseconds(1);
     while (next <= last_ && std::chrono::steady_clock::now() < end && !failed) {
       if (stop && end == std::chrono::steady_clock::time_point::max()) {
         end = std::chrono::steady_clock::now() + s_.o.timeout_ms;
       }
       const uint64_t reported = Report(next);
-      if (reported == next) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (reported == next) {
+        std::this_thread::sleep_for(period);
+        period = std::min(2 * period, std::chrono::milliseconds(50));
+      } else {
+        period = std::chrono::milliseconds(1);
+      }
       next = reported;
     }
   }
