@@ -54,11 +54,13 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 # The wheels are kept in .venv/wheels: tools/tests/pip_install_test.sh installs torch into a fresh
-# environment from there, so no test downloads anything.
+# environment from there, so no test downloads anything. It links torch's CUDA libraries from .venv
+# instead of installing them, so their wheels (2.3 GB) are deleted once installed.
 if ! cmp -s "$root/requirements.txt" "$venv/parasol-requirements.txt"; then
   echo "install-deps: installing requirements.txt into .venv (PyTorch's first download is about 3 GB)"
   "$venv/bin/python" -m pip download --disable-pip-version-check -q -d "$venv/wheels" -r "$root/requirements.txt"
   "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-index --find-links "$venv/wheels" \
     -r "$root/requirements.txt"
+  rm -f "$venv"/wheels/{nvidia_,triton-,cuda_}*.whl
   cp "$root/requirements.txt" "$venv/parasol-requirements.txt"
 fi

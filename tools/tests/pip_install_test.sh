@@ -2,9 +2,15 @@
 # `pip install .` as a PyTorch user does it: a fresh virtual environment, torch installed into it
 # with pip (requirements.txt's pin), then this source tree installed with pip (built against that
 # torch). Nothing is downloaded: pip takes every wheel, torch's and the build's (scikit-build-core
-# in pip's isolated build environment), from the project's .venv/wheels (scripts/install-deps.sh). From that environment
-# alone (no PYTHONPATH, no build tree): the command starts, `parasol train` finds its module in
-# the package, a 2-rank DDP job over the "parasol" backend ends with one process's parameters.
+# in pip's isolated build environment), from the project's .venv/wheels (scripts/install-deps.sh).
+# From that environment alone (no PYTHONPATH, no build tree): the command starts, `parasol train`
+# finds its module in the package, a 2-rank DDP job over the "parasol" backend ends with one
+# process's parameters.
+# One difference from a user's environment, for the disk: torch's CUDA libraries (the nvidia-*
+# packages, 3.2 GB installed, which nothing here runs) are not installed again but linked from
+# .venv, so torch and this tree are installed with --no-deps (pip would otherwise install the CUDA
+# packages torch names). The environment then takes about 1.5 GB; with less than 3 GB free in
+# TMPDIR the test is skipped (exit 77) and says so.
 # Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON
 set -euo pipefail
 src=$1 mpirun=$2 python=$3
@@ -16,16 +22,28 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 wheels="$src/.venv/wheels"
 [ -d "$wheels" ] || fail "no $wheels: run scripts/install-deps.sh"
 export PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels"  # also for pip's isolated build environment
+free_kb=$(df -Pk "$tmp" | awk 'NR == 2 {print $4}')
+if [ "$free_kb" -lt $((3 * 1024 * 1024)) ]; then
+  echo "SKIP: $((free_kb / 1024)) MB free in $(dirname "$tmp"); the environment and build need 3 GB"
+  exit 77
+fi
 "$python" -m venv "$tmp/env"
 env="$tmp/env/bin"
-"$env/pip" install --disable-pip-version-check -q "$(grep -E '^torch==' "$src/requirements.txt")"
+site=$("$env/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+ln -s "$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia" "$site/nvidia"
+# torch and the packages it imports, each at requirements.txt's pin
+pins=()
+for p in torch filelock typing_extensions sympy mpmath networkx jinja2 markupsafe fsspec numpy; do
+  pins+=("$(grep -iE "^${p//_/[-_]}==" "$src/requirements.txt")") || fail "no pin for $p in requirements.txt"
+done
+"$env/pip" install --disable-pip-version-check -q --no-deps "${pins[@]}"
 start=$(date +%s)
 # As the main build (CMake's default compiler names, warnings as errors, Makefiles): ccache then
 # serves every object compiled without torch's headers; those with them are compiled again against
 # this environment's torch. (scikit-build-core would name Python's compiler, g++, and nproc follows
 # OMP_NUM_THREADS, which the tests set to 1.)
 CC=cc CXX=c++ CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(getconf _NPROCESSORS_ONLN) "$env/pip" install \
-  --disable-pip-version-check -q -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
+  --disable-pip-version-check -q --no-deps -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
   { tail -30 "$tmp/pip.log"; fail "pip install of the source tree"; }
 echo "ok: pip install . ($(( $(date +%s) - start )) s)"
 
