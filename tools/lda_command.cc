@@ -110,8 +110,8 @@ class LdaCommand : public Command {
     app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
     AddRunOptions(
         app_, &run_,
-        {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity],umass,npmi "
-                            "(the topics' mean coherence, on the last row)",
+        {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]"
+                            "[,alpha_sum,beta],umass,npmi (the topics' mean coherence, on the last row)",
          .threads = "Sampling threads per process"});
     app_->add_option("--blocks", o_.blocks,
                      "Across processes: word blocks rotating around them, a multiple of the "
@@ -120,6 +120,14 @@ class LdaCommand : public Command {
         ->capture_default_str();
     app_->add_option("--dense-min-count", o_.dense_min_count,
                      "Words with this many tokens get dense rows (0: auto)");
+    app_->add_option("--optimize-interval", o_.optimize_interval,
+                     "Fit an asymmetric alpha and a symmetric beta to the topics every N iterations "
+                     "(Minka's fixed point, as Mallet's; 0: keep --alpha and --beta)")
+        ->check(NonNegative())
+        ->capture_default_str();
+    app_->add_option("--optimize-burn-in", o_.optimize_burn_in, "Iterations before the first fit")
+        ->check(NonNegative())
+        ->capture_default_str();
     app_->add_option("--eval-every", o_.eval_every, "Log-likelihood every N iterations (0: at the end)")
         ->check(NonNegative())
         ->capture_default_str();
@@ -176,6 +184,7 @@ class LdaCommand : public Command {
     if (root && !run_.metrics.empty()) {
       std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
       if (!test_.empty()) columns.push_back("test_perplexity");
+      if (optimizing()) columns.insert(columns.end(), {"alpha_sum", "beta"});
       if (coherence_words_ > 0) columns.insert(columns.end(), {"umass", "npmi"});
       csv = std::make_unique<CsvWriter>(run_.metrics, columns);
     }
@@ -193,8 +202,9 @@ class LdaCommand : public Command {
                        ctx.size() > 1
                            ? fmt::format(", {} word blocks", o_.blocks == 0 ? 2 * ctx.size() : o_.blocks)
                            : "")
-                << fmt::format("{:>6} {:>9} {:>12} {:>12}{}\n", "iter", "seconds", "tokens/s", "loglik/tok",
-                               test_.empty() ? "" : fmt::format(" {:>10}", "test ppl"))
+                << fmt::format("{:>6} {:>9} {:>12} {:>12}{}{}\n", "iter", "seconds", "tokens/s", "loglik/tok",
+                               test_.empty() ? "" : fmt::format(" {:>10}", "test ppl"),
+                               optimizing() ? fmt::format(" {:>9} {:>9}", "alpha sum", "beta") : "")
                 << std::flush;
     }
     if (root && !o_.resume_dir.empty()) {
@@ -207,13 +217,16 @@ class LdaCommand : public Command {
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
       std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";
-      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}{}\n", s.iteration, s.seconds,
-                               s.tokens_per_sec, ll, test_.empty() ? "" : fmt::format(" {:>10}", ppl))
+      std::cout << fmt::format("{:>6} {:>9.3f} {:>12.4g} {:>12}{}{}\n", s.iteration, s.seconds,
+                               s.tokens_per_sec, ll, test_.empty() ? "" : fmt::format(" {:>10}", ppl),
+                               optimizing() ? fmt::format(" {:>9.4g} {:>9.4g}", s.alpha_sum, s.beta) : "")
                 << std::flush;
       if (csv) {
         std::vector<std::string> row{std::to_string(s.iteration), fmt::format("{:.6f}", s.seconds),
                                      fmt::format("{:.6g}", s.tokens_per_sec), ll};
         if (!test_.empty()) row.push_back(ppl);
+        if (optimizing())
+          row.insert(row.end(), {fmt::format("{:.6g}", s.alpha_sum), fmt::format("{:.6g}", s.beta)});
         if (coherence_words_ == 0) {
           csv->Row(row);
         } else if (s.iteration == o_.iterations) {
@@ -226,8 +239,9 @@ class LdaCommand : public Command {
     });
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
     if (root) {
-      LdaModel model{o_.params.topics, o_.params.alpha,    o_.params.beta,
-                     corpus.vocab,     std::move(r.model), r.totals};
+      LdaModel model{r.params.topics,    r.params.alpha, r.params.beta,       corpus.vocab,
+                     std::move(r.model), r.totals,       r.params.topic_alpha};
+      if (optimizing()) PrintFitted(model);
       std::optional<Coherence> coherence;
       if (coherence_words_ > 0) {
         coherence = TopicCoherence(corpus, model.TopWords(coherence_words_));
@@ -269,12 +283,24 @@ class LdaCommand : public Command {
     std::vector<std::string> names(corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_begin),
                                    corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_end));
     std::string file = ctx.size() == 1 ? "doc_topics.txt" : fmt::format("doc_topics.{}.txt", ctx.rank());
-    WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, o_.params.topics,
-                   o_.params.alpha);
+    WriteDocTopics((fs::path(output_) / file).string(), names, r.doc_topics, r.params.Alphas());
     if (npy_) {
       WriteDocTopicNpy(output_, ctx.size() == 1 ? "" : fmt::format(".{}", ctx.rank()), r.doc_topics,
-                       o_.params.topics, o_.params.alpha);
+                       r.params.Alphas());
     }
+  }
+
+  bool optimizing() const { return o_.optimize_interval > 0; }
+
+  static void PrintFitted(const LdaModel& m) {
+    if (m.topic_alpha.empty()) {
+      std::cout << "# hyperparameters not fitted: the run ended before --optimize-burn-in\n";
+      return;
+    }
+    const auto [lo, hi] = std::minmax_element(m.topic_alpha.begin(), m.topic_alpha.end());
+    std::cout << fmt::format(
+        "# fitted hyperparameters: alpha sum {:.4g} (per topic {:.4g} to {:.4g}), beta {:.4g}\n",
+        m.Params().AlphaSum(), *lo, *hi, m.beta);
   }
 
   CorpusFlags corpus_;
@@ -328,9 +354,9 @@ class LdaInferCommand : public Command {
     }
     std::vector<DocTopics> topics = FoldIn(model, docs, o_);
     if (output_.empty()) {
-      WriteDocTopics(std::cout, docs.doc_names, topics, model.topics, model.alpha);
+      WriteDocTopics(std::cout, docs.doc_names, topics, model.Params().Alphas());
     } else {
-      WriteDocTopics(output_, docs.doc_names, topics, model.topics, model.alpha);
+      WriteDocTopics(output_, docs.doc_names, topics, model.Params().Alphas());
     }
     return 0;
   }

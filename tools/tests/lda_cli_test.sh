@@ -135,6 +135,37 @@ assert sum(len(x) for x in rows) == 2246 and lengths.sum() == 435838
 assert np.load('$tmp/npy2/topic_word.npy').shape == (20, 10473)" && echo "ok: --npy under mpirun" ||
   fail "--npy under mpirun"
 
+# Hyperparameter optimisation under mpirun: the fitted alpha and beta in the table, the metrics,
+# topics.txt and a version 2 model, which lda-infer reads.
+head -50 "$tmp/ap.lines" > "$tmp/opt.lines"
+if "$mpirun" -np 2 "$parasol" lda "${common[@]}" --iterations 12 --optimize-interval 4 --optimize-burn-in 4 \
+     --metrics "$tmp/opt.csv" --output "$tmp/opt" > "$tmp/out" 2>&1 &&
+   grep -q "^# fitted hyperparameters: alpha sum .* (per topic .* to .*), beta " "$tmp/out" &&
+   "$parasol" lda-infer --corpus "$tmp/opt.lines" --model "$tmp/opt" --iterations 4 --output "$tmp/opt.infer" \
+     > /dev/null 2>&1; then
+  "$data/../.venv/bin/python" - "$tmp/opt" "$tmp/opt.csv" "$tmp/opt.infer" <<'PY' && echo "ok: --optimize-interval" ||
+import csv, sys
+d, metrics, infer = sys.argv[1:]
+head, alpha_line = open(f"{d}/model.txt").readlines()[:2]
+assert head.split()[:2] == ["parasol-lda-model", "2"], head
+alpha = [float(a) for a in alpha_line.split()[1:]]
+assert alpha_line.startswith("alpha ") and len(alpha) == 20 and len(set(alpha)) > 10, alpha_line
+rows = list(csv.DictReader(open(metrics)))
+assert list(rows[0].keys())[4:6] == ["alpha_sum", "beta"], rows[0].keys()
+sums = [float(r["alpha_sum"]) for r in rows]
+assert sums[:7] == [50.0] * 7 and sums[7] != 50.0, sums  # the first fit: after burn-in, at a multiple of 4
+assert abs(sums[-1] - sum(alpha)) < 1e-4 * sum(alpha), (sums[-1], sum(alpha))
+topics = open(f"{d}/topics.txt").readlines()
+assert all(f", alpha {float(t.split(', alpha ')[1].split(',')[0]):.4g}" in t for t in topics), topics[0]
+lines = open(infer).readlines()
+assert len(lines) == 50 and all(0 < sum(float(p.split(":")[1]) for p in l.split()[1:]) <= 1.0001 for l in lines)
+PY
+    fail "--optimize-interval"
+else
+  fail "lda --optimize-interval"; cat "$tmp/out"
+fi
+expect 2 "--optimize-interval: -1 must be >= 0" -- "$parasol" lda --corpus "$data/ap/ap.dat" --optimize-interval -1
+
 # Choosing K: the sweep script's table (the last metrics row of each run) and its plot.
 head -200 "$tmp/ap.lines" > "$tmp/sweep.test"
 tail -n +201 "$tmp/ap.lines" > "$tmp/sweep.train"

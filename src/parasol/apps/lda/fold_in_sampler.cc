@@ -32,6 +32,11 @@ FoldInSampler::FoldInSampler(const LdaParams& params, const WordTopicTable& tabl
       nk_(totals.begin(), totals.end()),
       word_alias_(params.vocab_size) {
   const uint32_t k = p_.topics;
+  double before = 0;
+  for (uint32_t t = 0; t < k; ++t) alpha_.push_back(p_.Alpha(t));
+  if (!p_.topic_alpha.empty()) {
+    for (uint32_t t = 0; t < k; ++t) alpha_before_.push_back(before), before += alpha_[t];
+  }
   std::vector<uint32_t> topics(k);
   std::vector<double> weights(k);
   AliasScratch scratch;
@@ -81,25 +86,33 @@ inline uint32_t FoldInSampler::DrawWordProposal(uint32_t w, Rng& rng, uint64_t r
   return DrawAlias(alias, size, r);
 }
 
-// The topic of token floor(u) of the document when u < nd, else uniform topic floor((u - nd) / alpha);
-// both are computed and one selected (which one is random: a branch would mispredict).
-inline uint32_t FoldInSampler::DocProposal(const uint32_t* z, uint32_t nd, double u, double alpha) const {
+// The topic of token floor(u) of the document when u < nd, else the topic whose share of
+// [nd, nd + sum alpha) holds u (uniform for a symmetric alpha); both are computed and one selected
+// (which one is random: a branch would mispredict).
+inline uint32_t FoldInSampler::DocProposal(const uint32_t* z, uint32_t nd, double u) const {
   const uint32_t token = z[std::min(static_cast<uint32_t>(u), nd - 1)];
-  const double v = std::max(0.0, (u - nd) / alpha);
-  const uint32_t uniform = std::min(static_cast<uint32_t>(v), p_.topics - 1);
-  return u < nd ? token : uniform;
+  const double v = std::max(0.0, u - nd);
+  uint32_t smooth = 0;
+  if (alpha_before_.empty()) {
+    smooth = std::min(static_cast<uint32_t>(v / p_.alpha), p_.topics - 1);
+  } else {
+    const auto at = std::upper_bound(alpha_before_.begin(), alpha_before_.end(), v);
+    smooth = static_cast<uint32_t>(std::max<ptrdiff_t>(0, at - alpha_before_.begin() - 1));
+  }
+  return u < nd ? token : smooth;
 }
 
 // One token: a chain of mh_steps (word proposal, doc proposal) pairs targeting
-// p(k) ~ (n_dk + alpha)(n_wk + beta) / (n_k + V beta), n_wk and n_k the model's (the token is not
+// p(k) ~ (n_dk + alpha_k)(n_wk + beta) / (n_k + V beta), n_wk and n_k the model's (the token is not
 // counted in them), n_dk without the token. The word proposal is exactly
 // q_w(k) ~ (n_wk + beta) / (n_k + V beta), so its acceptance ratio is the document factor alone;
-// the doc proposal q_d(k) ~ n_dk + alpha counts the token at its current topic.
+// the doc proposal q_d(k) ~ n_dk + alpha_k counts the token at its current topic.
 void FoldInSampler::SampleDoc(const DocTokens& doc, const WordTopicTable& table, Rng& rng) {
   const uint32_t nd = doc.size;
   uint32_t* z = doc.z;
-  const double alpha = p_.alpha, beta = p_.beta, vbeta = vbeta_;
-  const double doc_mass = nd + p_.topics * alpha;
+  const double beta = p_.beta, vbeta = vbeta_;
+  const double doc_mass = nd + p_.AlphaSum();
+  const double* alpha = alpha_.data();
   for (uint32_t i = doc.begin; i < doc.end; ++i) {
     const uint32_t w = doc.words[i], s0 = z[i];
     uint32_t s = s0;
@@ -108,16 +121,16 @@ void FoldInSampler::SampleDoc(const DocTokens& doc, const WordTopicTable& table,
       uint32_t t = DrawWordProposal(w, rng, rng.Next());
       if (t != s) {
         const double ndt = ndk_[t] - (t == s0);
-        if (rng.Uniform() * (nds + alpha) < ndt + alpha) s = t, nds = ndt;
+        if (rng.Uniform() * (nds + alpha[s]) < ndt + alpha[t]) s = t, nds = ndt;
       }
-      t = DocProposal(z, nd, rng.Uniform() * doc_mass, alpha);
+      t = DocProposal(z, nd, rng.Uniform() * doc_mass);
       if (t != s) {
         const double ex_t = t == s0, ex_s = s == s0;
         const double ndt = ndk_[t] - ex_t;
-        const double num = (ndt + alpha) * (table.Get(w, t) + beta) * (static_cast<double>(nk_[s]) + vbeta) *
-                           (nds + ex_s + alpha);
-        const double den = (nds + alpha) * (table.Get(w, s) + beta) * (static_cast<double>(nk_[t]) + vbeta) *
-                           (ndt + ex_t + alpha);
+        const double num = (ndt + alpha[t]) * (table.Get(w, t) + beta) *
+                           (static_cast<double>(nk_[s]) + vbeta) * (nds + ex_s + alpha[s]);
+        const double den = (nds + alpha[s]) * (table.Get(w, s) + beta) *
+                           (static_cast<double>(nk_[t]) + vbeta) * (ndt + ex_t + alpha[t]);
         if (rng.Uniform() * den < num) s = t, nds = ndt;
       }
     }

@@ -1,7 +1,7 @@
 // Folding in: LightLDA's Metropolis-Hastings sampler over new documents with a trained model's
 // word-topic counts held fixed (only the documents' own counts change). Word proposals come from
 // per-word alias tables of the fixed model (built once: an exact independence proposal), document
-// proposals copy the topic of a random token of the same document.
+// proposals copy the topic of a random token of the same document or draw a topic by alpha.
 //
 // Threading: one FoldInSampler per thread, over its own documents; the model is only read.
 #pragma once
@@ -49,13 +49,15 @@ class FoldInSampler {
     uint32_t size, begin, end;
   };
   void SampleDoc(const DocTokens& doc, const WordTopicTable& table, Rng& rng);
-  uint32_t DocProposal(const uint32_t* z, uint32_t nd, double u, double alpha) const;
+  uint32_t DocProposal(const uint32_t* z, uint32_t nd, double u) const;
   uint32_t DrawWordProposal(uint32_t w, Rng& rng, uint64_t alias_random) const;
 
   LdaParams p_;
   double vbeta_;
-  std::vector<int32_t> ndk_;  // the current document's topic counts
-  std::vector<int64_t> nk_;   // the model's topic totals
+  std::vector<int32_t> ndk_;          // the current document's topic counts
+  std::vector<int64_t> nk_;           // the model's topic totals
+  std::vector<double> alpha_;         // alpha_k
+  std::vector<double> alpha_before_;  // sum of alpha_j, j < k (asymmetric alpha)
   // Word proposals: alias tables over each word's nonzero topics (weight n_wk / (n_k + V beta))
   // plus one shared table over all topics (weight beta / (n_k + V beta)).
   struct WordAlias {

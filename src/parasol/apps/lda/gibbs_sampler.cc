@@ -39,7 +39,7 @@ void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t wor
       --wrow_[s0], --ndk_[s0], --nk_[s0];  // the token's own counts out
       double sum = 0;
       for (uint32_t t = 0; t < k; ++t) {
-        sum += (ndk_[t] + p_.alpha) * (wrow_[t] + p_.beta) / (static_cast<double>(nk_[t]) + vbeta_);
+        sum += (ndk_[t] + p_.Alpha(t)) * (wrow_[t] + p_.beta) / (static_cast<double>(nk_[t]) + vbeta_);
         cumulative_[t] = sum;
       }
       const double u = rng.Uniform() * sum;

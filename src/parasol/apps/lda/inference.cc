@@ -18,11 +18,7 @@ std::vector<DocTopics> FoldIn(const LdaModel& model, const Corpus& docs, const I
     throw InvalidArgumentError(
         fmt::format("documents use {} words, the model {}", docs.vocab.size(), model.vocab.size()));
   }
-  LdaParams p{.topics = model.topics,
-              .alpha = model.alpha,
-              .beta = model.beta,
-              .vocab_size = static_cast<uint32_t>(model.vocab.size()),
-              .mh_steps = o.mh_steps};
+  const LdaParams p = model.Params(o.mh_steps);
   Rng init(o.seed, 0, 0xffffffff, 0);
   TokenStore ts = TokenStore::Build(docs, p.topics, init);
   std::vector<bool> present(model.vocab.size(), false);
@@ -69,25 +65,26 @@ HeldOut DocumentCompletion(const LdaModel& model, const Corpus& docs, const Infe
   const std::vector<DocTopics> theta = FoldIn(model, observed, o);
   const uint32_t k = model.topics;
   const double vbeta = model.beta * static_cast<double>(model.vocab.size());
+  const std::vector<double> alpha = model.Params().Alphas();
   std::vector<double> inv(k);  // 1 / (n_k + V beta)
-  double smooth = 0;           // sum_k beta / (n_k + V beta)
+  double smooth = 0;           // sum_k alpha_k beta / (n_k + V beta)
   for (uint32_t t = 0; t < k; ++t) {
     inv[t] = 1.0 / (static_cast<double>(model.totals[t]) + vbeta);
-    smooth += model.beta * inv[t];
+    smooth += alpha[t] * model.beta * inv[t];
   }
+  const double alpha_sum = model.Params().AlphaSum();
   HeldOut out;
   for (size_t d = 0; d < docs.num_docs(); ++d) {
     if (held[d].empty()) continue;
     uint64_t n = 0;
     for (auto [t, c] : theta[d]) n += c;
-    const double denom = static_cast<double>(n) + k * model.alpha;
+    const double denom = static_cast<double>(n) + alpha_sum;
     for (uint32_t w : held[d]) {
-      // sum_k (n_dk + alpha) phi_kw: alpha sum_k phi_kw over every topic, n_dk phi_kw over the
+      // sum_k (n_dk + alpha_k) phi_kw: alpha_k phi_kw over every topic, n_dk phi_kw over the
       // document's own.
-      double word_mass = smooth;
+      double p = smooth;
       if (model.table.resident(w))
-        model.table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { word_mass += c * inv[t]; });
-      double p = model.alpha * word_mass;
+        model.table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { p += alpha[t] * c * inv[t]; });
       for (auto [t, c] : theta[d])
         p += c * (model.table.resident(w) ? model.table.Get(w, t) + model.beta : model.beta) * inv[t];
       out.log_likelihood += std::log(p / denom);

@@ -26,8 +26,8 @@ struct HeldOut {
   double perplexity() const;  // exp(-log_likelihood / tokens)
 };
 // Held-out perplexity by document completion (Wallach et al., 2009): each document's tokens at
-// even positions are folded in (options.iterations sweeps), giving theta_d = (n_dk + alpha) /
-// (N_d + K alpha); its tokens at odd positions are then scored by log sum_k theta_dk phi_kw, phi
+// even positions are folded in (options.iterations sweeps), giving theta_d = (n_dk + alpha_k) /
+// (N_d + sum alpha); its tokens at odd positions are then scored by log sum_k theta_dk phi_kw, phi
 // the model's (n_wk + beta) / (n_k + V beta). Documents with fewer than two tokens are skipped.
 HeldOut DocumentCompletion(const LdaModel& model, const Corpus& docs, const InferOptions& options);
 

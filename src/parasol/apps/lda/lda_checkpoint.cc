@@ -1,6 +1,7 @@
 #include "parasol/apps/lda/lda_checkpoint.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <span>
@@ -43,8 +44,8 @@ void WriteTopicsPart(FileSystem& fs, const std::string& dir, int rank, const Che
 }
 
 void WriteMeta(FileSystem& fs, const std::string& dir, const CheckpointMeta& m) {
-  KeyValueWriter("parasol-lda-checkpoint", 1)
-      .Add("iteration", m.iteration)
+  KeyValueWriter w("parasol-lda-checkpoint", 1);
+  w.Add("iteration", m.iteration)
       .Add("topics", m.topics)
       .Add("vocab", m.vocab)
       .Add("docs", m.docs)
@@ -52,14 +53,17 @@ void WriteMeta(FileSystem& fs, const std::string& dir, const CheckpointMeta& m) 
       .Add("processes", m.processes)
       .Add("alpha", m.alpha)
       .Add("beta", m.beta)
-      .Add("seed", m.seed)
-      .Write(fs, (fs::path(dir) / "meta.txt").string());
+      .Add("seed", m.seed);
+  // One word: the values joined by commas, each in the shortest form that reads back exactly.
+  if (!m.topic_alpha.empty()) w.Add("topic_alpha", fmt::format("{}", fmt::join(m.topic_alpha, ",")));
+  w.Write(fs, (fs::path(dir) / "meta.txt").string());
 }
 
 CheckpointMeta ReadMeta(const std::string& dir) {
-  const KeyValueFile f = KeyValueFile::Read(
-      (fs::path(dir) / "meta.txt").string(), "parasol-lda-checkpoint", 1,
-      {"iteration", "topics", "vocab", "docs", "tokens", "processes", "alpha", "beta", "seed"});
+  const KeyValueFile f =
+      KeyValueFile::Read((fs::path(dir) / "meta.txt").string(), "parasol-lda-checkpoint", 1,
+                         {"iteration", "topics", "vocab", "docs", "tokens", "processes", "alpha", "beta",
+                          "seed", "topic_alpha"});
   CheckpointMeta m;
   m.iteration = f.Number<uint32_t>("iteration");
   m.topics = f.Number<uint32_t>("topics");
@@ -70,6 +74,21 @@ CheckpointMeta ReadMeta(const std::string& dir) {
   m.alpha = f.Number<double>("alpha");
   m.beta = f.Number<double>("beta");
   m.seed = f.Number<uint64_t>("seed");
+  if (f.Has("topic_alpha")) {
+    const std::string_view all = f.Text("topic_alpha");
+    for (size_t at = 0; at <= all.size();) {
+      const size_t comma = std::min(all.find(',', at), all.size());
+      if (m.topic_alpha.size() == m.topics)
+        f.Fail("topic_alpha", fmt::format("more than {} values", m.topics));
+      double a = 0;
+      if (!ParseNumber(all.substr(at, comma - at), &a) || !(a > 0))
+        f.Fail("topic_alpha", fmt::format("'{}' is not a positive number", all.substr(at, comma - at)));
+      m.topic_alpha.push_back(a);
+      at = comma + 1;
+    }
+    if (m.topic_alpha.size() != m.topics)
+      f.Fail("topic_alpha", fmt::format("{} values for {} topics", m.topic_alpha.size(), m.topics));
+  }
   return m;
 }
 

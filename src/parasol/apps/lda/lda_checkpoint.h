@@ -20,6 +20,7 @@ struct CheckpointMeta {
   uint64_t tokens = 0;
   uint32_t processes = 1;
   double alpha = 0, beta = 0;
+  std::vector<double> topic_alpha;  // fitted (LdaOptions::optimize_interval); beta is then fitted too
   uint64_t seed = 0;
 };
 

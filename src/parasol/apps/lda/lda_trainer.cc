@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/block_ring.h"
+#include "parasol/apps/lda/dirichlet_fit.h"
 #include "parasol/apps/lda/gibbs_sampler.h"
 #include "parasol/apps/lda/inference.h"
 #include "parasol/apps/lda/lda_checkpoint.h"
@@ -85,6 +86,11 @@ class Trainer {
   void PlaceBlocks();
   uint32_t* WordTopics() { return ring_ ? ring_->active() : layout_.word_topics(); }
   void SumTotals();
+  bool OptimizeDue(uint32_t done) const {
+    return o_.optimize_interval > 0 && done > o_.optimize_burn_in && done % o_.optimize_interval == 0;
+  }
+  void Optimize();
+  void UseParams();
   double Evaluate();
   double TestPerplexity();
   WordTopicTable CountWords() const;
@@ -176,7 +182,9 @@ void Trainer::CheckSameEverywhere() {
                                    corpus_.num_tokens(),
                                    o_.blocks,
                                    o_.dense_min_count,
-                                   o_.iterations};
+                                   o_.iterations,
+                                   o_.optimize_interval,
+                                   o_.optimize_burn_in};
   std::vector<uint64_t> all(mine.size() * static_cast<size_t>(size_));
   collective::Allgather(ctx_, mine.data(), all.data(), mine.size(), DType::kInt64);
   for (int r = 0; r < size_; ++r) {
@@ -184,7 +192,7 @@ void Trainer::CheckSameEverywhere() {
       throw MismatchError(
           fmt::format("rank {}: lda: rank {} was started with another configuration or corpus "
                       "(topics, alpha, beta, mh steps, vocabulary, documents, tokens, blocks, "
-                      "dense rows or iterations differ)",
+                      "dense rows, iterations or optimisation differ)",
                       rank_, r));
     }
   }
@@ -227,6 +235,13 @@ void Trainer::Layout() {
   for (uint32_t w = 0; w < word_counts_.size(); ++w) {
     if (local[w] > 0) sub_words_[word_sub_[w]].push_back(w);
   }
+  UseParams();
+}
+
+// The samplers, proposals and likelihood for o_.params (again after an optimisation).
+void Trainer::UseParams() {
+  gibbs_.clear();
+  samplers_.clear();
   for (uint32_t t = 0; t < threads_; ++t) {
     if (gibbs()) {
       gibbs_.push_back(std::make_unique<GibbsSampler>(o_.params));
@@ -234,6 +249,8 @@ void Trainer::Layout() {
       samplers_.push_back(std::make_unique<MhSampler>(o_.params));
     }
   }
+  proposals_.SetSmoothing(o_.params);
+  loglik_ = LogLikelihood(o_.params);
 }
 
 // Blocks are contiguous ranges of word ids, so that a block's table has rows for its own words
@@ -312,6 +329,11 @@ uint32_t Trainer::Start() {
     const uint64_t b = corpus_.doc_offsets[d0_], e = corpus_.doc_offsets[d1_];
     layout_.SetCorpusOrderTopics(*work_, std::span<const uint32_t>(all).subspan(b, e - b));
     first = m.iteration;
+    if (!m.topic_alpha.empty()) {  // hyperparameters fitted before the checkpoint: go on from them
+      o_.params.topic_alpha = m.topic_alpha;
+      o_.params.beta = m.beta;
+      UseParams();
+    }
   }
   totals_.assign(o_.params.topics, 0);
   const uint32_t* z = layout_.doc_topics();
@@ -379,6 +401,53 @@ void Trainer::SumTotals() {
   for (size_t t = 0; t < k; ++t) totals_[t] = synced_totals_[t] += sum[t];
 }
 
+// Collective: alpha and beta fitted to the current topics. Each process tallies its documents'
+// topic counts and the word-topic counts of the word blocks it holds; the fit's sums are summed
+// over processes, and rank 0's result is every process's (bit for bit).
+void Trainer::Optimize() {
+  const uint32_t k = o_.params.topics;
+  std::vector<int32_t> scratch(k, 0);
+  std::vector<CountTally> by_topic(k);
+  CountTally lengths, words;
+  const uint32_t* dz = layout_.doc_topics();
+  for (size_t d = 0; d < layout_.num_docs(); ++d) {
+    const uint32_t b = layout_.doc_begin(d), e = layout_.doc_end(d);
+    ForEachTopicCount(dz, b, e, scratch,
+                      [&](uint32_t t, int32_t c) { by_topic[t].Add(static_cast<uint32_t>(c)); });
+    lengths.Add(e - b);
+  }
+  auto tally_word = [&](const uint32_t* z, uint32_t b, uint32_t e) {
+    ForEachTopicCount(z, b, e, scratch, [&](uint32_t, int32_t c) { words.Add(static_cast<uint32_t>(c)); });
+  };
+  if (distributed_) {
+    ring_->ForEachHeld([&](uint32_t b, const uint32_t* topics) {
+      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w)
+        tally_word(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]));
+    });
+  } else {
+    for (uint32_t w = 0; w < layout_.num_words(); ++w)
+      tally_word(layout_.word_topics(), layout_.word_begin(w), layout_.word_end(w));
+  }
+  std::vector<CountHistogram> topic_counts;
+  for (const CountTally& t : by_topic) topic_counts.push_back(t.Histogram());
+  SumAcross sum;
+  if (distributed_) {
+    sum = [this](std::span<double> parts) {
+      std::vector<double> total(parts.size());
+      collective::Allreduce(ctx_, parts.data(), total.data(), parts.size(), DType::kFloat64);
+      std::copy(total.begin(), total.end(), parts.begin());
+    };
+  }
+  std::vector<double> fit = FitAsymmetricAlpha(topic_counts, lengths.Histogram(), o_.params.Alphas(), sum);
+  fit.push_back(FitSymmetricBeta(words.Histogram(), totals_, static_cast<uint32_t>(word_counts_.size()),
+                                 o_.params.beta, sum));
+  if (distributed_) collective::Broadcast(ctx_, fit.data(), fit.size(), DType::kFloat64);
+  o_.params.beta = fit.back();
+  fit.pop_back();
+  o_.params.topic_alpha = std::move(fit);
+  UseParams();
+}
+
 // Collective: log p(w, z) of the current state.
 double Trainer::Evaluate() {
   std::vector<std::vector<int32_t>> scratch(threads_, std::vector<int32_t>(o_.params.topics, 0));
@@ -409,7 +478,8 @@ double Trainer::Evaluate() {
 
 // Collective: the test corpus's perplexity under the current model, on rank 0 (NaN elsewhere).
 double Trainer::TestPerplexity() {
-  LdaModel model{o_.params.topics, o_.params.alpha, o_.params.beta, corpus_.vocab, {}, totals_};
+  LdaModel model{o_.params.topics, o_.params.alpha,      o_.params.beta, corpus_.vocab, {},
+                 totals_,          o_.params.topic_alpha};
   if (distributed_) {
     if (rank_ == 0) model.table = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
     ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
@@ -438,9 +508,16 @@ WordTopicTable Trainer::CountWords() const {
 }
 
 void Trainer::WriteCheckpoint(uint32_t iteration) {
-  CheckpointMeta m{iteration,          o_.params.topics,     corpus_.vocab.size(),
-                   corpus_.num_docs(), corpus_.num_tokens(), static_cast<uint32_t>(size_),
-                   o_.params.alpha,    o_.params.beta,       o_.seed};
+  CheckpointMeta m{iteration,
+                   o_.params.topics,
+                   corpus_.vocab.size(),
+                   corpus_.num_docs(),
+                   corpus_.num_tokens(),
+                   static_cast<uint32_t>(size_),
+                   o_.params.alpha,
+                   o_.params.beta,
+                   o_.params.topic_alpha,
+                   o_.seed};
   int64_t ok = 1, all = 0;
   std::string why;
   try {
@@ -471,6 +548,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
       ring_->Rotate();
     }
     if (ring_) ring_->Settle();
+    if (OptimizeDue(it + 1)) Optimize();
     double seconds = Since(start), slowest = 0;
     collective::AllreduceOptions max;
     max.op = ReduceOp::kMax;
@@ -480,6 +558,8 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     st.iteration = it + 1;
     st.seconds = trained;
     st.tokens_per_sec = static_cast<double>(tokens) / slowest;
+    st.alpha_sum = o_.params.AlphaSum();
+    st.beta = o_.params.beta;
     st.evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
     st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
     st.loglik_per_token = st.loglik / static_cast<double>(tokens);
@@ -514,6 +594,7 @@ void Trainer::Finish(LdaResult& result) {
     std::sort(out.begin(), out.end());
   }
   result.totals = totals_;
+  result.params = o_.params;
   if (distributed_) {
     if (rank_ == 0) result.model = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
     ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {

@@ -47,6 +47,11 @@ struct LdaOptions {
   // (inference.h) at every evaluation, on rank 0.
   const Corpus* test_corpus = nullptr;
   uint32_t test_iterations = 20;  // fold-in sweeps per evaluation
+  // Hyperparameter optimisation (dirichlet_fit.h), as Mallet's --optimize-interval: every this many
+  // iterations after the first `optimize_burn_in`, an asymmetric alpha and a symmetric beta are fitted
+  // to the current topics (0: never; the prior stays params.alpha, params.beta).
+  uint32_t optimize_interval = 0;
+  uint32_t optimize_burn_in = 50;
   std::chrono::milliseconds timeout_ms{300000};
 };
 
@@ -57,6 +62,8 @@ struct IterationStats {
   double loglik = 0;          // NaN when not evaluated this iteration
   double loglik_per_token = 0;
   double test_perplexity = 0;  // NaN when not evaluated (or no test corpus)
+  double alpha_sum = 0;        // the hyperparameters in use at the end of this iteration
+  double beta = 0;
   bool evaluated = false;
 };
 
@@ -64,6 +71,7 @@ struct LdaResult {
   std::vector<IterationStats> history;  // every rank
   uint32_t first_iteration = 0;
   uint64_t tokens = 0;     // over all processes
+  LdaParams params;        // the final hyperparameters (fitted ones with optimize_interval)
   double model_bytes = 0;  // rank 0: the final word-topic table (hybrid storage)
   double token_bytes = 0;  // the tokens' two orders, largest process
   double block_bytes = 0;  // several processes: word blocks held at once, largest process

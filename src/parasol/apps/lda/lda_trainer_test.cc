@@ -164,6 +164,71 @@ TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
   fs::remove_all(dir);
 }
 
+// The fitted alpha of each true topic: that of the learned topic nearest it (total variation).
+std::vector<double> FittedByTrueTopic(const LdaResult& r, const std::vector<std::vector<double>>& truth) {
+  const auto v = static_cast<uint32_t>(truth[0].size());
+  std::vector<double> by_truth(truth.size(), 0);
+  for (size_t t = 0; t < truth.size(); ++t) {
+    double best = 3;
+    for (uint32_t learned = 0; learned < truth.size(); ++learned) {
+      double tv = 0;
+      for (uint32_t w = 0; w < v; ++w)
+        tv += std::fabs(r.model.Get(w, learned) / static_cast<double>(r.totals[learned]) - truth[t][w]) / 2;
+      if (tv < best) best = tv, by_truth[t] = r.params.topic_alpha[learned];
+    }
+  }
+  return by_truth;
+}
+
+// A corpus drawn from LDA's generative model with a known asymmetric alpha (three topics, the
+// largest 9 times the smallest; 300,000 tokens): the fitted alpha recovers it (within 15%, the
+// issue's bar; within 10% for six seeds tried), in one process and in two processes of two
+// threads, which agree on every value. (With five topics, 0.05 to 0.8, the fit is as close when
+// the sampler finds the five topics, but on some seeds it splits one and merges two rare ones, a
+// local optimum of the sampler, not of the fit.)
+TEST(LdaTrainer, OptimisedAlphaRecoversTheAlphaTheCorpusWasDrawnWith) {
+  const std::vector<double> truth{0.1, 0.3, 0.9};
+  const testing::SyntheticLda s = testing::DrawLda(truth, 0.02, 500, 3000, 100, 17);
+  LdaOptions o;
+  o.params = {.topics = 3, .alpha = 0.5, .beta = 0.1, .mh_steps = 2};
+  o.iterations = 200;
+  o.eval_every = 0;
+  o.optimize_interval = 10;
+  o.optimize_burn_in = 20;
+  const LdaResult one = TrainOnRanks(1, s.corpus, o)[0];
+  EXPECT_LT(one.params.beta, 0.05);  // fitted too (the corpus's is 0.02)
+  o.threads = 2;
+  const std::vector<LdaResult> two = TrainOnRanks(2, s.corpus, o);
+  EXPECT_EQ(two[0].params.topic_alpha, two[1].params.topic_alpha);
+  EXPECT_EQ(two[0].params.beta, two[1].params.beta);
+  for (const LdaResult* r : {&one, &two[0]}) {
+    const std::vector<double> fit = FittedByTrueTopic(*r, s.topics);
+    for (size_t t = 0; t < truth.size(); ++t) EXPECT_NEAR(fit[t], truth[t], 0.15 * truth[t]) << t;
+  }
+}
+
+TEST(LdaTrainer, ResumeGoesOnWithTheFittedHyperparameters) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("lda_ckpt_fit_{}", ::getpid());
+  LdaOptions o = ApOptions();
+  o.iterations = 16;
+  o.optimize_interval = 4;
+  o.optimize_burn_in = 4;
+  const LdaResult straight = TrainOnRanks(1, Ap(), o)[0];
+  o.iterations = 12;
+  o.checkpoint_dir = dir.string();
+  o.checkpoint_every = 6;  // after the fit at 4, before the one at 8
+  TrainOnRanks(1, Ap(), o);
+  o.checkpoint_dir.clear();
+  o.resume_dir = dir.string();
+  o.iterations = 16;
+  const LdaResult resumed = TrainOnRanks(1, Ap(), o)[0];
+  EXPECT_EQ(resumed.first_iteration, 12u);
+  EXPECT_EQ(resumed.params.topic_alpha, straight.params.topic_alpha);
+  EXPECT_EQ(resumed.params.beta, straight.params.beta);
+  EXPECT_EQ(resumed.doc_topics, straight.doc_topics);
+  fs::remove_all(dir);
+}
+
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through the
 // topics file) ends the run with an error naming the file, and leaves the previous checkpoint,
 // which a resumed run takes up.

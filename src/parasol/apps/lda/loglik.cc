@@ -22,6 +22,7 @@ LogLikelihood::LogLikelihood(const LdaParams& params)
     alpha_table_[n] = LogGamma(static_cast<double>(n) + p_.alpha) - la;
     beta_table_[n] = LogGamma(static_cast<double>(n) + p_.beta) - lb;
   }
+  for (double a : p_.topic_alpha) lgamma_topic_alpha_.push_back(LogGamma(a));
 }
 
 double LogLikelihood::LgammaAlpha(int64_t n) const {
@@ -32,28 +33,17 @@ double LogLikelihood::LgammaBeta(int64_t n) const {
   return n < kTable ? beta_table_[n] : LogGamma(static_cast<double>(n) + p_.beta) - LogGamma(p_.beta);
 }
 
-namespace {
-
-// Calls fn(n) for the nonzero counts of the topics z[b .. e), leaving `scratch` zeroed.
-template <typename Fn>
-void ForEachCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
-  for (uint32_t i = b; i < e; ++i) ++scratch[z[i]];
-  for (uint32_t i = b; i < e; ++i) {
-    int32_t& c = scratch[z[i]];
-    if (c != 0) fn(c), c = 0;
-  }
-}
-
-}  // namespace
-
 double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1,
                               std::vector<int32_t>& scratch) const {
-  const double ka = p_.topics * p_.alpha;
+  const double ka = p_.AlphaSum();
   const double lka = LogGamma(ka);
+  const bool asym = !p_.topic_alpha.empty();
   double sum = 0;
   for (size_t d = d0; d < d1; ++d) {
     const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
-    ForEachCount(layout.doc_topics(), b, e, scratch, [&](int32_t c) { sum += LgammaAlpha(c); });
+    ForEachTopicCount(layout.doc_topics(), b, e, scratch, [&](uint32_t k, int32_t c) {
+      sum += asym ? LogGamma(c + p_.topic_alpha[k]) - lgamma_topic_alpha_[k] : LgammaAlpha(c);
+    });
     sum += lka - LogGamma(static_cast<double>(e - b) + ka);
   }
   return sum;
@@ -70,7 +60,7 @@ double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t
 double LogLikelihood::WordPart(const uint32_t* topics, uint32_t begin, uint32_t end,
                                std::vector<int32_t>& scratch) const {
   double sum = 0;
-  ForEachCount(topics, begin, end, scratch, [&](int32_t c) { sum += LgammaBeta(c); });
+  ForEachTopicCount(topics, begin, end, scratch, [&](uint32_t, int32_t c) { sum += LgammaBeta(c); });
   return sum;
 }
 

@@ -1,5 +1,6 @@
 // The collapsed joint log-likelihood log p(w, z) of LDA, the figure WarpLDA and LightLDA print:
-//   documents: sum_d [lgamma(K a) - K lgamma(a) + sum_k lgamma(n_dk + a) - lgamma(N_d + K a)]
+//   documents: sum_d [lgamma(a_0) - lgamma(N_d + a_0) + sum_k lgamma(n_dk + a_k) - lgamma(a_k)],
+//              a_0 = sum_k a_k (a_k = a for every topic unless alpha was optimised)
 //   words:     K [lgamma(V b) - V lgamma(b)] + sum_wk lgamma(n_wk + b) - sum_k lgamma(n_k + V b)
 // computed over nonzero counts only (a zero count adds lgamma(a) - lgamma(a) = 0 to the sums).
 // Parts are additive, so ranks and threads each compute theirs and the trainer sums them.
@@ -14,6 +15,17 @@
 #include "parasol/apps/lda/word_topic.h"
 
 namespace parasol::apps::lda {
+
+// Calls fn(topic, count) for the nonzero counts of the topics z[b .. e), leaving `scratch` (K
+// zeros on entry) zeroed.
+template <typename Fn>
+void ForEachTopicCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
+  for (uint32_t i = b; i < e; ++i) ++scratch[z[i]];
+  for (uint32_t i = b; i < e; ++i) {
+    int32_t& c = scratch[z[i]];
+    if (c != 0) fn(z[i], c), c = 0;
+  }
+}
 
 class LogLikelihood {
  public:
@@ -33,11 +45,12 @@ class LogLikelihood {
   double TotalsPart(std::span<const int64_t> totals) const;
 
  private:
-  double LgammaAlpha(int64_t n) const;  // lgamma(n + a) - lgamma(a)
+  double LgammaAlpha(int64_t n) const;  // lgamma(n + a) - lgamma(a), symmetric alpha
   double LgammaBeta(int64_t n) const;   // lgamma(n + b) - lgamma(b)
 
   LdaParams p_;
   std::vector<double> alpha_table_, beta_table_;
+  std::vector<double> lgamma_topic_alpha_;  // lgamma(a_k), asymmetric alpha
 };
 
 }  // namespace parasol::apps::lda

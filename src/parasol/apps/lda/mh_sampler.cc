@@ -21,17 +21,17 @@ float Uniform24(uint64_t r) { return static_cast<float>(r >> 40) * 0x1.0p-24f; }
 
 ProposalTables MakeProposalTables(const TokenLayout& layout, const LdaParams& p) {
   ProposalTables t;
-  t.topics_beta = p.topics * p.beta;
   t.by_word.resize(layout.num_words());
   for (uint32_t w = 0; w < layout.num_words(); ++w) {
     const uint32_t b = layout.word_begin(w), e = layout.word_end(w);
-    t.by_word[w] = Proposal{b, e - b, Threshold(e - b, t.topics_beta), 0};
+    t.by_word[w] = Proposal{b, e - b, 0, 0};
   }
   t.by_doc.resize(layout.num_docs());
   for (size_t d = 0; d < layout.num_docs(); ++d) {
     const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
-    t.by_doc[d] = Proposal{b, e - b, Threshold(e - b, p.topics * p.alpha), 0};
+    t.by_doc[d] = Proposal{b, e - b, 0, 0};
   }
+  t.SetSmoothing(p);
   return t;
 }
 
@@ -39,8 +39,21 @@ void ProposalTables::SetWord(uint32_t w, uint32_t start, uint32_t len, uint32_t 
   by_word[w] = Proposal{start, len, Threshold(len, topics_beta), shift};
 }
 
+void ProposalTables::SetSmoothing(const LdaParams& p) {
+  topics_beta = p.topics * p.beta;
+  alpha_sum = p.AlphaSum();
+  for (Proposal& w : by_word) w.threshold = Threshold(w.len, topics_beta);
+  for (Proposal& d : by_doc) d.threshold = Threshold(d.len, alpha_sum);
+}
+
 MhSampler::MhSampler(const LdaParams& params)
-    : p_(params), vbeta_(static_cast<float>(params.beta * params.vocab_size)), counts_(params.topics, 0) {}
+    : p_(params), vbeta_(static_cast<float>(params.beta * params.vocab_size)), counts_(params.topics, 0) {
+  if (p_.topic_alpha.empty()) return;
+  std::vector<uint32_t> topics(p_.topics);
+  for (uint32_t k = 0; k < p_.topics; ++k) topics[k] = k, alpha_.push_back(static_cast<float>(p_.Alpha(k)));
+  AliasScratch scratch;
+  BuildAlias(topics, p_.topic_alpha, alpha_alias_, scratch);
+}
 
 void MhSampler::BeginRound(std::span<const int64_t> totals) {
   start_totals_.assign(totals.begin(), totals.end());
@@ -78,19 +91,27 @@ void MhSampler::WordPass(TokenLayout& layout, const ProposalTables& tables, std:
              rng);
 }
 
-// The proposal's topic: a random token of the unit (its current topic) or a uniform one. Both
-// are computed and one selected: which one is random, so a branch would mispredict.
+// The proposal's topic: a random token of the unit (its current topic) or the smoothing part's,
+// uniform or (kByAlpha) drawn by alpha: the alias entry from hi's top bits and the coin from its
+// fraction. Both are computed and one selected: which one is random, so a branch would mispredict.
+template <bool kByAlpha>
 inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const {
   const uint32_t hi = static_cast<uint32_t>(r >> 32);
   const uint32_t token = other_z[p.start + MulHi(hi, p.len)];
-  const uint32_t uniform = MulHi(hi, p_.topics);
-  return static_cast<uint32_t>(r) < p.threshold ? token : uniform;
+  uint32_t smooth = MulHi(hi, p_.topics);
+  if constexpr (kByAlpha) {
+    const AliasEntry& e = alpha_alias_[smooth];
+    const float coin = static_cast<float>(hi * p_.topics) * 0x1.0p-32f;
+    smooth = coin < e.threshold ? e.topic : e.alias;
+  }
+  return static_cast<uint32_t>(r) < p.threshold ? token : smooth;
 }
 
 // Token j (its topic at own_z[j + shift]), whose first proposal t is drawn: mh_steps MH steps
 // (one when kOneStep: the loop and its bound out of the way).
-template <bool kDocPass, bool kOneStep>
+template <bool kDocPass, bool kOneStep, bool kAsym>
 inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng) {
+  constexpr bool kByTopic = kDocPass && kAsym;  // the document counts' smoothing is alpha_k
   const float h = pass.smoothing, vb = vbeta_;
   uint32_t& own = pass.own_z[j + shift];
   uint32_t s = own;
@@ -100,8 +121,9 @@ inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32
     // cost more than the arithmetic; a rejected move writes its topic to a dummy slot rather
     // than to the other order.
     const uint64_t cs = counts_[s], ct = counts_[t];
-    const float num = (static_cast<float>(Here(ct)) + h) * (static_cast<float>(Total(cs) - 1) + vb);
-    const float den = (static_cast<float>(Here(cs) - 1) + h) * (static_cast<float>(Total(ct)) + vb);
+    const float ht = kByTopic ? alpha_[t] : h, hs = kByTopic ? alpha_[s] : h;
+    const float num = (static_cast<float>(Here(ct)) + ht) * (static_cast<float>(Total(cs) - 1) + vb);
+    const float den = (static_cast<float>(Here(cs) - 1) + hs) * (static_cast<float>(Total(ct)) + vb);
     const bool accept = Uniform24(rng.Next()) * den < num;
     // Masks rather than ?: (which the compiler turns back into a branch).
     const uint32_t mask = 0u - static_cast<uint32_t>(accept);
@@ -120,7 +142,7 @@ inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32
     counts_[t] += moved;
     s = next;
     if (kOneStep || ++step == p_.mh_steps) break;
-    t = Draw(pass.proposals[pass.key[j]], rng.Next(), pass.other_z);
+    t = Draw < !kDocPass && kAsym > (pass.proposals[pass.key[j]], rng.Next(), pass.other_z);
   }
 }
 
@@ -136,14 +158,14 @@ void MhSampler::ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end) {
 
 template <bool kDocPass>
 void MhSampler::Run(const Pass& pass, Rng& rng) {
-  if (p_.mh_steps == 1) {
-    RunSteps<kDocPass, true>(pass, rng);
-  } else {
-    RunSteps<kDocPass, false>(pass, rng);
-  }
+  const bool one = p_.mh_steps == 1, asym = !alpha_.empty();
+  if (one && !asym) RunSteps<kDocPass, true, false>(pass, rng);
+  if (!one && !asym) RunSteps<kDocPass, false, false>(pass, rng);
+  if (one && asym) RunSteps<kDocPass, true, true>(pass, rng);
+  if (!one && asym) RunSteps<kDocPass, false, true>(pass, rng);
 }
 
-template <bool kDocPass, bool kOneStep>
+template <bool kDocPass, bool kOneStep, bool kAsym>
 void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
   // Memory latency bounds the loop: the first proposal of a token is drawn kAhead tokens early
   // (across segments) and the topic it will read prefetched; the proposal entry the draw reads
@@ -189,7 +211,8 @@ void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
       const Ahead a = ahead[slot];
       if (drawn < total) draw_ahead(ahead[slot]), ++drawn;
       slot = (slot + 1) % kAhead;
-      Step<kDocPass, kOneStep>(pass, j, seg.shift, Draw(pass.proposals[a.key], a.r, pass.other_z), rng);
+      Step<kDocPass, kOneStep, kAsym>(
+          pass, j, seg.shift, Draw < !kDocPass && kAsym > (pass.proposals[a.key], a.r, pass.other_z), rng);
     }
     ClearHere(pass.own_z, seg.here_begin, seg.here_end);
     tokens_sampled_ += seg.end - seg.begin;

@@ -7,13 +7,13 @@
 // Document pass: documents one at a time, n_dk counted into a scratch array of K; each token gets
 // `mh_steps` word proposals q_w(k) ~ n_wk + beta (the token itself counted): a random token of the
 // same word (read from the word-ordered topics) or, with weight K beta, a uniform topic. The
-// acceptance ratio (n_dt + alpha)(n_s + V beta) / ((n_ds + alpha)(n_t + V beta)) needs no word
+// acceptance ratio (n_dt + alpha_t)(n_s + V beta) / ((n_ds + alpha_s)(n_t + V beta)) needs no word
 // count. Word pass: words one at a time, n_wk counted from the word's tokens into the scratch;
-// document proposals q_d(k) ~ n_dk + alpha, a random token of the same document or a uniform
-// topic; acceptance (n_wt + beta)(n_s + V beta) / ((n_ws + beta)(n_t + V beta)). A move writes
-// both orders and the counts at once. Nothing in either pass depends on K but the scratch arrays:
-// no alias tables, no word-topic table; the only random accesses are a proposal's topic and a
-// move's write.
+// document proposals q_d(k) ~ n_dk + alpha_k, a random token of the same document or a topic
+// drawn by alpha (uniform when alpha is symmetric, else from an alias table); acceptance (n_wt + beta)(n_s +
+// V beta) / ((n_ws + beta)(n_t + V beta)). A move writes both orders and the counts at once. Nothing in
+// either pass depends on K but the scratch arrays: no alias tables, no word-topic table; the only random
+// accesses are a proposal's topic and a move's write.
 //
 // Several processes: the word-ordered topics a pass reads are a word block's (block_ring.h),
 // which holds every process's tokens of its words; this process's token j of word w sits at
@@ -28,6 +28,7 @@
 #include <span>
 #include <vector>
 
+#include "parasol/apps/lda/alias_table.h"
 #include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/rng.h"
 #include "parasol/apps/lda/token_layout.h"
@@ -45,8 +46,11 @@ struct ProposalTables {
   std::vector<Proposal> by_word;  // word proposals, smoothing beta
   std::vector<Proposal> by_doc;   // document proposals, smoothing alpha
   double topics_beta = 0;         // K beta
+  double alpha_sum = 0;           // sum_k alpha_k
   // Word w's tokens lie at [start, start + len) of the word-ordered topics (all processes').
   void SetWord(uint32_t w, uint32_t start, uint32_t len, uint32_t shift);
+  // New hyperparameters (optimised): every proposal's threshold again.
+  void SetSmoothing(const LdaParams& params);
 };
 // One process: the layout's own word-ordered topics.
 ProposalTables MakeProposalTables(const TokenLayout& layout, const LdaParams& params);
@@ -92,17 +96,22 @@ class MhSampler {
     const Proposal* proposals;
     float smoothing;  // of the "here" counts: alpha (documents) or beta (words)
   };
+  // kAsym: alpha differs by topic (the document pass's smoothing is per topic, the word pass's
+  // document proposals draw their smoothing part from `alpha_alias_`).
   template <bool kDocPass>
   void Run(const Pass& pass, Rng& rng);
-  template <bool kDocPass, bool kOneStep>
+  template <bool kDocPass, bool kOneStep, bool kAsym>
   void RunSteps(const Pass& pass, Rng& rng);
-  template <bool kDocPass, bool kOneStep>
+  template <bool kDocPass, bool kOneStep, bool kAsym>
   void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng);
   void ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end);
+  template <bool kByAlpha>
   uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
 
   LdaParams p_;
   float vbeta_;
+  std::vector<float> alpha_;  // per topic, when asymmetric
+  std::vector<AliasEntry> alpha_alias_;
   std::vector<uint64_t> counts_;
   std::vector<int64_t> start_totals_;
   std::vector<Segment> segments_;

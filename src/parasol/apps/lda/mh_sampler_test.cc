@@ -27,7 +27,8 @@ Corpus TinyCorpus() {
 }
 
 // log p(w, z) up to a constant, from the counts of assignment z (corpus order).
-double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, double alpha, double beta) {
+double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, const std::vector<double>& alpha,
+                double beta) {
   std::vector<std::vector<int>> ndk(c.num_docs(), std::vector<int>(kTopics, 0));
   std::vector<std::vector<int>> nwk(c.vocab.size(), std::vector<int>(kTopics, 0));
   std::vector<int> nk(kTopics, 0);
@@ -38,7 +39,7 @@ double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, double alpha, d
   }
   double s = 0;
   for (const auto& row : ndk) {
-    for (int n : row) s += std::lgamma(n + alpha);
+    for (uint32_t k = 0; k < kTopics; ++k) s += std::lgamma(row[k] + alpha[k]);
   }
   for (const auto& row : nwk) {
     for (int n : row) s += std::lgamma(n + beta);
@@ -53,7 +54,7 @@ uint32_t StateIndex(const std::vector<uint32_t>& z) {
   return s;
 }
 
-std::vector<double> ExactPosterior(const Corpus& c, double alpha, double beta) {
+std::vector<double> ExactPosterior(const Corpus& c, const std::vector<double>& alpha, double beta) {
   const size_t n = c.num_tokens();
   const auto states = static_cast<uint32_t>(std::pow(kTopics, n));
   std::vector<double> p(states);
@@ -86,6 +87,7 @@ void ExpectMatches(const std::vector<uint64_t>& visits, const std::vector<double
 struct Setting {
   SamplerKind sampler;
   uint32_t mh_steps;
+  bool asymmetric = false;  // alpha 0.25, 0.5, 1.0 rather than 0.4 for every topic
 };
 
 class Stationary : public ::testing::TestWithParam<Setting> {};
@@ -98,7 +100,8 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
               .vocab_size = 3,
               .mh_steps = GetParam().mh_steps,
               .sampler = GetParam().sampler};
-  const std::vector<double> exact = ExactPosterior(c, p.alpha, p.beta);
+  if (GetParam().asymmetric) p.topic_alpha = {0.25, 0.5, 1.0};
+  const std::vector<double> exact = ExactPosterior(c, p.Alphas(), p.beta);
   std::vector<size_t> cut{0, c.num_docs()};
   std::vector<uint32_t> group(c.vocab.size(), 0);
   Rng init(7);
@@ -140,10 +143,14 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
 
 INSTANTIATE_TEST_SUITE_P(Samplers, Stationary,
                          ::testing::Values(Setting{SamplerKind::kMh, 1}, Setting{SamplerKind::kMh, 2},
-                                           Setting{SamplerKind::kGibbs, 1}),
+                                           Setting{SamplerKind::kGibbs, 1},
+                                           Setting{SamplerKind::kMh, 1, true},
+                                           Setting{SamplerKind::kMh, 2, true},
+                                           Setting{SamplerKind::kGibbs, 1, true}),
                          [](const auto& param_info) {
                            return std::string(param_info.param.sampler == SamplerKind::kMh ? "Mh" : "Gibbs") +
-                                  std::to_string(param_info.param.mh_steps);
+                                  std::to_string(param_info.param.mh_steps) +
+                                  (param_info.param.asymmetric ? "AsymmetricAlpha" : "");
                          });
 
 }  // namespace

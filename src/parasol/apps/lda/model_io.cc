@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
@@ -19,6 +20,15 @@ namespace parasol::apps::lda {
 namespace fs = std::filesystem;
 
 namespace {}  // namespace
+
+LdaParams LdaModel::Params(uint32_t mh_steps) const {
+  return LdaParams{.topics = topics,
+                   .alpha = alpha,
+                   .topic_alpha = topic_alpha,
+                   .beta = beta,
+                   .vocab_size = static_cast<uint32_t>(vocab.size()),
+                   .mh_steps = mh_steps};
+}
 
 std::unordered_map<std::string, uint32_t> LdaModel::VocabIndex() const {
   std::unordered_map<std::string, uint32_t> index;
@@ -54,8 +64,9 @@ void SaveModel(const std::string& dir, const LdaModel& m) {
     for (const auto& w : m.vocab) out << w << '\n';
   });
   WriteFileAtomically((fs::path(dir) / "model.txt").string(), [&](std::ostream& out) {
-    out << fmt::format("parasol-lda-model 1 {} {} {:.17g} {:.17g}\n", m.topics, m.vocab.size(), m.alpha,
-                       m.beta);
+    out << fmt::format("parasol-lda-model {} {} {} {:.17g} {:.17g}\n", m.topic_alpha.empty() ? 1 : 2,
+                       m.topics, m.vocab.size(), m.alpha, m.beta);
+    if (!m.topic_alpha.empty()) out << fmt::format("alpha {:.17g}\n", fmt::join(m.topic_alpha, " "));
     std::vector<std::pair<uint32_t, int32_t>> row;
     for (uint32_t w = 0; w < m.table.num_words(); ++w) {
       if (!m.table.resident(w)) continue;
@@ -81,15 +92,25 @@ LdaModel LoadModel(const std::string& dir) {
   std::string_view line;
   if (!in.Next(&line)) throw ParseError(path, 1, "empty file");
   size_t pos = 0;
-  if (NextField(line, pos) != "parasol-lda-model" || NextField(line, pos) != "1") {
-    in.Fail("not a parasol LDA model (version 1)");
-  }
+  const bool magic = NextField(line, pos) == "parasol-lda-model";
+  const std::string_view version = NextField(line, pos);
+  if (!magic || (version != "1" && version != "2")) in.Fail("not a parasol LDA model (version 1 or 2)");
   m.topics = in.NumberIn<uint32_t>(NextField(line, pos), "number of topics", 1, kMaxTopics);
   auto vocab_size = in.Number<uint64_t>(NextField(line, pos), "vocabulary size");
   m.alpha = in.NumberIn<double>(NextField(line, pos), "alpha", 1e-300, 1e300);
   m.beta = in.NumberIn<double>(NextField(line, pos), "beta", 1e-300, 1e300);
   if (vocab_size != m.vocab.size()) {
     in.Fail(fmt::format("vocabulary size {}, but {} has {} words", vocab_size, vpath, m.vocab.size()));
+  }
+  if (version == "2") {
+    if (!in.Next(&line) || (pos = 0, NextField(line, pos) != "alpha"))
+      in.Fail("expected the line 'alpha a_0 ...'");
+    for (std::string_view f = NextField(line, pos); !f.empty(); f = NextField(line, pos)) {
+      if (m.topic_alpha.size() == m.topics) in.Fail(fmt::format("more than {} alpha values", m.topics));
+      m.topic_alpha.push_back(in.NumberIn<double>(f, "alpha", 1e-300, 1e300));
+    }
+    if (m.topic_alpha.size() != m.topics)
+      in.Fail(fmt::format("{} alpha values for {} topics", m.topic_alpha.size(), m.topics));
   }
   struct Entry {
     uint32_t w, k;
@@ -139,6 +160,7 @@ std::string FormatTopics(const LdaModel& m, size_t words_per_topic, size_t max_t
   }
   for (uint32_t k : shown) {
     out += fmt::format("topic {:>3} ({} tokens", k, m.totals[k]);
+    if (!m.topic_alpha.empty()) out += fmt::format(", alpha {:.4g}", m.topic_alpha[k]);
     if (coherence) out += fmt::format(", umass {:.4g}, npmi {:.4g}", coherence->umass[k], coherence->npmi[k]);
     out += "):";
     for (uint32_t w : top[k]) out += " " + m.vocab[w];
@@ -154,7 +176,8 @@ void WriteTopics(const std::string& path, const LdaModel& m, size_t words_per_to
 }
 
 void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
-                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha) {
+                    const std::vector<DocTopics>& docs, const std::vector<double>& alpha) {
+  const double alpha_sum = std::accumulate(alpha.begin(), alpha.end(), 0.0);
   std::vector<std::pair<uint32_t, uint32_t>> row;
   for (size_t d = 0; d < docs.size(); ++d) {
     uint64_t n = 0;
@@ -163,15 +186,15 @@ void WriteDocTopics(std::ostream& out, const std::vector<std::string>& names,
     std::sort(row.begin(), row.end(),
               [](auto a, auto b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
     out << names[d];
-    const double denom = static_cast<double>(n) + topics * alpha;
-    for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha) / denom);
+    const double denom = static_cast<double>(n) + alpha_sum;
+    for (auto [k, c] : row) out << fmt::format(" {}:{:.4f}", k, (c + alpha[k]) / denom);
     out << '\n';
   }
 }
 
 void WriteDocTopics(const std::string& path, const std::vector<std::string>& names,
-                    const std::vector<DocTopics>& docs, uint32_t topics, double alpha) {
-  WriteFileAtomically(path, [&](std::ostream& out) { WriteDocTopics(out, names, docs, topics, alpha); });
+                    const std::vector<DocTopics>& docs, const std::vector<double>& alpha) {
+  WriteFileAtomically(path, [&](std::ostream& out) { WriteDocTopics(out, names, docs, alpha); });
 }
 
 void WriteTopicWordNpy(const std::string& dir, const LdaModel& m, std::span<const uint64_t> term_frequency) {
@@ -199,7 +222,9 @@ void WriteTopicWordNpy(const std::string& dir, const LdaModel& m, std::span<cons
 }
 
 void WriteDocTopicNpy(const std::string& dir, const std::string& suffix, const std::vector<DocTopics>& docs,
-                      uint32_t topics, double alpha) {
+                      const std::vector<double>& alpha) {
+  const auto topics = static_cast<uint32_t>(alpha.size());
+  const double alpha_sum = std::accumulate(alpha.begin(), alpha.end(), 0.0);
   std::vector<int64_t> lengths;
   for (const DocTopics& d : docs) {
     int64_t n = 0;
@@ -210,9 +235,9 @@ void WriteDocTopicNpy(const std::string& dir, const std::string& suffix, const s
   WriteNpy<float>((fs::path(dir) / ("doc_topic" + suffix + ".npy")).string(), shape, [&](const auto& rows) {
     std::vector<float> row(topics);
     for (size_t d = 0; d < docs.size(); ++d) {
-      const double denom = static_cast<double>(lengths[d]) + topics * alpha;
-      std::fill(row.begin(), row.end(), static_cast<float>(alpha / denom));
-      for (auto [k, c] : docs[d]) row[k] = static_cast<float>((c + alpha) / denom);
+      const double denom = static_cast<double>(lengths[d]) + alpha_sum;
+      for (uint32_t k = 0; k < topics; ++k) row[k] = static_cast<float>(alpha[k] / denom);
+      for (auto [k, c] : docs[d]) row[k] = static_cast<float>((c + alpha[k]) / denom);
       rows(std::span<const float>(row));
     }
   });
