@@ -1,12 +1,20 @@
 // Folding in and held-out perplexity: a model trained on documents from known topics finds the
 // topics of new ones, and predicts held-out halves of new documents better than word frequencies
-// alone and far better than an untrained model.
+// alone and far better than an untrained model; model files keep a fitted alpha.
 #include "parasol/apps/lda/inference.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <unordered_map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "parasol/apps/lda/model_io.h"
+#include "parasol/core/error.h"
 
 #include "parasol/apps/lda/lda_testing.h"
 #include "parasol/apps/lda/lda_trainer.h"
@@ -84,6 +92,29 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
   const double early = r.history[19].test_perplexity, late = r.history[39].test_perplexity;
   EXPECT_GT(early, 1.0);
   EXPECT_LT(late, early * 1.02);
+}
+
+// A model with a fitted alpha is written as version 2 and reads back with every value; a version 2
+// file with the wrong number of alphas is refused at its line.
+TEST(LdaModelFile, KeepsAFittedAlpha) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lda_model_v2_" + std::to_string(::getpid()));
+  LdaModel m{3, 0.5, 0.02, {"a", "b"}, WordTopicTable(3, std::vector<uint64_t>{3, 1}, 1), {2, 1, 1}};
+  m.table.Add(0, 0, 2), m.table.Add(0, 2, 1), m.table.Add(1, 1, 1);
+  m.topic_alpha = {0.1, 1.0 / 3, 2.5};
+  SaveModel(dir.string(), m);
+  const LdaModel back = LoadModel(dir.string());
+  EXPECT_EQ(back.topic_alpha, m.topic_alpha);  // exactly: written with 17 digits
+  EXPECT_EQ(back.beta, 0.02);
+  EXPECT_EQ(back.totals, m.totals);
+  EXPECT_NEAR(back.Params().AlphaSum(), 0.1 + 1.0 / 3 + 2.5, 1e-15);
+  std::ofstream((dir / "model.txt").string()) << "parasol-lda-model 2 3 2 0.5 0.02\nalpha 0.1 0.2\n0 0:2\n";
+  try {
+    LoadModel(dir.string());
+    ADD_FAILURE() << "no error";
+  } catch (const ParseError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("model.txt:2: 2 alpha values for 3 topics"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
