@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# parasol lda against the strongest single-machine peers, tomotopy (LDAModel, its collapsed Gibbs
+# sampler with its SIMD kernels) and gensim (LdaMulticore, online variational Bayes), installed from
+# PyPI, pinned, in this benchmark's own environment. One thread each; the same tokens (`parasol
+# lda-corpus` writes the corpus, the first TEST_DOCS documents held out), alpha 50/K, beta 0.01,
+# no hyperparameter optimisation. Quality by one yardstick: the held-out perplexity by document
+# completion, computed by parasol (`lda-infer --perplexity`, 20 fold-in sweeps) from each system's
+# model exported in parasol's format after every stage (parasol's own by `--test`, the same code),
+# against the system's training seconds. Per corpus, K and seed (REPEAT seeds) the systems run in
+# turn. Writes lda_peers_runs.csv, prints the table and draws lda_peers.png.
+# Usage: lda_peers_bench.sh BUILD_DIR OUT_DIR
+# Environment: CORPORA ("ap news"), AP_KS ("100 1000 10000"), NEWS_KS ("100 1000"), GENSIM_KS
+# ("100": its cost per token grows with K, a pass at K = 1,000 takes minutes), REPEAT (2).
+source "$(dirname "$0")/common.sh" "$@"
+parasol="$build/tools/parasol"
+env="$out/lda_peers_venv"
+if [ ! -x "$env/bin/python" ] || ! "$env/bin/python" -c 'import tomotopy, gensim, matplotlib' 2>/dev/null; then
+  "$bench_python" -m venv "$env"
+  "$env/bin/pip" install --disable-pip-version-check -q tomotopy==0.14.0 gensim==4.4.0 numpy==2.4.6 \
+    scipy==1.17.1 matplotlib==3.11.2
+fi
+data="$out/lda_peers_data"
+mkdir -p "$data"
+source_of() {
+  case $1 in
+    ap) echo "$root/data/ap/ap.dat" ;;
+    news) echo "$root/../shared/data/20newsgroups/20news-bydate-train.tar.gz" ;;
+  esac
+}
+test_docs_of() { case $1 in ap) echo 300 ;; *) echo 1000 ;; esac; }
+# The tokens every system reads: the corpus as parasol tokenises it, split, and each half written
+# again as parasol reads it back (so that no system sees a word another drops).
+prepare() {
+  local name=$1 n
+  [ -s "$data/$name.test.lines" ] && return
+  n=$(test_docs_of "$name")
+  "$parasol" lda-corpus --corpus "$(source_of "$name")" --output "$data/$name.all" > /dev/null 2>&1
+  head -n "$n" "$data/$name.all" > "$data/$name.test0"
+  tail -n +"$((n + 1))" "$data/$name.all" > "$data/$name.train0"
+  "$parasol" lda-corpus --corpus "$data/$name.train0" --min-count 1 --output "$data/$name.train.lines" > /dev/null 2>&1
+  "$parasol" lda-corpus --corpus "$data/$name.test0" --min-count 1 --output "$data/$name.test.lines" > /dev/null 2>&1
+}
+runs="$out/lda_peers_runs.csv"
+echo "corpus,system,k,seed,work,train_seconds,perplexity" > "$runs"
+echo "# $(date -u) $(uptime)" | tee "$out/lda_peers_machine.txt"
+for name in ${CORPORA:-ap news}; do
+  prepare "$name"
+  train="$data/$name.train.lines" test="$data/$name.test.lines"
+  ks=${AP_KS:-100 1000 10000}
+  [ "$name" = news ] && ks=${NEWS_KS:-100 1000}
+  for k in $ks; do
+    # Stages: tomotopy's sweeps per stage (fewer at K = 1,000, where each costs K-fold more).
+    tomo_stages=25,25,50,100 gensim_stages=1,2,4
+    [ "$k" -ge 1000 ] && tomo_stages=25,25,50
+    [ "$k" -ge 10000 ] && tomo_stages=10,15
+    [ "$name" = news ] && gensim_stages=1,2
+    for seed in $(seq 1 "$repeat"); do
+      "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations 600 --threads 1 --seed "$seed" \
+        --eval-every 25 --test "$test" --coherence-words 0 --metrics "$data/p.csv" > /dev/null
+      awk -F, -v c="$name" -v k="$k" -v s="$seed" 'NR > 1 && $5 != "" { print c ",parasol," k "," s "," $1 "," $2 "," $5 }' \
+        "$data/p.csv" >> "$runs"
+      "$env/bin/python" "$here/lda_peers.py" tomotopy "$train" "$test" "$k" "$seed" "$tomo_stages" "$data/models" \
+        "$parasol" | sed "s/^/$name,/" >> "$runs"
+      if [[ " ${GENSIM_KS:-100} " == *" $k "* ]]; then
+        "$env/bin/python" "$here/lda_peers.py" gensim "$train" "$test" "$k" "$seed" "$gensim_stages" "$data/models" \
+          "$parasol" | sed "s/^/$name,/" >> "$runs"
+      fi
+      rm -rf "$data/models"
+    done
+  done
+done
+echo "# end: $(uptime)" | tee -a "$out/lda_peers_machine.txt"
+"$env/bin/python" "$here/summarize_lda_peers.py" "$runs" "$data" "$out/lda_peers.png"
