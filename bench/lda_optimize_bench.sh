@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hyperparameter optimisation (`lda --optimize-interval`) against the fixed prior (alpha = 50/K,
-# beta = 0.01) on AP: 2,146 training documents, the first 300 held out; K = 100, one thread, 300
+# beta = 0.01) on AP: 1,946 training documents, the first 300 held out; K = 100, one thread, 300
 # iterations, a fit every 20 after 50. Per seed, both runs back to back: training seconds, the
 # median tokens/s of iterations after the first 60 without a fit (and of those with one), held-out
 # perplexity by document completion and the mean coherences at the end.
