@@ -207,6 +207,26 @@ TEST(LdaTrainer, OptimisedAlphaRecoversTheAlphaTheCorpusWasDrawnWith) {
   }
 }
 
+// A million topics on 800 AP documents (147,000 tokens): the word-topic table in hybrid storage,
+// the tokens and the word blocks two processes pass round take what they take at K = 1,000, within
+// 10%: bounded by the tokens, not by K. (What does grow with K is a handful of K-sized arrays: the
+// topic totals and each thread's counts, 8 MB each at a million.)
+TEST(LdaTrainer, AMillionTopicsTakeTheMemoryOfTheirTokens) {
+  LdaOptions o = ApOptions();
+  o.iterations = 2;
+  o.params.topics = 1000;
+  o.params.alpha = 0.01;
+  const std::vector<LdaResult> small = TrainOnRanks(2, Ap(), o);
+  o.params.topics = 1000000;
+  const std::vector<LdaResult> large = TrainOnRanks(2, Ap(), o);
+  EXPECT_EQ(large[0].model.num_topics(), 1000000u);
+  EXPECT_TRUE(std::isfinite(large[0].history.back().loglik));
+  EXPECT_LT(large[0].model_bytes, 1.1 * small[0].model_bytes);
+  EXPECT_LT(large[0].token_bytes, 1.1 * small[0].token_bytes);
+  EXPECT_LT(large[0].block_bytes, 1.1 * small[0].block_bytes);
+  EXPECT_LT(large[0].model_bytes, 64.0 * static_cast<double>(large[0].tokens));
+}
+
 TEST(LdaTrainer, ResumeGoesOnWithTheFittedHyperparameters) {
   fs::path dir = fs::temp_directory_path() / fmt::format("lda_ckpt_fit_{}", ::getpid());
   LdaOptions o = ApOptions();
