@@ -239,7 +239,18 @@ void ParameterServer::Loop(std::stop_token stop) {
     }
     Idle(epoch, idle_rounds, spin_rounds);
   }
-  for (auto& f : inflight) t.Cancel(f.first);  // peers have stopped listening
+  // A send's buffer must outlive the send: a peer may still be reading it (MPI's rendezvous reads
+  // large messages straight from this buffer), and freeing it under that read handed the peer
+  // garbage ("unexpected message type") when this process stopped on an error of its own. So the
+  // sends still in flight get a short while to complete; what a live peer receives meanwhile is
+  // intact, and a peer that has stopped listening costs this process the bound once.
+  const Deadline drain = Deadline::After(std::chrono::milliseconds(500));
+  while (!inflight.empty() && !drain.Expired()) {
+    const uint64_t epoch = t.Epoch();
+    std::erase_if(inflight, [&t](auto& f) { return t.Test(f.first); });
+    if (!inflight.empty()) t.WaitForEvent(epoch, drain);
+  }
+  for (auto& f : inflight) t.Cancel(f.first);  // peers that have stopped listening
 }
 
 void ParameterServer::Shutdown() {
