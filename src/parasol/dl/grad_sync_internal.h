@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -10,6 +11,10 @@
 #include "parasol/ps/parameter_server.h"
 
 namespace parasol::dl {
+
+// The owning pointer grad_accumulator hands out: a shared_ptr in earlier PyTorch 2 releases (2.11
+// among them), an intrusive_ptr in 2.14.
+using AccumulatorPtr = decltype(torch::autograd::impl::grad_accumulator(std::declval<const at::Tensor&>()));
 
 struct GradSync::Unit {
   int64_t begin = 0, end = 0;          // range of the flat buffers
@@ -49,7 +54,7 @@ struct GradSync::Impl {
   // Gradient norms of the step under way (communication thread), handed over with its last unit.
   double local_sqr = 0, total_sqr = 0, shard_sqr = 0;
   GradientNorms finished;
-  std::vector<c10::intrusive_ptr<torch::autograd::Node>> accumulators;  // kept alive for their hooks
+  std::vector<AccumulatorPtr> accumulators;  // kept alive for their hooks
   std::vector<uintptr_t> hook_keys;
 };
 

@@ -322,8 +322,7 @@ void GradSync::PlanUnits(const SyncLayout& layout) {
 void GradSync::RegisterHooks() {
   for (int i = 0; i < static_cast<int>(param_tensors_.size()); ++i) {
     if (units_of_param_[i].empty() || units_[units_of_param_[i][0]]->sfb) continue;
-    c10::intrusive_ptr<torch::autograd::Node> acc =
-        torch::autograd::impl::grad_accumulator(param_tensors_[i]);
+    AccumulatorPtr acc = torch::autograd::impl::grad_accumulator(param_tensors_[i]);
     impl_->hook_keys.push_back(
         acc->add_post_hook(std::make_unique<ReadyHook>([this, i] { OnGradReady(i); })));
     impl_->accumulators.push_back(std::move(acc));
