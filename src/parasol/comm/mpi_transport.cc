@@ -57,6 +57,16 @@ int CheckedInt(size_t bytes, int rank, std::string_view op) {
   return static_cast<int>(bytes);
 }
 
+// A transport can outlive MPI: Python frees a torch.distributed process group when the
+// interpreter tears down, after parasol's atexit handler finalised MPI (PyTorch 2.11 does, even after
+// destroy_process_group). MPI then allows no call but a few queries, and its requests and
+// communicators are gone with it.
+bool MpiFinalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
 void CheckMpi(int rc, int rank, std::string_view op) {
   if (rc != MPI_SUCCESS) {
     throw InternalError(fmt::format("rank {}: {}: MPI error: {}", rank, op, MpiErrorString(rc)));
@@ -151,6 +161,7 @@ MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm), control_buf_(kMaxNotice
 
 MpiTransport::~MpiTransport() {
   MutexLock lock(control_mu_);
+  if (MpiFinalized()) return;
   if (control_recv_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&control_recv_);
     MPI_Wait(&control_recv_, MPI_STATUS_IGNORE);
@@ -237,6 +248,10 @@ std::optional<Transport::Message> MpiTransport::TryReceive(Tag tag) {
 
 void MpiTransport::Cancel(Request& req) {
   if (!req.valid()) return;
+  if (MpiFinalized()) {
+    req.Reset();
+    return;
+  }
   MPI_Request r = FromHandle(req.handle);
   if (req.kind == Request::Kind::kRecv) {
     MPI_Cancel(&r);

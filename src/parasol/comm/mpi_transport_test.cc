@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -190,13 +191,27 @@ TEST_F(MpiTransportTest, MemoryRegionPutGet) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  parasol::comm::MpiRuntime runtime(&argc, &argv);
-  parasol::comm::g_runtime = &runtime;
-  if (runtime.rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
+  int rc = 0;
+  // Declared before the runtime, so they outlive MPI: a torch.distributed process group that
+  // Python frees after parasol's atexit handler finalised MPI holds such a transport. Cancelling
+  // its receive and destroying it must not call MPI, which aborts the job after MPI_Finalize.
+  std::unique_ptr<parasol::comm::Transport> outliving;
+  parasol::comm::Request posted;
+  char byte = 0;
+  {
+    parasol::comm::MpiRuntime runtime(&argc, &argv);
+    parasol::comm::g_runtime = &runtime;
+    if (runtime.rank() != 0) {
+      auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+      delete listeners.Release(listeners.default_result_printer());
+    }
+    rc = RUN_ALL_TESTS();
+    outliving = runtime.CreateWorldTransport();
+    posted = outliving->Irecv(0, 77, &byte, 1);
+    parasol::comm::g_runtime = nullptr;
   }
-  int rc = RUN_ALL_TESTS();
+  outliving->Cancel(posted);
+  outliving.reset();
   // A failure on any rank fails the job: mpirun reports the first non-zero exit.
   return rc;
 }
