@@ -20,6 +20,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
+import launch
 import parasol.torch  # noqa: F401  (registers "parasol")
 
 DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.float16, torch.bfloat16]
@@ -167,6 +168,10 @@ def collectives():
             want = [inputs(rank, torch.float32, 17)]
             dist.all_reduce(want[0], group=gloo)
             want[0] /= size
+        elif name == "all_to_all":  # gloo's list form is recent (PyTorch 2.11 lacks it): its single tensor
+            out = torch.empty(2 * size, dtype=torch.int64)
+            dist.all_to_all_single(out, inputs(rank, torch.int64, 2 * size), group=gloo)
+            want = list(out.chunk(size))
         else:
             want = fn(gloo)
         got = fn(None)
@@ -242,8 +247,7 @@ def dist_min(t):
 
 
 def report(line):
-    with open(os.path.join(os.environ["RESULT_DIR"], f"result{dist.get_rank()}.json"), "w") as f:
-        json.dump(line, f)
+    launch.write_result(dist.get_rank(), line)
 
 
 def stall():

@@ -6,7 +6,6 @@ RESULT_DIR/resultRANK.json: {"rank": r, "type": "TimeoutError" or null, "message
   mismatch  rank 1 wraps a model with another layer size: both must raise, not hang.
 The result's "builtin" says whether the error is also the built-in exception of its kind.
 """
-import json
 import os
 import signal
 import sys
@@ -15,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import launch
 import parasol
 import parasol.torch as pt
 
@@ -27,8 +27,7 @@ def report(e):
 
 def result(line):
     """In a file per rank: mpirun may merge the lines of ranks that exit at once."""
-    with open(os.environ["RESULT_DIR"] + f"/result{parasol.rank()}.json", "w") as f:
-        json.dump(line, f)
+    launch.write_result(parasol.rank(), line)
 
 
 def silent():

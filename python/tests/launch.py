@@ -20,6 +20,15 @@ def run(np, script, *args, timeout=300, env=None):
     return proc.returncode, lines, proc.stdout + proc.stderr
 
 
+def write_result(rank, line):
+    """A worker's side of run_collecting: RESULT_DIR/resultRANK.json, whole or not at all (mpirun
+    kills the other ranks when one fails, maybe while one of them writes)."""
+    path = os.path.join(os.environ["RESULT_DIR"], f"result{rank}.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(line, f)
+    os.replace(path + ".tmp", path)
+
+
 def run_collecting(np, script, *args, timeout=120, env=None):
     """run() for a job expected to fail: each rank writes RESULT_DIR/resultRANK.json (mpirun may
     merge the lines of ranks that exit at once). Returns the exit code, those results in rank

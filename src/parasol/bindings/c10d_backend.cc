@@ -495,29 +495,43 @@ c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall_base(at::Tensor& output,
                  });
 }
 
+// One task: the inputs into one buffer, the exchange, the blocks out to the caller's tensors. (Two
+// tasks through a device tensor raced on GPUs: the second staged that tensor, on its own stream,
+// before the first had copied the exchange's result back into it.)
 c10::intrusive_ptr<c10d::Work> ParasolBackend::alltoall(std::vector<at::Tensor>& outputs,
                                                         std::vector<at::Tensor>& inputs,
                                                         const c10d::AllToAllOptions& opts) {
-  std::vector<at::Tensor> flat_in, flat_out;
-  std::vector<int64_t> in_splits, out_splits;
-  for (const at::Tensor& t : inputs) {
-    flat_in.push_back(t.reshape({-1}));
-    in_splits.push_back(t.numel());
+  const int p = getSize();
+  if (static_cast<int>(inputs.size()) != p || static_cast<int>(outputs.size()) != p) {
+    throw InvalidArgumentError(
+        fmt::format("parasol backend: all_to_all takes one input and one output per rank ({}), not {} and {}",
+                    p, inputs.size(), outputs.size()));
   }
-  for (const at::Tensor& t : outputs) out_splits.push_back(t.numel());
-  at::Tensor in = at::cat(flat_in);
-  at::Tensor out =
-      at::empty({std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0})}, in.options());
-  c10::intrusive_ptr<c10d::Work> work = alltoall_base(out, in, out_splits, in_splits, opts);
-  // The caller's tensors are filled by a last task on the worker, after the exchange.
-  std::vector<Arg> args{{out, true, false}};
-  for (const at::Tensor& t : outputs) args.push_back({t, false, true});
+  std::vector<uint64_t> send, recv;
+  std::vector<Arg> args;
+  for (const at::Tensor& t : inputs) {
+    args.push_back({t, true, false});
+    send.push_back(static_cast<uint64_t>(t.numel()));
+  }
+  for (const at::Tensor& t : outputs) {
+    args.push_back({t, false, true});
+    recv.push_back(static_cast<uint64_t>(t.numel()));
+  }
+  const milliseconds timeout = Timeout(opts.timeout);
   return Enqueue(c10d::OpType::ALLTOALL, "alltoall", std::move(args), outputs,
-                 [out_splits](comm::Context&, std::vector<at::Tensor>& host) {
+                 [p, send, recv, timeout](comm::Context& ctx, std::vector<at::Tensor>& host) {
+                   std::vector<at::Tensor> flat;
+                   for (int r = 0; r < p; ++r) flat.push_back(host[r].reshape({-1}));
+                   at::Tensor in = OnWire(at::cat(flat));
+                   const auto total = std::accumulate(recv.begin(), recv.end(), uint64_t{0});
+                   at::Tensor out = at::empty({static_cast<int64_t>(total)}, in.options());
+                   collective::Alltoallv(ctx, in.data_ptr(), send, out.data_ptr(), recv,
+                                         ParasolDType(in.scalar_type()), {.timeout_ms = timeout});
                    int64_t at = 0;
-                   for (size_t i = 0; i < out_splits.size(); ++i) {
-                     host[i + 1].copy_(host[0].narrow(0, at, out_splits[i]).view(host[i + 1].sizes()));
-                     at += out_splits[i];
+                   for (int r = 0; r < p; ++r) {
+                     const auto n = static_cast<int64_t>(recv[r]);
+                     host[p + r].copy_(out.narrow(0, at, n).view(host[p + r].sizes()));
+                     at += n;
                    }
                  });
 }
