@@ -33,27 +33,34 @@ LinearFit FitOne(PathProgram& program, modelpar::RoundEngine& engine, double lam
   // A check also comes at once when a value stopped being finite or no coordinate could be
   // drawn (priorities of NaN): both mean the updates diverged.
   bool now = true;
+  // A check: its figures recorded, and whether it ends the fit (status set).
+  auto measure = [&] {
+    check = program.Check(engine);
+    check.lambda = lambda;
+    check.rounds = engine.rounds();
+    check.updates = engine.updates();
+    check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (o.on_check) o.on_check(check);
+    if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
+      status = FitStatus::kDiverged;
+    } else if (check.relative_gap <= o.tolerance) {
+      status = FitStatus::kConverged;
+    }
+    return status != FitStatus::kRoundLimit;
+  };
   for (uint64_t since_round = engine.rounds(), since_update = engine.updates();;) {
     if (now || due(engine.rounds() - since_round, engine.updates() - since_update)) {
       now = false;
       since_round = engine.rounds();
       since_update = engine.updates();
-      check = program.Check(engine);
-      check.lambda = lambda;
-      check.rounds = engine.rounds();
-      check.updates = engine.updates();
-      check.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      if (o.on_check) o.on_check(check);
-      if (!std::isfinite(check.objective) || check.objective > 1e3 * program.null_objective() + 1) {
-        status = FitStatus::kDiverged;
-        break;
-      }
-      if (check.relative_gap <= o.tolerance) {
-        status = FitStatus::kConverged;
-        break;
-      }
+      if (measure()) break;
     }
-    if (engine.rounds() - first_round >= o.max_rounds) break;
+    if (engine.rounds() - first_round >= o.max_rounds) {
+      // The fit returned is the weights as they are: its figures must be theirs, not the last
+      // check's (which may precede every round).
+      if (engine.rounds() != since_round) measure();
+      break;
+    }
     std::span<const uint32_t> block = engine.Round();
     now = block.empty() || !program.finite();
     if (o.on_round) {

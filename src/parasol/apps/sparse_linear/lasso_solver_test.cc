@@ -237,6 +237,26 @@ TEST(Lasso, DivergenceIsReportedAtOnce) {
   EXPECT_LT(fit.last.rounds, 10000u);
 }
 
+// Stopped by the round limit between checks, the fit's figures are those of the weights it
+// returns (computed here from them), not the last check's: before, a limit reached before the
+// second check reported the objective at w = 0 beside weights that had moved.
+TEST(Lasso, AtTheRoundLimitTheFiguresAreTheReturnedWeights) {
+  const data::Dataset d = Riboflavin();
+  PathOptions o = Options(0.05 * LassoLambdaMax(d, 1.0, true));
+  o.check_every = 1000000;
+  o.max_rounds = 40;
+  o.engine.schedule = {.order = modelpar::Order::kCyclic, .schedule_size = 1, .dependency_threshold = 1};
+  const LinearFit fit = FitOnRanks(1, d, o)[0];
+  EXPECT_EQ(fit.status, FitStatus::kRoundLimit);
+  EXPECT_EQ(fit.last.rounds, 40u);
+  ASSERT_FALSE(fit.weights.empty());
+  const std::vector<double> r = Residual(d, fit);
+  double l1 = 0;
+  for (const auto& [j, w] : fit.weights) l1 += std::abs(w);
+  const double objective = Dot(r, r) / (2.0 * static_cast<double>(d.rows())) + fit.lambda * l1;
+  EXPECT_NEAR(fit.last.objective, objective, 1e-9 * objective);
+}
+
 TEST(Lasso, RejectsBadOptions) {
   const data::Dataset d = Riboflavin();
   PathOptions o = Options(0.1);
