@@ -1,0 +1,111 @@
+"""The Lasso peers of lasso_peers_bench.sh, one thread, on the files parasol reads, and one
+yardstick for every system: the relative duality gap of its coefficients, computed here.
+
+  fit SOLVER DATA LAMBDA SOLVER_TOL   one fit; prints seconds (the fit's own), objective, relative
+                                      gap, nonzeros, P(0). SOLVER: sklearn, celer, skglm, glmnet
+  gap DATA LAMBDA MODEL               the same figures for a model parasol wrote (--model)
+
+The objective is parasol's and all four peers': ||y - Xw - b||^2 / (2n) + lambda ||w||_1, with an
+unpenalised intercept b. The relative gap is (P(w) - D(nu)) / P(0), P(0) = ||y - mean y||^2 / (2n),
+with the dual point nu = r / max(1, ||X^T r||_inf / (n lambda)) built from the residual r at the
+optimal intercept (so sum r = 0 and X^T r equals the centred X's): parasol's --tolerance is this
+quantity. The duality gap depends on the dual point a solver would build (celer's extrapolated
+one is tighter than this residual's), so systems are compared at equal suboptimality: (P(w) - P*) /
+P(0), P* the least objective any run of the case reached; the gap is printed beside it.
+"""
+import os
+import sys
+import time
+import warnings
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.datasets import load_svmlight_file  # noqa: E402
+
+
+def load(path):
+    if path.endswith(".csv"):
+        with open(path) as f:
+            header = f.readline().strip().split(",")
+        data = np.loadtxt(path, delimiter=",", skiprows=1)
+        label = header.index("y")
+        return np.asfortranarray(np.delete(data, label, axis=1)), data[:, label]
+    x, y = load_svmlight_file(path)
+    return x.tocsc(), y
+
+
+def quality(x, y, lam, w):
+    """Objective and relative duality gap of coefficients w (intercept at its optimum)."""
+    n = x.shape[0]
+    xw = x @ w
+    b = float(np.mean(y - xw))
+    r = y - xw - b
+    primal = r @ r / (2 * n) + lam * np.abs(w).sum()
+    yc = y - y.mean()
+    p0 = yc @ yc / (2 * n)
+    scale = max(1.0, float(np.abs(x.T @ r).max()) / (n * lam)) if w.size else 1.0
+    nu = r / scale
+    dual = (yc @ yc - (yc - nu) @ (yc - nu)) / (2 * n)
+    return primal, (primal - dual) / p0, p0
+
+
+def fit(solver, x, y, lam, tol):
+    """Fits and returns (seconds, coefficients)."""
+    if solver == "sklearn":
+        from sklearn.linear_model import Lasso
+        model = Lasso(alpha=lam, tol=tol, max_iter=10**7, selection="cyclic")
+    elif solver == "celer":
+        from celer import Lasso
+        model = Lasso(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6)
+    elif solver == "skglm":
+        from skglm import Lasso
+        model = Lasso(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6, fit_intercept=True)
+    elif solver == "glmnet":
+        from glmnet import ElasticNet
+        model = ElasticNet(alpha=1.0, lambda_path=np.array([lam]), tol=tol, standardize=False,
+                           fit_intercept=True, n_splits=0, max_iter=10**7)
+    else:
+        raise SystemExit(f"lasso_peers.py: unknown solver {solver}")
+    if solver == "skglm":  # its first fit compiles its numba kernels: warm them up (not timed)
+        type(model)(alpha=lam, tol=1e-2, fit_intercept=True).fit(x[:, :5], y)
+    start = time.perf_counter()
+    model.fit(x, y)
+    seconds = time.perf_counter() - start
+    w = np.asarray(model.coef_path_[:, 0] if solver == "glmnet" else model.coef_, dtype=float).ravel()
+    return seconds, w
+
+
+def read_model(path, p):
+    """The last lambda's weights from a parasol model file ('feature weight' lines, from 1)."""
+    w = np.zeros(p)
+    with open(path) as f:
+        for line in f:
+            if line.startswith("lambda"):
+                w[:] = 0
+            elif line[0].isdigit():
+                j, v = line.split()
+                w[int(j) - 1] = float(v)
+    return w
+
+
+def main():
+    warnings.simplefilter("ignore")
+    mode = sys.argv[1]
+    if mode == "fit":
+        solver, path, lam, tol = sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+        x, y = load(path)
+        seconds, w = fit(solver, x, y, lam, tol)
+    elif mode == "gap":
+        path, lam, model = sys.argv[2], float(sys.argv[3]), sys.argv[4]
+        x, y = load(path)
+        seconds, w = float("nan"), read_model(model, x.shape[1])
+    else:
+        raise SystemExit(__doc__)
+    objective, gap, p0 = quality(x, y, lam, w)
+    print(f"{seconds:.6f},{objective:.17g},{gap:.6g},{np.count_nonzero(w)},{p0:.17g}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
