@@ -303,11 +303,15 @@ double ExactObjective(const Shared& s, ps::ParameterServer& server, const std::v
   return sum / static_cast<double>(s.data.ratings.size());
 }
 
-std::vector<uint64_t> Ids(uint64_t n) {
-  std::vector<uint64_t> ids(n);
-  for (uint64_t i = 0; i < n; ++i) ids[i] = i;
+// Row ids [from, to).
+std::vector<uint64_t> Range(uint64_t from, uint64_t to) {
+  std::vector<uint64_t> ids;
+  ids.reserve(to > from ? to - from : 0);
+  for (uint64_t i = from; i < to; ++i) ids.push_back(i);
   return ids;
 }
+
+std::vector<uint64_t> Ids(uint64_t n) { return Range(0, n); }
 
 // The exact objective every eval_every_ms while training runs (rank 0 only).
 class Evaluator {
@@ -401,7 +405,7 @@ class ProgressWatch {
   uint64_t Report(uint64_t next) {
     // Several workers: the row of the last clock too, whose figure is TrainMf's final state.
     const uint64_t to = std::min(s_.o.clocks, next + kLookAhead - 1);
-    std::vector<ps::Row> rows = server_.ReadLatest(kProgress, Range(next, to));
+    std::vector<ps::Row> rows = server_.ReadLatest(kProgress, Range(next, to + 1));
     auto finished = [&](uint64_t clock) {
       return rows[clock - next].DenseData<double>()[0] > s_.workers - 0.5;
     };
@@ -426,12 +430,6 @@ class ProgressWatch {
     }
     s_.o.on_clock({done - 1, s_.watched, ExactObjective(s_, server_, items_, users_)});
     return done;
-  }
-
-  static std::vector<uint64_t> Range(uint64_t from, uint64_t to) {
-    std::vector<uint64_t> ids;
-    for (uint64_t i = from; i <= to; ++i) ids.push_back(i);
-    return ids;
   }
 
   static constexpr uint64_t kLookAhead = 64;  // progress rows read at once
