@@ -32,19 +32,14 @@ FoldInSampler::FoldInSampler(const LdaParams& params, const WordTopicTable& tabl
       nk_(totals.begin(), totals.end()),
       word_alias_(params.vocab_size) {
   const uint32_t k = p_.topics;
-  double before = 0;
   for (uint32_t t = 0; t < k; ++t) alpha_.push_back(p_.Alpha(t));
-  if (!p_.topic_alpha.empty()) {
-    for (uint32_t t = 0; t < k; ++t) alpha_before_.push_back(before), before += alpha_[t];
-  }
   std::vector<uint32_t> topics(k);
   std::vector<double> weights(k);
   AliasScratch scratch;
+  for (uint32_t t = 0; t < k; ++t) topics[t] = t;
+  if (!p_.topic_alpha.empty()) topics_per_alpha_ = k / BuildAlias(topics, alpha_, alpha_alias_, scratch);
   // The smoothing part, shared by all words.
-  for (uint32_t t = 0; t < k; ++t) {
-    topics[t] = t;
-    weights[t] = p_.beta / (static_cast<double>(nk_[t]) + vbeta_);
-  }
+  for (uint32_t t = 0; t < k; ++t) weights[t] = p_.beta / (static_cast<double>(nk_[t]) + vbeta_);
   smooth_mass_ = BuildAlias(topics, weights, smooth_, scratch);
   std::vector<std::pair<uint32_t, int32_t>> pairs(table.max_slots());
   for (uint32_t w : words) {
@@ -86,18 +81,24 @@ inline uint32_t FoldInSampler::DrawWordProposal(uint32_t w, Rng& rng, uint64_t r
   return DrawAlias(alias, size, r);
 }
 
-// The topic of token floor(u) of the document when u < nd, else the topic whose share of
-// [nd, nd + sum alpha) holds u (uniform for a symmetric alpha); both are computed and one selected
-// (which one is random: a branch would mispredict).
-inline uint32_t FoldInSampler::DocProposal(const uint32_t* z, uint32_t nd, double u) const {
-  const uint32_t token = z[std::min(static_cast<uint32_t>(u), nd - 1)];
+// The topic of token floor(u) of the document when u < nd (token i, the one being sampled, at its
+// current topic s), else one drawn from u - nd, uniform in [0, sum alpha): uniform for a symmetric
+// alpha, by alpha's alias table for an asymmetric one (the entry from its integer part scaled to K,
+// the coin from its fraction). Both are computed and one selected (which one is random: a branch
+// would mispredict).
+inline uint32_t FoldInSampler::DocProposal(const uint32_t* z, uint32_t nd, uint32_t i, uint32_t s,
+                                           double u) const {
+  const uint32_t at = std::min(static_cast<uint32_t>(u), nd - 1);
+  const uint32_t token = at == i ? s : z[at];
   const double v = std::max(0.0, u - nd);
   uint32_t smooth = 0;
-  if (alpha_before_.empty()) {
+  if (alpha_alias_.empty()) {
     smooth = std::min(static_cast<uint32_t>(v / p_.alpha), p_.topics - 1);
   } else {
-    const auto at = std::upper_bound(alpha_before_.begin(), alpha_before_.end(), v);
-    smooth = static_cast<uint32_t>(std::max<ptrdiff_t>(0, at - alpha_before_.begin() - 1));
+    const double x = v * topics_per_alpha_;
+    const uint32_t entry = std::min(static_cast<uint32_t>(x), p_.topics - 1);
+    const AliasEntry& e = alpha_alias_[entry];
+    smooth = static_cast<float>(x - entry) < e.threshold ? e.topic : e.alias;
   }
   return u < nd ? token : smooth;
 }
@@ -105,8 +106,11 @@ inline uint32_t FoldInSampler::DocProposal(const uint32_t* z, uint32_t nd, doubl
 // One token: a chain of mh_steps (word proposal, doc proposal) pairs targeting
 // p(k) ~ (n_dk + alpha_k)(n_wk + beta) / (n_k + V beta), n_wk and n_k the model's (the token is not
 // counted in them), n_dk without the token. The word proposal is exactly
-// q_w(k) ~ (n_wk + beta) / (n_k + V beta), so its acceptance ratio is the document factor alone;
-// the doc proposal q_d(k) ~ n_dk + alpha_k counts the token at its current topic.
+// q_w(k) ~ (n_wk + beta) / (n_k + V beta), so its acceptance ratio is the document factor alone.
+// The doc proposal q_d(k | s) ~ n_dk + [k = s] + alpha_k counts the token at its current topic s;
+// its ratio q_d(s | t) / q_d(t | s) then cancels the document factor, leaving the word's. (Counting
+// the token where the chain started instead, as this sampler did, made each step's kernel depend
+// on the chain's start: a cell of the 3-topic test's posterior was off by 0.026.)
 void FoldInSampler::SampleDoc(const DocTokens& doc, const WordTopicTable& table, Rng& rng) {
   const uint32_t nd = doc.size;
   uint32_t* z = doc.z;
@@ -123,15 +127,11 @@ void FoldInSampler::SampleDoc(const DocTokens& doc, const WordTopicTable& table,
         const double ndt = ndk_[t] - (t == s0);
         if (rng.Uniform() * (nds + alpha[s]) < ndt + alpha[t]) s = t, nds = ndt;
       }
-      t = DocProposal(z, nd, rng.Uniform() * doc_mass);
+      t = DocProposal(z, nd, i, s, rng.Uniform() * doc_mass);
       if (t != s) {
-        const double ex_t = t == s0, ex_s = s == s0;
-        const double ndt = ndk_[t] - ex_t;
-        const double num = (ndt + alpha[t]) * (table.Get(w, t) + beta) *
-                           (static_cast<double>(nk_[s]) + vbeta) * (nds + ex_s + alpha[s]);
-        const double den = (nds + alpha[s]) * (table.Get(w, s) + beta) *
-                           (static_cast<double>(nk_[t]) + vbeta) * (ndt + ex_t + alpha[t]);
-        if (rng.Uniform() * den < num) s = t, nds = ndt;
+        const double num = (table.Get(w, t) + beta) * (static_cast<double>(nk_[s]) + vbeta);
+        const double den = (table.Get(w, s) + beta) * (static_cast<double>(nk_[t]) + vbeta);
+        if (rng.Uniform() * den < num) s = t, nds = ndk_[t] - (t == s0);
       }
     }
     if (s != s0) {

@@ -49,15 +49,16 @@ class FoldInSampler {
     uint32_t size, begin, end;
   };
   void SampleDoc(const DocTokens& doc, const WordTopicTable& table, Rng& rng);
-  uint32_t DocProposal(const uint32_t* z, uint32_t nd, double u) const;
+  uint32_t DocProposal(const uint32_t* z, uint32_t nd, uint32_t i, uint32_t s, double u) const;
   uint32_t DrawWordProposal(uint32_t w, Rng& rng, uint64_t alias_random) const;
 
   LdaParams p_;
   double vbeta_;
-  std::vector<int32_t> ndk_;          // the current document's topic counts
-  std::vector<int64_t> nk_;           // the model's topic totals
-  std::vector<double> alpha_;         // alpha_k
-  std::vector<double> alpha_before_;  // sum of alpha_j, j < k (asymmetric alpha)
+  std::vector<int32_t> ndk_;             // the current document's topic counts
+  std::vector<int64_t> nk_;              // the model's topic totals
+  std::vector<double> alpha_;            // alpha_k
+  std::vector<AliasEntry> alpha_alias_;  // over alpha_k (asymmetric alpha), as the trainer's
+  double topics_per_alpha_ = 0;          // K / sum alpha
   // Word proposals: alias tables over each word's nonzero topics (weight n_wk / (n_k + V beta))
   // plus one shared table over all topics (weight beta / (n_k + V beta)).
   struct WordAlias {
