@@ -35,17 +35,9 @@ int ExitCode(const Error& e) {
   }
 }
 
-// The rank mpirun (or srun) gave this process, if one did.
-const char* LauncherRank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    if (const char* rank = std::getenv(var)) return rank;
-  }
-  return nullptr;
-}
-
 // Under mpirun every rank parses the same command line: one of them reports a usage error.
 bool ReportsUsageErrors() {
-  const char* rank = LauncherRank();
+  const char* rank = comm::LauncherRank();
   return rank == nullptr || std::string_view(rank) == "0";
 }
 
@@ -145,7 +137,7 @@ void KeepFreedMemory() {
 
 bool StdoutIsATerminal() {
   // mpirun hands its ranks a pseudo-terminal even when its own output goes to a file.
-  return isatty(STDOUT_FILENO) != 0 && LauncherRank() == nullptr;
+  return isatty(STDOUT_FILENO) != 0 && !comm::StartedByLauncher();
 }
 
 void ConfigureApp(CLI::App& app) {

@@ -42,7 +42,10 @@ class MpiRuntime {
   bool started_ = false;
 };
 
-// Whether a launcher started this process as a rank of a job (its environment says so).
-bool StartedByLauncher();
+// The rank a launcher (mpirun, srun) gave this process, as its environment names it (OpenMPI's,
+// PMIx's or PMI's variable), or nullptr when no launcher started it.
+const char* LauncherRank();
+// Whether a launcher started this process as a rank of a job.
+inline bool StartedByLauncher() { return LauncherRank() != nullptr; }
 
 }  // namespace parasol::comm

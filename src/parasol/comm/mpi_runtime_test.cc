@@ -14,7 +14,7 @@ namespace {
 // Runs with no launcher's variables in the environment (ctest's), and restores any it sets.
 class LauncherEnvironment {
  public:
-  explicit LauncherEnvironment(const char* var) : var_(var) { setenv(var_, "0", 1); }
+  explicit LauncherEnvironment(const char* var) : var_(var) { setenv(var_, "3", 1); }
   ~LauncherEnvironment() { unsetenv(var_); }
 
  private:
@@ -23,11 +23,14 @@ class LauncherEnvironment {
 
 TEST(MpiRuntime, ALauncherIsKnownByItsEnvironment) {
   ASSERT_FALSE(StartedByLauncher()) << "run the test outside mpirun";
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
     LauncherEnvironment launched(var);
     EXPECT_TRUE(StartedByLauncher()) << var;
+    ASSERT_NE(LauncherRank(), nullptr) << var;
+    EXPECT_STREQ(LauncherRank(), "3") << var;
   }
   EXPECT_FALSE(StartedByLauncher());
+  EXPECT_EQ(LauncherRank(), nullptr);
 }
 
 // Alone, without a launcher: one rank and no MPI, over a transport that carries messages to itself.

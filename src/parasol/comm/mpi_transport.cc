@@ -343,11 +343,11 @@ std::unique_ptr<Transport> MpiTransport::Split(int color, Deadline deadline) {
   return std::make_unique<MpiTransport>(part);
 }
 
-bool StartedByLauncher() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
-    if (std::getenv(var) != nullptr) return true;
+const char* LauncherRank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* rank = std::getenv(var)) return rank;
   }
-  return false;
+  return nullptr;
 }
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv, MpiStart start) {
