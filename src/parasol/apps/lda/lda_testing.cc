@@ -9,6 +9,29 @@
 
 namespace parasol::apps::lda::testing {
 
+namespace {
+
+// Appends `docs` documents of `doc_length` tokens to s.corpus: each document's topic proportions
+// from Dirichlet(alpha) (a gamma draw per topic plus `floor`, so that no topic weighs 0), each
+// token's topic from them and its word from s.topics.
+void DrawDocuments(SyntheticLda& s, const std::vector<double>& alpha, uint32_t docs, uint32_t doc_length,
+                   double floor, std::mt19937_64& rng) {
+  std::vector<std::discrete_distribution<uint32_t>> word_of;
+  for (const auto& p : s.topics) word_of.emplace_back(p.begin(), p.end());
+  std::vector<uint32_t> doc;
+  std::vector<double> theta(alpha.size());
+  for (uint32_t d = 0; d < docs; ++d) {
+    for (size_t t = 0; t < alpha.size(); ++t)
+      theta[t] = std::gamma_distribution<double>(alpha[t], 1.0)(rng) + floor;
+    std::discrete_distribution<uint32_t> topic_of(theta.begin(), theta.end());
+    doc.clear();
+    for (uint32_t i = 0; i < doc_length; ++i) doc.push_back(word_of[topic_of(rng)](rng));
+    s.corpus.AddDocument(std::to_string(d), doc);
+  }
+}
+
+}  // namespace
+
 SyntheticLda GenerateLda(uint32_t k, uint32_t v, uint32_t docs, uint32_t doc_length, double alpha,
                          uint64_t seed) {
   return GenerateLda(std::vector<double>(k, alpha), v, docs, doc_length, seed);
@@ -29,17 +52,7 @@ SyntheticLda GenerateLda(const std::vector<double>& alpha, uint32_t v, uint32_t 
     for (double& x : p) x /= sum;
     s.topics.push_back(p);
   }
-  std::vector<std::discrete_distribution<uint32_t>> word_of;
-  for (const auto& p : s.topics) word_of.emplace_back(p.begin(), p.end());
-  std::vector<uint32_t> doc;
-  for (uint32_t d = 0; d < docs; ++d) {
-    std::vector<double> theta(k);
-    for (uint32_t t = 0; t < k; ++t) theta[t] = std::gamma_distribution<double>(alpha[t], 1.0)(rng) + 1e-12;
-    std::discrete_distribution<uint32_t> topic_of(theta.begin(), theta.end());
-    doc.clear();
-    for (uint32_t i = 0; i < doc_length; ++i) doc.push_back(word_of[topic_of(rng)](rng));
-    s.corpus.AddDocument(std::to_string(d), doc);
-  }
+  DrawDocuments(s, alpha, docs, doc_length, 1e-12, rng);
   return s;
 }
 
@@ -48,25 +61,14 @@ SyntheticLda DrawLda(const std::vector<double>& alpha, double beta, uint32_t v, 
   std::mt19937_64 rng(seed);
   SyntheticLda s;
   for (uint32_t w = 0; w < v; ++w) s.corpus.vocab.push_back(fmt::format("w{}", w));
-  std::vector<std::discrete_distribution<uint32_t>> word_of;
   for (size_t t = 0; t < alpha.size(); ++t) {
     std::vector<double> phi(v);
     double sum = 0;
     for (double& x : phi) sum += x = std::gamma_distribution<double>(beta, 1.0)(rng) + 1e-300;
     for (double& x : phi) x /= sum;
-    word_of.emplace_back(phi.begin(), phi.end());
     s.topics.push_back(std::move(phi));
   }
-  std::vector<uint32_t> doc;
-  std::vector<double> theta(alpha.size());
-  for (uint32_t d = 0; d < docs; ++d) {
-    for (size_t t = 0; t < alpha.size(); ++t)
-      theta[t] = std::gamma_distribution<double>(alpha[t], 1.0)(rng) + 1e-300;
-    std::discrete_distribution<uint32_t> topic_of(theta.begin(), theta.end());
-    doc.clear();
-    for (uint32_t i = 0; i < doc_length; ++i) doc.push_back(word_of[topic_of(rng)](rng));
-    s.corpus.AddDocument(std::to_string(d), doc);
-  }
+  DrawDocuments(s, alpha, docs, doc_length, 1e-300, rng);
   return s;
 }
 
