@@ -12,7 +12,7 @@ import csv
 import os
 import statistics
 
-SYSTEMS = ["parasol", "glmnet", "celer", "skglm", "sklearn"]
+SYSTEMS = ["parasol", "glmnet", "liblinear", "celer", "skglm", "sklearn"]
 
 
 def load(out):
