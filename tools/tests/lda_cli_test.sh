@@ -158,7 +158,8 @@ assert abs(sums[-1] - sum(alpha)) < 1e-4 * sum(alpha), (sums[-1], sum(alpha))
 topics = open(f"{d}/topics.txt").readlines()
 assert all(f", alpha {float(t.split(', alpha ')[1].split(',')[0]):.4g}" in t for t in topics), topics[0]
 lines = open(infer).readlines()
-assert len(lines) == 50 and all(0 < sum(float(p.split(":")[1]) for p in l.split()[1:]) <= 1.0001 for l in lines)
+# Each proportion is printed to 4 decimals: 20 of them can sum to 1 + 20 x 0.00005.
+assert len(lines) == 50 and all(0 < sum(float(p.split(":")[1]) for p in l.split()[1:]) <= 1.001 for l in lines)
 PY
     fail "--optimize-interval"
 else
