@@ -25,18 +25,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL
     os.environ.setdefault(var, "1")
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from sklearn.datasets import load_svmlight_file  # noqa: E402
-
-
-def load(path):
-    if path.endswith(".csv"):
-        with open(path) as f:
-            header = f.readline().strip().split(",")
-        data = np.loadtxt(path, delimiter=",", skiprows=1)
-        label = header.index("y")
-        return np.asfortranarray(np.delete(data, label, axis=1)), data[:, label]
-    x, y = load_svmlight_file(path)
-    return x.tocsc(), y
+from lasso_sklearn import load  # noqa: E402  (one reader of the CSV and LIBSVM files)
 
 
 def quality(x, y, lam, w):
