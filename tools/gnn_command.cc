@@ -179,11 +179,11 @@ int GnnCommand::Run(comm::MpiRuntime* mpi) {
       o_.patience > 0 ? " (lowest validation loss)" : "", last, r.stopped_early ? " (stopped early)" : "",
       r.seconds, at.val_accuracy, at.test_accuracy);
   if (!model_file_.empty()) {
-    apps::gnn::WriteGnnModel(ctx.files(), model_file_,
+    apps::gnn::WriteGnnModel(ctx.env().files(), model_file_,
                              {.model = model_, .widths = widths, .parameters = r.parameters});
   }
   if (!predictions_.empty()) {
-    WriteFileAtomically(ctx.files(), predictions_, [&](std::ostream& out) {
+    WriteFileAtomically(ctx.env().files(), predictions_, [&](std::ostream& out) {
       for (size_t v = 0; v < r.predictions.size(); ++v) {
         out << fmt::format("{} {} {} {}\n", v, r.predictions[v], labels[v], apps::gnn::SplitName(splits[v]));
       }

@@ -163,7 +163,7 @@ class MfCommand : public Command {
       std::cout << fmt::format("test RMSE {:.6f} on {} ratings of {}\n",
                                apps::mf::Rmse(model, *test_ratings_), test_ratings_->ratings.size(), test_);
     }
-    if (!model_.empty()) apps::mf::WriteMfModel(ctx.files(), model_, model);
+    if (!model_.empty()) apps::mf::WriteMfModel(ctx.env().files(), model_, model);
   }
 
   MfFlags flags_;

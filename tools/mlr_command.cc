@@ -186,7 +186,7 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
   const apps::mlr::MlrResult r = apps::mlr::TrainMlr(ctx, d, test.get(), o_, on_epoch);
   if (!root) return 0;
   if (csv) csv->Commit();
-  if (!model_.empty()) apps::mlr::WriteMlrModel(ctx.files(), model_, r.model);
+  if (!model_.empty()) apps::mlr::WriteMlrModel(ctx.env().files(), model_, r.model);
   if (r.epochs.empty()) {
     std::cout << fmt::format("final: the checkpoint is at epoch {} already ({} steps)\n", r.first_epoch - 1,
                              r.steps);

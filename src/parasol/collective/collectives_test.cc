@@ -242,7 +242,11 @@ TEST_P(RankCount, BarrierWaitsForEveryRank) {
   InProcessWorld world(n);
   std::atomic<int> arrived{0};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    if (ctx.rank() == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // The last rank comes once every other one waits inside the barrier: a barrier that let them
+    // through early would have them see fewer than n arrivals.
+    if (ctx.rank() == n - 1) {
+      comm::testing::WaitUntil([&] { return world.waiting() == n - 1; }, "the other ranks in the barrier");
+    }
     arrived.fetch_add(1);
     Barrier(ctx);
     EXPECT_EQ(arrived.load(), n);

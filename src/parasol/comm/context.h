@@ -10,17 +10,18 @@
 
 #include "parasol/comm/transport.h"
 #include "parasol/core/deadline.h"
-#include "parasol/core/file_system.h"
+#include "parasol/core/env.h"
 
 namespace parasol::comm {
 
 struct ContextOptions {
   // Deadline for blocking calls that are not given one.
   std::chrono::milliseconds timeout_ms{60000};
-  // What this rank writes its checkpoints and files through (LevelDB's Env, files only): a test
-  // puts a FaultyFileSystem here to fail any writer's disk. Null: the machine's own. Must outlive
-  // the context and every context made from it.
-  FileSystem* file_system = nullptr;
+  // What this rank reaches the machine through: the files its checkpoints and models are written
+  // through, the clock its polls and injected delays run on. A test puts a FaultyFileSystem here
+  // to fail any writer's disk, or a ManualClock to drive time. What it names must outlive the
+  // context and every context made from it.
+  Env env;
 };
 
 // Threading: collective calls on one Context must come from one thread at a time (they share a
@@ -37,8 +38,8 @@ class Context {
   // thread uses this context.
   void set_timeout(std::chrono::milliseconds timeout) { options_.timeout_ms = timeout; }
   Deadline DefaultDeadline() const { return Deadline::After(options_.timeout_ms); }
-  // The file system of ContextOptions, or the local one.
-  FileSystem& files() { return options_.file_system ? *options_.file_system : local_files_; }
+  // The Env of ContextOptions; contexts made from this one (Duplicate, Split) share it.
+  Env& env() { return options_.env; }
 
   // Position of the next collective call on this context; all ranks call collectives in the
   // same order, so equal numbers identify the same call.
@@ -64,7 +65,6 @@ class Context {
  private:
   std::unique_ptr<Transport> transport_;
   ContextOptions options_;
-  LocalFileSystem local_files_;  // stateless: one per context costs nothing
   uint64_t sequence_ = 0;
   // A small index per state type, the same for every Context.
   static size_t NextStateSlot();

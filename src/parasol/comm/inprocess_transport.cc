@@ -17,7 +17,7 @@
 
 namespace parasol::comm {
 
-using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::TimePoint;
 
 namespace {
 
@@ -42,7 +42,7 @@ struct Envelope {
   std::vector<std::byte> copy;  // eager copy
   size_t bytes;
   std::shared_ptr<SendState> send;
-  Clock::time_point visible_at;
+  TimePoint visible_at;
   bool held = false;  // delayed, and no waiter has been woken for it since it became visible
 };
 
@@ -84,15 +84,24 @@ struct FaultState {
 }  // namespace
 
 struct InProcessWorld::Impl {
-  Impl(int n, InProcessOptions o) : size(n), options(o), killed(static_cast<size_t>(n), false) {
+  Impl(int n, InProcessOptions o)
+      : size(n),
+        options(o),
+        clock(o.clock != nullptr ? *o.clock : system_clock),
+        killed(static_cast<size_t>(n), false) {
     std::vector<int> all(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
     comms.push_back(std::make_unique<Comm>(std::move(all)));
+    if (clock.driven()) listener = clock.AddListener([this] { TimeMoved(); });
   }
+  ~Impl() { clock.RemoveListener(listener); }
 
   Mutex mu;
   const int size;
   const InProcessOptions options;
+  SystemClock system_clock;
+  Clock& clock;  // the delays' clock
+  uint64_t listener = 0;
   std::vector<std::unique_ptr<Comm>> comms PARASOL_GUARDED_BY(mu);
   std::map<std::pair<int, int>, int> duplicate_of PARASOL_GUARDED_BY(mu);  // (comm, k-th duplicate) -> comm
   std::map<std::tuple<int, int, int>, int> split_of
@@ -102,6 +111,7 @@ struct InProcessWorld::Impl {
   std::vector<bool> killed PARASOL_GUARDED_BY(mu);
   std::vector<FaultState> faults PARASOL_GUARDED_BY(mu);
   uint64_t messages_sent PARASOL_GUARDED_BY(mu) = 0;
+  int waiting PARASOL_GUARDED_BY(mu) = 0;  // calls blocked in WaitForEvent
 
   Mailbox& box(int comm, int rank) PARASOL_REQUIRES(mu) {
     return comms[static_cast<size_t>(comm)]->boxes[static_cast<size_t>(rank)];
@@ -119,6 +129,25 @@ struct InProcessWorld::Impl {
   static void Bump(Mailbox& b) {
     ++b.epoch;
     b.cv.NotifyAll();
+  }
+
+  // A driven clock moved: delayed messages it reached become visible and their waiters wake, as
+  // the waiters of the machine's clock wake at the messages' times.
+  void TimeMoved() PARASOL_EXCLUDES(mu) {
+    MutexLock lock(mu);
+    const TimePoint now = clock.Now();
+    for (size_t c = 0; c < comms.size(); ++c) {
+      auto& boxes = comms[c]->boxes;
+      for (size_t r = 0; r < boxes.size(); ++r) {
+        for (auto& e : boxes[r].inbox) {
+          if (e.held && e.visible_at <= now) {
+            e.held = false;
+            Bump(boxes[r]);
+          }
+        }
+        Deliver(static_cast<int>(c), static_cast<int>(r), now);
+      }
+    }
   }
 
   void BumpAll() PARASOL_REQUIRES(mu) {
@@ -145,7 +174,7 @@ struct InProcessWorld::Impl {
   // Matches posted receives of (comm, rank) with visible messages, in MPI order: per (src, tag)
   // the first message goes to the first receive; a delayed message holds back later ones from
   // the same sender and tag.
-  void Deliver(int comm, int rank, Clock::time_point now) PARASOL_REQUIRES(mu) {
+  void Deliver(int comm, int rank, TimePoint now) PARASOL_REQUIRES(mu) {
     Mailbox& b = box(comm, rank);
     std::set<std::pair<int, Tag>> blocked;
     bool changed = false;
@@ -230,7 +259,7 @@ class InProcessTransport : public Transport {
       state->done = true;  // it left this rank and was lost on the way
       return req;
     }
-    Envelope e{rank_, tag, static_cast<const std::byte*>(data), {}, bytes, state, Clock::now()};
+    Envelope e{rank_, tag, static_cast<const std::byte*>(data), {}, bytes, state, w_->clock.Now()};
     if (fault) {
       e.visible_at += fault->delay_ms;
       e.held = true;
@@ -242,7 +271,7 @@ class InProcessTransport : public Transport {
     Mailbox& dst = w_->box(comm_, peer);
     dst.inbox.push_back(std::move(e));
     InProcessWorld::Impl::Bump(dst);
-    w_->Deliver(comm_, peer, Clock::now());
+    w_->Deliver(comm_, peer, w_->clock.Now());
     return req;
   }
 
@@ -256,7 +285,7 @@ class InProcessTransport : public Transport {
     state->buf = static_cast<std::byte*>(data);
     state->bytes = bytes;
     w_->box(comm_, rank_).posted.push_back(state);
-    w_->Deliver(comm_, rank_, Clock::now());
+    w_->Deliver(comm_, rank_, w_->clock.Now());
     return Request{Request::Kind::kRecv, peer, tag, bytes, 0, state};
   }
 
@@ -269,7 +298,7 @@ class InProcessTransport : public Transport {
       return true;
     }
     if (req.kind != Request::Kind::kRecv) throw InvalidArgumentError("Test: not a transport request");
-    w_->Deliver(comm_, rank_, Clock::now());
+    w_->Deliver(comm_, rank_, w_->clock.Now());
     auto r = std::static_pointer_cast<RecvState>(req.state);
     if (!r->done) return false;
     req.Reset();
@@ -284,7 +313,7 @@ class InProcessTransport : public Transport {
     MutexLock lock(w_->mu);
     CheckAlive("receive");
     Mailbox& b = w_->box(comm_, rank_);
-    auto now = Clock::now();
+    auto now = w_->clock.Now();
     // The first message with this tag from each sender is the only one of that sender's that may
     // be taken (a delayed one holds back the ones behind it).
     std::set<int> seen;
@@ -331,27 +360,30 @@ class InProcessTransport : public Transport {
     Mailbox& b = w_->box(comm_, rank_);
     // A delayed message becoming visible is an event like an arrival: the caller may have looked
     // (tested its receives, polled) just before, and would otherwise sleep past it to the deadline.
-    auto now = Clock::now();
+    auto now = w_->clock.Now();
     auto wake = until.time();
     for (auto& e : b.inbox) {
       if (!e.held) continue;
       if (e.visible_at > now) {
-        wake = std::min(wake, e.visible_at);
+        // A driven clock's time is not the machine's: its move wakes this wait (TimeMoved).
+        if (!w_->clock.driven()) wake = std::min(wake, e.visible_at);
       } else {
         e.held = false;
         InProcessWorld::Impl::Bump(b);
       }
     }
     if (b.epoch != epoch || wake <= now) return;
+    ++w_->waiting;
     while (b.epoch == epoch && b.cv.WaitUntil(w_->mu, wake)) {
     }
+    --w_->waiting;
   }
 
   bool WaitSleeps() const override { return true; }
 
   std::optional<Tag> ProbeUnexpected(int peer) override {
     MutexLock lock(w_->mu);
-    auto now = Clock::now();
+    auto now = w_->clock.Now();
     for (const auto& e : w_->box(comm_, rank_).inbox) {
       if (e.src == peer && e.visible_at <= now) return e.tag;
     }
@@ -564,9 +596,14 @@ void InProcessWorld::Impl::Kill(int rank) {
       }
     }
     dead.inbox.clear();
-    for (int r = 0; r < static_cast<int>(world.size()); ++r) Deliver(static_cast<int>(c), r, Clock::now());
+    for (int r = 0; r < static_cast<int>(world.size()); ++r) Deliver(static_cast<int>(c), r, clock.Now());
   }
   BumpAll();
+}
+
+int InProcessWorld::waiting() const {
+  MutexLock lock(impl_->mu);
+  return impl_->waiting;
 }
 
 uint64_t InProcessWorld::messages_sent() const {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "parasol/comm/transport.h"
+#include "parasol/core/clock.h"
 
 namespace parasol::comm {
 
@@ -33,6 +34,9 @@ struct InProcessOptions {
   // for large messages, so a schedule that relies on buffering or overwrites a buffer that is
   // still being sent fails here too. true (eager): data is copied at send time.
   bool eager = false;
+  // The clock MessageFault's delays run on; null: the machine's. A test drives a ManualClock to
+  // make a delayed message visible at the step it chooses. Must outlive the world's transports.
+  Clock* clock = nullptr;
 };
 
 class InProcessWorld {
@@ -52,6 +56,9 @@ class InProcessWorld {
   void KillRank(int rank);
   // Messages handed to the world so far (dropped ones included).
   uint64_t messages_sent() const;
+  // Calls now blocked in WaitForEvent: how a test knows that ranks wait for a message (in a
+  // barrier, for a late rank) before it lets that message come, instead of sleeping and hoping.
+  int waiting() const;
 
   struct Impl;
 

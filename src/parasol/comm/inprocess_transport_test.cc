@@ -98,8 +98,10 @@ TEST(InProcessTransport, DelayedMessageHoldsBackLaterOnesWithSameTag) {
 
 // A receiver that looked for a delayed message just before it became visible, then waits, must
 // be woken: the collectives and the parameter server poll, then wait on the epoch they read first.
+// The delay runs on a driven clock, so the message becomes visible exactly when the test says.
 TEST(InProcessTransport, ADelayedMessageBecomingVisibleWakesAWaiterThatLookedBefore) {
-  InProcessWorld world(2, {.eager = true});
+  ManualClock clock;
+  InProcessWorld world(2, {.eager = true, .clock = &clock});
   world.AddFault({.action = MessageFault::Action::kDelay, .src = 0, .dst = 1, .delay_ms = 20ms});
   auto t0 = world.CreateTransport(0);
   auto t1 = world.CreateTransport(1);
@@ -108,9 +110,14 @@ TEST(InProcessTransport, ADelayedMessageBecomingVisibleWakesAWaiterThatLookedBef
   Send(*t0, 1, 4, {7});
   const uint64_t epoch = t1->Epoch();
   ASSERT_FALSE(t1->Test(recv));  // not visible yet
-  std::this_thread::sleep_for(60ms);
-  // Now it is: waiting must return at once as an event (the epoch moves), not sleep to the deadline.
-  t1->WaitForEvent(epoch, Deadline::After(2000ms));
+  clock.Advance(19ms);
+  ASSERT_FALSE(t1->Test(recv));  // still not: 19 of 20 ms
+  EXPECT_EQ(t1->Epoch(), epoch);
+  std::thread waiter([&] { t1->WaitForEvent(epoch, Deadline::After(60s)); });
+  // The waiter is asleep on the epoch it read before the message became visible.
+  comm::testing::WaitUntil([&] { return world.waiting() == 1; }, "rank 1 waiting for an event");
+  clock.Advance(1ms);
+  waiter.join();  // woken by the message becoming visible, not by its 60 s deadline
   EXPECT_NE(t1->Epoch(), epoch);
   EXPECT_TRUE(t1->Test(recv));
   EXPECT_EQ(got, 7);
@@ -260,7 +267,8 @@ TEST(InProcessTransport, ProbeSeesUnreceivedMessage) {
 }
 
 TEST(InProcessTransport, TryReceiveTakesAnySizeFromAnySenderInOrder) {
-  InProcessWorld world(3);
+  ManualClock clock;
+  InProcessWorld world(3, {.clock = &clock});
   world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .count = 1, .delay_ms = 100ms});
   auto t0 = world.CreateTransport(0);
   auto t1 = world.CreateTransport(1);
@@ -275,7 +283,9 @@ TEST(InProcessTransport, TryReceiveTakesAnySizeFromAnySenderInOrder) {
   EXPECT_EQ(first->data.size(), 8u);
   EXPECT_FALSE(t0->TryReceive(40));  // rank 1's are not visible yet
   EXPECT_FALSE(t0->TryReceive(41));
-  std::this_thread::sleep_for(120ms);
+  clock.Advance(99ms);
+  EXPECT_FALSE(t0->TryReceive(40));  // nor after 99 of the 100 ms
+  clock.Advance(1ms);
   auto second = t0->TryReceive(40);
   ASSERT_TRUE(second);
   EXPECT_EQ(second->src, 1);

@@ -410,8 +410,7 @@ TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
     more.resume_dir = dir;
     more.steps = 4;
     InProcessWorld world(1);
-    const auto errors =
-        RunRanks(world, [&](comm::Context& ctx) { Train(ctx, more); }, {.file_system = &faulty});
+    const auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, more); }, {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt"));
     more.checkpoint_dir.clear();
     TrainResult r;

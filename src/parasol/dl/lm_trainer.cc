@@ -175,10 +175,10 @@ void SaveLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, const LmO
             const TransformerOptions& shape, int64_t steps_done) {
   sync.Flush();
   comm::Context& world = g.world();
-  WriteRankTensors(world.files(), o.checkpoint_dir, world.rank(), steps_done, RankState(sync, experts));
+  WriteRankTensors(world.env().files(), o.checkpoint_dir, world.rank(), steps_done, RankState(sync, experts));
   collective::Barrier(world);  // every rank's file is whole
   if (world.rank() == 0) {
-    WriteCheckpointMeta(world.files(), o.checkpoint_dir,
+    WriteCheckpointMeta(world.env().files(), o.checkpoint_dir,
                         {.step = steps_done,
                          .ranks = world.size(),
                          .tensor_parallel = g.tensor_parallel(),

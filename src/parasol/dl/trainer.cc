@@ -130,7 +130,7 @@ void Checkpoint(comm::Context& ctx, GradSync& sync, Model& model, const TrainOpt
   torch::Tensor momentum = sync.GatherMomentum();  // collective
   if (ctx.rank() == 0) {
     const NoiseScale::State n = noise.state();
-    WriteCheckpoint(ctx.files(), o.checkpoint_dir,
+    WriteCheckpoint(ctx.env().files(), o.checkpoint_dir,
                     {.model = o.model,
                      .step = at.step,
                      .progress = at.progress,
@@ -337,7 +337,7 @@ void WritePredictions(comm::Context& ctx, const std::string& path, const TensorD
   std::vector<int64_t> predicted(static_cast<size_t>(test.size()), -1);
   for (size_t k = 0; k + 1 < pairs.size(); k += 2) predicted[static_cast<size_t>(pairs[k])] = pairs[k + 1];
   const torch::Tensor labels = test.labels.to(torch::kCPU).to(torch::kInt64).contiguous();
-  WriteFileAtomically(ctx.files(), path, [&](std::ostream& out) {
+  WriteFileAtomically(ctx.env().files(), path, [&](std::ostream& out) {
     for (size_t s = 0; s < predicted.size(); ++s)
       out << fmt::format("{} {} {}\n", s, predicted[s], labels.data_ptr<int64_t>()[s]);
   });

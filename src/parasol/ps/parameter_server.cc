@@ -25,7 +25,7 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
     : rank_(ctx.rank()),
       size_(ctx.size()),
       options_(options),
-      fs_(options.file_system != nullptr ? *options.file_system : ctx.files()),
+      fs_(options.file_system != nullptr ? *options.file_system : ctx.env().files()),
       shard_(ctx.rank(), ctx.size(), fs_) {
   if (options_.workers_per_process < 1) {
     throw InvalidArgumentError(
@@ -201,9 +201,9 @@ void ParameterServer::Idle(uint64_t epoch, int& idle_rounds, int& spin_rounds) {
   if (++idle_rounds < 16) {
     sched_yield();
   } else if (options_.idle_sleep.count() > 0) {
-    std::this_thread::sleep_for(options_.idle_sleep);
+    messages_->env().clock().SleepFor(options_.idle_sleep);
   } else {
-    std::this_thread::sleep_for(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
+    messages_->env().clock().SleepFor(std::chrono::microseconds(idle_rounds < 2000 ? 20 : 200));
   }
 }
 
@@ -263,7 +263,7 @@ void ParameterServer::Shutdown() {
       if (outbox_.empty()) break;
     }
     if (deadline.Expired()) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    messages_->env().clock().SleepFor(std::chrono::microseconds(100));
   }
   std::exception_ptr error;
   try {

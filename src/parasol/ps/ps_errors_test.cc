@@ -93,7 +93,9 @@ TEST(PsErrors, AbortDuringABarrierEndsItWithTheReason) {
     }
     auto w = ps.CreateWorker(0);
     std::thread stopper([&] {
-      std::this_thread::sleep_for(200ms);  // the worker is in the barrier by then (or arrives after)
+      // Three waits for messages: the two parameter servers' loops (between their polls) and this
+      // worker, in the barrier; without the worker there are at most two.
+      comm::testing::WaitUntil([&] { return world.waiting() >= 3; }, "the worker in the barrier");
       ps.Abort("stopped by the operator");
       aborted = true;
     });

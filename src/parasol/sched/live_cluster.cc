@@ -18,8 +18,6 @@
 namespace parasol::sched {
 namespace {
 
-using Clock = Deadline::Clock;
-
 // An in-place batch change costs a step's flush, but the model's goodput is a fit: smaller
 // predicted gains are noise that would flip the batch back and forth.
 constexpr double kMinBatchGain = 1.05;
@@ -31,13 +29,18 @@ bool Finished(const LiveJob& j) {
 class LiveRun {
  public:
   LiveRun(const std::vector<LiveJobSpec>& specs, Policy& policy, const LiveOptions& o)
-      : policy_(policy), o_(o), origin_(Clock::now()), multi_host_(!o.hosts.empty()), hosts_(o.hosts) {
+      : policy_(policy),
+        o_(o),
+        clock_(o.clock != nullptr ? *o.clock : system_clock_),
+        origin_(clock_.Now()),
+        multi_host_(!o.hosts.empty()),
+        hosts_(o.hosts) {
     for (const LiveJobSpec& s : specs) {
       if (!o.adaptive && s.replicas > Capacity()) {
         throw InvalidArgumentError(
             fmt::format("job {} asks for {} GPUs; the cluster has {}", s.name, s.replicas, Capacity()));
       }
-      jobs_.push_back(std::make_unique<LiveJob>(s, o.launch, o.adaptive, origin_));
+      jobs_.push_back(std::make_unique<LiveJob>(s, o.launch, o.adaptive, clock_, origin_));
     }
   }
 
@@ -68,13 +71,14 @@ class LiveRun {
         last_schedule = now;
         last_active = std::move(names);
       }
-      std::this_thread::sleep_for(std::chrono::duration<double>(o_.poll_s));
+      clock_.SleepFor(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o_.poll_s)));
     }
     return Result();
   }
 
  private:
-  double Now() const { return std::chrono::duration<double>(Clock::now() - origin_).count(); }
+  double Now() const { return std::chrono::duration<double>(clock_.Now() - origin_).count(); }
 
   int Capacity() const { return multi_host_ ? static_cast<int>(hosts_.size()) * hosts_[0].slots : o_.gpus; }
   ClusterSpec Cluster() const {
@@ -324,7 +328,9 @@ class LiveRun {
 
   Policy& policy_;
   const LiveOptions& o_;
-  Clock::time_point origin_;
+  SystemClock system_clock_;
+  Clock& clock_;
+  Clock::TimePoint origin_;
   std::vector<std::unique_ptr<LiveJob>> jobs_;
   Allocations current_;  // node indices into hosts_ (0: this machine, without hosts)
   const bool multi_host_;

@@ -91,9 +91,14 @@ std::vector<LiveJobSpec> ReadLiveJobs(const std::string& path) {
   return jobs;
 }
 
-LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive,
-                 Deadline::Clock::time_point origin)
-    : spec_(std::move(spec)), launch_(launch), adaptive_(adaptive), origin_(origin), batch_(spec_.batch) {
+LiveJob::LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Clock& clock,
+                 Clock::TimePoint origin)
+    : spec_(std::move(spec)),
+      launch_(launch),
+      adaptive_(adaptive),
+      clock_(clock),
+      origin_(origin),
+      batch_(spec_.batch) {
   std::error_code ec;
   fs::create_directories(Path(""), ec);
   // A job of the same name from an earlier run must not be resumed.
@@ -107,9 +112,7 @@ std::string LiveJob::Path(const std::string& file) const {
   return (fs::path(launch_.work_dir) / spec_.name / file).string();
 }
 
-double LiveJob::Now() const {
-  return std::chrono::duration<double>(Deadline::Clock::now() - origin_).count();
-}
+double LiveJob::Now() const { return std::chrono::duration<double>(clock_.Now() - origin_).count(); }
 
 std::optional<GoodputModel> LiveJob::Model() const {
   if (!perf_) return std::nullopt;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "parasol/core/clock.h"
 #include "parasol/core/deadline.h"
 #include "parasol/core/job_status.h"
 #include "parasol/core/subprocess.h"
@@ -61,9 +62,10 @@ struct LaunchOptions {
 // Threading: one thread (the live cluster's loop).
 class LiveJob : public Job {
  public:
-  // `adaptive`: the scheduler chooses the GPU count (else the user's). Times are seconds since
-  // `origin` (the cluster's start).
-  LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Deadline::Clock::time_point origin);
+  // `adaptive`: the scheduler chooses the GPU count (else the user's). Times are seconds on `clock`
+  // (the cluster's; it must outlive the job) since `origin` (the cluster's start).
+  LiveJob(LiveJobSpec spec, const LaunchOptions& launch, bool adaptive, Clock& clock,
+          Clock::TimePoint origin);
 
   // Job.
   const std::string& name() const override { return spec_.name; }
@@ -144,7 +146,8 @@ class LiveJob : public Job {
   LiveJobSpec spec_;
   LaunchOptions launch_;
   bool adaptive_;
-  Deadline::Clock::time_point origin_;
+  Clock& clock_;
+  Clock::TimePoint origin_;
   State state_ = State::kWaiting;
   std::unique_ptr<Subprocess> process_;
   int ranks_ = 0, nodes_ = 1, restarts_ = -1, max_ranks_run_ = 0;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <future>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -23,6 +24,9 @@
 
 namespace parasol::sched {
 namespace {
+
+// Stateless: the jobs below keep a reference to it past the functions that make them.
+SystemClock machine_clock;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -141,7 +145,7 @@ TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
   const fs::path fake = dir / "fake-parasol";
   WriteScript(fake, "sleep 30\n");
   LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()},
-              false, Deadline::Clock::now());
+              false, machine_clock, machine_clock.Now());
   job.Start(1);
   std::ofstream(dir / "odd" / "status") << "step three\n";
   EXPECT_NO_THROW(job.Poll());
@@ -203,7 +207,7 @@ std::unique_ptr<LiveJob> RunningOnOneRank(const fs::path& dir, const std::vector
                                        LaunchOptions{.parasol = (dir / "parasol").string(),
                                                      .mpirun = {(dir / "mpirun").string()},
                                                      .work_dir = dir.string()},
-                                       true, Deadline::Clock::now());
+                                       true, machine_clock, machine_clock.Now());
   job->Start(1);
   for (int i = 0; i < 500 && job->steps_done() < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -299,7 +303,7 @@ TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
               {.parasol = (dir / "parasol").string(),
                .mpirun = {(dir / "mpirun").string()},
                .work_dir = dir.string()},
-              true, Deadline::Clock::now());
+              true, machine_clock, machine_clock.Now());
   job.Start(3, {{"node-a", 1}, {"node-b", 2}});
   for (int i = 0; i < 500 && job.steps_done() < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -443,22 +447,82 @@ TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
   fs::remove_all(dir);
 }
 
-TEST(Hosts, ReadsAnMpiHostfile) {
-  const fs::path p = fs::temp_directory_path() / fmt::format("live_hosts_{}.txt", ::getpid());
-  std::ofstream(p) << "# the lab's machines\nnode-1 slots=4\n\n  node-2   slots=4  # spare\n";
-  const std::vector<Host> hosts = ReadHostFile(p.string());
-  ASSERT_EQ(hosts.size(), 2u);
-  EXPECT_EQ(hosts[1].name, "node-2");
-  EXPECT_EQ(hosts[1].slots, 4);
-  std::ofstream(p) << "solo\n";
-  EXPECT_EQ(ReadHostFile(p.string()).at(0).slots, 1);  // as OpenMPI: one slot when not given
-  std::ofstream(p) << "a,b slots=1\n";
-  EXPECT_THAT([&] { ReadHostFile(p.string()); },
-              ::testing::ThrowsMessage<ParseError>(HasSubstr(":1: host 'a,b': use letters")));
-  std::ofstream(p) << "# nothing\n";
-  EXPECT_THAT([&] { ReadHostFile(p.string()); },
-              ::testing::ThrowsMessage<ParseError>(HasSubstr(":1: no hosts")));
-  fs::remove(p);
+// The schedule runs on the clock it is given: on a driven clock a job submitted at 30 s starts at
+// 30.0 s of that clock, not earlier and not when the machine happens to get there. The test moves
+// time one poll at a time, each once the run's loop sleeps on the clock again.
+TEST(LiveCluster, AJobStartsAtItsSubmitTimeOnTheSchedulesClock) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_clock_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
+  WriteScript(dir / "parasol",
+              "while [ $# -gt 0 ]; do case \"$1\" in --status) st=$2;; esac; shift; done\n"
+              "printf 'step 10\\ntotal_steps 10\\nprogress 10\\nranks 1\\nbatch_per_rank 64\\n"
+              "step_seconds 0.1\\nsync_seconds 0\\nstate done\\n' > \"$st.tmp\" && mv \"$st.tmp\" \"$st\"\n");
+  ManualClock clock;
+  LiveOptions o;
+  o.gpus = 2;
+  o.adaptive = false;
+  o.poll_s = 1;
+  o.timeout_s = 0;  // the stand-in takes real time to finish, however fast the test moves the clock
+  o.clock = &clock;
+  o.launch = {
+      .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
+  std::ostringstream log;
+  o.log = &log;
+  TiresiasPolicy policy;
+  auto run = std::async(std::launch::async, [&] {
+    return RunLive({{.name = "late", .submit_time = 30, .batch = 64, .steps = 10}}, policy, o);
+  });
+  for (int second = 0; second < 30; ++second) {
+    ASSERT_TRUE(clock.WaitForSleepers(1, Deadline::After(std::chrono::seconds(20))));
+    EXPECT_EQ(log.str(), "") << "at " << second << " s";  // nothing has started
+    clock.Advance(std::chrono::seconds(1));
+  }
+  const Deadline give_up = Deadline::After(std::chrono::seconds(60));
+  while (run.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {
+    ASSERT_FALSE(give_up.Expired()) << "the job did not finish";
+    if (clock.WaitForSleepers(1, Deadline::After(std::chrono::milliseconds(50))))
+      clock.Advance(std::chrono::seconds(1));
+  }
+  const LiveResult r = run.get();
+  EXPECT_THAT(log.str(), ::testing::StartsWith("    30.0 s  late: starts on 1 GPU\n"));
+  ASSERT_EQ(r.jobs.size(), 1u);
+  EXPECT_TRUE(r.failures.empty());
+  fs::remove_all(dir);
+}
+
+// Past the run's timeout on its clock, the run ends with an error naming the jobs left: here a
+// trainer that never reports, and 100 s of the driven clock that pass in a blink.
+TEST(LiveCluster, TheRunsTimeoutIsCountedOnItsClock) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("live_timeout_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
+  WriteScript(dir / "parasol",
+              "while [ $# -gt 0 ]; do case \"$1\" in --stop-file) stop=$2;; esac; shift; done\n"
+              "while [ ! -e \"$stop\" ]; do sleep 0.02; done\n");
+  ManualClock clock;
+  LiveOptions o;
+  o.gpus = 1;
+  o.poll_s = 1;
+  o.timeout_s = 100;
+  o.stop_timeout_s = 5;
+  o.clock = &clock;
+  o.launch = {
+      .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
+  TiresiasPolicy policy;
+  const Clock::TimePoint start = clock.Now();
+  auto run = std::async(std::launch::async,
+                        [&] { return RunLive({{.name = "stuck", .batch = 64, .steps = 10}}, policy, o); });
+  while (run.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (clock.WaitForSleepers(1, Deadline::After(std::chrono::milliseconds(50))))
+      clock.Advance(std::chrono::seconds(1));
+  }
+  EXPECT_THAT([&] { run.get(); }, ::testing::ThrowsMessage<TimeoutError>(
+                                      HasSubstr("not finished after 100 s: stuck (at step 0")));
+  EXPECT_EQ(clock.Now() - start, std::chrono::seconds(101));
+  fs::remove_all(dir);
 }
 
 TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {

@@ -156,7 +156,7 @@ void Checkpoint(comm::Context& ctx, const std::string& dir, uint64_t epoch, cons
                     .best_val_loss = b.val_loss,
                     .best_val_accuracy = b.val_accuracy,
                     .best_test_accuracy = b.test_accuracy};
-    WriteGnnCheckpoint(ctx.files(), dir, c);
+    WriteGnnCheckpoint(ctx.env().files(), dir, c);
   }
   collective::Barrier(ctx);  // nobody reports the checkpoint before it is whole
 }

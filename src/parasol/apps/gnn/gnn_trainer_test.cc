@@ -190,7 +190,7 @@ TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
     more.epochs = 6;
     comm::InProcessWorld world(1);
     const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, more); },
-                                                {.file_system = &faulty});
+                                                {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("params.bin"));
     more.checkpoint_dir.clear();
     EXPECT_EQ(Train(g, more, 1).first_epoch, 4) << "resumed from the previous checkpoint";

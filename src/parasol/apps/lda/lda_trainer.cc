@@ -521,7 +521,8 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
   int64_t ok = 1, all = 0;
   std::string why;
   try {
-    WriteTopicsPart(ctx_.files(), o_.checkpoint_dir, rank_, m, d0_, d1_, layout_.CorpusOrderTopics(*work_));
+    WriteTopicsPart(ctx_.env().files(), o_.checkpoint_dir, rank_, m, d0_, d1_,
+                    layout_.CorpusOrderTopics(*work_));
   } catch (const Error& e) {
     ok = 0, why = e.what();
   }
@@ -529,7 +530,7 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
   if (!ok) throw IoError(why);
   if (all != size_)
     throw IoError(fmt::format("checkpoint {}: another rank failed to write its part", o_.checkpoint_dir));
-  if (rank_ == 0) WriteMeta(ctx_.files(), o_.checkpoint_dir, m);
+  if (rank_ == 0) WriteMeta(ctx_.env().files(), o_.checkpoint_dir, m);
 }
 
 LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iteration) {

@@ -46,12 +46,15 @@ LdaOptions ApOptions() {
   return o;
 }
 
+// With `late_starter`, the last rank starts only once the others wait for a message (for it).
 std::vector<LdaResult> TrainOnRanks(int ranks, const Corpus& c, const LdaOptions& o,
-                                    std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+                                    bool late_starter = false) {
   comm::InProcessWorld world(ranks);
   std::vector<LdaResult> results(static_cast<size_t>(ranks));
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    if (delay.count() > 0 && ctx.rank() == ranks - 1) std::this_thread::sleep_for(delay);  // a late starter
+    if (late_starter && ctx.rank() == ranks - 1) {
+      comm::testing::WaitUntil([&] { return world.waiting() >= ranks - 1; }, "the other ranks waiting");
+    }
     results[static_cast<size_t>(ctx.rank())] = TrainLda(ctx, c, o);
   });
   comm::testing::ExpectNoErrors(errors);
@@ -89,7 +92,7 @@ TEST(LdaTrainer, ProcessesMatchOneProcess) {
   o.iterations = 100;
   double one = Final(TrainOnRanks(1, Ap(), o)[0]);
   for (int ranks : {2, 4}) {
-    auto rs = TrainOnRanks(ranks, Ap(), o, std::chrono::milliseconds(30));
+    auto rs = TrainOnRanks(ranks, Ap(), o, /*late_starter=*/true);
     double many = Final(rs[0]);
     std::cout << ranks << " ranks: " << many << " vs " << one << " in one process\n";
     EXPECT_LT(std::fabs(many - one), 0.01 * std::fabs(one)) << ranks << " ranks: " << many << " vs " << one;
@@ -266,7 +269,7 @@ TEST(LdaTrainer, AFailedCheckpointLeavesThePreviousOne) {
     o.iterations = 8;
     comm::InProcessWorld world(1);
     const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainLda(ctx, Ap(), o); },
-                                                {.file_system = &faulty});
+                                                {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("topics.0-of-1.bin"));
     EXPECT_EQ(ReadMeta(dir.string()).iteration, 4u) << "the previous checkpoint";
     LdaOptions resume = o;

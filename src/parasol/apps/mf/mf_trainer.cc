@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "parasol/collective/collectives.h"
+#include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 #include "parasol/core/mutex.h"
 #include "parasol/core/task_group.h"
@@ -42,6 +43,7 @@ double ThreadCpuSeconds() {
 struct Shared {
   const RatingSet& data;
   const MfOptions& o;
+  Clock& clock;  // the context's: the straggler's extra time and the watch's polls
   float mean = 0;
   int first_worker = 0;  // global id of this process's worker 0
   int workers = 0;       // over all processes
@@ -104,7 +106,8 @@ class MfWorker {
       double part = s_.workers == 1 ? Evaluate() : 0.0;
       if (me_ == o_.straggler) {
         double work = ThreadCpuSeconds() - cpu;
-        std::this_thread::sleep_for(std::chrono::duration<double>(work * (o_.straggler_factor - 1)));
+        s_.clock.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(work * (o_.straggler_factor - 1))));
       }
       worker_->Clock();
       Report(c + 1, part);
@@ -379,7 +382,7 @@ class ProgressWatch {
         }
       }
       if (stop) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      s_.clock.SleepFor(std::chrono::milliseconds(1));
     }
     std::chrono::steady_clock::time_point end = std::chrono::steady_clock::time_point::max();
     // Each poll is a read from the shards: from 1 ms after a clock, doubling to 50 ms while none
@@ -391,7 +394,7 @@ class ProgressWatch {
       }
       const uint64_t reported = Report(next);
       if (reported == next) {
-        std::this_thread::sleep_for(period);
+        s_.clock.SleepFor(period);
         period = std::min(2 * period, std::chrono::milliseconds(50));
       } else {
         period = std::chrono::milliseconds(1);
@@ -505,7 +508,7 @@ std::vector<Evaluation> RunWorkers(comm::Context& ctx, Shared& s, ps::ParameterS
 
 MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) {
   Validate(data, o, ctx.size());
-  Shared s{.data = data, .o = o};
+  Shared s{.data = data, .o = o, .clock = ctx.env().clock()};
   s.mean = static_cast<float>(data.Mean());
   s.workers = ctx.size() * o.workers_per_process;
   s.first_worker = ctx.rank() * o.workers_per_process;

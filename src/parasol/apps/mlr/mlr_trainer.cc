@@ -152,7 +152,7 @@ class SfbScheme : public Scheme {
   }
   uint64_t BytesSent() const override { return bytes_; }
   void Save(const std::string& dir) override {
-    if (ctx_.rank() == 0) WriteMlrWeights(ctx_.files(), dir, v_, b_);
+    if (ctx_.rank() == 0) WriteMlrWeights(ctx_.env().files(), dir, v_, b_);
   }
   void Load(const std::string& dir) override { ReadMlrWeights(dir, p_.d(), p_.k(), &v_, &b_); }
 
@@ -298,7 +298,7 @@ void Checkpoint(comm::Context& ctx, const Problem& p, const MlrOptions& o, Schem
   scheme.Save(o.checkpoint_dir);
   if (ctx.size() > 1) collective::Barrier(ctx);
   if (ctx.rank() == 0) {
-    WriteMlrMeta(ctx.files(), o.checkpoint_dir,
+    WriteMlrMeta(ctx.env().files(), o.checkpoint_dir,
                  {.comm = std::string(CommName(o.comm)),
                   .epoch = epoch,
                   .steps = steps,

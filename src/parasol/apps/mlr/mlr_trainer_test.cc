@@ -232,7 +232,7 @@ TEST(MlrTest, AFailedCheckpointLeavesThePreviousOne) {
     more.epochs = 2;
     comm::InProcessWorld world(1);
     const auto errors = comm::testing::RunRanks(
-        world, [&](comm::Context& ctx) { TrainMlr(ctx, d, nullptr, more); }, {.file_system = &faulty});
+        world, [&](comm::Context& ctx) { TrainMlr(ctx, d, nullptr, more); }, {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("weights.bin"));
     more.checkpoint_dir.clear();
     EXPECT_EQ(TrainOnRanks(1, d, more)[0].first_epoch, 2u) << "resumed from the previous checkpoint";

@@ -336,7 +336,7 @@ MtrlResult TrainMtrl(comm::Context& ctx, const TaskSet& train, const TaskSet* te
         std::error_code ec;
         std::filesystem::create_directories(o.checkpoint_dir, ec);
         if (ec) throw IoError(fmt::format("{}: cannot create: {}", o.checkpoint_dir, ec.message()));
-        WriteMtrlCheckpoint(ctx.files(), o.checkpoint_dir, c);
+        WriteMtrlCheckpoint(ctx.env().files(), o.checkpoint_dir, c);
       }
       if (ctx.size() > 1) collective::Barrier(ctx);
     }

@@ -309,7 +309,7 @@ TEST(MtrlTest, AFailedCheckpointLeavesThePreviousOne) {
     more.iterations = 6;
     comm::InProcessWorld world(1);
     const auto errors = comm::testing::RunRanks(
-        world, [&](comm::Context& ctx) { TrainMtrl(ctx, s, nullptr, more); }, {.file_system = &faulty});
+        world, [&](comm::Context& ctx) { TrainMtrl(ctx, s, nullptr, more); }, {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("alpha.bin"));
     more.checkpoint_dir.clear();
     EXPECT_EQ(TrainOnRanks(1, s, more)[0].first_iteration, 4u) << "resumed from the previous checkpoint";

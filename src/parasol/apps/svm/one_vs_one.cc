@@ -63,7 +63,7 @@ SmoResult SolvePair(comm::Context& ctx, const PairProblem& p, size_t index, cons
       if (!writes) return;
       state.current_iterations = iterations;
       state.current_alpha = alpha;
-      WriteSvmCheckpoint(ctx.files(), checkpointing.dir, state);
+      WriteSvmCheckpoint(ctx.env().files(), checkpointing.dir, state);
     };
   }
   const KernelMatrix k(p.sub, kernel);
@@ -71,7 +71,7 @@ SmoResult SolvePair(comm::Context& ctx, const PairProblem& p, size_t index, cons
   state.done.push_back(
       {.rho = r.rho, .objective = r.objective, .iterations = r.iterations, .alpha = r.alpha});
   state.current_alpha.clear();
-  if (writes) WriteSvmCheckpoint(ctx.files(), checkpointing.dir, state);
+  if (writes) WriteSvmCheckpoint(ctx.env().files(), checkpointing.dir, state);
   return r;
 }
 

@@ -231,7 +231,7 @@ TEST_F(SvmCheckpointTest, AFailedCheckpointLeavesThePreviousOne) {
     const auto errors = comm::testing::RunRanks(
         world,
         [&](comm::Context& ctx) { TrainOneVsOne(ctx, d, kernel_, options_, {}, {.dir = Dir("ckpt")}); },
-        {.file_system = &faulty});
+        {.env = Env(&faulty)});
     EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("pairs-3.bin"));
     const Run resumed = Train(1, d, options_, {.resume_dir = Dir("ckpt")});
     ASSERT_EQ(resumed.reports.size(), 6u);

@@ -140,8 +140,8 @@ void Save(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, cons
           int64_t steps_done) {
   sync.Flush();
   if (ctx.rank() == 0) {
-    WriteRankTensors(ctx.files(), o.checkpoint_dir, 0, steps_done, State(sync));
-    WriteCheckpointMeta(ctx.files(), o.checkpoint_dir,
+    WriteRankTensors(ctx.env().files(), o.checkpoint_dir, 0, steps_done, State(sync));
+    WriteCheckpointMeta(ctx.env().files(), o.checkpoint_dir,
                         {.step = steps_done, .ranks = ctx.size(), .shape = shape});
   }
   collective::Barrier(ctx);  // nobody reports it before it is committed
