@@ -19,7 +19,6 @@
 #include "parasol/core/error.h"
 #include "parasol/dl/lm_trainer.h"
 #include "parasol/dl/parallel_groups.h"
-#include "parasol/dl/text_tokens.h"
 
 namespace parasol::dl {
 namespace {
@@ -179,17 +178,6 @@ TEST(ExpertParallel, MatchesReplicatedExpertsForTheSameRouting) {
   }
 }
 
-TEST(ParallelLayout, ARankWithAnotherDegreeIsNamed) {
-  comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(
-      world, [&](comm::Context& ctx) { ParallelGroups groups(ctx, ctx.rank() == 0 ? 2 : 1, 1); });
-  ASSERT_EQ(errors.size(), 2u);
-  EXPECT_THAT(comm::testing::Message(errors[0]),
-              HasSubstr("rank 1 runs tensor parallel 1 and expert parallel 1"));
-  EXPECT_THAT(comm::testing::Message(errors[1]),
-              HasSubstr("rank 0 runs tensor parallel 2 and expert parallel 1"));
-}
-
 TEST(ParallelLayout, ARankWithAnotherExpertCountIsNamed) {
   comm::InProcessWorld world(2);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
@@ -204,10 +192,8 @@ TEST(ParallelLayout, ARankWithAnotherExpertCountIsNamed) {
               HasSubstr("rank 0 builds a model of 4 experts, this rank of 2"));
 }
 
-TEST(ParallelLayout, DegreesThatDoNotDivideAreRefused) {
+TEST(ParallelLayout, HeadsThatDoNotSplitOverTheTensorRanksAreRefused) {
   comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { ParallelGroups groups(ctx, 1, 3); });
-  EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("expert parallel 3 does not divide the 2"));
   auto more = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParallelGroups groups(ctx, 2, 1);
     MakeTransformerLm({.vocab = 11, .layers = 1, .d_model = 24, .heads = 3, .ffn = 48, .seq = 8}, groups, 1);
@@ -279,27 +265,6 @@ TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
   EXPECT_LT(r.steps.back().expert_load, 2.0);  // 4 experts: 4 would be all on one
   for (const LmResult& other : results)
     EXPECT_DOUBLE_EQ(other.evaluations.back().loss, r.evaluations.back().loss);
-}
-
-TEST(TextTokens, CharactersAndWordsWithTheirVocabulary) {
-  const std::string path = WriteTemp("lm_text.txt", "ab a\nba b\nab c\n");
-  const TextTokens c = ReadTextTokens(path, TextLevel::kChar, 0.3, 2);
-  EXPECT_EQ(c.vocab, (std::vector<std::string>{"\n", " ", "a", "b"}));
-  EXPECT_EQ(c.train.size(), 10u);                               // "ab a\n" "ba b\n"
-  EXPECT_EQ(c.validation, (std::vector<int64_t>{2, 3, 1, 0}));  // 'c' unseen: left out
-  const TextTokens w = ReadTextTokens(path, TextLevel::kWord, 0.3, 2);
-  EXPECT_EQ(w.vocab, (std::vector<std::string>{"<eol>", "<unk>", "a", "ab", "b", "ba"}));
-  EXPECT_EQ(w.validation, (std::vector<int64_t>{3, 1, 0}));  // "ab c <eol>"
-}
-
-TEST(TextTokens, TooShortOrEmptyTextIsAnErrorNamingTheFile) {
-  const std::string empty = WriteTemp("lm_empty.txt", "");
-  EXPECT_THAT([&] { ReadTextTokens(empty, TextLevel::kChar, 0.1, 8); },
-              ::testing::ThrowsMessage<ParseError>(HasSubstr("lm_empty.txt: no text")));
-  const std::string small = WriteTemp("lm_small.txt", "abc\nd\n");
-  EXPECT_THAT([&] { ReadTextTokens(small, TextLevel::kChar, 0.5, 8); },
-              ::testing::ThrowsMessage<ParseError>(HasSubstr("each needs at least 9 (--seq 8 + 1)")));
-  EXPECT_THROW(ParseTextLevel("bytes"), InvalidArgumentError);
 }
 
 }  // namespace
