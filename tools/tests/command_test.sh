@@ -41,5 +41,15 @@ check() {
   if "$@"; then echo "ok: ${label}"; else echo "FAIL: ${label}"; failures=$((failures + 1)); fi
 }
 
+# `mapfile -t ARGS < <(without OPTION "${args[@]}")`: the arguments without OPTION and its value
+# (a command line that sets it again: options are taken once).
+without() {
+  local drop=$1 skip=0 a
+  shift
+  for a in "$@"; do
+    if [ $skip = 1 ]; then skip=0; elif [ "$a" = "$drop" ]; then skip=1; else printf '%s\n' "$a"; fi
+  done
+}
+
 # `close A B T`: A and B are numbers within T of each other (either empty: not close).
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d <= t && -d <= t) }'; }

@@ -43,8 +43,21 @@ label="resumed at step 30 ends as the uninterrupted run (loss $(last_loss "$tmp/
 check [ -n "$(last_loss "$tmp/u.txt")" ] && [ "$(last_loss "$tmp/u.txt")" = "$(last_loss "$tmp/resumed.txt")" ] &&
   [ "$(dev_fine "$tmp/u.txt")" = "$(dev_fine "$tmp/resumed.txt")" ] &&
   grep -q "resuming .* at step 30 of 60" "$tmp/resumed.txt"
-expect 2 "a checkpoint of 2 ranks and model tree-lstm-v18281-e32-h32-c5-b10; this run has 1 rank" -- \
+expect 2 "a checkpoint of model tree-lstm-v18281-e32-h32-c5-b20; this run has model tree-lstm-v18281-e32-h32-c5-b10" -- \
   "$parasol" "${short[@]}" --steps 60 --resume "$tmp/ck"
+# Resized as a scheduler resizes it: checkpointed on 2 processes at step 30, resumed on 1 with the
+# same global batch (20); it ends where one process's uninterrupted run of that batch ends, but for
+# the float sums' order (dropout off: each replica draws its own masks).
+mapfile -t short1 < <(without --batch "${short[@]}")
+"$parasol" "${short1[@]}" --dropout 0 --batch 20 --steps 60 > "$tmp/one60.txt" 2> "$tmp/err" ||
+  { echo "FAIL: 60 steps on 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$mpirun" -np 2 "$parasol" "${short[@]}" --dropout 0 --steps 30 --checkpoint "$tmp/ck0" > /dev/null 2> "$tmp/err" ||
+  { echo "FAIL: checkpointed run without dropout"; cat "$tmp/err"; failures=$((failures + 1)); }
+"$parasol" "${short1[@]}" --dropout 0 --batch 20 --steps 60 --resume "$tmp/ck0" > "$tmp/resized.txt" 2> "$tmp/err" ||
+  { echo "FAIL: resumed on 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="resumed on 1 process, it ends where 1 process ends (loss $(last_loss "$tmp/one60.txt"), $(last_loss "$tmp/resized.txt"))"
+check close "$(last_loss "$tmp/one60.txt")" "$(last_loss "$tmp/resized.txt")" 0.001 &&
+  grep -q "resuming .* at step 30 of 60" "$tmp/resized.txt"
 # A scheduler's stop file (present from the start): checkpointed after the first step and stopped,
 # said so by the status file; resumed, the run ends as the uninterrupted one.
 touch "$tmp/stop"

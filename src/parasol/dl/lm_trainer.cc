@@ -192,15 +192,21 @@ int64_t ResumeLm(ParallelGroups& g, GradSync& sync, ExpertUpdater& experts, cons
                  const TransformerOptions& shape) {
   const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
   const std::string here = ShapeName(shape);
-  if (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
-      m.expert_parallel != g.expert_parallel() || m.shape != here) {
+  // Without tensor or expert parallelism every rank holds the whole, same state: a run on another
+  // number of ranks (a scheduler resizing the job; the global batch is the replicas' batches)
+  // takes rank 0's.
+  const bool replicated = m.tensor_parallel == 1 && m.expert_parallel == 1 && g.tensor_parallel() == 1 &&
+                          g.expert_parallel() == 1;
+  if ((!replicated && (m.ranks != g.world().size() || m.tensor_parallel != g.tensor_parallel() ||
+                       m.expert_parallel != g.expert_parallel())) ||
+      m.shape != here) {
     throw InvalidArgumentError(
         fmt::format("{}: a checkpoint of {} (tensor parallel {}, expert parallel {}) and model {}; "
                     "this run has {} ({}, {}) and model {}",
                     o.resume_dir, Count(m.ranks, "rank"), m.tensor_parallel, m.expert_parallel, m.shape,
                     Count(g.world().size(), "rank"), g.tensor_parallel(), g.expert_parallel(), here));
   }
-  ReadRankTensors(o.resume_dir, g.world().rank(), m.step, RankState(sync, experts));
+  ReadRankTensors(o.resume_dir, replicated ? 0 : g.world().rank(), m.step, RankState(sync, experts));
   return m.step;
 }
 

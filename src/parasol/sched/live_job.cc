@@ -199,7 +199,11 @@ void LiveJob::Start(int replicas, const HostRanks& hosts) {
                            std::to_string(spec_.steps), "--threads", "1", "--checkpoint", Path("ckpt"),
                            "--status", Path("status"), "--stop-file", Path("stop"), "--no-progress"});
   if (adaptive_batch()) argv.insert(argv.end(), {"--adaptive-batch", "--batch-file", Path("batch")});
-  if (fs::exists(fs::path(Path("ckpt")) / "train.ckpt")) argv.insert(argv.end(), {"--resume", Path("ckpt")});
+  // train.ckpt: the image models'; checkpoint.txt: the rank checkpoints of the language model and
+  // the dynamic networks (dl/rank_checkpoint.h), committed once every rank's file is whole.
+  const fs::path ckpt(Path("ckpt"));
+  if (fs::exists(ckpt / "train.ckpt") || fs::exists(ckpt / "checkpoint.txt"))
+    argv.insert(argv.end(), {"--resume", Path("ckpt")});
   fs::remove(Path("stop"));
   fs::remove(Path("status"));
   fs::remove(Path("batch"));

@@ -259,6 +259,26 @@ TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
   fs::remove_all(base);
 }
 
+// A resized job resumes from its last checkpoint whichever trainer wrote it: the image models'
+// train.ckpt, or the checkpoint.txt that commits the language model's and the dynamic networks'
+// rank files; before any checkpoint it starts afresh.
+TEST(LiveJobs, AResizedJobResumesFromEitherKindOfCheckpoint) {
+  for (const std::string marker : {"train.ckpt", "checkpoint.txt"}) {
+    const fs::path base = fs::temp_directory_path() / fmt::format("live_resume_{}", ::getpid());
+    fs::remove_all(base);
+    auto job = RunOnceOnOneRank(base, {"--model", "mlp"}, 1);
+    fs::create_directories(base / "job" / "ckpt");
+    std::ofstream(base / "job" / "ckpt" / marker) << "";
+    job->Start(2);
+    job->Stop(Deadline::After(std::chrono::seconds(20)));
+    const auto args = Lines(base / "args.txt");
+    ASSERT_EQ(args.size(), 2u) << marker;
+    EXPECT_EQ(args[0].find("--resume"), std::string::npos) << marker;
+    EXPECT_THAT(args[1], HasSubstr("--resume " + (base / "job" / "ckpt").string())) << marker;
+    fs::remove_all(base);
+  }
+}
+
 // Between resizes an adaptive batch changes in place, as Pollux's agent changes it: a running
 // job whose noise makes a larger batch worth more goodput is asked for it through its batch file
 // (twice its measured batch, the most it trusts; one change at a time) and takes it without a

@@ -126,9 +126,11 @@ void LogEvaluation(std::ostream& log, const DynamicTrainOptions& o, const Dynami
   }
 }
 
-std::string ShapeName(const DynamicTrainOptions& o, const DynamicData& data) {
+// The global batch, not the rank's: a run resized to other ranks with the same global batch
+// takes the same steps.
+std::string ShapeName(const DynamicTrainOptions& o, const DynamicData& data, int ranks) {
   return fmt::format("{}-v{}-e{}-h{}-c{}-b{}", o.model, data.vocab, o.embedding, o.hidden, data.classes,
-                     o.batch);
+                     o.batch * ranks);
 }
 
 // The state is the same on every rank (data parallel): rank 0 writes it, every rank reads it.
@@ -147,12 +149,13 @@ void Save(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, cons
   collective::Barrier(ctx);  // nobody reports it before it is committed
 }
 
-int64_t Resume(comm::Context& ctx, GradSync& sync, const DynamicTrainOptions& o, const std::string& shape) {
+int64_t Resume(GradSync& sync, const DynamicTrainOptions& o, const std::string& shape) {
   const RankCheckpointMeta m = ReadCheckpointMeta(o.resume_dir);
-  if (m.ranks != ctx.size() || m.tensor_parallel != 1 || m.expert_parallel != 1 || m.shape != shape) {
+  // The replicas hold the same state (rank 0 writes it): any number of ranks may take it up, as a
+  // scheduler resizing the job does.
+  if (m.tensor_parallel != 1 || m.expert_parallel != 1 || m.shape != shape) {
     throw InvalidArgumentError(
-        fmt::format("{}: a checkpoint of {} and model {}; this run has {} and model {}", o.resume_dir,
-                    Count(m.ranks, "rank"), m.shape, Count(ctx.size(), "rank"), shape));
+        fmt::format("{}: a checkpoint of model {}; this run has model {}", o.resume_dir, m.shape, shape));
   }
   ReadRankTensors(o.resume_dir, 0, m.step, State(sync));
   return m.step;
@@ -212,8 +215,8 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
                     data.train.size(), global, p, batch));
   }
   const int64_t total = o.steps > 0 ? o.steps : o.epochs * static_cast<int64_t>(per_epoch);
-  const std::string shape = ShapeName(o, data);
-  const int64_t first = o.resume_dir.empty() ? 0 : Resume(ctx, sync, o, shape);
+  const std::string shape = ShapeName(o, data, ctx.size());
+  const int64_t first = o.resume_dir.empty() ? 0 : Resume(sync, o, shape);
   if (log) {
     *log << fmt::format(
         "# {}: {} training examples, vocabulary {}, {} classes; {} ranks x batch {}, {} steps, {}\n", o.model,
