@@ -11,17 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/testing.h"
 
 namespace parasol {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string Write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name + "_" + std::to_string(::getpid());
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
 
 std::string ErrorOf(const std::function<void()>& f) {
   try {
@@ -33,7 +28,7 @@ std::string ErrorOf(const std::function<void()>& f) {
 }
 
 TEST(CsvRecords, ReadsRecordsWithTheirLineNumbers) {
-  const std::string path = Write("jobs.csv", "name,time,n\r\na,0,1\r\n\nb,2.5,4\n");
+  const std::string path = WriteTestFile("jobs.csv", "name,time,n\r\na,0,1\r\n\nb,2.5,4\n");
   std::vector<std::pair<long, std::vector<std::string>>> got;
   const long last = ReadCsvRecords(
       path, "name,time", 3, [&](long line, const std::vector<std::string>& f) { got.emplace_back(line, f); });
@@ -46,7 +41,7 @@ TEST(CsvRecords, ReadsRecordsWithTheirLineNumbers) {
 
 TEST(CsvRecords, AWrongHeaderOrFieldCountNamesTheLine) {
   const auto read = [](const std::string& text) {
-    const std::string path = Write("bad.csv", text);
+    const std::string path = WriteTestFile("bad.csv", text);
     return ErrorOf([&] { ReadCsvRecords(path, "name,time", 2, [](long, const auto&) {}); });
   };
   EXPECT_THAT(read("job,time\na,1\n"), HasSubstr(":1: expected the header 'name,time'"));
@@ -55,7 +50,7 @@ TEST(CsvRecords, AWrongHeaderOrFieldCountNamesTheLine) {
 }
 
 TEST(CsvTable, HandsOverTheHeaderThenEachRecord) {
-  const std::string path = Write("table.csv", "x,y,label\n1,2,a\n3,4,b\n");
+  const std::string path = WriteTestFile("table.csv", "x,y,label\n1,2,a\n3,4,b\n");
   std::vector<std::string> header, labels;
   const long last = ReadCsvTable(
       path, [&](const auto& h) { header.assign(h.begin(), h.end()); },
@@ -64,13 +59,13 @@ TEST(CsvTable, HandsOverTheHeaderThenEachRecord) {
   EXPECT_EQ(header, (std::vector<std::string>{"x", "y", "label"}));
   EXPECT_EQ(labels, (std::vector<std::string>{"a", "b"}));
   std::filesystem::remove(path);
-  const std::string bad = Write("ragged.csv", "x,y\n1,2\n3\n");
+  const std::string bad = WriteTestFile("ragged.csv", "x,y\n1,2\n3\n");
   EXPECT_THAT(ErrorOf([&] {
                 ReadCsvTable(
                     bad, [](const auto&) {}, [](long, const auto&) {});
               }),
               HasSubstr(":3: 1 fields, where the header has 2"));
-  const std::string empty = Write("empty.csv", "");
+  const std::string empty = WriteTestFile("empty.csv", "");
   EXPECT_THAT(ErrorOf([&] {
                 ReadCsvTable(
                     empty, [](const auto&) {}, [](long, const auto&) {});

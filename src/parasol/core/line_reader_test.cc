@@ -10,16 +10,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "parasol/core/testing.h"
+
 namespace parasol {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string Write(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name + "_" + std::to_string(::getpid());
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
 
 std::vector<std::pair<long, std::string>> ReadAll(LineReader& in) {
   std::vector<std::pair<long, std::string>> lines;
@@ -31,7 +27,7 @@ std::vector<std::pair<long, std::string>> ReadAll(LineReader& in) {
 // user sees in an editor; "\r\n" endings and a last line without one read as the others.
 TEST(LineReader, SkipsCommentsAndBlanksButCountsThem) {
   const std::string path =
-      Write("lines.txt", "# header\nfirst\r\n\n   \n  # indented comment\nsecond 2\nlast");
+      WriteTestFile("lines.txt", "# header\nfirst\r\n\n   \n  # indented comment\nsecond 2\nlast");
   LineReader in(path, {.comment = '#', .skip_blank = true});
   using Lines = std::vector<std::pair<long, std::string>>;
   EXPECT_EQ(ReadAll(in), (Lines{{2, "first"}, {6, "second 2"}, {7, "last"}}));
@@ -42,7 +38,7 @@ TEST(LineReader, SkipsCommentsAndBlanksButCountsThem) {
 }
 
 TEST(LineReader, ErrorsNameTheFileAndTheLine) {
-  const std::string path = Write("numbers.txt", "12\nlots\n7000\n");
+  const std::string path = WriteTestFile("numbers.txt", "12\nlots\n7000\n");
   LineReader in(path);
   std::string_view line;
   ASSERT_TRUE(in.Next(&line));

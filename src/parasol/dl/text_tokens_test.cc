@@ -8,20 +8,15 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/testing.h"
 
 namespace parasol::dl {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(TextTokens, CharactersAndWordsWithTheirVocabulary) {
-  const std::string path = WriteTemp("lm_text.txt", "ab a\nba b\nab c\n");
+  const std::string path = WriteTestFile("lm_text.txt", "ab a\nba b\nab c\n");
   const TextTokens c = ReadTextTokens(path, TextLevel::kChar, 0.3, 2);
   EXPECT_EQ(c.vocab, (std::vector<std::string>{"\n", " ", "a", "b"}));
   EXPECT_EQ(c.train.size(), 10u);                               // "ab a\n" "ba b\n"
@@ -32,10 +27,10 @@ TEST(TextTokens, CharactersAndWordsWithTheirVocabulary) {
 }
 
 TEST(TextTokens, TooShortOrEmptyTextIsAnErrorNamingTheFile) {
-  const std::string empty = WriteTemp("lm_empty.txt", "");
+  const std::string empty = WriteTestFile("lm_empty.txt", "");
   EXPECT_THAT([&] { ReadTextTokens(empty, TextLevel::kChar, 0.1, 8); },
               ::testing::ThrowsMessage<ParseError>(HasSubstr("lm_empty.txt: no text")));
-  const std::string small = WriteTemp("lm_small.txt", "abc\nd\n");
+  const std::string small = WriteTestFile("lm_small.txt", "abc\nd\n");
   EXPECT_THAT([&] { ReadTextTokens(small, TextLevel::kChar, 0.5, 8); },
               ::testing::ThrowsMessage<ParseError>(HasSubstr("each needs at least 9 (--seq 8 + 1)")));
   EXPECT_THROW(ParseTextLevel("bytes"), InvalidArgumentError);

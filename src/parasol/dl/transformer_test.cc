@@ -2,6 +2,7 @@
 // (T = 2, 3, a vocabulary that does not divide), expert parallelism, the distributed evaluation,
 // the text reader. The mixture-of-experts layer's own routing, capacity and losses: moe_test.cc.
 #include "parasol/dl/transformer.h"
+#include "parasol/core/testing.h"
 
 #include <cmath>
 #include <cstdio>
@@ -24,12 +25,6 @@ namespace parasol::dl {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 TransformerOptions Small() {
   return {.vocab = 11, .layers = 2, .d_model = 24, .heads = 6, .ffn = 48, .seq = 8};
@@ -243,7 +238,7 @@ TEST(LmTrainer, LearnsATextOnTwoReplicasTimesTwoTensorRanks) {
                         objects[(i * 3 + i / 16) % 4]);
   }
   LmOptions o;
-  o.data_path = WriteTemp("lm_grammar.txt", text);
+  o.data_path = WriteTestFile("lm_grammar.txt", text);
   o.model = {.layers = 2, .d_model = 32, .heads = 4, .ffn = 64, .seq = 32, .moe_experts = 4, .moe_every = 2};
   o.batch = 8;
   o.steps = 60;

@@ -9,6 +9,7 @@
 
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/core/error.h"
+#include "parasol/core/testing.h"
 
 namespace parasol::apps::gnn {
 namespace {
@@ -18,17 +19,10 @@ using testing::HasSubstr;
 
 const std::string kCora = std::string(PARASOL_DATA_DIR) + "/cora";
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("gnn_" + std::to_string(getpid()) + "_" + name)).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
 // The error reading `content` (and a valid two-vertex .cites, or `cites`).
 std::string ParseMessage(const std::string& content, const std::string& cites = "0 1\n") {
   try {
-    ReadPlanetoid(WriteTemp("g.content", content), WriteTemp("g.cites", cites));
+    ReadPlanetoid(WriteTestFile("g.content", content), WriteTestFile("g.cites", cites));
   } catch (const ParseError& e) {
     return e.what();
   }
@@ -57,10 +51,10 @@ TEST(GraphTest, ReadsCoraAsPublished) {
 }
 
 TEST(GraphTest, OrdersVerticesByIdRenumbersFeaturesAndMergesEdges) {
-  const Graph g = ReadPlanetoid(WriteTemp("o.content",
-                                          "# a comment\n2 1 test 90:2\n0 0 train 7:1 90:0.5\n"
-                                          "1 1 val\n"),
-                                WriteTemp("o.cites", "0 2\n2 0\n1 1\n0 1\n"));
+  const Graph g = ReadPlanetoid(WriteTestFile("o.content",
+                                              "# a comment\n2 1 test 90:2\n0 0 train 7:1 90:0.5\n"
+                                              "1 1 val\n"),
+                                WriteTestFile("o.cites", "0 2\n2 0\n1 1\n0 1\n"));
   EXPECT_EQ(g.vertices, 3u);
   EXPECT_EQ(g.features, 2u);  // ids 7 and 90
   EXPECT_EQ(g.classes, 2);
@@ -80,8 +74,8 @@ TEST(GraphTest, OrdersVerticesByIdRenumbersFeaturesAndMergesEdges) {
 // generated graph's); only unlabeled vertices may lack one.
 TEST(GraphTest, UnlabeledVerticesLoadWhateverTheirLabel) {
   const Graph g = ReadPlanetoid(
-      WriteTemp("u.content", "0 2 train\n1 -1 unlabeled\n2 x unlabeled\n3 1 unlabeled\n4 0 test\n"),
-      WriteTemp("u.cites", "0 4\n"));
+      WriteTestFile("u.content", "0 2 train\n1 -1 unlabeled\n2 x unlabeled\n3 1 unlabeled\n4 0 test\n"),
+      WriteTestFile("u.cites", "0 4\n"));
   EXPECT_EQ(g.classes, 3);
   EXPECT_THAT(g.labels, ElementsAre(2, -1, -1, 1, 0));
   EXPECT_EQ(g.CountSplit(Split::kUnlabeled), 3u);

@@ -8,16 +8,10 @@
 #include <fstream>
 
 #include "parasol/core/error.h"
+#include "parasol/core/testing.h"
 
 namespace parasol::apps::mtrl {
 namespace {
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("mtrl_" + std::to_string(getpid()) + "_" + name)).string();
-  std::ofstream(path) << text;
-  return path;
-}
 
 std::string ParseMessage(const std::string& path) {
   try {
@@ -29,7 +23,7 @@ std::string ParseMessage(const std::string& path) {
 }
 
 TEST(TaskSetTest, GroupsRowsByTaskWhateverTheirOrder) {
-  const std::string path = WriteTemp("order.csv", "y,a,task,b\n1,10,7,11\n2,20,3,21\n3,30,7,31\n");
+  const std::string path = WriteTestFile("order.csv", "y,a,task,b\n1,10,7,11\n2,20,3,21\n3,30,7,31\n");
   const TaskSet s = ReadTaskCsv(path);
   EXPECT_THAT(s.task_ids, testing::ElementsAre(3, 7));
   EXPECT_THAT(s.offsets, testing::ElementsAre(0, 1, 3));
@@ -41,18 +35,19 @@ TEST(TaskSetTest, GroupsRowsByTaskWhateverTheirOrder) {
 }
 
 TEST(TaskSetTest, BadFilesNameTheLine) {
-  EXPECT_THAT(ParseMessage(WriteTemp("nolabel.csv", "task,a\n1,2\n")),
+  EXPECT_THAT(ParseMessage(WriteTestFile("nolabel.csv", "task,a\n1,2\n")),
               testing::HasSubstr("nolabel.csv:1: no column named 'y'"));
-  EXPECT_THAT(ParseMessage(WriteTemp("notask.csv", "y,a\n1,2\n")),
+  EXPECT_THAT(ParseMessage(WriteTestFile("notask.csv", "y,a\n1,2\n")),
               testing::HasSubstr("notask.csv:1: no column named 'task'"));
-  EXPECT_THAT(ParseMessage(WriteTemp("nofeat.csv", "task,y\n1,2\n")),
+  EXPECT_THAT(ParseMessage(WriteTestFile("nofeat.csv", "task,y\n1,2\n")),
               testing::HasSubstr("no feature columns"));
-  EXPECT_THAT(ParseMessage(WriteTemp("frac.csv", "task,y,a\n1,2,3\n1.5,2,3\n")),
+  EXPECT_THAT(ParseMessage(WriteTestFile("frac.csv", "task,y,a\n1,2,3\n1.5,2,3\n")),
               testing::HasSubstr("frac.csv:3: task '1.5' is not a whole number"));
-  EXPECT_THAT(ParseMessage(WriteTemp("nan.csv", "task,y,a\n1,2,3\n1,2,nan\n")),
+  EXPECT_THAT(ParseMessage(WriteTestFile("nan.csv", "task,y,a\n1,2,3\n1,2,nan\n")),
               testing::HasSubstr("nan.csv:3: column 3 'nan' is not a finite number"));
-  EXPECT_THAT(ParseMessage(WriteTemp("short.csv", "task,y,a\n1,2\n")), testing::HasSubstr("short.csv:2:"));
-  EXPECT_THAT(ParseMessage(WriteTemp("empty.csv", "task,y,a\n")), testing::HasSubstr("no samples"));
+  EXPECT_THAT(ParseMessage(WriteTestFile("short.csv", "task,y,a\n1,2\n")),
+              testing::HasSubstr("short.csv:2:"));
+  EXPECT_THAT(ParseMessage(WriteTestFile("empty.csv", "task,y,a\n")), testing::HasSubstr("no samples"));
 }
 
 TEST(TaskSetTest, SplitKeepsEveryTaskOnBothSides) {

@@ -1,5 +1,6 @@
 // Batched execution against one vertex at a time, and the gradient against finite differences.
 #include "parasol/dl/dynamic/level_executor.h"
+#include "parasol/core/testing.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -21,12 +22,6 @@ namespace {
 std::string DataDir() {
   const char* d = std::getenv("PARASOL_DATA");
   return std::string(d ? d : "data") + "/sst";
-}
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 struct Pass {
@@ -84,7 +79,7 @@ TEST(LevelExecutor, ChainsBatchedAndPerNodeAgree) {
   std::string text = "a b c d\nb c\n\nd a b\nc c c c c\n";
   text.append(60, 'x');  // (appended, not concatenated: GCC 12 warns wrongly on the temporaries)
   text += '\n';
-  const std::string path = WriteTemp("chains.txt", text);
+  const std::string path = WriteTestFile("chains.txt", text);
   const DynamicData d = LoadTextChains(path);
   ASSERT_GE(d.train.size(), 3u);
   EXPECT_EQ(d.train[0].size(), 4u);  // a b c d: each predicts the next, d predicts the line's end
@@ -104,7 +99,7 @@ TEST(LevelExecutor, ChainsBatchedAndPerNodeAgree) {
 // The Tree-LSTM's gradient on a tiny tree, in double precision, against central differences.
 TEST(LevelExecutor, TreeLstmGradientMatchesFiniteDifferences) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
-  const Treebank t = ReadTreebank(WriteTemp("tiny.txt", "(3 (1 a) (4 (2 b) (0 c)))\n"), vocab, true);
+  const Treebank t = ReadTreebank(WriteTestFile("tiny.txt", "(3 (1 a) (4 (2 b) (0 c)))\n"), vocab, true);
   const std::vector<const ExampleGraph*> graphs = {&t.trees[0]};
   torch::manual_seed(5);
   DynamicNet net(

@@ -8,21 +8,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "parasol/core/testing.h"
 #include "parasol/dl/dynamic/sst_treebank.h"
 
 namespace parasol::dl::dynamic {
 namespace {
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 // "(1 (2 a) (3 (2 b) (4 c)))": leaves a, b, c; (b c) at height 1, the root at height 2.
 TEST(Schedule, LevelsGroupVerticesByHeightAcrossGraphs) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
-  const std::string path = WriteTemp("sched.txt", "(1 (2 a) (3 (2 b) (4 c)))\n(0 (1 a) (2 d))\n");
+  const std::string path = WriteTestFile("sched.txt", "(1 (2 a) (3 (2 b) (4 c)))\n(0 (1 a) (2 d))\n");
   const Treebank t = ReadTreebank(path, vocab, true);
   ASSERT_EQ(t.trees.size(), 2u);
   EXPECT_EQ(t.sentences[0], "a b c");

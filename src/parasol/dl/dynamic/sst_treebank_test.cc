@@ -8,22 +8,17 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/testing.h"
 
 namespace parasol::dl::dynamic {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
 TEST(Treebank, MalformedTreesNameFileAndLine) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
   const auto fails = [&](const std::string& text, const std::string& what) {
-    const std::string path = WriteTemp("bad_tree.txt", text);
+    const std::string path = WriteTestFile("bad_tree.txt", text);
     EXPECT_THAT([&] { ReadTreebank(path, vocab, true); },
                 ::testing::ThrowsMessage<ParseError>(HasSubstr(what)))
         << text;
