@@ -109,10 +109,7 @@ class GnnCommand : public Command {
     if (o_.tensor_workers > 0 && model_ != "gcn")
       throw InvalidArgumentError(fmt::format("--tensor-workers runs GCN's tensor tasks, not {}'s", model_));
     CheckRunOptions(&run_, static_cast<uint64_t>(o_.epochs));
-    o_.seed = run_.seed;
-    o_.checkpoint_dir = run_.checkpoint_dir;
-    o_.checkpoint_every = static_cast<int>(std::min<uint64_t>(run_.checkpoint_every, INT32_MAX));
-    o_.resume_dir = run_.resume_dir;
+    ApplyRunOptions(run_, &o_);
   }
 
   int Run(comm::MpiRuntime* mpi) override;

@@ -160,11 +160,7 @@ class LdaCommand : public Command {
       throw InvalidArgumentError("--npy writes into the --output folder: give one");
     CheckRunOptions(&run_, o_.iterations);
     o_.threads = run_.threads;
-    o_.seed = run_.seed;
-    o_.checkpoint_dir = run_.checkpoint_dir;
-    o_.checkpoint_every = static_cast<uint32_t>(std::min<uint64_t>(run_.checkpoint_every, UINT32_MAX));
-    o_.resume_dir = run_.resume_dir;
-    o_.timeout_ms = run_.timeout();
+    ApplyRunOptions(run_, &o_);
   }
 
   int Run(comm::MpiRuntime* mpi) override {

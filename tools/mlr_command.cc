@@ -87,11 +87,7 @@ class MlrCommand : public Command {
       throw InvalidArgumentError(
           "--consistency is for --comm ps; sufficient factors are exchanged every step");
     CheckRunOptions(&run_, o_.epochs);
-    o_.seed = run_.seed;
-    o_.checkpoint_dir = run_.checkpoint_dir;
-    o_.checkpoint_every = run_.checkpoint_every;
-    o_.resume_dir = run_.resume_dir;
-    o_.timeout_ms = run_.timeout();
+    ApplyRunOptions(run_, &o_);
   }
 
   int Run(comm::MpiRuntime* mpi) override;

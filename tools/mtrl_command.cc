@@ -81,11 +81,7 @@ class MtrlCommand : public Command {
          {std::pair{"--model", model_}, std::pair{"--relationships", relationships_}})
       if (!path.empty()) CheckOutputFile(option, path);
     CheckRunOptions(&run_, o_.iterations);
-    o_.seed = run_.seed;
-    o_.checkpoint_dir = run_.checkpoint_dir;
-    o_.checkpoint_every = run_.checkpoint_every;
-    o_.resume_dir = run_.resume_dir;
-    o_.timeout_ms = run_.timeout();
+    ApplyRunOptions(run_, &o_);
   }
 
   int Run(comm::MpiRuntime* mpi) override;

@@ -9,8 +9,10 @@
 // `--checkpoint-every` without `--checkpoint` is an error in every command.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -57,5 +59,18 @@ void AddRunOptions(CLI::App* app, RunOptions* o, const RunOptionsHelp& help);
 // has --checkpoint; with --checkpoint and no --checkpoint-every, checkpoint_every becomes
 // `last_unit` (a checkpoint at the end). Throws InvalidArgumentError or IoError.
 void CheckRunOptions(RunOptions* o, uint64_t last_unit);
+
+// Hands the run options to a command's own options struct: its seed, checkpoint_dir,
+// checkpoint_every (held within the field's type), resume_dir and, where it has one, timeout_ms.
+template <typename Options>
+void ApplyRunOptions(const RunOptions& run, Options* o) {
+  using Every = decltype(o->checkpoint_every);
+  o->seed = run.seed;
+  o->checkpoint_dir = run.checkpoint_dir;
+  o->checkpoint_every =
+      static_cast<Every>(std::min<uint64_t>(run.checkpoint_every, std::numeric_limits<Every>::max()));
+  o->resume_dir = run.resume_dir;
+  if constexpr (requires { o->timeout_ms = run.timeout(); }) o->timeout_ms = run.timeout();
+}
 
 }  // namespace parasol::tools

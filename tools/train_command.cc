@@ -214,11 +214,8 @@ class TrainCommand : public Command {
       throw InvalidArgumentError("--predictions: for the image classifiers (mlp, lenet, resnet20, vgg)");
     CheckRunOptions(&run_, 0);  // no --checkpoint-every: the trainers checkpoint at the end
     o_.threads = static_cast<int>(run_.threads);
-    o_.seed = run_.seed;
+    ApplyRunOptions(run_, &o_);
     o_.metrics_path = run_.metrics;
-    o_.checkpoint_dir = run_.checkpoint_dir;
-    o_.checkpoint_every = static_cast<int64_t>(run_.checkpoint_every);
-    o_.resume_dir = run_.resume_dir;
     o_.sync.timeout_ms = run_.timeout();
     if (o_.model == "transformer-lm") ValidateLanguageModel();
     if (Dynamic()) ValidateDynamic();
