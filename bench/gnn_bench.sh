@@ -35,13 +35,7 @@ read -r -a gat_args <<< "${GAT_ARGS:---hidden 64 --dropout 0.6 --lr 0.005}"
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 echo "# $(date -u) $(uptime)" | tee "$out/gnn_machine.txt"
 
-# median_epoch_ms METRICS_CSV: the median of the epochs after the first.
-median_epoch_ms() {
-  awk -F, 'NR > 1 { if (NR > 2) print 1000 * ($2 - prev); prev = $2 }' "$1" | sort -g |
-    awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
-}
-test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
-field() { sed "s/.* $2 \([0-9.]*\).*/\1/" "$1"; }  # field LOG NAME (the torch line)
+source "$here/gnn_common.sh"
 
 parts=" ${PARTS:-cora big link} "
 has() { [[ $parts == *" $1 "* ]]; }

@@ -88,6 +88,28 @@ def gat_layer(h, w, a_src, a_dst, b, rows, cols, n, dropout, train, sparse_input
     return torch.zeros(n, t.shape[1]).index_add(0, rows, alpha[:, None] * t[cols]) + b
 
 
+def run_epochs(name, forward, opt, y, masks, epochs):
+    """Trains `epochs` epochs (a step on the training vertices, then an evaluation of every vertex)
+    and prints one line: NAME: epochs E median_epoch_ms T val_accuracy V test_accuracy A peak_rss_mb M
+    (the median leaves out the first epoch)."""
+    times = []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        opt.zero_grad()
+        out = forward(True)
+        loss = F.cross_entropy(out[masks["train"]], y[masks["train"]])
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            out = forward(False)
+        times.append(time.perf_counter() - start)
+    pred = out.argmax(1)
+    acc = {s: float((pred[m] == y[m]).float().mean()) for s, m in masks.items()}
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{name}: epochs {epochs} median_epoch_ms {1000 * statistics.median(times[1:] or times):.2f} "
+          f"val_accuracy {acc['val']:.4f} test_accuracy {acc['test']:.4f} peak_rss_mb {rss_mb:.0f}")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("graph")
@@ -139,23 +161,7 @@ def main():
         h = F.dropout(F.relu(h), a.dropout, train)
         return torch.sparse.mm(adj, h @ w2) + b2
 
-    times = []
-    for _ in range(a.epochs):
-        start = time.perf_counter()
-        opt.zero_grad()
-        out = forward(True)
-        loss = F.cross_entropy(out[masks["train"]], y[masks["train"]])
-        loss.backward()
-        opt.step()
-        with torch.no_grad():
-            out = forward(False)
-        times.append(time.perf_counter() - start)
-    pred = out.argmax(1)
-    acc = {s: float((pred[m] == y[m]).float().mean()) for s, m in masks.items()}
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"torch: epochs {a.epochs} median_epoch_ms {1000 * statistics.median(times[1:] or times):.2f} "
-          f"val_accuracy {acc['val']:.4f} test_accuracy {acc['test']:.4f} peak_rss_mb {rss_mb:.0f}")
-
+    run_epochs("torch", forward, opt, y, masks, a.epochs)
 
 if __name__ == "__main__":
     main()
