@@ -10,7 +10,6 @@ Usage: gnn_pyg.py GRAPH_DIR [--model gcn|gat] [--epochs 200] [--seed 1] [--hidde
                             [--dropout 0.5] [--lr 0.01] [--weight-decay 5e-4] [--threads 1]
 Prints one line: pyg: epochs E median_epoch_ms T val_accuracy V test_accuracy A peak_rss_mb M
 """
-import argparse
 import os
 import sys
 import warnings
@@ -20,30 +19,14 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gnn_torch import read_graph, run_epochs  # noqa: E402
+from gnn_torch import run_epochs, setup  # noqa: E402
 
 warnings.filterwarnings("ignore")  # PyG's and torch's notices about TorchScript and sparse CSR
 from torch_geometric.nn import GATConv, GCNConv  # noqa: E402
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("graph")
-    p.add_argument("--model", choices=("gcn", "gat"), default="gcn")
-    p.add_argument("--epochs", type=int, default=200)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--hidden", type=int, default=16)
-    p.add_argument("--dropout", type=float, default=0.5)
-    p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--weight-decay", type=float, default=5e-4)
-    p.add_argument("--threads", type=int, default=1)
-    a = p.parse_args()
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    n, (idx, vals, shape), edges, labels, splits = read_graph(a.graph)
-    sums = np.bincount(idx[0].numpy(), weights=vals.numpy(), minlength=n)
-    vals = vals / torch.tensor(np.where(sums == 0, 1, sums)[idx[0].numpy()], dtype=torch.float32)
-    x = torch.sparse_coo_tensor(idx, vals, shape).coalesce()
+    a, n, x, shape, edges, labels, splits = setup()
     e = edges[edges[:, 0] != edges[:, 1]]
     both = np.unique(np.concatenate([e, e[:, ::-1]]), axis=0)
     edge_index = torch.tensor(both.T.copy())

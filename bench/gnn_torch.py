@@ -110,7 +110,9 @@ def run_epochs(name, forward, opt, y, masks, epochs):
           f"val_accuracy {acc['val']:.4f} test_accuracy {acc['test']:.4f} peak_rss_mb {rss_mb:.0f}")
 
 
-def main():
+def setup():
+    """The command line (as `parasol gnn`'s), the threads and seed set; returns the arguments and
+    the graph with its features as a sparse tensor whose rows sum to 1."""
     p = argparse.ArgumentParser()
     p.add_argument("graph")
     p.add_argument("--model", choices=("gcn", "gat"), default="gcn")
@@ -128,6 +130,11 @@ def main():
     sums = np.bincount(idx[0].numpy(), weights=vals.numpy(), minlength=n)  # rows summing to 1
     vals = vals / torch.tensor(np.where(sums == 0, 1, sums)[idx[0].numpy()], dtype=torch.float32)
     x = torch.sparse_coo_tensor(idx, vals, shape).coalesce()
+    return a, n, x, shape, edges, labels, splits
+
+
+def main():
+    a, n, x, shape, edges, labels, splits = setup()
     adj = normalized_adjacency(n, edges)
     y = torch.tensor(labels)
     masks = {s: torch.tensor(splits == s) for s in ("train", "val", "test")}
