@@ -58,9 +58,16 @@ fi
 # instead of installing them, so their wheels (2.3 GB) are deleted once installed.
 if ! cmp -s "$root/requirements.txt" "$venv/parasol-requirements.txt"; then
   echo "install-deps: installing requirements.txt into .venv (PyTorch's first download is about 3 GB)"
-  "$venv/bin/python" -m pip download --disable-pip-version-check -q -d "$venv/wheels" -r "$root/requirements.txt"
-  "$venv/bin/python" -m pip install --disable-pip-version-check -q --no-index --find-links "$venv/wheels" \
+  # The download peaks at about 10 GB on disk (the wheels, then what they install); pip's own cache
+  # would hold a second copy of the wheels, so it is not used.
+  free_gb=$(df -P -BG "$root" | awk 'NR == 2 { sub("G", "", $4); print $4 }')
+  if [ "${free_gb:-0}" -lt 12 ]; then
+    echo "install-deps: warning: $root has ${free_gb} GB free; .venv and the builds take about 12 GB" >&2
+  fi
+  "$venv/bin/python" -m pip download --disable-pip-version-check --no-cache-dir -q -d "$venv/wheels" \
     -r "$root/requirements.txt"
+  "$venv/bin/python" -m pip install --disable-pip-version-check --no-cache-dir -q --no-index \
+    --find-links "$venv/wheels" -r "$root/requirements.txt"
   rm -f "$venv"/wheels/{nvidia_,triton-,cuda_}*.whl
   cp "$root/requirements.txt" "$venv/parasol-requirements.txt"
 fi
