@@ -1,6 +1,7 @@
 // Training checkpoints: parameters, momentum and batch-norm statistics at a step boundary, in
-// one file (DIR/train.ckpt) written to a temporary name and renamed, so a crash leaves the last
-// complete checkpoint.
+// one section file (core/section_file.h, kind "train-checkpoint": DIR/train.ckpt) written to a
+// temporary name and renamed, so a crash leaves the last complete checkpoint. The hand-written
+// formats 01 to 03 of older parasols are refused with a message saying so.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,7 @@ namespace parasol::dl {
 
 struct TrainCheckpoint {
   std::string model;
-  int64_t step = 0;  // steps done
-  // Format 03 (a format 02 file reads as: progress = step, samples_seen 0, the rest unset).
+  int64_t step = 0;             // steps done
   double progress = 0;          // scale-invariant iterations (steps at the base batch) done
   int64_t samples_seen = 0;     // where the data order stands
   int64_t base_batch = 0;       // the total batch the learning rate is set for (0: unset)

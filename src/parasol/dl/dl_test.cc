@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "parasol/comm/testing.h"
-#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
 #include "parasol/core/job_status.h"
@@ -458,38 +457,39 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
     }
     return std::string("accepted");
   };
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() / 2)),
-              ::testing::HasSubstr(path + ": truncated in the parameters"));
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() * 3 / 4)),
-              ::testing::HasSubstr(path + ": truncated in the momentum"));
-  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)),
-              ::testing::HasSubstr(path + ": truncated before the checksum"));
+  // The section file's layout: a 32-byte header, then per section a 32-byte header and its data
+  // padded to 8 bytes; the parameters' 400 bytes start at byte 320, the momentum's at 752.
+  ASSERT_EQ(bytes.size(), 1208u);
+  EXPECT_THAT(refusal(bytes.substr(0, 500)),
+              ::testing::HasSubstr(path + ": truncated in section 'parameters'"));
+  EXPECT_THAT(refusal(bytes.substr(0, 900)),
+              ::testing::HasSubstr(path + ": truncated in section 'momentum'"));
+  EXPECT_THAT(refusal(bytes.substr(0, bytes.size() - 4)), ::testing::HasSubstr(path + ": truncated"));
   std::string flipped = bytes;
-  flipped[100] ^= 0x10;  // inside the parameters
+  flipped[400] ^= 0x10;  // inside the parameters
   EXPECT_THAT(refusal(flipped), ::testing::HasSubstr(path + ": checksum mismatch"));
-  std::string old = bytes;
-  old[7] = '1';
-  EXPECT_THAT(refusal(old), ::testing::HasSubstr("format 01 (this parasol reads formats 02 and 03)"));
-  // Format 02 (no progress, data position, base batch or noise) still reads: progress = step.
-  const size_t after_step = 8 + 4 + 3 + 8, extra = 8 + 8 + 8 + 24;
-  std::string v2 =
-      bytes.substr(0, after_step) + bytes.substr(after_step + extra, bytes.size() - 8 - after_step - extra);
-  v2[7] = '2';
-  const uint64_t sum = Fnv1a64(v2.data(), v2.size());
-  v2.append(reinterpret_cast<const char*>(&sum), sizeof sum);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << v2;
-  TrainCheckpoint v2_back = ReadCheckpoint(dir, "mlp", 100, 3);
-  EXPECT_EQ(v2_back.step, 7);
-  EXPECT_EQ(v2_back.progress, 7);
-  EXPECT_EQ(v2_back.base_batch, 0);
-  EXPECT_TRUE(torch::equal(v2_back.momentum, c.momentum));
-  // A negative or non-finite progress is refused (a sum is no proof of sense).
-  std::string bad = bytes.substr(0, bytes.size() - 8);
-  const double minus = -1;
-  bad.replace(after_step, 8, reinterpret_cast<const char*>(&minus), 8);
-  const uint64_t bad_sum = Fnv1a64(bad.data(), bad.size());
-  bad.append(reinterpret_cast<const char*>(&bad_sum), sizeof bad_sum);
-  EXPECT_THAT(refusal(bad), ::testing::HasSubstr(path + ": corrupt header (progress"));
+  // A checkpoint of an older parasol's hand-written format says so.
+  EXPECT_THAT(refusal(std::string("PSLTRN03") + std::string(200, '\0')),
+              ::testing::HasSubstr(path + ": format 03 of an older parasol"));
+  // Another model, or the same model of another size.
+  WriteCheckpoint(local, dir, c);
+  auto read_error = [&](const std::string& model, int64_t parameters) {
+    try {
+      ReadCheckpoint(dir, model, parameters, 3);
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(read_error("cnn", 100), ::testing::HasSubstr("a checkpoint of model mlp, not cnn"));
+  EXPECT_THAT(read_error("mlp", 99), ::testing::HasSubstr("parameters: 100 values, this model has 99"));
+  // A negative progress is refused (a checksum is no proof of sense).
+  TrainCheckpoint bad = c;
+  bad.progress = -1;
+  WriteCheckpoint(local, dir, bad);
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_THAT(refusal(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>())),
+              ::testing::HasSubstr(path + ": corrupt header (progress"));
 }
 
 // What `parasol cluster` relies on: a stop file makes every rank checkpoint the step it is on,

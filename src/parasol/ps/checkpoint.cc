@@ -3,22 +3,22 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "parasol/core/atomic_file.h"
-#include "parasol/core/checksum.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
+#include "parasol/core/section_file.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::ps {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x4b435350;  // "PSCK"
-constexpr uint32_t kVersion = 1;
+constexpr char kKind[] = "ps-shard";
+// Version 1's shard files were hand-written (magic "PSCK"); version 2's are section files.
+constexpr int kVersion = 2;
 // Bounds on what a manifest may ask for, far past any real run.
 constexpr int kMaxShards = 1 << 16;
 constexpr size_t kMaxTables = 1 << 16;
@@ -47,17 +47,6 @@ void WriteAtomically(FileSystem& fs, const std::string& path, const void* data, 
   });
 }
 
-std::vector<std::byte> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw ParseError(path, 0, "cannot open checkpoint file");
-  std::vector<std::byte> out(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size()))) {
-    throw IoError(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
-  }
-  return out;
-}
-
 struct Manifest {
   uint64_t clock = 0;
   int shards = 0;
@@ -77,8 +66,12 @@ Manifest ReadManifest(const std::string& dir) {
     // A table's line ends with its description, for people; the others have nothing more.
     if (key != "table" && !NextField(line, pos).empty()) in.Fail("too many fields");
     if (key == "format") {
-      if (a != "parasol-ps-checkpoint" || b != std::to_string(kVersion)) {
-        in.Fail("not a parasol parameter-server checkpoint of format version 1");
+      if (a != "parasol-ps-checkpoint") in.Fail("not a parasol parameter-server checkpoint");
+      if (b != std::to_string(kVersion)) {
+        in.Fail(
+            fmt::format("format {} of an older parasol (this one reads format {}): resume it with the "
+                        "parasol that wrote it",
+                        b, kVersion));
       }
       have_format = true;
     } else if (key == "clock" && b.empty()) {
@@ -102,6 +95,8 @@ Manifest ReadManifest(const std::string& dir) {
   return m;
 }
 
+std::string RowsSection(uint32_t table) { return fmt::format("t{}", table); }
+
 }  // namespace
 
 std::string ShardFile(const std::string& dir, int shard, uint64_t clock) {
@@ -113,28 +108,26 @@ CheckpointWriter::CheckpointWriter(FileSystem& fs, std::string dir, int shard, u
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw IoError(fmt::format("{}: cannot create checkpoint directory: {}", dir_, ec.message()));
-  w_.Put(kMagic);
-  w_.Put(kVersion);
-  w_.Put(clock);
 }
 
 void CheckpointWriter::BeginTable(const TableConfig& config, uint64_t rows) {
-  w_.Put<uint8_t>(1);  // a table follows
-  w_.Put(config.id);
-  w_.Put(config.Fingerprint());
-  w_.Put(rows);
+  tables_.push_back({config.id, config.Fingerprint(), rows});
+  rows_.emplace_back();
 }
 
 void CheckpointWriter::AddRow(uint64_t row, const Row& value) {
-  w_.Put(row);
-  value.Encode(w_);
+  rows_.back().Put(row);
+  value.Encode(rows_.back());
 }
 
 void CheckpointWriter::Commit() {
-  w_.Put<uint8_t>(0);  // end of tables
-  uint64_t sum = Fnv1a64(w_.bytes().data(), w_.size());
-  w_.Put(sum);
-  WriteAtomically(fs_, ShardFile(dir_, shard_, clock_), w_.bytes().data(), w_.size());
+  SectionWriter w(kKind);
+  w.AddValue("clock", clock_);
+  w.Add("tables", tables_);
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    w.Add(RowsSection(static_cast<uint32_t>(tables_[i].id)), rows_[i].bytes().data(), 1, rows_[i].size());
+  }
+  w.Write(fs_, ShardFile(dir_, shard_, clock_));
   RemoveOlderShardFiles(dir_, shard_);
 }
 
@@ -158,37 +151,25 @@ uint64_t ReadCheckpoint(const std::string& dir, const std::map<uint32_t, TableCo
     }
   }
   for (int shard = 0; shard < m.shards; ++shard) {
-    std::string path = ShardFile(dir, shard, m.clock);
-    auto bytes = ReadFile(path);
-    if (bytes.size() < 8 || Fnv1a64(bytes.data(), bytes.size() - 8) !=
-                                WireReader(bytes.data() + bytes.size() - 8, 8, -1).Get<uint64_t>()) {
-      throw ParseError(path, 0, "checksum mismatch (truncated or corrupt)");
-    }
-    try {
-      WireReader r(bytes.data(), bytes.size() - 8, -1);
-      if (r.Get<uint32_t>() != kMagic || r.Get<uint32_t>() != kVersion)
-        throw ParseError(path, 0, "not a shard checkpoint of format 1");
-      if (r.Get<uint64_t>() != m.clock) throw ParseError(path, 0, "clock differs from the manifest's");
-      while (r.Get<uint8_t>() == 1) {
-        auto id = r.Get<uint32_t>();
-        auto fp = r.Get<uint64_t>();
-        auto it = tables.find(id);
-        if (it == tables.end() || it->second.Fingerprint() != fp) {
-          throw ParseError(path, 0,
-                           fmt::format("table {} differs from the table of that id in this job", id));
-        }
-        const TableConfig& c = it->second;
-        auto rows = r.Get<uint64_t>();
-        for (uint64_t i = 0; i < rows; ++i) {
+    const SectionReader in(ShardFile(dir, shard, m.clock), kKind);
+    if (in.GetValue<uint64_t>("clock") != m.clock) in.Fail("clock differs from the manifest's");
+    for (const ShardTable& t : in.Get<ShardTable>("tables")) {
+      auto it = tables.find(static_cast<uint32_t>(t.id));
+      if (t.id > UINT32_MAX || it == tables.end() || it->second.Fingerprint() != t.fingerprint)
+        in.Fail(fmt::format("table {} differs from the table of that id in this job", t.id));
+      const TableConfig& c = it->second;
+      const std::vector<std::byte> bytes = in.Get<std::byte>(RowsSection(c.id));
+      try {
+        WireReader r(bytes.data(), bytes.size(), -1);
+        for (uint64_t i = 0; i < t.rows; ++i) {
           auto row = r.Get<uint64_t>();
-          if (row >= c.num_rows)
-            throw ParseError(path, 0, fmt::format("row {} out of range for table {}", row, id));
-          fn(id, row, Row::Decode(r, c.kind, c.dtype, c.width));
+          if (row >= c.num_rows) in.Fail(fmt::format("row {} out of range for table {}", row, c.id));
+          fn(c.id, row, Row::Decode(r, c.kind, c.dtype, c.width));
         }
+        if (!r.done()) in.Fail(fmt::format("trailing bytes after the rows of table {}", c.id));
+      } catch (const MalformedMessage& e) {
+        in.Fail(fmt::format("table {}: malformed: {}", c.id, e.what()));
       }
-      if (!r.done()) throw ParseError(path, 0, "trailing bytes after the last table");
-    } catch (const MalformedMessage& e) {
-      throw ParseError(path, 0, fmt::format("malformed: {}", e.what()));
     }
   }
   return m.clock;

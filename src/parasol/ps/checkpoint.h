@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "parasol/core/file_system.h"
 #include "parasol/core/wire.h"
@@ -16,6 +18,11 @@
 #include "parasol/ps/table_config.h"
 
 namespace parasol::ps {
+
+// A table's entry in a shard file's "tables" section.
+struct ShardTable {
+  uint64_t id, fingerprint, rows;
+};
 
 class CheckpointWriter {
  public:
@@ -31,7 +38,8 @@ class CheckpointWriter {
   std::string dir_;
   int shard_;
   uint64_t clock_;
-  WireWriter w_;
+  std::vector<ShardTable> tables_;
+  std::deque<WireWriter> rows_;  // a table's rows, encoded (a deque: no copy as tables are added)
 };
 
 // DIR/shard-NNNNN.CLOCK.ckpt

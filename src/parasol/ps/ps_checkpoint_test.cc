@@ -197,8 +197,9 @@ TEST_F(PsCheckpoint, DamagedCheckpointIsRefusedNamingTheFile) {
   RunJob({.last_clock = 3, .checkpoint = Dir()});
   std::string shard = ShardFile(Dir(), 0, 3);
   {
+    // A byte in the last table's rows, whose sizes stay sound: only the checksum can tell.
     std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(40);
+    f.seekp(static_cast<std::streamoff>(std::filesystem::file_size(shard)) - 20);
     f.put('\x7f');
   }
   comm::InProcessWorld world(2);
@@ -239,6 +240,34 @@ TEST_F(PsCheckpoint, CheckpointOfOtherTablesIsRefused) {
       ADD_FAILURE() << "a missing checkpoint was accepted";
     } catch (const Error& e) {
       EXPECT_THAT(e.what(), HasSubstr("nowhere/MANIFEST: cannot open"));
+    }
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
+// A checkpoint of the hand-written shard format of older parasols is named as such.
+TEST_F(PsCheckpoint, OlderFormatIsRefusedSayingSo) {
+  RunJob({.last_clock = 2, .checkpoint = Dir()});
+  std::string manifest;
+  {
+    std::ifstream in(Dir() + "/MANIFEST");
+    manifest.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_EQ(manifest.rfind("format parasol-ps-checkpoint 2\n", 0), 0u);
+  manifest[29] = '1';
+  std::ofstream(Dir() + "/MANIFEST", std::ios::trunc) << manifest;
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable(CountsTable());
+    ps.CreateTable(SparseTable());
+    auto w = ps.CreateWorker(0);
+    try {
+      w->Restore(Dir());
+      ADD_FAILURE() << "a checkpoint of format 1 was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("MANIFEST:1: format 1 of an older parasol (this one reads format 2)"));
     }
     ps.Shutdown();
   });
