@@ -85,10 +85,7 @@ struct FaultState {
 
 struct InProcessWorld::Impl {
   Impl(int n, InProcessOptions o)
-      : size(n),
-        options(o),
-        clock(o.clock != nullptr ? *o.clock : system_clock),
-        killed(static_cast<size_t>(n), false) {
+      : size(n), options(o), clock(options.env.clock()), killed(static_cast<size_t>(n), false) {
     std::vector<int> all(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
     comms.push_back(std::make_unique<Comm>(std::move(all)));
@@ -98,9 +95,8 @@ struct InProcessWorld::Impl {
 
   Mutex mu;
   const int size;
-  const InProcessOptions options;
-  SystemClock system_clock;
-  Clock& clock;  // the delays' clock
+  InProcessOptions options;
+  Clock& clock;  // the delays' clock: options.env's
   uint64_t listener = 0;
   std::vector<std::unique_ptr<Comm>> comms PARASOL_GUARDED_BY(mu);
   std::map<std::pair<int, int>, int> duplicate_of PARASOL_GUARDED_BY(mu);  // (comm, k-th duplicate) -> comm

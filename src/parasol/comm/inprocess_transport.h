@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "parasol/comm/transport.h"
-#include "parasol/core/clock.h"
+#include "parasol/core/env.h"
 
 namespace parasol::comm {
 
@@ -34,9 +34,10 @@ struct InProcessOptions {
   // for large messages, so a schedule that relies on buffering or overwrites a buffer that is
   // still being sent fails here too. true (eager): data is copied at send time.
   bool eager = false;
-  // The clock MessageFault's delays run on; null: the machine's. A test drives a ManualClock to
-  // make a delayed message visible at the step it chooses. Must outlive the world's transports.
-  Clock* clock = nullptr;
+  // Its clock is the one MessageFault's delays run on (by default the machine's). A test drives a
+  // ManualClock to make a delayed message visible at the step it chooses. What it names must
+  // outlive the world's transports.
+  Env env;
 };
 
 class InProcessWorld {

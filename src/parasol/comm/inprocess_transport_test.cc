@@ -101,7 +101,7 @@ TEST(InProcessTransport, DelayedMessageHoldsBackLaterOnesWithSameTag) {
 // The delay runs on a driven clock, so the message becomes visible exactly when the test says.
 TEST(InProcessTransport, ADelayedMessageBecomingVisibleWakesAWaiterThatLookedBefore) {
   ManualClock clock;
-  InProcessWorld world(2, {.eager = true, .clock = &clock});
+  InProcessWorld world(2, {.eager = true, .env = Env(nullptr, &clock)});
   world.AddFault({.action = MessageFault::Action::kDelay, .src = 0, .dst = 1, .delay_ms = 20ms});
   auto t0 = world.CreateTransport(0);
   auto t1 = world.CreateTransport(1);
@@ -268,7 +268,7 @@ TEST(InProcessTransport, ProbeSeesUnreceivedMessage) {
 
 TEST(InProcessTransport, TryReceiveTakesAnySizeFromAnySenderInOrder) {
   ManualClock clock;
-  InProcessWorld world(3, {.clock = &clock});
+  InProcessWorld world(3, {.env = Env(nullptr, &clock)});
   world.AddFault({.action = MessageFault::Action::kDelay, .src = 1, .count = 1, .delay_ms = 100ms});
   auto t0 = world.CreateTransport(0);
   auto t1 = world.CreateTransport(1);

@@ -31,7 +31,8 @@ class LiveRun {
   LiveRun(const std::vector<LiveJobSpec>& specs, Policy& policy, const LiveOptions& o)
       : policy_(policy),
         o_(o),
-        clock_(o.clock != nullptr ? *o.clock : system_clock_),
+        env_(o.env),
+        clock_(env_.clock()),
         origin_(clock_.Now()),
         multi_host_(!o.hosts.empty()),
         hosts_(o.hosts) {
@@ -328,8 +329,8 @@ class LiveRun {
 
   Policy& policy_;
   const LiveOptions& o_;
-  SystemClock system_clock_;
-  Clock& clock_;
+  Env env_;
+  Clock& clock_;  // env_'s
   Clock::TimePoint origin_;
   std::vector<std::unique_ptr<LiveJob>> jobs_;
   Allocations current_;  // node indices into hosts_ (0: this machine, without hosts)

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "parasol/core/env.h"
 #include "parasol/sched/host_file.h"
 #include "parasol/sched/live_job.h"
 #include "parasol/sched/policy.h"
@@ -37,9 +38,9 @@ struct LiveOptions {
   double rebatch_interval_s = 2;
   double stop_timeout_s = 60;  // a job that has not checkpointed and stopped by then is killed
   double poll_s = 0.2;
-  // The schedule's time (submit times, intervals, polls, the timeout); null: the machine's. Must
-  // outlive the run.
-  Clock* clock = nullptr;
+  // Its clock is the schedule's time (submit times, intervals, polls, the timeout; by default the
+  // machine's). What it names must outlive the run.
+  Env env;
   double timeout_s = 0;  // the whole run (0: none): past it, a TimeoutError naming the jobs left
   LaunchOptions launch;
   std::ostream* log = nullptr;  // one line per start, resize, finish and failure

@@ -485,7 +485,7 @@ TEST(LiveCluster, AJobStartsAtItsSubmitTimeOnTheSchedulesClock) {
   o.adaptive = false;
   o.poll_s = 1;
   o.timeout_s = 0;  // the stand-in takes real time to finish, however fast the test moves the clock
-  o.clock = &clock;
+  o.env = Env(nullptr, &clock);
   o.launch = {
       .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
   std::ostringstream log;
@@ -528,7 +528,7 @@ TEST(LiveCluster, TheRunsTimeoutIsCountedOnItsClock) {
   o.poll_s = 1;
   o.timeout_s = 100;
   o.stop_timeout_s = 5;
-  o.clock = &clock;
+  o.env = Env(nullptr, &clock);
   o.launch = {
       .parasol = (dir / "parasol").string(), .mpirun = {(dir / "mpirun").string()}, .work_dir = dir.string()};
   TiresiasPolicy policy;

@@ -1,5 +1,4 @@
 #include "parasol/dl/dynamic/dynamic_trainer.h"
-#include "parasol/core/plural.h"
 
 #include <algorithm>
 #include <chrono>
