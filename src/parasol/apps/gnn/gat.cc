@@ -22,16 +22,8 @@ float Dot(const float* a, const float* b, size_t n) {
 
 }  // namespace
 
-Gat::Gat(size_t features, std::vector<size_t> hidden, size_t classes) {
-  widths_.push_back(features);
-  widths_.insert(widths_.end(), hidden.begin(), hidden.end());
-  widths_.push_back(classes);
-  size_t total = 0;
-  for (size_t l = 0; l < layers(); ++l) {
-    offsets_.push_back(total);
-    total += in_width(l) * out_width(l) + 3 * out_width(l);
-  }
-  params_.assign(total, 0.0f);
+Gat::Gat(size_t features, std::vector<size_t> hidden, size_t classes)
+    : GnnModel(features, hidden, classes, /*vectors=*/3) {
   layers_.resize(layers());
 }
 

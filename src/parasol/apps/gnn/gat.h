@@ -21,13 +21,7 @@ class Gat : public GnnModel {
   Gat(size_t features, std::vector<size_t> hidden, size_t classes);
 
   std::string_view name() const override { return "gat"; }
-  size_t layers() const override { return widths_.size() - 1; }
-  size_t in_width(size_t layer) const override { return widths_[layer]; }
-  size_t out_width(size_t layer) const override { return widths_[layer + 1]; }
-  // Per layer: W (in x out, row-major), a_src, a_dst, bias (out each).
-  std::span<float> parameters() override { return params_; }
-  using GnnModel::parameters;
-  size_t weight_offset(size_t layer) const override { return offsets_[layer]; }
+  // A layer's parameters: W (in x out, row-major), a_src, a_dst, bias (out each).
   size_t attention_offset(size_t layer) const { return offsets_[layer] + in_width(layer) * out_width(layer); }
   size_t bias_offset(size_t layer) const { return attention_offset(layer) + 2 * out_width(layer); }
   void InitGlorot(uint64_t seed) override;
@@ -54,8 +48,6 @@ class Gat : public GnnModel {
   // The dropout factor of adjacency entry k of owned row i: 0, or 1 / (1 - rate).
   float AttentionKeep(const GraphShard& s, size_t l, size_t i, uint64_t k) const;
 
-  std::vector<size_t> widths_, offsets_;
-  std::vector<float> params_;
   DropoutDraw dropout_;
   std::vector<LayerState> layers_;
   std::vector<float> d_ext_, d_t_, d_h_, d_local_, d_alpha_;

@@ -8,16 +8,8 @@
 
 namespace parasol::apps::gnn {
 
-Gcn::Gcn(size_t features, std::vector<size_t> hidden, size_t classes) {
-  widths_.push_back(features);
-  widths_.insert(widths_.end(), hidden.begin(), hidden.end());
-  widths_.push_back(classes);
-  size_t total = 0;
-  for (size_t l = 0; l < layers(); ++l) {
-    offsets_.push_back(total);
-    total += in_width(l) * out_width(l) + out_width(l);
-  }
-  params_.assign(total, 0.0f);
+Gcn::Gcn(size_t features, std::vector<size_t> hidden, size_t classes)
+    : GnnModel(features, hidden, classes, /*vectors=*/1) {
   shapes_ = {.widths = widths_, .offsets = offsets_};
   h_.resize(layers());
   t_.resize(layers());

@@ -22,13 +22,7 @@ class Gcn : public GnnModel {
   Gcn(size_t features, std::vector<size_t> hidden, size_t classes);
 
   std::string_view name() const override { return "gcn"; }
-  size_t layers() const override { return widths_.size() - 1; }
-  size_t in_width(size_t layer) const override { return widths_[layer]; }
-  size_t out_width(size_t layer) const override { return widths_[layer + 1]; }
-  // Every layer's weights (in x out, row-major) then bias, layer after layer.
-  std::span<float> parameters() override { return params_; }
-  using GnnModel::parameters;
-  size_t weight_offset(size_t layer) const override { return offsets_[layer]; }
+  // A layer's parameters: its weights (in x out, row-major), then its bias.
   size_t bias_offset(size_t layer) const { return offsets_[layer] + in_width(layer) * out_width(layer); }
   void InitGlorot(uint64_t seed) override;
 
@@ -53,9 +47,7 @@ class Gcn : public GnnModel {
   void BackwardByOwners(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l, float* gw);
   void BackwardByLocalRows(GhostExchange& ghosts, TensorOps& ops, const GraphShard& s, size_t l, float* gw);
 
-  std::vector<size_t> widths_, offsets_;
   LayerShapes shapes_;
-  std::vector<float> params_;
   DropoutDraw dropout_;
   // Per layer: the input after ReLU and dropout (local rows, the ghosts' from their owners; layer
   // 0's input is the sparse features, its dropout drawn again in Backward), T = H W (local rows),

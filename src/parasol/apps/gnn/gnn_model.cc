@@ -10,6 +10,18 @@
 
 namespace parasol::apps::gnn {
 
+GnnModel::GnnModel(size_t features, const std::vector<size_t>& hidden, size_t classes, size_t vectors) {
+  widths_.push_back(features);
+  widths_.insert(widths_.end(), hidden.begin(), hidden.end());
+  widths_.push_back(classes);
+  size_t total = 0;
+  for (size_t l = 0; l < layers(); ++l) {
+    offsets_.push_back(total);
+    total += (in_width(l) + vectors) * out_width(l);
+  }
+  params_.assign(total, 0.0f);
+}
+
 std::unique_ptr<GnnModel> MakeGnnModel(const std::string& kind, size_t features, std::vector<size_t> hidden,
                                        size_t classes) {
   if (kind == "gcn") return std::make_unique<Gcn>(features, std::move(hidden), classes);

@@ -25,12 +25,14 @@ class GnnModel {
 
   // "gcn" or "gat".
   virtual std::string_view name() const = 0;
-  virtual size_t layers() const = 0;
-  virtual size_t in_width(size_t layer) const = 0;
-  virtual size_t out_width(size_t layer) const = 0;
-  // Every layer's parameters, layer after layer; a layer's weights (in x out, row-major) first.
-  virtual std::span<float> parameters() = 0;
-  virtual size_t weight_offset(size_t layer) const = 0;
+  size_t layers() const { return widths_.size() - 1; }
+  size_t in_width(size_t layer) const { return widths_[layer]; }
+  size_t out_width(size_t layer) const { return widths_[layer + 1]; }
+  // Every layer's parameters, layer after layer: a layer's weights (in x out, row-major), then the
+  // model's vectors of `out` values (GCN: the bias; GAT: a_src, a_dst, the bias).
+  std::span<float> parameters() { return params_; }
+  std::span<const float> parameters() const { return params_; }
+  size_t weight_offset(size_t layer) const { return offsets_[layer]; }
   // Glorot-uniform weights drawn from `seed` (the same on every rank), zero biases.
   virtual void InitGlorot(uint64_t seed) = 0;
 
@@ -49,7 +51,13 @@ class GnnModel {
   virtual void Backward(GhostExchange& ghosts, const GraphShard& s, std::span<const float> d_output,
                         std::span<float> grad) = 0;
 
-  std::span<const float> parameters() const { return const_cast<GnnModel*>(this)->parameters(); }
+ protected:
+  // Layer widths features -> hidden[0] -> ... -> classes; each layer's parameters are its weights
+  // and `vectors` vectors of its output width, all zero.
+  GnnModel(size_t features, const std::vector<size_t>& hidden, size_t classes, size_t vectors);
+
+  std::vector<size_t> widths_, offsets_;  // offsets_: where each layer's parameters start
+  std::vector<float> params_;
 };
 
 // "gcn" or "gat" (InvalidArgumentError otherwise). Layer widths: features -> hidden -> classes.
