@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/faulty_file_system.h"
 
 namespace parasol::comm::testing {
 
@@ -59,6 +60,21 @@ void WaitUntil(const std::function<bool()>& done, std::string_view what, std::ch
       throw TimeoutError(fmt::format("timed out after {} ms waiting for {}", timeout.count(), what));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void ForEachCheckpointFault(const std::string& file, uint64_t after_bytes,
+                            const std::function<void(Context&)>& fn, const std::function<void()>& after) {
+  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
+    FaultyFileSystem faulty;
+    faulty.Arm(fault, file, after_bytes);
+    InProcessWorld world(1);
+    const std::string error = Message(RunRanks(world, fn, {.env = Env(&faulty)})[0]);
+    if (error.find(file) == std::string::npos) {
+      throw std::runtime_error(
+          fmt::format("a fault writing {} ended the run with '{}', not an error naming it", file, error));
+    }
+    after();
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <string>
@@ -33,6 +34,14 @@ void WaitUntil(const std::function<bool()>& done, std::string_view what,
 // own, joins them and rethrows the first error, prefixed with "worker i: ". An exception on a
 // worker thread thus fails the caller instead of terminating the process.
 void RunWorkers(int n, const std::function<void(int)>& fn);
+
+// The faults every application's checkpoint is tested under: a failed write, a full disk after
+// `after_bytes` bytes and a crash half-way, each of the first file created whose path contains
+// `file`. For each in turn, runs fn on one in-process rank whose Env's files fail so, checks that
+// the run ended with an error naming `file` (std::runtime_error saying what it ended with
+// otherwise), then calls after() (where a test resumes from the previous checkpoint).
+void ForEachCheckpointFault(const std::string& file, uint64_t after_bytes,
+                            const std::function<void(Context&)>& fn, const std::function<void()>& after);
 
 // The exception's message, or "" for nullptr.
 std::string Message(const std::exception_ptr& e);

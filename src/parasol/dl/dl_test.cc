@@ -13,7 +13,6 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
-#include "parasol/core/faulty_file_system.h"
 #include "parasol/core/job_status.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/grad_sync.h"
@@ -402,20 +401,18 @@ TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
   TrainOptions first = Small("mlp", 8, 2);
   first.checkpoint_dir = dir;
   TrainOn(1, first);
-  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
-    FaultyFileSystem faulty;
-    faulty.Arm(fault, "train.ckpt", /*after_bytes=*/1000);
-    TrainOptions more = first;
-    more.resume_dir = dir;
-    more.steps = 4;
-    InProcessWorld world(1);
-    const auto errors = RunRanks(world, [&](comm::Context& ctx) { Train(ctx, more); }, {.env = Env(&faulty)});
-    EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("train.ckpt"));
-    more.checkpoint_dir.clear();
-    TrainResult r;
-    TrainOn(1, more, &r);
-    EXPECT_EQ(r.first_step, 2) << "resumed from the previous checkpoint";
-  }
+  TrainOptions more = first;
+  more.resume_dir = dir;
+  more.steps = 4;
+  TrainOptions resume = more;
+  resume.checkpoint_dir.clear();
+  comm::testing::ForEachCheckpointFault(
+      "train.ckpt", 1000, [&](comm::Context& ctx) { Train(ctx, more); },
+      [&] {
+        TrainResult r;
+        TrainOn(1, resume, &r);
+        EXPECT_EQ(r.first_step, 2) << "resumed from the previous checkpoint";
+      });
   std::filesystem::remove_all(dir);
 }
 

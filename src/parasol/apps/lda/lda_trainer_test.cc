@@ -18,7 +18,6 @@
 #include "parasol/apps/lda/lda_testing.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
-#include "parasol/core/faulty_file_system.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -262,20 +261,16 @@ TEST(LdaTrainer, AFailedCheckpointLeavesThePreviousOne) {
   o.checkpoint_dir = dir.string();
   o.checkpoint_every = 4;
   TrainOnRanks(1, Ap(), o);
-  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
-    FaultyFileSystem faulty;
-    faulty.Arm(fault, "topics.0-of-1.bin", /*after_bytes=*/1000);
-    o.resume_dir = dir.string();
-    o.iterations = 8;
-    comm::InProcessWorld world(1);
-    const auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainLda(ctx, Ap(), o); },
-                                                {.env = Env(&faulty)});
-    EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("topics.0-of-1.bin"));
-    EXPECT_EQ(ReadMeta(dir.string()).iteration, 4u) << "the previous checkpoint";
-    LdaOptions resume = o;
-    resume.checkpoint_dir.clear();
-    EXPECT_EQ(TrainOnRanks(1, Ap(), resume)[0].first_iteration, 4u);
-  }
+  o.resume_dir = dir.string();
+  o.iterations = 8;
+  LdaOptions resume = o;
+  resume.checkpoint_dir.clear();
+  comm::testing::ForEachCheckpointFault(
+      "topics.0-of-1.bin", 1000, [&](comm::Context& ctx) { TrainLda(ctx, Ap(), o); },
+      [&] {
+        EXPECT_EQ(ReadMeta(dir.string()).iteration, 4u) << "the previous checkpoint";
+        EXPECT_EQ(TrainOnRanks(1, Ap(), resume)[0].first_iteration, 4u);
+      });
   fs::remove_all(dir);
 }
 

@@ -14,7 +14,6 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
-#include "parasol/core/faulty_file_system.h"
 
 namespace parasol::apps::mtrl {
 namespace {
@@ -301,19 +300,17 @@ TEST(MtrlTest, AFailedCheckpointLeavesThePreviousOne) {
       (std::filesystem::temp_directory_path() / ("mtrl_faulty_" + std::to_string(getpid()))).string();
   MtrlOptions o{.iterations = 3, .tolerance = 0, .checkpoint_dir = dir, .checkpoint_every = 3};
   TrainOnRanks(1, s, o);
-  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
-    FaultyFileSystem faulty;
-    faulty.Arm(fault, "alpha.bin", /*after_bytes=*/100);
-    MtrlOptions more = o;
-    more.resume_dir = dir;
-    more.iterations = 6;
-    comm::InProcessWorld world(1);
-    const auto errors = comm::testing::RunRanks(
-        world, [&](comm::Context& ctx) { TrainMtrl(ctx, s, nullptr, more); }, {.env = Env(&faulty)});
-    EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("alpha.bin"));
-    more.checkpoint_dir.clear();
-    EXPECT_EQ(TrainOnRanks(1, s, more)[0].first_iteration, 4u) << "resumed from the previous checkpoint";
-  }
+  MtrlOptions more = o;
+  more.resume_dir = dir;
+  more.iterations = 6;
+  MtrlOptions resume = more;
+  resume.checkpoint_dir.clear();
+  comm::testing::ForEachCheckpointFault(
+      "alpha.bin", 100, [&](comm::Context& ctx) { TrainMtrl(ctx, s, nullptr, more); },
+      [&] {
+        EXPECT_EQ(TrainOnRanks(1, s, resume)[0].first_iteration, 4u)
+            << "resumed from the previous checkpoint";
+      });
   std::filesystem::remove_all(dir);
 }
 

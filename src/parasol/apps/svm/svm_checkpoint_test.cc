@@ -16,7 +16,6 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
-#include "parasol/core/faulty_file_system.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::svm {
@@ -223,20 +222,18 @@ TEST_F(SvmCheckpointTest, ACheckpointOfAnotherProblemOrDamagedIsRefused) {
 // the first two machines, which a resumed run restores before it trains the other four.
 TEST_F(SvmCheckpointTest, AFailedCheckpointLeavesThePreviousOne) {
   const data::Dataset d = FourLetters();
-  for (FileFault fault : {FileFault::kWriteError, FileFault::kDiskFull, FileFault::kCrash}) {
-    fs::remove_all(Dir("ckpt"));
-    FaultyFileSystem faulty;
-    faulty.Arm(fault, "pairs-3.bin", /*after_bytes=*/100);
-    comm::InProcessWorld world(1);
-    const auto errors = comm::testing::RunRanks(
-        world,
-        [&](comm::Context& ctx) { TrainOneVsOne(ctx, d, kernel_, options_, {}, {.dir = Dir("ckpt")}); },
-        {.env = Env(&faulty)});
-    EXPECT_THAT(comm::testing::Message(errors[0]), HasSubstr("pairs-3.bin"));
-    const Run resumed = Train(1, d, options_, {.resume_dir = Dir("ckpt")});
-    ASSERT_EQ(resumed.reports.size(), 6u);
-    for (size_t p = 0; p < 6; ++p) EXPECT_EQ(resumed.reports[p].restored, p < 2) << "machine " << p;
-  }
+  // Each fault starts from no checkpoint: the run writes the first two machines' files, then fails.
+  comm::testing::ForEachCheckpointFault(
+      "pairs-3.bin", 100,
+      [&](comm::Context& ctx) {
+        fs::remove_all(Dir("ckpt"));
+        TrainOneVsOne(ctx, d, kernel_, options_, {}, {.dir = Dir("ckpt")});
+      },
+      [&] {
+        const Run resumed = Train(1, d, options_, {.resume_dir = Dir("ckpt")});
+        ASSERT_EQ(resumed.reports.size(), 6u);
+        for (size_t p = 0; p < 6; ++p) EXPECT_EQ(resumed.reports[p].restored, p < 2) << "machine " << p;
+      });
 }
 
 }  // namespace
