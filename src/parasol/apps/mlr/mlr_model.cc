@@ -3,21 +3,27 @@
 #include <algorithm>
 
 #include "parasol/core/error.h"
+#include "parasol/core/flat_map.h"
 #include "parasol/core/section_file.h"
 
 namespace parasol::apps::mlr {
 
 std::vector<double> MlrModel::Predict(const data::Dataset& d) const {
   const size_t k = classes.size();
+  // A feature's weight row by hashing: a binary search per nonzero was most of an evaluation.
+  FlatMap<uint32_t> row_of;
+  row_of.Reserve(features.size());
+  for (size_t i = 0; i < features.size(); ++i) row_of[features[i]] = static_cast<uint32_t>(i);
   std::vector<double> out, scores(k);
+  out.reserve(d.rows());
   for (size_t r = 0; r < d.rows(); ++r) {
     scores = biases;
     auto ids = d.row_indices(r);
     auto vals = d.row_values(r);
     for (size_t e = 0; e < ids.size(); ++e) {
-      auto it = std::lower_bound(features.begin(), features.end(), ids[e]);
-      if (it == features.end() || *it != ids[e]) continue;
-      const double* w = weights.data() + static_cast<size_t>(it - features.begin()) * k;
+      const uint32_t* row = row_of.Find(ids[e]);
+      if (row == nullptr) continue;
+      const double* w = weights.data() + size_t{*row} * k;
       for (size_t c = 0; c < k; ++c) scores[c] += w[c] * vals[e];
     }
     out.push_back(
