@@ -23,15 +23,24 @@ double Sigmoid(double z) {
 double LogOnePlusExp(double z) { return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
 double Entropy(double t) { return t <= 0 || t >= 1 ? 0.0 : -t * std::log(t) - (1 - t) * std::log1p(-t); }
 
-// A worker's slice of the samples: its columns, labels and margins x_i.w + b, and each sample's
-// theta_i = sigmoid(-y_i margin_i), the slope of its loss (and the dual variable of the check).
+// A worker's slice of the samples: its columns, labels and margins x_i.w + b; and, frozen at the
+// last check (the anchor), each sample's margin there and theta_i = sigmoid(-y_i margin_i), the
+// slope of its loss (and the dual variable of the check).
 struct Shard {
   data::ColumnMatrix x;
-  std::vector<double> y, margin, theta;
+  std::vector<double> y, margin, anchor_margin, theta;
 };
 
 // Coordinate j < p is feature ids[j]; coordinate p is the intercept. Replicated on every rank:
 // the weights and column statistics; sharded: the margins.
+//
+// As LIBLINEAR's newGLMNET: between two checks the coordinates minimise the quadratic model of the
+// loss at the anchor (the weights of the last check: its gradient, and its curvature theta (1 -
+// theta) per sample, frozen), so an update moves margins and computes no exponential; a check
+// then searches along the step the model took (1, 1/2, 1/4, ... of it, the first whose objective
+// is no higher than the anchor's), recomputes the thetas and makes the result the next anchor.
+// Before, every update recomputed the sigmoid of each sample in its column (a profile of a9a:
+// exp 36%, the margin updates 31%).
 class LogisticProgram final : public PathProgram {
  public:
   LogisticProgram(const data::Dataset& d, const std::vector<double>& y, std::vector<uint32_t> ids, int rank,
@@ -41,6 +50,10 @@ class LogisticProgram final : public PathProgram {
     l1_ = lambda * l1_ratio, l2_ = lambda * (1 - l1_ratio);
     bounded_ = false;
     last_objective_ = std::numeric_limits<double>::infinity();
+    // Today's weights are the anchor; its objective under the new lambda comes at the next check.
+    anchor_w_ = w_;
+    anchor_objective_ = std::numeric_limits<double>::quiet_NaN();
+    for (Shard& s : shards_) s.anchor_margin = s.margin;
   }
   FitCheck Check(modelpar::RoundEngine& engine) override;
   LinearFit Result(double lambda) const override;
@@ -63,8 +76,13 @@ class LogisticProgram final : public PathProgram {
  private:
   // The proximal Newton step of coordinate j from the loss's mean gradient g and curvature h.
   double Move(uint32_t j, double g, double h) const;
-  // Margins and thetas recomputed from the weights: increments do not drift between checks.
+  // Margins and thetas recomputed from the weights, which become the shard's anchor.
   void RecomputeMargins(Shard& s) const;
+  // The objective at anchor + beta (w - anchor), whose margins lie on the line between the
+  // anchor's and today's. Collective.
+  double ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const;
+  // newGLMNET's line search (above); w_ ends on the point it accepts. Collective.
+  void LineSearch(modelpar::RoundEngine& engine);
 
   std::vector<uint32_t> ids_;
   uint32_t p_;
@@ -75,11 +93,13 @@ class LogisticProgram final : public PathProgram {
   double null_objective_ = 0;
   double l1_ = 0, l2_ = 0;
   bool finite_ = true;
-  // Newton steps from the current curvature need no line search in practice; should a check
-  // ever find the objective higher than at the last one, the steps take the curvature's bound
-  // (1/4 of the column's mean square), which cannot increase it, for the rest of this lambda.
+  // Should the line search find no decrease (or a check an objective higher than the last), the
+  // model takes the curvature's bound (1/4 a sample), a majoriser of the loss, whose steps cannot
+  // increase it, for the rest of this lambda.
   bool bounded_ = false;
   double last_objective_ = std::numeric_limits<double>::infinity();
+  std::vector<double> anchor_w_;                                        // the weights at the anchor
+  double anchor_objective_ = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed yet
   std::vector<Shard> shards_;
   data::ColumnMatrix all_;  // every row: dependencies are computed without a message
 };
@@ -115,6 +135,7 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
     RecomputeMargins(s);
     shards_.push_back(std::move(s));
   }
+  anchor_w_ = w_;
 }
 
 void LogisticProgram::RecomputeMargins(Shard& s) const {
@@ -126,20 +147,65 @@ void LogisticProgram::RecomputeMargins(Shard& s) const {
   }
   s.theta.resize(s.y.size());
   for (size_t i = 0; i < s.y.size(); ++i) s.theta[i] = Sigmoid(-s.y[i] * s.margin[i]);
+  s.anchor_margin = s.margin;
 }
 
+double LogisticProgram::ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const {
+  std::vector<double> loss(shards_.size(), 0.0);
+  engine.ForEachWorker([&](size_t k) {
+    const Shard& s = shards_[k];
+    for (size_t i = 0; i < s.y.size(); ++i) {
+      const double m = s.anchor_margin[i] + beta * (s.margin[i] - s.anchor_margin[i]);
+      loss[k] += LogOnePlusExp(-s.y[i] * m);
+    }
+  });
+  std::vector<double> total{0.0};
+  for (double l : loss) total[0] += l;
+  engine.SumOverRanks(total);
+  double l1_norm = 0, l2_norm = 0;
+  for (uint32_t j = 0; j < p_; ++j) {
+    const double w = anchor_w_[j] + beta * (w_[j] - anchor_w_[j]);
+    l1_norm += std::abs(w), l2_norm += w * w;
+  }
+  return total[0] / n_ + l1_ * l1_norm + l2_ / 2 * l2_norm;
+}
+
+void LogisticProgram::LineSearch(modelpar::RoundEngine& engine) {
+  if (std::isnan(anchor_objective_)) anchor_objective_ = ObjectiveAlongStep(engine, 0);
+  if (w_ == anchor_w_ || !std::isfinite(anchor_objective_)) return;
+  constexpr int kHalvings = 20;
+  double beta = 1;
+  int t = 0;
+  // Every rank sums the same losses, so every rank takes the same beta.
+  for (; t < kHalvings; ++t, beta /= 2) {
+    const double f = ObjectiveAlongStep(engine, beta);
+    if (std::isfinite(f) && f <= anchor_objective_ + 1e-12 * std::abs(anchor_objective_)) break;
+  }
+  if (t == kHalvings) beta = 0, bounded_ = true;  // no decrease along the step: back to the anchor
+  if (beta == 1) return;
+  for (size_t j = 0; j < w_.size(); ++j) w_[j] = anchor_w_[j] + beta * (w_[j] - anchor_w_[j]);
+}
+
+// The quadratic model's gradient and curvature of a coordinate: at the anchor, g = -x y theta
+// and h = x^2 theta (1 - theta) summed over the samples; away from it g grows by the curvature
+// times the margin's move since the anchor.
 void LogisticProgram::Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) {
   const Shard& s = shards_[worker];
+  auto curvature = [&](size_t i) { return bounded_ ? 0.25 : s.theta[i] * (1 - s.theta[i]); };
   for (size_t k = 0; k < block.size(); ++k) {
     double g = 0, h = 0;
     if (block[k] == p_) {  // the intercept: a column of ones
-      for (size_t i = 0; i < s.y.size(); ++i) g -= s.y[i] * s.theta[i], h += s.theta[i] * (1 - s.theta[i]);
+      for (size_t i = 0; i < s.y.size(); ++i) {
+        const double d = curvature(i);
+        g += d * (s.margin[i] - s.anchor_margin[i]) - s.y[i] * s.theta[i];
+        h += d;
+      }
     } else {
       for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
         const uint32_t i = s.x.row_ids[e];
-        const double x = s.x.values[e], t = s.theta[i];
-        g -= x * s.y[i] * t;
-        h += x * x * t * (1 - t);
+        const double x = s.x.values[e], d = curvature(i);
+        g += x * (d * (s.margin[i] - s.anchor_margin[i]) - s.y[i] * s.theta[i]);
+        h += x * x * d;
       }
     }
     out[2 * k] = g;
@@ -182,14 +248,11 @@ void LogisticProgram::Commit(size_t worker, std::span<const uint32_t> block, std
     const double d = deltas[k];
     if (d == 0) continue;
     if (block[k] == p_) {
-      for (size_t i = 0; i < s.y.size(); ++i) s.margin[i] += d, s.theta[i] = Sigmoid(-s.y[i] * s.margin[i]);
+      for (double& m : s.margin) m += d;
       continue;
     }
-    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
-      const uint32_t i = s.x.row_ids[e];
-      s.margin[i] += d * s.x.values[e];
-      s.theta[i] = Sigmoid(-s.y[i] * s.margin[i]);
-    }
+    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e)
+      s.margin[s.x.row_ids[e]] += d * s.x.values[e];
   }
 }
 
@@ -197,6 +260,7 @@ FitCheck LogisticProgram::Check(modelpar::RoundEngine& engine) {
   // Per feature: sum of x theta over the positive samples, over the negative ones, and of
   // x^2 theta (1 - theta); then the loss, theta's sums by class and the intercept's curvature.
   const size_t p = p_;
+  LineSearch(engine);
   std::vector<std::vector<double>> parts(shards_.size());
   engine.ForEachWorker([&](size_t k) {
     Shard& s = shards_[k];
@@ -261,6 +325,8 @@ FitCheck LogisticProgram::Check(modelpar::RoundEngine& engine) {
   check.nonzeros = nonzeros;
   if (check.objective > last_objective_ * (1 + 1e-12)) bounded_ = true;
   last_objective_ = check.objective;
+  anchor_w_ = w_;
+  anchor_objective_ = check.objective;
   return check;
 }
 
