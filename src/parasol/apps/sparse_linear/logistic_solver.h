@@ -1,6 +1,8 @@
 // Sparse (L1-penalised) logistic regression by model-parallel coordinate descent on the STRADS
 // round engine: each scheduled coordinate takes a proximal Newton step from its gradient and
-// curvature, summed over the workers' slices of the samples, which hold their margins.
+// curvature in the quadratic model of the loss at the last gap check, summed over the workers'
+// slices of the samples, which hold their margins; each check searches along the step for a
+// decrease (LIBLINEAR's newGLMNET).
 //
 // The objective is scikit-learn's (LogisticRegression with C = 1 / (n lambda)), so results
 // compare directly:
