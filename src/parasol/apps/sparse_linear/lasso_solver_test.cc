@@ -8,8 +8,7 @@
 #include <iostream>
 #include <map>
 
-#include "parasol/comm/inprocess_transport.h"
-#include "parasol/comm/testing.h"
+#include "parasol/apps/sparse_linear/testing.h"
 #include "parasol/data/dataset.h"
 #include "parasol/data/design_generator.h"
 
@@ -17,12 +16,7 @@ namespace parasol::apps::sparse_linear {
 namespace {
 
 std::vector<LinearFit> FitOnRanks(int ranks, const data::Dataset& d, const PathOptions& o) {
-  comm::InProcessWorld world(ranks);
-  std::vector<std::vector<LinearFit>> fits(static_cast<size_t>(ranks));
-  auto errors = comm::testing::RunRanks(
-      world, [&](comm::Context& ctx) { fits[static_cast<size_t>(ctx.rank())] = FitLasso(ctx, d, o); });
-  comm::testing::ExpectNoErrors(errors);
-  return fits[0];
+  return FitOnThreads(FitLasso, ranks, d, o);
 }
 
 // Dense columns of the data set (the test's own view of it).

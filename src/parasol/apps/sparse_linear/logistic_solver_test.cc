@@ -9,8 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "parasol/comm/inprocess_transport.h"
-#include "parasol/comm/testing.h"
+#include "parasol/apps/sparse_linear/testing.h"
 #include "parasol/data/dataset.h"
 #include "parasol/data/design_generator.h"
 #include "parasol/data/libsvm_reader.h"
@@ -19,12 +18,7 @@ namespace parasol::apps::sparse_linear {
 namespace {
 
 std::vector<LinearFit> FitOnRanks(int ranks, const data::Dataset& d, const PathOptions& o) {
-  comm::InProcessWorld world(ranks);
-  std::vector<std::vector<LinearFit>> fits(static_cast<size_t>(ranks));
-  auto errors = comm::testing::RunRanks(
-      world, [&](comm::Context& ctx) { fits[static_cast<size_t>(ctx.rank())] = FitLogistic(ctx, d, o); });
-  comm::testing::ExpectNoErrors(errors);
-  return fits[0];
+  return FitOnThreads(FitLogistic, ranks, d, o);
 }
 
 data::Dataset Adult() { return data::ReadLibsvm(std::string(PARASOL_DATA_DIR) + "/libsvm/a9a-2000"); }
