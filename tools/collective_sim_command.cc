@@ -141,7 +141,10 @@ class CollectiveSim : public Command {
                           {"messages", res.messages},
                           {"max_link_busy_s", res.max_link_busy_s}};
       if (packing) j["trees"] = packing->trees.size();
-      if (ft_plan) j["rows_first_share"] = ft_plan->rows_first_share;
+      if (ft_plan) {
+        j["ft_mesh_as"] = ft_plan->ring.empty() ? "lines" : "ring";
+        if (ft_plan->ring.empty()) j["rows_first_share"] = ft_plan->rows_first_share;
+      }
       j["channel_done_s"] = res.channel_done_s;
       std::cout << j.dump() << "\n";
     } else {

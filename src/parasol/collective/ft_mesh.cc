@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/collective/mesh_cycle.h"
 #include "parasol/collective/ring.h"
 #include "parasol/collective/simulator.h"
 #include "parasol/collective/topology.h"
@@ -337,10 +338,35 @@ void CheckMesh(const AllreduceParams& p) {
   }
 }
 
+// Two rings over the cycle, one each way, each allreducing half of the data: every link of the
+// cycle carries one stream in each direction.
+Program BuildRingAllreduce(const AllreduceParams& p, const std::vector<int>& ring) {
+  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
+  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
+  auto halves = BalancedOffsets(p.count, 2);
+  for (int h = 0; h < 2; ++h) {
+    std::vector<int> order = ring;
+    if (h == 1) std::reverse(order.begin(), order.end());
+    auto chunks = BalancedOffsets(halves[static_cast<size_t>(h) + 1] - halves[static_cast<size_t>(h)],
+                                  static_cast<int>(order.size()));
+    for (auto& c : chunks) c += halves[static_cast<size_t>(h)];
+    RingReduceScatter(b, order, chunks, 2 * h, seg);
+    RingAllgather(b, order, chunks, 2 * h + 1, seg);
+  }
+  return std::move(b).Finish();
+}
+
 }  // namespace
 
 Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan) {
   CheckMesh(p);
+  if (!plan.ring.empty()) {
+    if (plan.ring.size() != static_cast<size_t>(p.nranks)) {
+      throw InvalidArgumentError(
+          fmt::format("ft-mesh: a ring of {} ranks for a job of {}", plan.ring.size(), p.nranks));
+    }
+    return BuildRingAllreduce(p, plan.ring);
+  }
   const Topology* t = p.topology;
   ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
   Mesh m{t->rows(), t->cols(), t};
@@ -357,14 +383,16 @@ Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan) {
 
 FtMeshPlan PlanFtMesh(const AllreduceParams& p) {
   CheckMesh(p);
-  FtMeshPlan best;
-  if (p.topology->num_ranks() == p.topology->rows() * p.topology->cols() ||
-      p.count < static_cast<uint64_t>(2 * p.nranks)) {
-    return best;  // no holes (or one part only): the halves are symmetric
+  std::vector<FtMeshPlan> candidates{FtMeshPlan{}};  // the even split first: it wins ties
+  bool holes = p.topology->num_ranks() != p.topology->rows() * p.topology->cols();
+  if (holes && p.count >= static_cast<uint64_t>(2 * p.nranks)) {
+    for (double share : {0.4, 0.6, 0.3, 0.7}) candidates.push_back(FtMeshPlan{share, {}});
   }
+  if (auto ring = MeshCycle(*p.topology); ring && p.nranks > 1) candidates.push_back(FtMeshPlan{0.5, *ring});
+  if (candidates.size() == 1) return candidates[0];
+  FtMeshPlan best;
   double best_time = 0;
-  for (double share : {0.5, 0.4, 0.6, 0.3, 0.7}) {
-    FtMeshPlan plan{share};
+  for (const FtMeshPlan& plan : candidates) {
     std::vector<Program> programs;
     for (int r = 0; r < p.nranks; ++r) {
       AllreduceParams q = p;
@@ -372,7 +400,7 @@ FtMeshPlan PlanFtMesh(const AllreduceParams& p) {
       programs.push_back(BuildFtMeshAllreduce(q, plan));
     }
     double time = Simulate(*p.topology, programs, {.elem_size = p.elem_size}).time_s;
-    if (best_time == 0 || time < best_time * 0.99) {  // prefer the even split unless clearly beaten
+    if (best_time == 0 || time < best_time * 0.99) {  // keep the earlier unless clearly beaten
       best_time = time;
       best = plan;
     }

@@ -10,6 +10,11 @@
 // the row, which stands in for it in column k; consecutive live nodes of a line that a hole
 // separates exchange messages over a detour the network routes around the hole. Live ranks are
 // the mesh's live nodes in row-major order.
+//
+// Lines detour cheaply around holes inside the mesh but not around holes on its edge or in
+// neighbouring lines (every detour there crosses a link the perpendicular lines already fill).
+// So ft-mesh can also run as a bidirectional ring through every live node (mesh_cycle.h), whose
+// links carry one stream each way whatever the holes; the planner picks by simulation.
 #pragma once
 
 #include <vector>
@@ -30,11 +35,14 @@ void LineReduceScatter(ProgramBuilder& b, const std::vector<int>& line, const st
 void LineAllgather(ProgramBuilder& b, const std::vector<int>& line, const std::vector<Region>& chunks,
                    const std::vector<int>& owner, int channel, uint64_t seg_elems);
 
-// How ft-mesh divides the data between its rows-first and columns-first halves. Holes can slow
-// one orientation more than the other, so with failures the share is chosen by simulating a few
-// candidate splits on the topology and keeping the fastest (deterministic: every rank agrees).
+// How ft-mesh runs: either as lines, dividing the data between the rows-first and
+// columns-first halves (holes can slow one orientation more than the other), or as a
+// bidirectional ring through every live node (mesh_cycle.h), which loses no bandwidth to holes
+// on the mesh's edge or in neighbouring lines. The planner simulates the candidates on the
+// topology and keeps the fastest (deterministic: every rank agrees).
 struct FtMeshPlan {
   double rows_first_share = 0.5;
+  std::vector<int> ring;  // ranks in ring order; empty: lines
 };
 FtMeshPlan PlanFtMesh(const AllreduceParams& p);
 
