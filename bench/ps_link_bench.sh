@@ -27,13 +27,6 @@ run() {  # run BACKEND LOG
     --threads 1 --sync "$sync" --comm "$1" --no-eval > "$2" 2>&1
 }
 
-tx_bytes() {  # bytes both hosts have put on their links so far
-  local sum=0 i
-  for i in 1 2; do
-    sum=$((sum + $(ip netns exec "$prefix$i" cat "/sys/class/net/$prefix-h$i/statistics/tx_bytes")))
-  done
-  echo "$sum"
-}
 
 csv="$out/ps_link.csv"
 echo "backend,run,median_step_ms,sent_mb_per_rank,link_mb_per_rank,steps" > "$csv"
@@ -41,9 +34,9 @@ echo "# machine: $(uptime); link $rate between 2 namespaces; $model, --sync $syn
 for r in $(seq 1 "$repeat"); do
   for backend in allreduce ps; do
     log="$out/ps_link_${backend}_r$r.log"
-    before=$(tx_bytes)
+    before=$(netns_tx_bytes "$prefix")
     run "$backend" "$log" || { echo "ps_link_bench: $backend run $r failed:"; tail -5 "$log"; exit 1; }
-    link=$(awk -v a="$before" -v b="$(tx_bytes)" 'BEGIN { printf "%.1f", (b - a) / 2 / 1e6 }')
+    link=$(awk -v a="$before" -v b="$(netns_tx_bytes "$prefix")" 'BEGIN { printf "%.1f", (b - a) / 2 / 1e6 }')
     line=$(grep -E "^median step" "$log" | tail -1)
     step=$(sed -E 's/^median step ([0-9.]+) ms.*/\1/' <<< "$line")
     sent=$(sed -E 's/.*sent ([0-9.]+) MB per rank.*/\1/' <<< "$line")

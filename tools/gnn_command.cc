@@ -78,6 +78,11 @@ class GnnCommand : public Command {
                      "Epochs by which ghost rows and weight updates may lag (Dorylus; 0: synchronous)")
         ->check(CLI::Range(0, 64))
         ->capture_default_str();
+    app_->add_option("--ghosts", ghosts_,
+                     "How ghost rows move with staleness 0: two-sided (their owners send them) or one-sided "
+                     "(each process reads them from the owners' registered memory)")
+        ->check(CLI::IsMember({"two-sided", "one-sided"}))
+        ->capture_default_str();
     app_->add_option("--graph-threads", o_.pipeline.graph_threads,
                      "Threads per process for the graph tasks (gathers over edges; 0: the main thread)")
         ->check(CLI::Range(0, 256))
@@ -106,6 +111,10 @@ class GnnCommand : public Command {
     o_.model = model_;
     o_.partition = apps::gnn::ParsePartitionKind(partition_);
     o_.normalize_features = !raw_features_;
+    o_.ghost_transfer =
+        ghosts_ == "one-sided" ? apps::gnn::GhostTransfer::kOneSided : apps::gnn::GhostTransfer::kTwoSided;
+    if (o_.ghost_transfer == apps::gnn::GhostTransfer::kOneSided && o_.staleness > 0)
+      throw InvalidArgumentError("--ghosts one-sided needs --staleness 0 (stale rows travel two-sided)");
     if (o_.tensor_workers > 0 && model_ != "gcn")
       throw InvalidArgumentError(fmt::format("--tensor-workers runs GCN's tensor tasks, not {}'s", model_));
     CheckRunOptions(&run_, static_cast<uint64_t>(o_.epochs));
@@ -117,7 +126,7 @@ class GnnCommand : public Command {
  private:
   apps::gnn::GnnOptions o_;
   RunOptions run_;
-  std::string graph_, model_ = "gcn", partition_ = "hash", model_file_, predictions_;
+  std::string graph_, model_ = "gcn", partition_ = "hash", model_file_, predictions_, ghosts_ = "two-sided";
   int layers_ = 2, hidden_ = 16;
   bool raw_features_ = false;
 };

@@ -62,6 +62,13 @@ check [ "$(final "$tmp/pools.txt")" = "$(final "$tmp/nopools.txt")" ]
   { echo "FAIL: --tensor-workers 1"; cat "$tmp/err"; failures=$((failures + 1)); }
 label="2 graph processes and a tensor worker end where the 2 processes alone do: $(final "$tmp/workers.txt")"
 check [ "$(final "$tmp/workers.txt")" = "$(final "$tmp/two_hash.txt")" ]
+# Ghost rows read one-sided (MPI windows) are the rows the owners send.
+"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --ghosts one-sided > "$tmp/onesided.txt" 2> "$tmp/err" ||
+  { echo "FAIL: --ghosts one-sided"; cat "$tmp/err"; failures=$((failures + 1)); }
+label="ghost rows read one-sided end where the sent ones do: $(final "$tmp/onesided.txt")"
+check [ "$(final "$tmp/onesided.txt")" = "$(final "$tmp/two_hash.txt")" ]
+expect 2 "--ghosts one-sided needs --staleness 0 (stale rows travel two-sided)" -- "$parasol" gnn --graph "$cora" \
+  --ghosts one-sided --staleness 1
 expect 2 "--tensor-workers runs GCN's tensor tasks, not gat's" -- "$parasol" gnn --graph "$cora" --model gat \
   --tensor-workers 1
 expect 2 "--tensor-workers 1 leaves no graph process of 1" -- "$parasol" gnn --graph "$cora" --tensor-workers 1

@@ -21,7 +21,11 @@ constexpr auto kPollInterval = std::chrono::milliseconds(1);
 
 }  // namespace
 
-GhostExchange::GhostExchange(comm::Context& ctx, uint32_t staleness) : ctx_(ctx), staleness_(staleness) {
+GhostExchange::GhostExchange(comm::Context& ctx, uint32_t staleness, GhostTransfer transfer)
+    : ctx_(ctx), staleness_(staleness), transfer_(transfer) {
+  if (transfer_ == GhostTransfer::kOneSided && staleness_ > 0) {
+    throw InvalidArgumentError("one-sided ghost rows need staleness 0 (stale rows travel two-sided)");
+  }
   if (staleness_ == 0 || ctx.size() == 1) return;
   async_ = ctx.Duplicate(ctx.DefaultDeadline());
   // Drive catches the transport's errors into their slot; anything else fails every waiting slot.
@@ -169,7 +173,7 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
   if (m.size() != s.local_rows() * width) throw InternalError("ghost exchange: matrix of the wrong size");
   last_rows_epoch_ = epoch_;
   if (!async_) {
-    bytes_sent_ += RefreshGhosts(ctx_, s, width, m, &scratch_);
+    bytes_sent_ += RefreshAtOnce(s, width, m);
     return;
   }
   Channel& c = PostNext(s, width, m, false);
@@ -187,7 +191,14 @@ void GhostExchange::Refresh(const GraphShard& s, size_t width, std::span<float> 
 }
 
 void GhostExchange::RefreshNow(const GraphShard& s, size_t width, std::span<float> m) {
-  bytes_sent_ += RefreshGhosts(ctx_, s, width, m, &scratch_);
+  bytes_sent_ += RefreshAtOnce(s, width, m);
+}
+
+uint64_t GhostExchange::RefreshAtOnce(const GraphShard& s, size_t width, std::span<float> m) {
+  if (transfer_ == GhostTransfer::kTwoSided || s.ranks == 1)
+    return RefreshGhosts(ctx_, s, width, m, &scratch_);
+  if (!window_) window_ = std::make_unique<GhostWindow>(ctx_, s);
+  return window_->Refresh(s, width, m);
 }
 
 void GhostExchange::Reduce(const GraphShard& s, size_t width, std::span<float> m) {
@@ -212,6 +223,7 @@ void GhostExchange::Reduce(const GraphShard& s, size_t width, std::span<float> m
 }
 
 void GhostExchange::Drain() {
+  if (window_) window_->Close();
   for (Channel& c : channels_) {
     for (Slot& slot : c.in_flight) Complete(&slot);
     c.in_flight.clear();

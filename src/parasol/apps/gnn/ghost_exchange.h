@@ -25,6 +25,7 @@
 #include <stop_token>
 #include <vector>
 
+#include "parasol/apps/gnn/ghost_window.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/comm/context.h"
 #include "parasol/core/mutex.h"
@@ -32,10 +33,16 @@
 
 namespace parasol::apps::gnn {
 
+// How refreshes move ghost rows with staleness 0: the owners send them (an alltoallv), or the
+// holders read them from the owners' registered memory (GhostWindow).
+enum class GhostTransfer { kTwoSided, kOneSided };
+
 class GhostExchange {
  public:
   // staleness > 0 duplicates `ctx` (collective): the stale rows travel in their own message space.
-  GhostExchange(comm::Context& ctx, uint32_t staleness);
+  // kOneSided needs staleness 0 (InvalidArgumentError otherwise): a communication thread moving
+  // stale rows has its own messages in flight.
+  GhostExchange(comm::Context& ctx, uint32_t staleness, GhostTransfer transfer = GhostTransfer::kTwoSided);
   // Stops the communication thread and abandons exchanges still in flight (an error ended
   // training): their receives are cancelled.
   ~GhostExchange();
@@ -54,7 +61,8 @@ class GhostExchange {
   // what the other ranks' ghost rows held S epochs before (nothing in the first S epochs), so an
   // owner never waits for the others' part of this epoch. Ghost rows are left as they were.
   void Reduce(const GraphShard& s, size_t width, std::span<float> m);
-  // Waits for every exchange in flight. Every rank calls it at the same point (training's end).
+  // Waits for every exchange in flight (one-sided: frees the window). Every rank calls it at the
+  // same point (training's end).
   void Drain();
 
   // Bytes of rows this rank has sent to others.
@@ -92,8 +100,13 @@ class GhostExchange {
   // Tests `slot`'s requests until all completed or a stop; throws the transport's errors.
   void Drive(Slot* slot, const std::stop_token& stop);
 
+  // A staleness-0 refresh: two-sided, or through the window (made at the first).
+  uint64_t RefreshAtOnce(const GraphShard& s, size_t width, std::span<float> m);
+
   comm::Context& ctx_;
   const uint32_t staleness_;
+  const GhostTransfer transfer_;
+  std::unique_ptr<GhostWindow> window_;
   uint64_t epoch_ = 0;
   size_t next_channel_ = 0;
   uint64_t bytes_sent_ = 0, last_rows_epoch_ = 0;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "parasol/apps/gnn/graph.h"
 #include "parasol/comm/inprocess_transport.h"
@@ -22,42 +24,49 @@ float Stamp(uint64_t epoch, size_t channel, uint32_t v, size_t j) {
 
 // Every ghost row holds its owner's row of epoch max(1, e - S) (never older, never a mix), on 3
 // ranks, with two refreshes (channels) of different widths per epoch, while the messages of rank
-// 1 arrive late: the rows are S epochs old whatever the timing.
+// 1 arrive late: the rows are S epochs old whatever the timing. With S = 0 also read one-sided
+// (the second, wider refresh grows the registered region; every refresh packs new rows, so a
+// read before the owner's ready or a pack before its readers' done would show an older stamp).
 TEST(GhostExchangeTest, GhostRowsAreExactlyStalenessEpochsOld) {
   const Graph g = ReadGraphDir(kCora);
   const int ranks = 3;
   const std::vector<int32_t> owner = PartitionVertices(g, ranks, PartitionKind::kHash);
-  for (uint32_t staleness : {0u, 1u, 2u}) {
+  const std::pair<uint32_t, GhostTransfer> cases[] = {{0, GhostTransfer::kTwoSided},
+                                                      {1, GhostTransfer::kTwoSided},
+                                                      {2, GhostTransfer::kTwoSided},
+                                                      {0, GhostTransfer::kOneSided}};
+  for (auto [staleness, transfer] : cases) {
     comm::InProcessWorld world(ranks);
     world.AddFault({.src = 1, .delay_ms = std::chrono::milliseconds(5)});
-    comm::testing::ExpectNoErrors(comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-      const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
-      ASSERT_FALSE(s.ghosts.empty());
-      GhostExchange ghosts(ctx, staleness);
-      const size_t widths[2] = {2, 3};
-      std::vector<float> m;
-      for (uint64_t e = 1; e <= 6; ++e) {
-        ghosts.BeginEpoch(e);
-        for (size_t c = 0; c < 2; ++c) {
-          const size_t w = widths[c];
-          m.assign(s.local_rows() * w, -1.0f);
-          for (size_t i = 0; i < s.owned.size(); ++i)
-            for (size_t j = 0; j < w; ++j) m[i * w + j] = Stamp(e, c, s.owned[i], j);
-          ghosts.Refresh(s, w, m);
-          const uint64_t want = std::max<uint64_t>(1, e > staleness ? e - staleness : 1);
-          ASSERT_EQ(ghosts.last_rows_epoch(), want) << "epoch " << e << ", S = " << staleness;
-          for (size_t k = 0; k < s.ghosts.size(); ++k) {
-            for (size_t j = 0; j < w; ++j) {
-              ASSERT_EQ(m[(s.owned.size() + k) * w + j], Stamp(want, c, s.ghosts[k], j))
-                  << "rank " << ctx.rank() << ", ghost " << s.ghosts[k] << ", epoch " << e
-                  << ", S = " << staleness;
+    comm::testing::ExpectNoErrors(
+        comm::testing::RunRanks(world, [&, staleness = staleness, transfer = transfer](comm::Context& ctx) {
+          const GraphShard s = MakeShard(g, owner, ctx.rank(), ranks);
+          ASSERT_FALSE(s.ghosts.empty());
+          GhostExchange ghosts(ctx, staleness, transfer);
+          const size_t widths[2] = {2, 3};
+          std::vector<float> m;
+          for (uint64_t e = 1; e <= 6; ++e) {
+            ghosts.BeginEpoch(e);
+            for (size_t c = 0; c < 2; ++c) {
+              const size_t w = widths[c];
+              m.assign(s.local_rows() * w, -1.0f);
+              for (size_t i = 0; i < s.owned.size(); ++i)
+                for (size_t j = 0; j < w; ++j) m[i * w + j] = Stamp(e, c, s.owned[i], j);
+              ghosts.Refresh(s, w, m);
+              const uint64_t want = std::max<uint64_t>(1, e > staleness ? e - staleness : 1);
+              ASSERT_EQ(ghosts.last_rows_epoch(), want) << "epoch " << e << ", S = " << staleness;
+              for (size_t k = 0; k < s.ghosts.size(); ++k) {
+                for (size_t j = 0; j < w; ++j) {
+                  ASSERT_EQ(m[(s.owned.size() + k) * w + j], Stamp(want, c, s.ghosts[k], j))
+                      << "rank " << ctx.rank() << ", ghost " << s.ghosts[k] << ", epoch " << e
+                      << ", S = " << staleness;
+                }
+              }
             }
           }
-        }
-      }
-      ghosts.Drain();
-      EXPECT_GT(ghosts.bytes_sent(), 0u);
-    }));
+          ghosts.Drain();
+          EXPECT_GT(ghosts.bytes_sent(), 0u);
+        }));
   }
 }
 
@@ -106,29 +115,40 @@ TEST(GhostExchangeTest, ReductionsArriveExactlyStalenessEpochsLate) {
   }
 }
 
-// A peer that stops exchanging: the wait for its rows ends at the deadline with an error that
-// names it, not a hang.
+TEST(GhostExchangeTest, OneSidedNeedsStalenessZero) {
+  comm::InProcessWorld world(1);
+  auto errors = comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { GhostExchange ghosts(ctx, 1, GhostTransfer::kOneSided); });
+  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("one-sided ghost rows need staleness 0"));
+}
+
+// A peer that stops exchanging: the wait for its rows (sent under a bound, or its ready before a
+// one-sided read) ends at the deadline with an error that names it and the exchange, not a hang.
 TEST(GhostExchangeTest, APeerThatStopsIsATimeoutNamingIt) {
   const Graph g = ReadGraphDir(kCora);
   const std::vector<int32_t> owner = PartitionVertices(g, 2, PartitionKind::kHash);
-  comm::InProcessWorld world(2);
-  auto errors = comm::testing::RunRanks(world,
-                                        [&](comm::Context& ctx) {
-                                          const GraphShard s = MakeShard(g, owner, ctx.rank(), 2);
-                                          GhostExchange ghosts(ctx, 1);
-                                          std::vector<float> m(s.local_rows(), 1.0f);
-                                          const uint64_t last =
-                                              ctx.rank() == 1 ? 1 : 4;  // rank 1 stops after epoch 1
-                                          for (uint64_t e = 1; e <= last; ++e) {
-                                            ghosts.BeginEpoch(e);
-                                            ghosts.Refresh(s, 1, m);
-                                          }
-                                          if (ctx.rank() == 0) ghosts.Drain();
-                                        },
-                                        {.timeout_ms = std::chrono::milliseconds(300)});
-  ASSERT_TRUE(errors[0]);
-  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("peer 1"));
-  EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("gnn ghost rows"));
+  for (auto [staleness, transfer, what] : {std::tuple{1u, GhostTransfer::kTwoSided, "bounded staleness"},
+                                           std::tuple{0u, GhostTransfer::kOneSided, "one-sided"}}) {
+    comm::InProcessWorld world(2);
+    auto errors = comm::testing::RunRanks(
+        world,
+        [&, staleness = staleness, transfer = transfer](comm::Context& ctx) {
+          const GraphShard s = MakeShard(g, owner, ctx.rank(), 2);
+          GhostExchange ghosts(ctx, staleness, transfer);
+          std::vector<float> m(s.local_rows(), 1.0f);
+          const uint64_t last = ctx.rank() == 1 ? 1 : 4;  // rank 1 stops after epoch 1
+          for (uint64_t e = 1; e <= last; ++e) {
+            ghosts.BeginEpoch(e);
+            ghosts.Refresh(s, 1, m);
+          }
+          if (ctx.rank() == 0) ghosts.Drain();
+        },
+        {.timeout_ms = std::chrono::milliseconds(300)});
+    ASSERT_TRUE(errors[0]) << what;
+    EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("peer 1"));
+    EXPECT_THAT(comm::testing::Message(errors[0]),
+                testing::HasSubstr(std::string("gnn ghost rows (") + what));
+  }
 }
 
 }  // namespace

@@ -278,7 +278,7 @@ GnnResult TrainOnGraphRanks(comm::Context& ctx, const Graph& g, Graph* release, 
       stopped = ++stop.since_best >= static_cast<uint64_t>(o.patience);
     }
   });
-  GhostExchange ghosts(ctx, o.staleness);
+  GhostExchange ghosts(ctx, o.staleness, o.ghost_transfer);
   GradientTable gradient_sums(ctx, model.parameters().size(), carried ? EpochFigures::kCarried : 0,
                               o.staleness, ctx.options().timeout_ms);
   std::vector<float> grad(model.parameters().size()), summed, d_out;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "parasol/apps/gnn/ghost_exchange.h"
 #include "parasol/apps/gnn/graph.h"
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/interval_pipeline.h"
@@ -42,6 +43,8 @@ struct GnnOptions {
   // figures then travel with the gradients: each epoch is reported S + 1 epochs after it ran
   // (early stopping decides as late). A checkpoint keeps the weights, not the sums in flight.
   uint32_t staleness = 0;
+  // With staleness 0: ghost rows sent by their owners, or read from the owners' registered memory.
+  GhostTransfer ghost_transfer = GhostTransfer::kTwoSided;
   // The graph and tensor pools of each rank (computation separation) and the intervals' rows.
   PipelineOptions pipeline;
   // The last this many ranks run only the tensor tasks of the others (Dorylus's cheap workers;

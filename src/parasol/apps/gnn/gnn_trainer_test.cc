@@ -97,6 +97,23 @@ TEST(GnnTrainerTest, TwoAndFourRanksTrainAsOneProcess) {
   }
 }
 
+// Ghost rows read one-sided from the owners' registered memory are the rows the owners send:
+// 3 ranks train bit for bit as with two-sided refreshes.
+TEST(GnnTrainerTest, OneSidedGhostRowsTrainAsTwoSided) {
+  const Graph g = ReadGraphDir(kCora);
+  GnnOptions o;
+  o.epochs = 30;
+  const GnnResult sent = Train(g, o, 3);
+  o.ghost_transfer = GhostTransfer::kOneSided;
+  const GnnResult read = Train(g, o, 3);
+  ASSERT_EQ(read.epochs.size(), sent.epochs.size());
+  for (size_t e = 0; e < sent.epochs.size(); ++e) {
+    EXPECT_EQ(read.epochs[e].train_loss, sent.epochs[e].train_loss) << "epoch " << e;
+    EXPECT_EQ(read.epochs[e].val_loss, sent.epochs[e].val_loss) << "epoch " << e;
+  }
+  EXPECT_EQ(read.epochs.back().bytes_sent, sent.epochs.back().bytes_sent);
+}
+
 // Under a staleness bound of 1 (ghost rows, reductions and weight updates an epoch behind) 2
 // ranks learn Cora about as well as synchronously (both stopping early, as Kipf and Welling
 // train), and, since what arrives is exactly one epoch old rather than whatever came first, a
