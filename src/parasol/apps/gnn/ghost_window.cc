@@ -31,7 +31,26 @@ GhostWindow::GhostWindow(comm::Context& ctx, const GraphShard& s)
   }
 }
 
-GhostWindow::~GhostWindow() = default;
+// A reader may still be reading this rank's block (an error, or a rank that stopped early, ends
+// the window without Close): free it only after the readers said done, or once the deadline has
+// passed or a peer failed, never under a live reader's get.
+GhostWindow::~GhostWindow() {
+  comm::Transport& t = ctx_->transport();
+  if (readers_pending_) {
+    const Deadline deadline = ctx_->DefaultDeadline();
+    for (int p : readers_) {
+      try {
+        comm::Request r = t.Irecv(p, kDoneTag, &token_, 0);
+        comm::Wait(t, r, deadline, kWhat);
+      } catch (const Error&) {
+        // Wait cancelled it: the reader is gone or late past the deadline.
+      }
+    }
+  }
+  for (comm::Request& r : notices_) {
+    if (r.valid()) t.Cancel(r);
+  }
+}
 
 // The readers' done of the last refresh, and this rank's own notices of it (sends complete when
 // their peers receive them, which those peers do here or in their next refresh's reads).

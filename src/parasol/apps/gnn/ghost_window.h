@@ -29,7 +29,8 @@ class GhostWindow {
  public:
   // Collective: duplicates `ctx` and agrees where each reader's rows start in each owner's block.
   GhostWindow(comm::Context& ctx, const GraphShard& s);
-  // Abandons the region (after an error); Close frees it.
+  // Without Close (after an error): waits for the readers of the last refresh until the context's
+  // deadline, then abandons the region.
   ~GhostWindow();
   GhostWindow(const GhostWindow&) = delete;
   GhostWindow& operator=(const GhostWindow&) = delete;
