@@ -9,8 +9,10 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/core/error.h"
+#include "parasol/core/text_fields.h"
 #include "parasol/dl/dynamic/dynamic_trainer.h"
 #include "parasol/dl/lm_trainer.h"
+#include "parasol/dl/models.h"
 #include "parasol/dl/trainer.h"
 #include "tools/command.h"
 #include "tools/command_line.h"
@@ -41,6 +43,16 @@ class TrainCommand : public Command {
     AddDynamicOptions();
     app_->add_option("--samples", o_.data.train_samples, "synthetic sets: training samples")
         ->check(Between(1, 1e9))
+        ->capture_default_str();
+    app_->add_option("--test-samples", o_.data.test_samples, "synthetic sets: test samples")
+        ->check(Between(1, 1e9))
+        ->capture_default_str();
+    app_->add_option("--image-size", image_size_,
+                     "--dataset synthetic: images of HxW (or N for NxN) pixels; default the model's own");
+    app_->add_option("--spatial-parallel", o_.spatial_parallel,
+                     "Ranks that split each image's height (halo rows exchanged around every convolution); "
+                     "data parallel across groups of them (lenet, resnet20, vgg)")
+        ->check(Between(1, 4096))
         ->capture_default_str();
     app_->add_option("--batch", o_.batch, "Batch per rank")->check(Between(1, 1e7))->capture_default_str();
     app_->add_option("--epochs", o_.epochs, "Epochs")->check(Between(1, 1e6))->capture_default_str();
@@ -99,13 +111,14 @@ class TrainCommand : public Command {
         "No progress bar even on a terminal (there is none when stdout is a file, a pipe, or under mpirun)");
     run_.threads = static_cast<uint32_t>(o_.threads);
     run_.seed = o_.seed;
-    AddRunOptions(app_, &run_,
-                  {.unit = "step",
-                   .metrics_columns = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,"
-                                      "grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy "
-                                      "(transformer-lm and dynamic networks: see the README)",
-                   .threads = "Compute threads per rank",
-                   .seed = "Initialisation and data order"});
+    AddRunOptions(
+        app_, &run_,
+        {.unit = "step",
+         .metrics_columns = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,"
+                            "grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy,peak_memory_mb "
+                            "(transformer-lm and dynamic networks: see the README)",
+         .threads = "Compute threads per rank",
+         .seed = "Initialisation and data order"});
     app_->add_flag("--eval-only", o_.eval_only,
                    "Only evaluate the --resume checkpoint on the test set (accuracy, loss); train nothing");
     app_->add_option("--predictions", o_.predictions_path,
@@ -225,6 +238,22 @@ class TrainCommand : public Command {
     }
     if (o_.device == "cuda" && o_.sync_batch_norm)
       throw InvalidArgumentError("--sync-bn is not supported with --device cuda");
+    if (!image_size_.empty()) o_.data.shape = ImageShape();
+    if (o_.spatial_parallel > 1 && (o_.model == "transformer-lm" || Dynamic()))
+      throw InvalidArgumentError("--spatial-parallel: for the image classifiers (lenet, resnet20, vgg)");
+  }
+
+  // --image-size HxW or N, with the model's channels.
+  std::vector<int64_t> ImageShape() const {
+    if (o_.data.kind != "synthetic") throw InvalidArgumentError("--image-size: for --dataset synthetic");
+    const std::vector<std::string_view> sides = SplitFields(image_size_, 'x');
+    int64_t h = 0, w = 0;
+    const bool parsed = sides.size() <= 2 && ParseNumber(sides[0], &h) && ParseNumber(sides.back(), &w);
+    if (!parsed || h < 1 || w < 1 || h > 65536 || w > 65536) {
+      throw InvalidArgumentError(
+          fmt::format("--image-size '{}': HxW or N, whole numbers from 1 to 65536", image_size_));
+    }
+    return {dl::DefaultInputShape(o_.model)[0], h, w};
   }
 
   void ValidateDynamic() {
@@ -371,6 +400,7 @@ class TrainCommand : public Command {
   std::string level_ = "char";
   std::string sync_ = "wfbp";
   std::string lr_schedule_;  // empty: cosine, or constant with --adaptive-batch
+  std::string image_size_;
   std::string comm_ = "allreduce";
   double bucket_mb_ = 25;
   bool no_eval_ = false, no_progress_ = false;

@@ -111,7 +111,7 @@ check test "$(grep -c 'samples/s' "$tmp/np.txt")" -eq 1
 # parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
 "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
   --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
-if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy" ] &&
+if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy,peak_memory_mb" ] &&
    [ "$(wc -l < "$tmp/train.csv")" -eq 7 ] && grep -q "hybrid fc1: 1024x784: .* -> sfb" "$tmp/train.out" &&
    grep -q ", test accuracy [0-9.]*%$" "$tmp/train.out" &&
    tail -1 "$tmp/train.csv" | awk -F, '{ exit !($6 > 0 && $7 > 0 && $8 > 0) }'; then
@@ -119,6 +119,21 @@ if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,step_seconds,samp
 else
   echo "FAIL: train under mpirun"; cat "$tmp/train.out" "$tmp/train.csv" 2>/dev/null; failures=$((failures + 1))
 fi
+
+# Spatial partitioning: an image's rows over 2 processes train what one process trains (the loss of
+# every step to 4 decimals); options that cannot be split are refused.
+expect 2 "--image-size '40x': HxW or N, whole numbers from 1 to 65536" -- "$parasol" train --model resnet20 \
+  --dataset synthetic --image-size 40x --steps 1
+expect 2 "--spatial-parallel: for lenet, resnet20 or vgg (images)" -- "$parasol" train --model mlp --steps 1 \
+  --spatial-parallel 2
+spatial_args=(train --model resnet20 --dataset synthetic --image-size 45x40 --samples 8 --test-samples 4 --batch 2
+  --steps 3 --no-progress)
+"$parasol" "${spatial_args[@]}" --metrics "$tmp/whole.csv" > /dev/null 2>"$tmp/err" || cat "$tmp/err"
+"$mpirun" -np 2 "$parasol" "${spatial_args[@]}" --spatial-parallel 2 --metrics "$tmp/split.csv" > "$tmp/split.out" \
+  2>"$tmp/err" || cat "$tmp/err"
+label="train --spatial-parallel 2 under mpirun gives one process's losses"
+check bash -c "[ \"\$(cut -d, -f5 '$tmp/whole.csv' | cut -c1-6)\" = \"\$(cut -d, -f5 '$tmp/split.csv' | cut -c1-6)\" ] &&
+  [ \$(wc -l < '$tmp/split.csv') -eq 4 ] && grep -q ', test accuracy [0-9.]*%$' '$tmp/split.out'"
 
 # A good run writes a complete CSV; JSON output parses.
 "$parasol" collective-sim --topology dgx1 --algo treepack --bytes 64M --json > "$tmp/sim.json" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }

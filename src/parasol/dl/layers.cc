@@ -31,45 +31,57 @@ class SfbLinearFunction : public torch::autograd::Function<SfbLinearFunction> {
 
 // Batch norm over the global batch: per-channel sums are reduced over the ranks in forward (mean,
 // variance) and again in backward (the two sums the input gradient needs). Same formula with one
-// rank, so N ranks with batch B match one rank with batch N x B.
+// rank, so N ranks with batch B match one rank with batch N x B. Each pass over the activations is
+// one of torch's fused kernels: the local mean and variance in one pass, the normalisation as an
+// inference-mode batch norm with the global statistics, the backward's sums as its weight and bias
+// gradients with them.
 class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunction> {
  public:
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w,
                                const torch::Tensor& b, torch::Tensor running_mean, torch::Tensor running_var,
                                double momentum, double eps, int64_t reducer) {
     const int64_t c = x.size(1);
-    const StatsReducer& reduce = *FromHandle<const StatsReducer>(reducer);
-    torch::Tensor xd = x.to(torch::kFloat64);
-    torch::Tensor sums = torch::cat({xd.sum({0, 2, 3}), (xd * xd).sum({0, 2, 3}),
-                                     torch::full({1}, static_cast<double>(x.numel() / c), torch::kFloat64)});
-    reduce(sums);
+    const double local_n = static_cast<double>(x.numel() / c);
+    // torch's batch-norm statistics kernel: this rank's mean and biased variance in one pass.
+    const auto [local_mean, local_var] = at::batch_norm_update_stats(x, std::nullopt, std::nullopt, 0.0);
+    const torch::Tensor mean_d = local_mean.to(torch::kFloat64);
+    torch::Tensor sums =
+        torch::cat({mean_d * local_n, (local_var.to(torch::kFloat64) + mean_d * mean_d) * local_n,
+                    torch::full({1}, local_n, torch::kFloat64)});
+    (*FromHandle<const StatsReducer>(reducer))(sums);
     const double n = sums[2 * c].item<double>();
-    torch::Tensor mean = sums.narrow(0, 0, c) / n;
-    torch::Tensor var = (sums.narrow(0, c, c) / n - mean * mean).clamp_min(0);
-    torch::Tensor invstd = (var + eps).rsqrt().to(torch::kFloat32);
+    const torch::Tensor mean = sums.narrow(0, 0, c) / n;
+    const torch::Tensor var = (sums.narrow(0, c, c) / n - mean * mean).clamp_min(0);
+    const torch::Tensor mean_f = mean.to(torch::kFloat32), var_f = var.to(torch::kFloat32);
+    const torch::Tensor invstd = (var + eps).rsqrt().to(torch::kFloat32);
     torch::NoGradGuard no_grad;
-    running_mean.mul_(1 - momentum).add_(mean.to(torch::kFloat32), momentum);
+    running_mean.mul_(1 - momentum).add_(mean_f, momentum);
     running_var.mul_(1 - momentum).add_((var * (n / std::max(n - 1, 1.0))).to(torch::kFloat32), momentum);
-    torch::Tensor xhat = (x - mean.to(torch::kFloat32).view({1, c, 1, 1})) * invstd.view({1, c, 1, 1});
-    ctx->save_for_backward({xhat, invstd, w});
+    ctx->save_for_backward({x, w, mean_f, invstd});
     ctx->saved_data["reducer"] = reducer;
     ctx->saved_data["n"] = n;
-    return xhat * w.view({1, c, 1, 1}) + b.view({1, c, 1, 1});
+    return torch::batch_norm(x, w, b, mean_f, var_f, /*training=*/false, 0.0, eps, /*cudnn_enabled=*/false);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    auto saved = ctx->get_saved_variables();
-    const torch::Tensor& xhat = saved[0];
-    const int64_t c = xhat.size(1);
-    const torch::Tensor g = grad_outputs[0];
-    torch::Tensor sum_g = g.sum({0, 2, 3});
-    torch::Tensor sum_gx = (g * xhat).sum({0, 2, 3});
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &x = saved[0], &w = saved[1], &mean = saved[2], &invstd = saved[3];
+    const int64_t c = x.size(1);
+    const torch::Tensor g = grad_outputs[0].contiguous();
+    // With the global statistics as the batch's, the weight and bias gradients are this rank's
+    // sums of g * xhat and of g.
+    auto [unused, sum_gx, sum_g] = at::native_batch_norm_backward(
+        g, x, w, torch::Tensor(), torch::Tensor(), mean, invstd, /*train=*/true, 0.0, {false, true, true});
     torch::Tensor sums = torch::cat({sum_g, sum_gx}).to(torch::kFloat64);
     (*FromHandle<const StatsReducer>(ctx->saved_data["reducer"]))(sums);
     const double n = ctx->saved_data["n"].toDouble();
-    torch::Tensor mean_g = (sums.narrow(0, 0, c) / n).to(torch::kFloat32).view({1, c, 1, 1});
-    torch::Tensor mean_gx = (sums.narrow(0, c, c) / n).to(torch::kFloat32).view({1, c, 1, 1});
-    torch::Tensor scale = (saved[2] * saved[1]).view({1, c, 1, 1});
-    torch::Tensor dx = scale * (g - mean_g - xhat * mean_gx);
+    const torch::Tensor mean_g = (sums.narrow(0, 0, c) / n).to(torch::kFloat32);
+    const torch::Tensor mean_gx = (sums.narrow(0, c, c) / n).to(torch::kFloat32);
+    // dx = w invstd (g - mean_g - xhat mean_gx), xhat = (x - mean) invstd: per channel,
+    // dx = a g + b x + d.
+    const torch::Tensor a = w * invstd, slope = -a * invstd * mean_gx;
+    const torch::Tensor d = -a * mean_g - slope * mean;
+    torch::Tensor dx = torch::addcmul(d.view({1, c, 1, 1}), x, slope.view({1, c, 1, 1}));
+    dx.addcmul_(g, a.view({1, c, 1, 1}));
     return {dx,
             sum_gx,
             sum_g,

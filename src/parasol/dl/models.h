@@ -3,7 +3,7 @@
 //   mlp       784-1024-1024-10, ReLU (input flattened)
 //   lenet     LeNet-5: conv5x5 6, pool, conv5x5 16, pool, fc 120, 84, classes (1x28x28 is padded)
 //   resnet20  CIFAR ResNet-20: conv 16, 3 stages of 3 basic blocks (16/32/64 channels, batch norm,
-//             zero-padded identity shortcuts), global average pool, fc
+//             zero-padded identity shortcuts), global average pool, fc; any input of 8x8 or more
 //   vgg       conv3x3 64, pool, 128, pool, 256, 256, pool, 512, pool, fc 2048-4096-4096-classes
 #pragma once
 
@@ -15,16 +15,20 @@
 #include <torch/torch.h>
 
 #include "parasol/dl/layers.h"
+#include "parasol/dl/spatial.h"
 
 namespace parasol::dl {
 
 class Model : public torch::nn::Module {
  public:
-  Model(std::string name, std::vector<int64_t> input_shape)
-      : name_(std::move(name)), input_shape_(std::move(input_shape)) {}
+  // `spatial`, when not null, splits each example's height over its ranks (spatial.h); it must
+  // outlive the model.
+  Model(std::string name, std::vector<int64_t> input_shape, SpatialGroup* spatial = nullptr)
+      : name_(std::move(name)), input_shape_(std::move(input_shape)), spatial_(spatial) {}
 
   // Runs the stages in order; before_stage(i), when given, is called before stage i runs (the
-  // synchroniser's wait for that stage's parameters).
+  // synchroniser's wait for that stage's parameters). `x` holds whole examples; split over a
+  // spatial group, each rank computes on its rows of them and every rank gets the whole output.
   torch::Tensor Forward(torch::Tensor x, const std::function<void(int)>& before_stage = {});
 
   const std::string& name() const { return name_; }
@@ -35,6 +39,7 @@ class Model : public torch::nn::Module {
   // Fully-connected layers with their stage, for sufficient-factor broadcasting.
   const std::vector<std::pair<int, FcLayer>>& fc_layers() const { return fc_layers_; }
   const std::vector<BatchNorm2d>& batch_norms() const { return batch_norms_; }
+  SpatialGroup* spatial() const { return spatial_; }
 
   // Builders' interface.
   void AddStage(const std::string& stage_name, torch::nn::Sequential stage);
@@ -48,12 +53,15 @@ class Model : public torch::nn::Module {
   std::vector<std::string> stage_names_;
   std::vector<std::pair<int, FcLayer>> fc_layers_;
   std::vector<BatchNorm2d> batch_norms_;
+  SpatialGroup* spatial_;
 };
 
 // Throws InvalidArgumentError for an unknown name or an input shape the model cannot take.
-// Parameters are drawn from torch's generator: seed it first for reproducible models.
+// Parameters are drawn from torch's generator: seed it first for reproducible models. With
+// `spatial` (a group of more than one rank), every example's height is split over its ranks;
+// their batch norms need a reducer over the group at least (Model::batch_norms).
 std::shared_ptr<Model> MakeModel(const std::string& name, const std::vector<int64_t>& input_shape,
-                                 int64_t classes = 10);
+                                 int64_t classes = 10, SpatialGroup* spatial = nullptr);
 
 // The input shape a model is defined for (C, H, W) when the data set does not impose one.
 std::vector<int64_t> DefaultInputShape(const std::string& model);

@@ -14,12 +14,14 @@
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
+#include "parasol/core/process_memory.h"
 #include "parasol/core/stats.h"
 #include "parasol/core/text_fields.h"
 #include "parasol/core/train_loop.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/job_control.h"
 #include "parasol/dl/models.h"
+#include "parasol/dl/spatial.h"
 #include "parasol/dl/torch_generator.h"
 
 namespace parasol::dl {
@@ -29,9 +31,39 @@ using Clock = std::chrono::steady_clock;
 
 // Every rank builds from the same seed (rank 0's model is then broadcast, so every rank trains the
 // model a single process would).
-std::shared_ptr<Model> BuildModel(const std::string& name, const std::vector<int64_t>& shape, uint64_t seed) {
+std::shared_ptr<Model> BuildModel(const std::string& name, const std::vector<int64_t>& shape, uint64_t seed,
+                                  SpatialGroup* spatial) {
   SeededTorchGenerator generator(seed);
-  return MakeModel(name, shape);
+  return MakeModel(name, shape, 10, spatial);
+}
+
+// The copies of the model the job trains (data parallel) and this rank's: with --spatial-parallel
+// S, the groups of S consecutive ranks that each split an example's rows.
+struct Replicas {
+  int count = 1;
+  int index = 0;
+  std::unique_ptr<comm::Context> group_context;
+  std::unique_ptr<SpatialGroup> group;  // null without spatial partitioning
+};
+
+Replicas MakeReplicas(comm::Context& ctx, int spatial) {
+  if (spatial < 1 || ctx.size() % spatial != 0) {
+    throw InvalidArgumentError(
+        fmt::format("--spatial-parallel {} does not divide the {}", spatial, Count(ctx.size(), "rank")));
+  }
+  Replicas r;
+  r.count = ctx.size() / spatial;
+  r.index = ctx.rank() / spatial;
+  if (spatial == 1) return r;
+  r.group_context = ctx.Split(r.index, ctx.DefaultDeadline());
+  r.group = std::make_unique<SpatialGroup>(*r.group_context);
+  return r;
+}
+
+// Test images per forward pass: fewer for large images, so an evaluation's activations stay near
+// those of 256 32x32 images.
+int64_t EvaluationBatch(const std::vector<int64_t>& shape) {
+  return std::clamp<int64_t>((int64_t{1} << 18) / (shape[1] * shape[2]), 1, 256);
 }
 
 torch::Tensor FlatBuffers(Model& m) {
@@ -78,11 +110,13 @@ struct Evaluation {
   double loss = 0;
 };
 
-// Rank r scores test samples r, r + P, ...; the sums are reduced so every rank gets the result.
+// Replica r scores test samples r, r + R, ...; the sums are reduced so every rank gets the result
+// (a replica's S ranks add the same sums S times, which leaves the means as they are).
 // Batch-norm statistics are rank 0's (with synchronised batch norm every rank's are equal).
 // With `predicted`, every rank's (sample, class) pairs are gathered there (on every rank).
-Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t batch,
+Evaluation Evaluate(comm::Context& ctx, const Replicas& replicas, Model& model, const TensorDataset& test,
                     std::vector<int64_t>* predicted = nullptr) {
+  const int64_t batch = EvaluationBatch(model.input_shape());
   torch::Tensor stats = FlatBuffers(model);
   if (stats.numel() > 0) {
     collective::Broadcast(ctx, stats.data_ptr<float>(), stats.numel(), DType::kFloat32);
@@ -92,14 +126,15 @@ Evaluation Evaluate(comm::Context& ctx, Model& model, const TensorDataset& test,
   model.eval();
   const torch::Device device = DeviceOf(model);
   double sums[3] = {0, 0, 0};  // correct, loss, count
-  torch::Tensor idx = torch::arange(ctx.rank(), test.size(), ctx.size(), torch::kInt64);
+  torch::Tensor idx = torch::arange(replicas.index, test.size(), replicas.count, torch::kInt64);
+  const bool record = predicted && (!replicas.group || replicas.group->rank() == 0);
   for (int64_t b = 0; b < idx.size(0); b += batch) {
     torch::Tensor i = idx.slice(0, b, std::min(idx.size(0), b + batch));
     torch::Tensor out = model.Forward(test.images.index_select(0, i).to(device));
     torch::Tensor y = test.labels.index_select(0, i).to(device);
     const torch::Tensor classes = out.argmax(1);
     sums[0] += classes.eq(y).sum().item<double>();
-    if (predicted) {
+    if (record) {
       const torch::Tensor pairs =
           torch::stack({i, classes.to(torch::kCPU).to(torch::kInt64)}, 1).contiguous();
       predicted->insert(predicted->end(), pairs.data_ptr<int64_t>(),
@@ -164,6 +199,13 @@ void ValidateOptions(const TrainOptions& o) {
   if (o.eval_only && o.resume_dir.empty()) {
     throw InvalidArgumentError("--eval-only needs --resume DIR (the checkpoint)");
   }
+  if (o.spatial_parallel > 1) {
+    if (o.model == "mlp")
+      throw InvalidArgumentError("--spatial-parallel: for lenet, resnet20 or vgg (images)");
+    if (o.adaptive_batch) throw InvalidArgumentError("--spatial-parallel cannot take --adaptive-batch");
+    if (o.device != "cpu")
+      throw InvalidArgumentError("--spatial-parallel runs on CPU tensors: not with --device cuda");
+  }
 }
 
 // `seconds`: training time since this run started (evaluations left out), as in every command.
@@ -177,23 +219,26 @@ std::vector<std::string> MetricsColumns() {
           "grad_sqr",
           "grad_var_per_sample",
           "noise_scale_samples",
-          "test_accuracy"};
+          "test_accuracy",
+          "peak_memory_mb"};
 }
 
 // The noise columns stay empty until the first measurement (a step of several ranks, or the
 // second of a pair on one); test_accuracy is there after the steps that ended with an evaluation.
 std::vector<std::string> MetricsRow(const StepRecord& rec, double train_seconds, const NoiseScale& noise,
                                     const double* test_accuracy) {
-  std::vector<std::string> row{std::to_string(rec.step),
-                               fmt::format("{:.6f}", train_seconds),
-                               fmt::format("{:.6f}", rec.seconds),
-                               fmt::format("{:.1f}", rec.samples_per_sec),
-                               fmt::format("{:.6f}", rec.loss),
-                               fmt::format("{:.4f}", rec.exposed_comm_fraction),
-                               "",
-                               "",
-                               "",
-                               test_accuracy ? fmt::format("{:.6f}", *test_accuracy) : ""};
+  std::vector<std::string> row{
+      std::to_string(rec.step),
+      fmt::format("{:.6f}", train_seconds),
+      fmt::format("{:.6f}", rec.seconds),
+      fmt::format("{:.1f}", rec.samples_per_sec),
+      fmt::format("{:.6f}", rec.loss),
+      fmt::format("{:.4f}", rec.exposed_comm_fraction),
+      "",
+      "",
+      "",
+      test_accuracy ? fmt::format("{:.6f}", *test_accuracy) : "",
+      rec.peak_memory_bytes > 0 ? fmt::format("{:.1f}", rec.peak_memory_bytes / 1e6) : ""};
   if (noise.measured()) {
     row[6] = fmt::format("{:.6g}", noise.grad_sqr());
     row[7] = fmt::format("{:.6g}", noise.grad_var(1));
@@ -289,12 +334,12 @@ void PrintPlan(std::ostream& log, const comm::Context& ctx, const TrainOptions& 
 
 // One synchronous step on this rank's part of the global batch at `at`, the learning rate scaled
 // by `lr_scale`.
-StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrder& order,
+StepRecord TrainStep(const Replicas& replicas, Model& model, GradSync& sync, BatchOrder& order,
                      const TensorDataset& train, int64_t batch, const Position& at, double lr_scale) {
-  const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * ctx.size();
+  const int64_t step = at.step, epoch_samples = order.steps_per_epoch() * batch * replicas.count;
   const int64_t epoch = at.samples / epoch_samples,
-                in_epoch = at.samples % epoch_samples / (batch * ctx.size());
-  torch::Tensor idx = order.Indices(epoch, in_epoch, ctx.rank());
+                in_epoch = at.samples % epoch_samples / (batch * replicas.count);
+  torch::Tensor idx = order.Indices(epoch, in_epoch, replicas.index);
   const torch::Device device = DeviceOf(model);
   torch::Tensor x = train.images.index_select(0, idx).to(device),
                 y = train.labels.index_select(0, idx).to(device);
@@ -308,18 +353,18 @@ StepRecord TrainStep(comm::Context& ctx, Model& model, GradSync& sync, BatchOrde
   StepRecord rec;
   rec.step = step;
   rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  rec.samples_per_sec = static_cast<double>(batch * ctx.size()) / rec.seconds;
+  rec.samples_per_sec = static_cast<double>(batch * replicas.count) / rec.seconds;
   rec.loss = loss.item<double>();
   rec.exposed_comm_fraction = (sync.stats().wait_seconds - waited) / rec.seconds;
   return rec;
 }
 
 // Evaluates at an epoch's end and logs it.
-void EndEpoch(comm::Context& ctx, Model& model, GradSync& sync, const TensorDataset& test,
-              const TrainOptions& o, int64_t epoch, const StepRecord& rec, TrainResult& r,
-              std::ostream* log) {
+void EndEpoch(comm::Context& ctx, const Replicas& replicas, Model& model, GradSync& sync,
+              const TensorDataset& test, const TrainOptions& o, int64_t epoch, const StepRecord& rec,
+              TrainResult& r, std::ostream* log) {
   sync.Flush();
-  Evaluation e = Evaluate(ctx, model, test, 256);
+  Evaluation e = Evaluate(ctx, replicas, model, test);
   r.epoch_accuracy.push_back(e.accuracy);
   r.test_accuracy = e.accuracy;
   r.test_loss = e.loss;
@@ -344,11 +389,12 @@ void WritePredictions(comm::Context& ctx, const std::string& path, const TensorD
 }
 
 // --eval-only: the checkpoint's accuracy and loss on the test set.
-TrainResult EvaluateCheckpoint(comm::Context& ctx, Model& model, const TensorDataset& test, int64_t step,
-                               const std::string& predictions_path, std::ostream* log) {
+TrainResult EvaluateCheckpoint(comm::Context& ctx, const Replicas& replicas, Model& model,
+                               const TensorDataset& test, int64_t step, const std::string& predictions_path,
+                               std::ostream* log) {
   TrainResult r;
   std::vector<int64_t> pairs;
-  const Evaluation e = Evaluate(ctx, model, test, 256, predictions_path.empty() ? nullptr : &pairs);
+  const Evaluation e = Evaluate(ctx, replicas, model, test, predictions_path.empty() ? nullptr : &pairs);
   if (!predictions_path.empty()) WritePredictions(ctx, predictions_path, test, pairs);
   r.epoch_accuracy.push_back(e.accuracy);
   r.test_accuracy = e.accuracy;
@@ -377,26 +423,33 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   if (data.shape.empty()) data.shape = DefaultInputShape(o.model);
   DataSplit split = LoadData(data);
   std::vector<int64_t> shape(split.train.images.sizes().begin() + 1, split.train.images.sizes().end());
-  std::shared_ptr<Model> model = BuildModel(o.model, shape, o.seed);
+  const Replicas replicas = MakeReplicas(ctx, o.spatial_parallel);
+  std::shared_ptr<Model> model = BuildModel(o.model, shape, o.seed, replicas.group.get());
   model->to(TrainDevice(ctx, o));
-  if (o.sync_batch_norm) UseSyncBatchNorm(ctx, *model);
+  // Split over a group, batch norm needs the whole example's statistics at least.
+  if (o.sync_batch_norm) {
+    UseSyncBatchNorm(ctx, *model);
+  } else if (replicas.group) {
+    UseSyncBatchNorm(*replicas.group_context, *model);
+  }
   SyncOptions sync_options = o.sync;
   sync_options.batch_per_rank = o.batch;
-  sync_options.measure_gradient_norms = AgreeOnMeasuring(ctx, o);
-  BatchOrder order(split.train.size(), o.batch, ctx.size(), o.seed);
+  // A spatial rank's gradient is a part of its example's, not a sample of the noise.
+  sync_options.measure_gradient_norms = AgreeOnMeasuring(ctx, o) && !replicas.group;
+  BatchOrder order(split.train.size(), o.batch, replicas.count, o.seed);
   OptimizerOptions optimizer = o.optimizer;
   if (o.cosine_lr) optimizer.cosine_steps = o.steps > 0 ? o.steps : o.epochs * order.steps_per_epoch();
   GradSync sync(ctx, *model, optimizer, sync_options);
   TrainResult r;
   r.choices = sync.layer_choices();
-  int64_t per_rank = o.batch, batch = o.batch * ctx.size();  // a batch file may change both
+  int64_t per_rank = o.batch, batch = o.batch * replicas.count;  // a batch file may change both
   if (o.batch_max > 0 && batch > o.batch_max) {
     throw InvalidArgumentError(fmt::format("--batch-max {} is below the total batch {} ({} x --batch {})",
                                            o.batch_max, batch, Count(ctx.size(), "rank"), o.batch));
   }
   const Start start = StartPosition(o, sync, *model, batch);
   if (o.eval_only) {
-    return EvaluateCheckpoint(ctx, *model, split.test, start.at.step, o.predictions_path,
+    return EvaluateCheckpoint(ctx, replicas, *model, split.test, start.at.step, o.predictions_path,
                               ctx.rank() == 0 ? o.log : nullptr);
   }
   Position at = start.at;
@@ -426,17 +479,19 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   const int64_t most_per_rank = (o.batch_max > 0 ? o.batch_max : split.train.size()) / ctx.size();
   double train_seconds = 0;
   r.steps_done = at.step;
+  const int64_t resident = ResetPeakResidentMemory() ? ResidentMemory().current : -1;
   StepRecord rec;
   int64_t epoch = 0, epoch_samples = 1;  // of the step just taken
   TrainLoopHooks hooks;
   hooks.finished = [&](int64_t) { return finished(at); };
   hooks.step = [&](int64_t) {
     const double gain = o.adaptive_batch ? noise.Gain(batch) : 1.0;
-    rec = TrainStep(ctx, *model, sync, order, split.train, per_rank, at, gain);
+    rec = TrainStep(replicas, *model, sync, order, split.train, per_rank, at, gain);
     epoch_samples = order.steps_per_epoch() * batch;
     epoch = at.samples / epoch_samples;
     at = {at.step + 1, at.progress + gain, at.samples + batch};
     train_seconds += rec.seconds;
+    if (resident >= 0) rec.peak_memory_bytes = static_cast<double>(ResidentMemory().peak - resident);
     r.steps.push_back(rec);
     r.steps_done = at.step;
     noise.Add(sync.gradient_norms());
@@ -448,7 +503,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   };
   hooks.loss = [&](int64_t) { return rec.loss; };
   hooks.epoch_end = [&](int64_t) { return at.samples / epoch_samples != epoch; };
-  hooks.evaluate = [&](int64_t) { EndEpoch(ctx, *model, sync, split.test, o, epoch, rec, r, log); };
+  hooks.evaluate = [&](int64_t) { EndEpoch(ctx, replicas, *model, sync, split.test, o, epoch, rec, r, log); };
   hooks.checkpoint = [&](int64_t) { Checkpoint(ctx, sync, *model, o, at, base_batch, noise); };
   hooks.stop_requested = [&](int64_t) {
     const JobControl::Request asked = control.Check(most_per_rank);
@@ -458,8 +513,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
       // follows the new batch.
       sync.Flush();
       per_rank = asked.batch_per_rank;
-      batch = per_rank * ctx.size();
-      order = BatchOrder(split.train.size(), per_rank, ctx.size(), o.seed);
+      batch = per_rank * replicas.count;
+      order = BatchOrder(split.train.size(), per_rank, replicas.count, o.seed);
       sync.SetBatchPerRank(per_rank);
       control.SetBatchPerRank(per_rank);
       if (log) {
@@ -489,7 +544,7 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   r.parameters = sync.flat_parameters().clone();
   if (!o.predictions_path.empty()) {
     std::vector<int64_t> pairs;
-    Evaluate(ctx, *model, split.test, 256, &pairs);
+    Evaluate(ctx, replicas, *model, split.test, &pairs);
     WritePredictions(ctx, o.predictions_path, split.test, pairs);
   }
   Summarise(r);

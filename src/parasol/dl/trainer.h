@@ -32,6 +32,11 @@ struct TrainOptions {
   bool cosine_lr = false;
   SyncOptions sync;
   bool sync_batch_norm = false;
+  // Ranks that split each example's height (spatial.h): the job's ranks form groups of this many
+  // consecutive ranks, each group computing one copy of the model on `batch` examples, data
+  // parallel across the groups. Batch norm's statistics cover the group (with sync_batch_norm,
+  // every rank). Not with adaptive_batch or device cuda.
+  int spatial_parallel = 1;
   int threads = 1;  // intra-op threads of this rank
   // "cpu", or "cuda": each rank computes on GPU (local rank mod the GPUs on its host), the
   // synchroniser mirroring the parameters in host memory (grad_sync.h).
@@ -41,7 +46,7 @@ struct TrainOptions {
   // rank 0: step,seconds (training time so far),step_seconds,samples_per_sec,loss,
   // exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples (the gradient noise, see
   // noise_scale.h; measured when this or a status file is asked for),test_accuracy (after an
-  // evaluation)
+  // evaluation),peak_memory_mb (StepRecord::peak_memory_bytes, rank 0's process)
   std::string metrics_path;
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;  // steps; 0: only at the end (when checkpoint_dir is set)
@@ -68,6 +73,10 @@ struct StepRecord {
   double samples_per_sec = 0;  // all ranks
   double loss = 0;             // this rank's batch
   double exposed_comm_fraction = 0;
+  // The process's resident memory at its peak since the run's first step began, less before it (0
+  // where Linux's /proc does not tell): what training holds at most beyond the model and the data
+  // (activations, gradients, the compute library's scratch memory).
+  double peak_memory_bytes = 0;
 };
 
 struct TrainResult {

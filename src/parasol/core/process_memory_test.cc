@@ -1,0 +1,31 @@
+#include "parasol/core/process_memory.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+
+namespace parasol {
+namespace {
+
+TEST(ProcessMemory, PeakCoversABlockTouchedAfterTheResetAndFreedSince) {
+  if (!ResetPeakResidentMemory()) GTEST_SKIP() << "/proc/self/clear_refs cannot be written here";
+  const ResidentMemorySizes before = ResidentMemory();
+  ASSERT_GT(before.current, 0);
+  constexpr size_t kBytes = size_t{64} << 20;
+  {
+    // Large enough for the allocator to map it on its own and unmap it when freed.
+    std::unique_ptr<char[]> block(new char[kBytes]);
+    std::memset(block.get(), 1, kBytes);
+    EXPECT_GE(ResidentMemory().current - before.current, static_cast<int64_t>(kBytes) * 9 / 10);
+  }
+  const ResidentMemorySizes after = ResidentMemory();
+  EXPECT_GE(after.peak - before.current, static_cast<int64_t>(kBytes) * 9 / 10);
+  EXPECT_LT(after.current - before.current, static_cast<int64_t>(kBytes) / 2);
+  // A reset brings the peak down to what is resident now.
+  ASSERT_TRUE(ResetPeakResidentMemory());
+  EXPECT_LT(ResidentMemory().peak - after.current, static_cast<int64_t>(kBytes) / 2);
+}
+
+}  // namespace
+}  // namespace parasol
