@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "parasol/collective/mesh_cycle.h"
+#include "parasol/collective/multiring.h"
 #include "parasol/collective/ring.h"
 #include "parasol/collective/simulator.h"
 #include "parasol/collective/topology.h"
@@ -338,24 +339,6 @@ void CheckMesh(const AllreduceParams& p) {
   }
 }
 
-// Two rings over the cycle, one each way, each allreducing half of the data: every link of the
-// cycle carries one stream in each direction.
-Program BuildRingAllreduce(const AllreduceParams& p, const std::vector<int>& ring) {
-  ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
-  uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
-  auto halves = BalancedOffsets(p.count, 2);
-  for (int h = 0; h < 2; ++h) {
-    std::vector<int> order = ring;
-    if (h == 1) std::reverse(order.begin(), order.end());
-    auto chunks = BalancedOffsets(halves[static_cast<size_t>(h) + 1] - halves[static_cast<size_t>(h)],
-                                  static_cast<int>(order.size()));
-    for (auto& c : chunks) c += halves[static_cast<size_t>(h)];
-    RingReduceScatter(b, order, chunks, 2 * h, seg);
-    RingAllgather(b, order, chunks, 2 * h + 1, seg);
-  }
-  return std::move(b).Finish();
-}
-
 }  // namespace
 
 Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan) {
@@ -365,7 +348,9 @@ Program BuildFtMeshAllreduce(const AllreduceParams& p, const FtMeshPlan& plan) {
       throw InvalidArgumentError(
           fmt::format("ft-mesh: a ring of {} ranks for a job of {}", plan.ring.size(), p.nranks));
     }
-    return BuildRingAllreduce(p, plan.ring);
+    // One ring each way round the cycle, each with half the data: every link of the cycle
+    // carries one stream in each direction.
+    return BuildRingsAllreduce(p, {plan.ring, std::vector<int>(plan.ring.rbegin(), plan.ring.rend())});
   }
   const Topology* t = p.topology;
   ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);

@@ -29,10 +29,14 @@ std::vector<std::vector<int>> MultiringOrders(int n, int rings) {
 }
 
 Program BuildMultiringAllreduce(const AllreduceParams& p) {
+  return BuildRingsAllreduce(p,
+                             MultiringOrders(p.nranks, std::clamp(p.rings, 1, ProgramBuilder::kMaxChannels)));
+}
+
+Program BuildRingsAllreduce(const AllreduceParams& p, std::vector<std::vector<int>> orders) {
   ProgramBuilder b(p.rank, p.nranks, p.from_input, p.count);
-  auto orders = MultiringOrders(p.nranks, std::clamp(p.rings, 1, ProgramBuilder::kMaxChannels));
-  int k = static_cast<int>(orders.size());
-  if (p.count < static_cast<uint64_t>(k * p.nranks)) k = 1;
+  if (p.count < static_cast<uint64_t>(orders.size()) * static_cast<uint64_t>(p.nranks)) orders.resize(1);
+  const int k = static_cast<int>(orders.size());
   auto part = BalancedOffsets(p.count, k);
   uint64_t seg = SegmentElems(p, kDefaultSegmentBytes);
   for (int j = 0; j < k; ++j) {

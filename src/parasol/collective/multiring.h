@@ -15,4 +15,9 @@ std::vector<std::vector<int>> MultiringOrders(int nranks, int rings);
 
 Program BuildMultiringAllreduce(const AllreduceParams& p);
 
+// Rings over the given orders of every rank, ring j allreducing the j-th of as many equal parts of
+// the data on channel j (ft-mesh's two directions of one cycle, the multiring's strides). Fewer
+// elements than rings x ranks go round the first ring alone.
+Program BuildRingsAllreduce(const AllreduceParams& p, std::vector<std::vector<int>> orders);
+
 }  // namespace parasol::collective

@@ -9,6 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -154,9 +158,22 @@ TrainResult TrainOn(int ranks, const TrainOptions& o) {
   return results[0];
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 TEST(Spatial, StepsOnTwoRanksAndOnTwoGroupsOfTwoAreOneRanksSteps) {
-  const TrainResult one = TrainOn(1, SpatialRun(1, 2));
-  const TrainResult two = TrainOn(2, SpatialRun(2, 2));
+  const std::string dir = ::testing::TempDir();
+  TrainOptions whole = SpatialRun(1, 2), split = SpatialRun(2, 2);
+  whole.predictions_path = dir + "/spatial_whole_predictions.txt";
+  split.predictions_path = dir + "/spatial_split_predictions.txt";
+  const TrainResult one = TrainOn(1, whole);
+  const TrainResult two = TrainOn(2, split);
+  // Every test image's class, once (a group's second rank adds none of its own).
+  const std::string predicted = ReadAll(whole.predictions_path);
+  EXPECT_EQ(std::count(predicted.begin(), predicted.end(), '\n'), 4);
+  EXPECT_EQ(ReadAll(split.predictions_path), predicted);
   TrainOptions groups = SpatialRun(2, 1);  // two groups, one image each
   groups.sync_batch_norm = true;           // batch norm over both images, as one rank's batch of 2
   const TrainResult four = TrainOn(4, groups);
