@@ -3,7 +3,7 @@
 // shortcuts, batch norm, the global pool) and LeNet (pools, a flatten) split over 2 and 4 ranks,
 // odd heights included, give one rank's output and, averaged over the ranks, its parameter
 // gradients; a training step on 2 ranks (and on 4, two groups of 2) is one rank's; a split that
-// leaves a rank no row is refused on every rank.
+// leaves a rank no row is refused on every rank, and so are ranks that split differently.
 #include "parasol/dl/spatial.h"
 
 #include <gmock/gmock.h>
@@ -204,6 +204,17 @@ TEST(Spatial, ASplitThatLeavesARankNoRowIsRefusedEverywhere) {
   const std::vector<std::exception_ptr> uneven = RunRanks(again, [&](comm::Context& ctx) { Train(ctx, o); });
   EXPECT_THAT(comm::testing::Message(uneven[0]),
               ::testing::HasSubstr("--spatial-parallel 3 does not divide the 4 ranks"));
+  // Ranks that disagree all stop, naming the first that differs, instead of waiting in different
+  // groups.
+  InProcessWorld mixed(2);
+  const std::vector<std::exception_ptr> disagree = RunRanks(mixed, [&](comm::Context& ctx) {
+    TrainOptions mine = SpatialRun(ctx.rank() == 0 ? 2 : 1, 1);
+    Train(ctx, mine);
+  });
+  EXPECT_THAT(comm::testing::Message(disagree[0]),
+              ::testing::HasSubstr("rank 0: --spatial-parallel: rank 1 runs 1, this rank 2"));
+  EXPECT_THAT(comm::testing::Message(disagree[1]),
+              ::testing::HasSubstr("rank 1: --spatial-parallel: rank 0 runs 2, this rank 1"));
 }
 
 }  // namespace

@@ -47,6 +47,15 @@ struct Replicas {
 };
 
 Replicas MakeReplicas(comm::Context& ctx, int spatial) {
+  // A rank that split otherwise would wait in another group: every rank must run the same layout.
+  std::vector<int32_t> all(static_cast<size_t>(ctx.size()));
+  collective::Allgather(ctx, &spatial, all.data(), 1, DType::kInt32);
+  for (int q = 0; q < ctx.size(); ++q) {
+    if (all[static_cast<size_t>(q)] != spatial) {
+      throw MismatchError(fmt::format("rank {}: --spatial-parallel: rank {} runs {}, this rank {}",
+                                      ctx.rank(), q, all[static_cast<size_t>(q)], spatial));
+    }
+  }
   if (spatial < 1 || ctx.size() % spatial != 0) {
     throw InvalidArgumentError(
         fmt::format("--spatial-parallel {} does not divide the {}", spatial, Count(ctx.size(), "rank")));
