@@ -488,7 +488,8 @@ TrainResult Train(comm::Context& ctx, const TrainOptions& o) {
   const int64_t most_per_rank = (o.batch_max > 0 ? o.batch_max : split.train.size()) / ctx.size();
   double train_seconds = 0;
   r.steps_done = at.step;
-  const int64_t resident = ResetPeakResidentMemory() ? ResidentMemory().current : -1;
+  // Read from /proc each step only where the metrics file shows it.
+  const int64_t resident = csv && ResetPeakResidentMemory() ? ResidentMemory().current : -1;
   StepRecord rec;
   int64_t epoch = 0, epoch_samples = 1;  // of the step just taken
   TrainLoopHooks hooks;

@@ -74,8 +74,8 @@ struct StepRecord {
   double loss = 0;             // this rank's batch
   double exposed_comm_fraction = 0;
   // The process's resident memory at its peak since the run's first step began, less before it (0
-  // where Linux's /proc does not tell): what training holds at most beyond the model and the data
-  // (activations, gradients, the compute library's scratch memory).
+  // where Linux's /proc does not tell, or on a run without a metrics file): what training holds at
+  // most beyond the model and the data (activations, gradients, the compute library's scratch).
   double peak_memory_bytes = 0;
 };
 
