@@ -40,6 +40,10 @@ class MfCommand : public Command {
         ->capture_default_str();
     app_->add_option("--consistency", consistency_, "bsp, ssp:S, essp:S, vap:S:V or asp")
         ->capture_default_str();
+    app_->add_option("--ps-reads", ps_reads_,
+                     "How workers read item rows: two-sided (ask the shard's thread) or one-sided (get them "
+                     "from the shard's memory; bsp or ssp)")
+        ->capture_default_str();
     app_->add_option("--test", test_, "Held-out ratings (the --data format): the test RMSE after training");
     app_->add_option("--model", model_, "Write the trained factors here (read by mf-predict)");
     AddRunOptions(app_, &flags_.run,
@@ -60,7 +64,19 @@ class MfCommand : public Command {
           throw InvalidArgumentError(fmt::format("{} is an option of --algorithm sgd, not ccd", name));
       }
     }
-    ps::ParseConsistencySpec(consistency_);
+    const ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency_);
+    if (ps_reads_ != "two-sided" && ps_reads_ != "one-sided")
+      throw InvalidArgumentError(fmt::format("--ps-reads {}: expected two-sided or one-sided", ps_reads_));
+    if (ps_reads_ == "one-sided" && algorithm_ == "ccd")
+      throw InvalidArgumentError("--ps-reads is an option of --algorithm sgd, not ccd");
+    if (ps_reads_ == "one-sided" && spec.model != ps::Consistency::kBsp &&
+        spec.model != ps::Consistency::kSsp) {
+      throw InvalidArgumentError(fmt::format(
+          "--ps-reads one-sided needs --consistency bsp or ssp:S, not {} (shards push rows or take updates "
+          "in pieces)",
+          spec.ToString()));
+    }
+    flags_.options.one_sided_reads = ps_reads_ == "one-sided";
     CheckRunOptions(&flags_.run, flags_.options.clocks);
     if (!model_.empty()) CheckOutputFile("--model", model_);
     flags_.options.keep_model = !model_.empty() || !test_.empty();
@@ -69,7 +85,7 @@ class MfCommand : public Command {
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = flags_.run.timeout()});
     flags_.Resolve(ctx.size());
-    ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency_);
+    const ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency_);
     flags_.options.consistency = spec.model;
     flags_.options.staleness = spec.staleness;
     flags_.options.vap_threshold = spec.vap_threshold;
@@ -84,7 +100,8 @@ class MfCommand : public Command {
     if (ctx.rank() == 0) {
       std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} x {}, {}{}\n", source.note,
                                o.rank, o.learning_rate, o.lambda, Count(ctx.size(), "process"),
-                               Count(o.workers_per_process, "worker"), spec.ToString(),
+                               Count(o.workers_per_process, "worker"),
+                               spec.ToString() + (o.one_sided_reads ? ", item rows read one-sided" : ""),
                                o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
                 << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");
     }
@@ -170,6 +187,7 @@ class MfCommand : public Command {
   std::string test_, model_;
   std::optional<apps::mf::RatingSet> test_ratings_;
   std::string consistency_ = "ssp:3";
+  std::string ps_reads_ = "two-sided";
   std::string algorithm_ = "sgd";
   uint32_t inner_ = 3;
 };

@@ -177,6 +177,15 @@ fi
   [ "$(tail -1 "$tmp/mpi.csv" | cut -d, -f1,3)" = "3,$(final "$tmp/mpi.txt")" ] \
   && echo "ok: mf under mpirun, the last clock's objective is the final one" \
   || { echo "FAIL: mf under mpirun"; cat "$tmp/err" "$tmp/mpi.csv"; failures=$((failures + 1)); }
+# Item rows read one-sided (MPI windows over the shards' rows): the same run's shape, its header says so.
+expect 2 "--ps-reads one-sided needs --consistency bsp or ssp:S, not essp:2" -- \
+  "$parasol" mf --data synthetic --ps-reads one-sided --consistency essp:2
+expect 2 "--ps-reads both: expected two-sided or one-sided" -- "$parasol" mf --data synthetic --ps-reads both
+"$mpirun" -np 2 "$parasol" mf --data synthetic --clocks 3 --workers 2 --consistency ssp:1 --ps-reads one-sided \
+  > "$tmp/mpi1.txt" 2>"$tmp/err" && grep -q "ssp:1, item rows read one-sided" "$tmp/mpi1.txt" &&
+  [ -n "$(final "$tmp/mpi1.txt")" ] \
+  && echo "ok: mf under mpirun with item rows read one-sided" \
+  || { echo "FAIL: mf --ps-reads one-sided under mpirun"; cat "$tmp/err" "$tmp/mpi1.txt"; failures=$((failures + 1)); }
 "$parasol" ps-bench --data synthetic --clocks 3 --repeat 1 --models bsp,ssp:1,asp --straggler 1:2 --csv "$tmp/ps.csv" > "$tmp/ps.txt" 2>"$tmp/err" \
   || { echo "FAIL: ps-bench"; cat "$tmp/err"; failures=$((failures + 1)); }
 if [ "$(head -1 "$tmp/ps.csv" 2>/dev/null)" = "model,consistency,staleness,clock,seconds,objective" ] &&

@@ -27,6 +27,12 @@ class MemoryRegion {
   virtual Request Put(int peer, size_t offset, const void* src, size_t bytes) = 0;
   // Reads `bytes` bytes at `offset` of `peer`'s region into `dst`.
   virtual Request Get(int peer, size_t offset, void* dst, size_t bytes) = 0;
+  // The same, without a request: the data is in place once the next Flush returns. For reads that
+  // are flushed anyway, and from threads other than the one that created the region: OpenMPI
+  // 4.1's osc ucx completes a request-based get from another thread only when that thread's UCX
+  // worker is progressed, which MPI_Test after the flush does not always do (a read of the
+  // parameter server hung so over TCP).
+  virtual void GetFlushed(int peer, size_t offset, void* dst, size_t bytes) = 0;
   virtual bool Test(Request& req) = 0;
   // Blocks until every put and get this rank started has completed at its target.
   virtual void Flush(Deadline deadline) = 0;

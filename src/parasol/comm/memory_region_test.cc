@@ -31,7 +31,10 @@ TEST(MemoryRegion, PutAndGetBetweenRanks) {
     Request get = region->Get((r + n - 1) % n, 0, &got, 8);
     testing::WaitUntil([&] { return region->Test(get); }, "the get to complete");
     EXPECT_EQ(got, 1000 + (r + n - 1) % n);
+    int64_t flushed = 0;  // a get with no request: in place once the flush returns
+    region->GetFlushed((r + 2) % n, 0, &flushed, 8);
     region->Flush(Deadline::After(5s));
+    EXPECT_EQ(flushed, 1000 + (r + 2) % n);
     region->Close(Deadline::After(5s));  // a barrier: every put has landed
     EXPECT_EQ(mem[static_cast<size_t>((r + n - 1) % n + 1)], (r + n - 1) % n);
   });

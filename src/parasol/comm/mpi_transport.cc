@@ -98,6 +98,13 @@ class MpiMemoryRegion : public MemoryRegion {
     return Request{Request::Kind::kGet, peer, 0, bytes, ToHandle(r), nullptr};
   }
 
+  void GetFlushed(int peer, size_t offset, void* dst, size_t bytes) override {
+    CheckRange("get", t_.rank(), peer, offset, bytes);
+    int n = CheckedInt(bytes, t_.rank(), "get");
+    CheckMpi(MPI_Get(dst, n, MPI_BYTE, peer, static_cast<MPI_Aint>(offset), n, MPI_BYTE, win_), t_.rank(),
+             "get");
+  }
+
   bool Test(Request& req) override {
     MPI_Request r = FromHandle(req.handle);
     int flag = 0;

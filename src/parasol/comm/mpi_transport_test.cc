@@ -180,7 +180,10 @@ TEST_F(MpiTransportTest, MemoryRegionPutGet) {
   Request get = region->Get((r + n - 1) % n, 0, &got, 8);
   testing::WaitUntil([&] { return region->Test(get); }, "the get to complete");
   EXPECT_EQ(got, 1000 + (r + n - 1) % n);
+  int64_t flushed = 0;  // MPI_Get: in place once the flush returns
+  region->GetFlushed((r + 1) % n, 0, &flushed, 8);
   region->Flush(Deadline::After(10s));
+  EXPECT_EQ(flushed, 1000 + (r + 1) % n);
   EXPECT_THROW(region->Put((r + 1) % n, mem.size() * 8, &v, 8), InvalidArgumentError);
   region->Close(Deadline::After(10s));
   EXPECT_EQ(mem[static_cast<size_t>((r + n - 1) % n + 1)], (r + n - 1) % n);

@@ -43,11 +43,13 @@ Client::Client(int rank, int processes, int workers, FileSystem& fs, Sender send
       seq_(static_cast<size_t>(processes), 0),
       worker_clock_(static_cast<size_t>(workers), 0),
       shard_clock_(static_cast<size_t>(processes), 0),
-      synced_(static_cast<size_t>(processes), 0) {}
+      synced_(static_cast<size_t>(processes), 0),
+      prune_held_(static_cast<size_t>(processes), 0) {}
 
-void Client::AddTable(const TableConfig& config) {
+void Client::AddTable(const TableConfig& config, RowWindow* window) {
   MutexLock lock(mu_);
   tables_[config.id].config = config;
+  tables_[config.id].window = window;
 }
 
 const TableConfig* Client::Config(uint32_t table) const {
@@ -149,6 +151,10 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
       *waited = true;
       ++stats_.waits;
     }
+    if (t.window) {
+      ReadOneSided(t, {row}, need, true, deadline);
+      continue;
+    }
     Ask(t, row, need);
     // Wake at least every 100 ms: a far deadline must not overflow the clock conversion.
     {
@@ -176,17 +182,30 @@ void Client::Refresh(uint32_t table, FlatMap<Snapshot>& snapshots,
   });
 }
 
-void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need) {
+void Client::Prefetch(uint32_t table, uint64_t row, uint64_t need, Deadline deadline) {
   MutexLock lock(mu_);
   TableState& t = StateOf(table);
   const CacheEntry* c = t.cache.Find(row);
   if (c && c->row && c->stamp >= need) return;
+  if (t.window) {
+    ReadOneSided(t, {row}, need, false, deadline);
+    return;
+  }
   Ask(t, row, need);
 }
 
-void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need) {
+void Client::Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need, Deadline deadline) {
   MutexLock lock(mu_);
   TableState& t = StateOf(table);
+  if (t.window) {
+    std::vector<uint64_t> stale;
+    for (uint64_t row : rows) {
+      const CacheEntry* c = t.cache.Find(row);
+      if (!c || !c->row || c->stamp < need) stale.push_back(row);
+    }
+    if (!stale.empty()) ReadOneSided(t, std::move(stale), need, false, deadline);
+    return;
+  }
   std::vector<std::vector<uint64_t>> ask(static_cast<size_t>(processes_));
   for (uint64_t row : rows) {
     CacheEntry& c = t.cache[row];
@@ -299,7 +318,7 @@ void Client::Clocked(int worker, uint64_t clock) {
   // now, so they come back while the workers compute instead of when they first read them.
   for (auto& [id, t] : tables_) {
     uint64_t s = t.config.ReadStaleness();
-    if (t.config.Pushed() || s >= process_clock_) continue;
+    if (t.config.Pushed() || t.window || s >= process_clock_) continue;
     std::vector<std::vector<uint64_t>> rows(static_cast<size_t>(processes_));
     AddStale(t, process_clock_ - s, rows);
     SendGets(t, rows, process_clock_ - s);
@@ -308,6 +327,11 @@ void Client::Clocked(int worker, uint64_t clock) {
 
 void Client::Prune(int shard, uint64_t applied) {
   constexpr size_t kMaxSpareRows = 1 << 16;
+  if (reads_in_flight_ > 0) {
+    uint64_t& held = prune_held_[static_cast<size_t>(shard)];
+    held = std::max(held, applied);
+    return;
+  }
   auto& sent = sent_[static_cast<size_t>(shard)];
   while (!sent.empty() && sent.front().seq <= applied) {
     for (auto& [table, rows] : sent.front().batch) {
@@ -358,8 +382,9 @@ void Client::OnRows(int shard, WireReader& r) {
 
 // Adds this process's updates for `row` that the shard did not hold when it sent it: the logged
 // batches it has not applied and the open one.
-void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value) {
+void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value, uint64_t applied) {
   for (const Sent& s : sent_[static_cast<size_t>(shard)]) {
+    if (s.seq <= applied) continue;
     auto bt = s.batch.find(table);
     if (bt == s.batch.end()) continue;
     if (const Row* d = bt->second.Find(row)) value.AddRow(*d);
@@ -367,6 +392,89 @@ void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value) {
   auto open = open_[static_cast<size_t>(shard)].find(table);
   if (open != open_[static_cast<size_t>(shard)].end()) {
     if (const Row* d = open->second.Find(row)) value.AddRow(*d);
+  }
+}
+
+void Client::WaitForShardClock(const TableState& t, int shard, uint64_t row, uint64_t need,
+                               Deadline deadline) {
+  Waiting waiting(waiters_);
+  while (shard_clock_[static_cast<size_t>(shard)] < need) {
+    ThrowIfFailed();
+    if (deadline.Expired()) {
+      throw TimeoutError(fmt::format(
+          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not reach that clock by the "
+          "deadline "
+          "(its clock is {})",
+          rank_, row, t.config.Describe(), need, shard, shard, shard_clock_[static_cast<size_t>(shard)]));
+    }
+    cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
+  }
+}
+
+void Client::ReadOneSided(TableState& t, std::vector<uint64_t> rows, uint64_t need, bool wait,
+                          Deadline deadline) {
+  std::vector<std::vector<uint64_t>> by_shard(static_cast<size_t>(processes_));
+  for (uint64_t row : rows) by_shard[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
+  // Rows go stale together: read the others the clock made too old in the same rounds (their
+  // shards are waited for too; under a bound they all reach the clock at about the same time).
+  const bool refresh = t.config.refresh_cached_rows && need > t.refreshed;
+  if (refresh) {
+    t.cache.ForEach([&](uint64_t row, CacheEntry& e) {
+      if (e.row && e.stamp < need)
+        by_shard[static_cast<size_t>(ShardOf(t.config, row, processes_))].push_back(row);
+    });
+  }
+  bool skipped = false;
+  for (int shard = 0; shard < processes_; ++shard) {
+    auto& mine = by_shard[static_cast<size_t>(shard)];
+    if (mine.empty() || shard_clock_[static_cast<size_t>(shard)] >= need) continue;
+    if (wait) {
+      WaitForShardClock(t, shard, mine.front(), need, deadline);
+    } else {
+      mine.clear();
+      skipped = true;
+    }
+  }
+  if (refresh && !skipped) t.refreshed = need;
+  ++reads_in_flight_;
+  mu_.unlock();
+  std::vector<RowWindow::Result> reads(static_cast<size_t>(processes_));
+  std::exception_ptr error;
+  try {
+    for (int shard = 0; shard < processes_; ++shard) {
+      auto& mine = by_shard[static_cast<size_t>(shard)];
+      if (mine.empty()) continue;
+      std::sort(mine.begin(), mine.end());
+      mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+      reads[static_cast<size_t>(shard)] = t.window->Read(shard, mine, deadline);
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  mu_.lock();
+  if (--reads_in_flight_ == 0) {
+    for (int shard = 0; shard < processes_; ++shard) {
+      uint64_t& held = prune_held_[static_cast<size_t>(shard)];
+      if (held) Prune(shard, std::exchange(held, 0));
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  for (int shard = 0; shard < processes_; ++shard) {
+    if (!by_shard[static_cast<size_t>(shard)].empty())
+      CacheRead(t, shard, by_shard[static_cast<size_t>(shard)], reads[static_cast<size_t>(shard)]);
+  }
+}
+
+void Client::CacheRead(TableState& t, int shard, std::span<const uint64_t> rows, RowWindow::Result& read) {
+  ++stats_.one_sided_reads;
+  stats_.one_sided_rows += rows.size();
+  stats_.one_sided_retries += read.retries;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CacheEntry& c = t.cache[rows[i]];
+    if (c.row && c.stamp > read.clock) continue;  // another reader brought a newer one meanwhile
+    Complete(shard, t.config.id, rows[i], read.values[i], read.applied[i]);
+    c.row = std::make_shared<Row>(std::move(read.values[i]));
+    c.stamp = read.clock;
   }
 }
 

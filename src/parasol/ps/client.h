@@ -28,6 +28,7 @@
 #include "parasol/core/mutex.h"
 #include "parasol/core/wire.h"
 #include "parasol/ps/row.h"
+#include "parasol/ps/row_window.h"
 #include "parasol/ps/table_config.h"
 
 namespace parasol::ps {
@@ -35,13 +36,16 @@ namespace parasol::ps {
 struct PsStats {
   uint64_t update_batches = 0;  // update messages sent
   uint64_t update_bytes = 0;
-  uint64_t gets_sent = 0;        // row requests sent (cache misses or stale rows)
-  uint64_t rows_received = 0;    // rows received in replies and pushes
-  uint64_t rows_pushed = 0;      // of those, pushed by shards (ESSP) without a request
-  uint64_t waits = 0;            // reads that had to wait for a shard
-  uint64_t bytes_out = 0;        // every parameter-server message this rank sent to another rank
-  uint64_t reply_bytes_out = 0;  // of those, row replies its shard sent
-  uint64_t reply_bytes_in = 0;   // row replies (and pushes) it received from other ranks' shards
+  uint64_t gets_sent = 0;          // row requests sent (cache misses or stale rows)
+  uint64_t rows_received = 0;      // rows received in replies and pushes
+  uint64_t rows_pushed = 0;        // of those, pushed by shards (ESSP) without a request
+  uint64_t waits = 0;              // reads that had to wait for a shard
+  uint64_t bytes_out = 0;          // every parameter-server message this rank sent to another rank
+  uint64_t reply_bytes_out = 0;    // of those, row replies its shard sent
+  uint64_t reply_bytes_in = 0;     // row replies (and pushes) it received from other ranks' shards
+  uint64_t one_sided_reads = 0;    // one-sided reads of a shard's rows (three rounds of gets each)
+  uint64_t one_sided_rows = 0;     // rows they read
+  uint64_t one_sided_retries = 0;  // rows read again because their shard was writing them
 };
 
 class Client {
@@ -51,7 +55,9 @@ class Client {
   // The manifest of a checkpoint is written through `fs`, which must outlive the client.
   Client(int rank, int processes, int workers, FileSystem& fs, Sender send);
 
-  void AddTable(const TableConfig& config);
+  // `window`: the table's rows in registered memory, where it is read one-sided (it outlives the
+  // client).
+  void AddTable(const TableConfig& config, RowWindow* window = nullptr);
   // Nullptr if the table does not exist.
   const TableConfig* Config(uint32_t table) const;
 
@@ -68,9 +74,12 @@ class Client {
   void Refresh(uint32_t table, FlatMap<Snapshot>& snapshots,
                std::vector<std::shared_ptr<const Row>>* retired);
   // Asks for the row without waiting (nothing if cached fresh enough or already asked for).
-  void Prefetch(uint32_t table, uint64_t row, uint64_t need);
+  // One-sided tables: reads the row now if its shard's clock allows (until `deadline` if it is
+  // being written), else does nothing.
+  void Prefetch(uint32_t table, uint64_t row, uint64_t need, Deadline deadline = Deadline::Never());
   // The same for many rows, in one message per shard. REQUIRES: rows < the table's num_rows.
-  void Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need);
+  void Prefetch(uint32_t table, std::span<const uint64_t> rows, uint64_t need,
+                Deadline deadline = Deadline::Never());
   bool Cached(uint32_t table, uint64_t row, uint64_t need);
 
   // Adds a worker's updates to a table (null entries are skipped; the rows are only read). For
@@ -132,8 +141,9 @@ class Client {
   struct TableState {
     TableConfig config;
     FlatMap<CacheEntry> cache;
-    uint64_t refreshed = 0;  // the largest need a whole-cache refresh was asked for
-    std::vector<Row> spare;  // zeroed rows of acknowledged batches, reused by the next ones
+    uint64_t refreshed = 0;       // the largest need a whole-cache refresh was asked for
+    std::vector<Row> spare;       // zeroed rows of acknowledged batches, reused by the next ones
+    RowWindow* window = nullptr;  // one-sided reads
   };
 
   TableState& StateOf(uint32_t table) PARASOL_REQUIRES(mu_);  // throws for unknown tables
@@ -155,8 +165,21 @@ class Client {
       PARASOL_REQUIRES(mu_);
   void SendBatch(int shard) PARASOL_REQUIRES(mu_);
   void OnRows(int shard, WireReader& r) PARASOL_REQUIRES(mu_);
-  void Complete(int shard, uint32_t table, uint64_t row, Row& value) PARASOL_REQUIRES(mu_);
+  // Adds this process's updates for `row` that its shard did not hold: the logged batches after
+  // `applied` and the open one.
+  void Complete(int shard, uint32_t table, uint64_t row, Row& value, uint64_t applied = 0)
+      PARASOL_REQUIRES(mu_);
   void Prune(int shard, uint64_t applied) PARASOL_REQUIRES(mu_);
+  // One-sided tables: reads `rows` (those of a shard whose clock is below `need` only if `wait`,
+  // after waiting for it) from the shards' memory, with the table's other cached rows older than
+  // `need` where the table refreshes them, and caches them. Steps out of mu_ while reading.
+  void ReadOneSided(TableState& t, std::vector<uint64_t> rows, uint64_t need, bool wait, Deadline deadline)
+      PARASOL_REQUIRES(mu_);
+  // Waits until `shard` has reported clock `need`; TimeoutError names it and `row`.
+  void WaitForShardClock(const TableState& t, int shard, uint64_t row, uint64_t need, Deadline deadline)
+      PARASOL_REQUIRES(mu_);
+  void CacheRead(TableState& t, int shard, std::span<const uint64_t> rows, RowWindow::Result& read)
+      PARASOL_REQUIRES(mu_);
   void ThrowIfFailed() PARASOL_REQUIRES(mu_);
 
   const int rank_;
@@ -201,6 +224,10 @@ class Client {
   std::string checkpoint_error_ PARASOL_GUARDED_BY(mu_);
   std::optional<std::pair<uint64_t, std::string>> restore_done_ PARASOL_GUARDED_BY(mu_);
   PsStats stats_ PARASOL_GUARDED_BY(mu_);
+  // One-sided reads under way, and the pruning held back meanwhile: a read that began before a
+  // batch was applied still needs that batch from the log.
+  int reads_in_flight_ PARASOL_GUARDED_BY(mu_) = 0;
+  std::vector<uint64_t> prune_held_ PARASOL_GUARDED_BY(mu_);  // per shard
 };
 
 }  // namespace parasol::ps

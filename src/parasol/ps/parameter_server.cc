@@ -73,13 +73,27 @@ void ParameterServer::CreateTable(const TableConfig& config) {
   if (client_->Config(config.id)) {
     throw InvalidArgumentError(fmt::format("rank {}: table {} already exists", rank_, config.id));
   }
+  RowWindow* window = nullptr;
+  if (config.one_sided_reads) {
+    // Agree first: registering the memory is collective and would wait on a rank that disagrees.
+    CheckSameTable(config);
+    windows_.push_back(std::make_unique<RowWindow>(collectives_->transport(), config, DefaultDeadline()));
+    window = windows_.back().get();
+    MutexLock lock(shard_mu_);
+    window->PublishClock(shard_.min_clock());
+  }
   {
     MutexLock lock(shard_mu_);
-    shard_.AddTable(config);
+    shard_.AddTable(config, window);
   }
-  client_->AddTable(config);
+  client_->AddTable(config, window);
   // Every rank must have made the same table before anyone uses it: the exchange is also a barrier.
-  uint64_t mine = config.Fingerprint();
+  CheckSameTable(config);
+}
+
+void ParameterServer::CheckSameTable(const TableConfig& config) {
+  // The read path is not part of the model (checkpoints ignore it) but the ranks must agree on it.
+  uint64_t mine = config.Fingerprint() ^ (config.one_sided_reads ? 0x6f6e6573696465 : 0);
   std::vector<uint64_t> all(static_cast<size_t>(size_));
   collective::AllgatherOptions o;
   o.timeout_ms = options_.timeout_ms;
@@ -273,6 +287,8 @@ void ParameterServer::Shutdown() {
   }
   thread_.Stop();
   if (error) std::rethrow_exception(error);
+  // Every process is past its reads (the barrier): the one-sided tables' memory may go.
+  for (auto& w : windows_) w->Close(deadline);
 }
 
 void ParameterServer::Abort(const std::string& why) {

@@ -32,6 +32,7 @@
 #include "parasol/core/mutex.h"
 #include "parasol/core/service_thread.h"
 #include "parasol/ps/client.h"
+#include "parasol/ps/row_window.h"
 #include "parasol/ps/server_shard.h"
 #include "parasol/ps/table_config.h"
 #include "parasol/ps/worker.h"
@@ -107,6 +108,8 @@ class ParameterServer {
   void OnePerProcess(int worker, const std::function<void()>& fn);
 
  private:
+  // Collective: throws MismatchError unless every rank made the same table (read path included).
+  void CheckSameTable(const TableConfig& config);
   void Send(int dst, std::vector<std::byte> bytes);
   void Loop(std::stop_token stop);
   bool Poll(std::vector<std::pair<comm::Request, std::vector<std::byte>>>& inflight);
@@ -121,6 +124,8 @@ class ParameterServer {
   FileSystem& fs_;                              // options_.file_system, or the context's
   std::unique_ptr<comm::Context> messages_;     // the communication thread's
   std::unique_ptr<comm::Context> collectives_;  // barriers and table creation
+  // One-sided tables' rows in registered memory; the shard writes them, the client reads them.
+  std::vector<std::unique_ptr<RowWindow>> windows_;
   std::unique_ptr<Client> client_;
   Mutex shard_mu_;
   ServerShard shard_ PARASOL_GUARDED_BY(shard_mu_);

@@ -56,6 +56,30 @@ INSTANTIATE_TEST_SUITE_P(
       return name + std::to_string(test.param.staleness);
     });
 
+// Rows read one-sided from the shards' memory obey the same bounds and show the process's own
+// updates exactly once (the batches a row already holds are not added again), with rank 1's
+// updates and clocks delayed so that rows change while others read them.
+class OneSided : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(OneSided, ReadsRespectTheBoundAndNoUpdateIsLost) {
+  auto [model, staleness, vap] = GetParam();
+  testing::CountingOptions o{.model = model, .staleness = staleness, .slow_worker = 3, .one_sided = true};
+  auto r = RunInProcess(o);
+  EXPECT_EQ(r.reads, static_cast<uint64_t>(3 * o.workers * o.clocks * o.rows));
+  EXPECT_EQ(r.stats.gets_sent, 0u) << "a one-sided table asked a shard for rows";
+  EXPECT_GT(r.stats.one_sided_rows, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OneSided,
+                         ::testing::Values(ModelCase{Consistency::kBsp, 0, 0},
+                                           ModelCase{Consistency::kSsp, 0, 0},
+                                           ModelCase{Consistency::kSsp, 1, 0},
+                                           ModelCase{Consistency::kSsp, 3, 0}),
+                         [](const auto& test) {
+                           std::string name(ConsistencyName(test.param.model));
+                           return name + std::to_string(test.param.staleness);
+                         });
+
 // Sparse rows obey the same rules.
 TEST(Consistency, SparseRowsToo) {
   auto r = RunInProcess({.model = Consistency::kSsp, .staleness = 2, .kind = RowKind::kSparse});

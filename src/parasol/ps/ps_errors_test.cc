@@ -141,6 +141,39 @@ TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
   EXPECT_EQ(errors[0], nullptr) << comm::testing::Message(errors[0]);
 }
 
+// The same with rows read one-sided: a read from the gone shard's memory names it, and a read
+// that needs a clock the other shard cannot reach without the gone rank ends at the deadline
+// naming that shard.
+TEST(PsErrors, OneSidedReadsOfAGoneShardNameIt) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> killed{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 400ms});
+    TableConfig c = FloatTable();
+    c.partitioning = Partitioning::kRange;
+    c.one_sided_reads = true;
+    ps.CreateTable(c);
+    if (ctx.rank() == 1) {
+      world.KillRank(1);
+      killed = true;
+      return;
+    }
+    comm::testing::WaitUntil([&] { return killed.load(); }, "rank 1 to be killed");
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<float>(1);
+    std::string error = ErrorOf([&] { t.Get(70); });  // rows 50..99 are shard 1's
+    EXPECT_THAT(error, HasSubstr("rank 0: one-sided read of table 1"));
+    EXPECT_THAT(error, HasSubstr("from shard 1 (rank 1)"));
+    EXPECT_THAT(error, HasSubstr("peer 1 is gone"));
+    w->Clock();
+    w->Clock();  // staleness 1: a read at clock 2 needs shard 0 at clock 1, which waits for rank 1
+    error = ErrorOf([&] { t.Get(3); });
+    EXPECT_THAT(error, HasSubstr("get row 3 of table 1"));
+    EXPECT_THAT(error, HasSubstr("shard 0 (rank 0) did not reach that clock by the deadline"));
+  });
+  EXPECT_EQ(errors[0], nullptr) << comm::testing::Message(errors[0]);
+}
+
 // A rank that fails with an exception tells the others: their waiting reads end at once with
 // its reason, not at the deadline.
 TEST(PsErrors, FailingRankAbortsTheOthersWaitingReads) {

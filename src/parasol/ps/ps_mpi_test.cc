@@ -64,6 +64,17 @@ TEST_F(MpiPs, SpinningWhileWaitingKeepsTheBounds) {
   }
 }
 
+// Rows read one-sided through MPI windows (the shards' memory) keep the bounds and lose nothing.
+TEST_F(MpiPs, OneSidedReadsKeepTheBounds) {
+  for (auto [model, staleness] : {std::pair{Consistency::kBsp, 0u}, std::pair{Consistency::kSsp, 2u}}) {
+    testing::CountingOptions o{.model = model, .staleness = staleness, .slow_worker = 1, .one_sided = true};
+    auto r = testing::RunCounting(*ctx_, o, nullptr);
+    EXPECT_EQ(r.reads, static_cast<uint64_t>(o.workers * o.clocks * o.rows)) << ConsistencyName(model);
+    EXPECT_EQ(r.stats.gets_sent, 0u);
+    EXPECT_GT(r.stats.one_sided_rows, 0u);
+  }
+}
+
 // Every rank writes its shard at clock 4; a new parameter server over the same processes resumes
 // and continues to clock 6.
 TEST_F(MpiPs, CheckpointAndResume) {

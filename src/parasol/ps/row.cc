@@ -55,6 +55,24 @@ double Row::L1() const {
   return sum;
 }
 
+std::span<const std::byte> Row::DenseBytes() const {
+  return std::visit(
+      [](const auto& d) -> std::span<const std::byte> {
+        if constexpr (requires { d.data(); }) return std::as_bytes(std::span(d));
+        return {};
+      },
+      data_);
+}
+
+std::span<std::byte> Row::MutableDenseBytes() {
+  return std::visit(
+      [](auto& d) -> std::span<std::byte> {
+        if constexpr (requires { d.data(); }) return std::as_writable_bytes(std::span(d));
+        return {};
+      },
+      data_);
+}
+
 uint64_t Row::entries() const {
   return std::visit([](const auto& d) -> uint64_t { return d.size(); }, data_);
 }

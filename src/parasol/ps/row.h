@@ -2,7 +2,9 @@
 // Type-erased over the four value types; typed access is at the edge (V must match dtype()).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <variant>
 #include <vector>
 
@@ -45,6 +47,9 @@ class Row {
     auto* v = std::get_if<std::vector<V>>(&data_);
     return v ? v->data() : nullptr;
   }
+  // Dense rows: the values as bytes; empty for sparse rows.
+  std::span<const std::byte> DenseBytes() const;
+  std::span<std::byte> MutableDenseBytes();
   template <typename V>
   const FlatMap<V>* SparseData() const {
     return std::get_if<FlatMap<V>>(&data_);

@@ -30,9 +30,10 @@ ServerShard::ServerShard(int rank, int processes, FileSystem& fs)
       clock_(static_cast<size_t>(processes), 0),
       applied_(static_cast<size_t>(processes), 0) {}
 
-void ServerShard::AddTable(const TableConfig& config) {
+void ServerShard::AddTable(const TableConfig& config, RowWindow* window) {
   Table& t = tables_[config.id];
   t.config = config;
+  t.window = window;
 }
 
 uint64_t ServerShard::rows() const {
@@ -101,7 +102,9 @@ void ServerShard::OnUpdate(int src, WireReader& r, Outbox& out) {
   Replies replies(static_cast<size_t>(processes_));
   std::vector<uint64_t> stamps(static_cast<size_t>(processes_), ~uint64_t{0});
   for (auto& [t, row, delta] : rows) {
-    RowOf(*t, row).AddRow(delta);
+    Row& value = RowOf(*t, row);
+    value.AddRow(delta);
+    if (t->window) t->window->Publish(row, value, src, seq);
     if (t->config.Pushed()) t->dirty[row] = 1;
     if (t->config.one_update_per_clock) MarkUpdated(src, t->config.id, *t, row, replies, stamps);
   }
@@ -171,6 +174,10 @@ void ServerShard::OnClock(int src, WireReader& r, Outbox& out) {
 // The clock advanced: answer the reads it now allows, push fresh subscribed rows (ESSP), and tell
 // every process the new clock and which of its updates are in.
 void ServerShard::Advance(Outbox& out) {
+  // Rows read one-sided from now on may carry the new clock (every update below it is in them).
+  for (auto& [id, t] : tables_) {
+    if (t.window) t.window->PublishClock(min_clock_);
+  }
   std::vector<PendingGet> still;
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> replies(static_cast<size_t>(processes_));
   for (const auto& g : pending_) {
@@ -375,6 +382,12 @@ void ServerShard::OnRestore(int src, WireReader& r, Outbox& out) {
     });
     std::fill(clock_.begin(), clock_.end(), clock);
     min_clock_ = clock;
+    for (auto& [id, t] : tables_) {
+      if (!t.window) continue;
+      t.window->Reset();
+      t.rows.ForEach([&](uint64_t row, const Row& value) { t.window->Publish(row, value, -1, 0); });
+      t.window->PublishClock(clock);
+    }
     pending_.clear();
     for (auto& [id, t] : tables_) {
       t.updated_through.Clear();

@@ -17,6 +17,7 @@
 #include "parasol/core/wire.h"
 #include "parasol/ps/protocol.h"
 #include "parasol/ps/row.h"
+#include "parasol/ps/row_window.h"
 #include "parasol/ps/table_config.h"
 
 namespace parasol::ps {
@@ -29,7 +30,8 @@ class ServerShard {
   // Checkpoints are written through `fs`, which must outlive the shard.
   ServerShard(int rank, int processes, FileSystem& fs);
 
-  void AddTable(const TableConfig& config);
+  // `window` (one-sided tables; it outlives the shard) receives every change of the table's rows.
+  void AddTable(const TableConfig& config, RowWindow* window = nullptr);
   // Handles one message from `src`, appending replies to `out`. A message that does not decode
   // or asks for something invalid gets a kError reply (when it can be addressed); the shard keeps
   // serving.
@@ -44,6 +46,7 @@ class ServerShard {
  private:
   struct Table {
     TableConfig config;
+    RowWindow* window = nullptr;  // one-sided reads: the rows as readers see them
     FlatMap<Row> rows;
     FlatMap<std::vector<uint64_t>> subscribers;  // row -> bitset of processes (ESSP)
     FlatMap<char> dirty;                         // rows changed since the last push

@@ -94,6 +94,14 @@ void TableConfig::Validate() const {
     throw bad(
         "one_update_per_clock needs bsp or ssp (other models send a row's updates in pieces or push rows)");
   }
+  if (one_sided_reads) {
+    if (kind != RowKind::kDense || partitioning != Partitioning::kRange)
+      throw bad(
+          "one-sided reads need dense rows and range partitioning (a row's place in its shard's memory)");
+    if (consistency != Consistency::kBsp && consistency != Consistency::kSsp)
+      throw bad("one-sided reads need bsp or ssp (other models push rows or send updates in pieces)");
+    if (one_update_per_clock) throw bad("one-sided reads and one_update_per_clock do not go together");
+  }
 }
 
 uint64_t TableConfig::Fingerprint() const {

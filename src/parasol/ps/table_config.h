@@ -62,6 +62,11 @@ struct TableConfig {
   // a row in one clock is refused. BSP and SSP only, and one worker per process (a process clock
   // then is its worker's, so a shard knows which clock an update belongs to).
   bool one_update_per_clock = false;
+  // Processes read rows straight from their shard's registered memory (comm::MemoryRegion gets,
+  // see row_window.h) instead of asking the shard's thread. Dense rows, range partitioning, BSP
+  // or SSP; not with one_update_per_clock. A read path, not part of the model: checkpoints made
+  // either way restore either way.
+  bool one_sided_reads = false;
 
   // Staleness reads are held to: 0 for BSP, none for ASP.
   uint64_t ReadStaleness() const;

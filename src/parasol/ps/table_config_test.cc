@@ -70,6 +70,19 @@ TEST(TableConfig, TablesThatCannotWorkAreRefusedNamingTheField) {
   c = good;
   c.id = ~uint32_t{0};
   EXPECT_THAT(error(c), HasSubstr("reserved"));
+  c = good;
+  c.one_sided_reads = true;
+  EXPECT_THAT(error(c), HasSubstr("one-sided reads need dense rows and range partitioning"));
+  c.partitioning = Partitioning::kRange;
+  EXPECT_NO_THROW(c.Validate());
+  c.kind = RowKind::kSparse;
+  EXPECT_THAT(error(c), HasSubstr("one-sided reads need dense rows"));
+  c.kind = RowKind::kDense;
+  c.consistency = Consistency::kEssp;
+  EXPECT_THAT(error(c), HasSubstr("one-sided reads need bsp or ssp"));
+  c.consistency = Consistency::kSsp;
+  c.one_update_per_clock = true;
+  EXPECT_THAT(error(c), HasSubstr("one-sided reads and one_update_per_clock"));
 }
 
 TEST(TableConfig, TheFingerprintTellsTablesApart) {

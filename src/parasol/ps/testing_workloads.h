@@ -30,6 +30,7 @@ struct CountingOptions {
   int slow_worker = -1;     // global worker id that sleeps 4x as long
   RowKind kind = RowKind::kDense;
   bool spin_while_waiting = false;  // PsOptions'
+  bool one_sided = false;           // one-sided reads (the table range-partitioned)
 };
 
 struct CountingResult {
@@ -58,7 +59,9 @@ inline CountingResult RunCounting(comm::Context& ctx, const CountingOptions& o,
                      .num_rows = static_cast<uint64_t>(o.rows),
                      .consistency = o.model,
                      .staleness = o.staleness,
-                     .vap_threshold = o.vap_threshold};
+                     .vap_threshold = o.vap_threshold,
+                     .partitioning = o.one_sided ? Partitioning::kRange : Partitioning::kHash,
+                     .one_sided_reads = o.one_sided};
   ps.CreateTable(config);
   const uint64_t s = config.ReadStaleness();
   std::atomic<uint64_t> reads{0}, freshness_sum{0}, others{0};
@@ -154,6 +157,8 @@ inline CountingResult RunCountingRanks(comm::InProcessWorld& world, const Counti
     total.stats.update_batches += results[r].stats.update_batches;
     total.stats.update_bytes += results[r].stats.update_bytes;
     total.stats.waits += results[r].stats.waits;
+    total.stats.one_sided_rows += results[r].stats.one_sided_rows;
+    total.stats.one_sided_reads += results[r].stats.one_sided_reads;
   }
   total.mean_freshness /= static_cast<double>(results.size());
   return total;

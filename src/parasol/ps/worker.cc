@@ -50,7 +50,7 @@ const Row& Worker::Fetch(TableState& t, uint64_t row, uint64_t need) {
 
 void Worker::Prefetch(TableState& t, uint64_t row, uint64_t need) {
   if (const LocalRow* l = t.snapshots.Find(row); l && l->row && l->stamp >= need) return;
-  client_->Prefetch(t.config.id, row, need);
+  client_->Prefetch(t.config.id, row, need, ps_->DefaultDeadline());
 }
 
 void Worker::PrefetchRows(TableState& t, std::span<const uint64_t> rows, uint64_t need) {
@@ -60,7 +60,7 @@ void Worker::PrefetchRows(TableState& t, std::span<const uint64_t> rows, uint64_
     const LocalRow* l = t.snapshots.Find(row);
     if (!l || !l->row || l->stamp < need) ask.push_back(row);
   }
-  client_->Prefetch(t.config.id, ask, need);
+  client_->Prefetch(t.config.id, ask, need, ps_->DefaultDeadline());
 }
 
 bool Worker::Cached(TableState& t, uint64_t row, uint64_t need) {

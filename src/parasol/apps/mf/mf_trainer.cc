@@ -275,12 +275,18 @@ std::vector<MfEvent> GatherEvents(comm::Context& ctx, const std::vector<MfEvent>
 }
 
 ps::PsStats SumStats(comm::Context& ctx, const ps::PsStats& s) {
-  std::vector<int64_t> v{static_cast<int64_t>(s.update_batches), static_cast<int64_t>(s.update_bytes),
-                         static_cast<int64_t>(s.gets_sent),      static_cast<int64_t>(s.rows_received),
-                         static_cast<int64_t>(s.rows_pushed),    static_cast<int64_t>(s.waits)};
+  std::vector<int64_t> v{static_cast<int64_t>(s.update_batches),   static_cast<int64_t>(s.update_bytes),
+                         static_cast<int64_t>(s.gets_sent),        static_cast<int64_t>(s.rows_received),
+                         static_cast<int64_t>(s.rows_pushed),      static_cast<int64_t>(s.waits),
+                         static_cast<int64_t>(s.one_sided_reads),  static_cast<int64_t>(s.one_sided_rows),
+                         static_cast<int64_t>(s.one_sided_retries)};
   collective::Allreduce(ctx, std::span<int64_t>(v));
   auto u = [&](size_t i) { return static_cast<uint64_t>(v[i]); };
-  return ps::PsStats{u(0), u(1), u(2), u(3), u(4), u(5)};
+  ps::PsStats sum{u(0), u(1), u(2), u(3), u(4), u(5)};
+  sum.one_sided_reads = u(6);
+  sum.one_sided_rows = u(7);
+  sum.one_sided_retries = u(8);
+  return sum;
 }
 
 // The exact objective of the rows the shards hold now, read outside the consistency model.
@@ -520,7 +526,9 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
                       .num_rows = data.num_items,
                       .consistency = o.consistency,
                       .staleness = o.staleness,
-                      .vap_threshold = o.vap_threshold});
+                      .vap_threshold = o.vap_threshold,
+                      .partitioning = o.one_sided_reads ? ps::Partitioning::kRange : ps::Partitioning::kHash,
+                      .one_sided_reads = o.one_sided_reads});
   // Only their owner writes user rows, so its reads of them are exact whatever the bound: the
   // largest staleness keeps them cached for good, with no refreshes and no pushes.
   server.CreateTable({.id = kUsers,

@@ -48,6 +48,9 @@ struct MfOptions {
   ps::Consistency consistency = ps::Consistency::kSsp;
   uint32_t staleness = 0;
   double vap_threshold = 0;
+  // The item rows are read one-sided from their shards' memory (range-partitioned; BSP or SSP):
+  // ps::TableConfig::one_sided_reads.
+  bool one_sided_reads = false;
   // Global worker id (rank * workers_per_process + thread) that runs at 1/straggler_factor
   // speed: after each clock's work it sleeps (factor - 1) times the CPU time that work took.
   int straggler = -1;
