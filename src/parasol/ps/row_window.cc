@@ -38,15 +38,6 @@ std::vector<std::pair<size_t, size_t>> Runs(const std::vector<uint64_t>& index,
   return runs;
 }
 
-// Completes the requests of a round (after its flush).
-void Complete(comm::MemoryRegion& region, std::vector<comm::Request>& requests) {
-  for (auto& r : requests) {
-    while (!region.Test(r)) {
-    }
-  }
-  requests.clear();
-}
-
 }  // namespace
 
 RowWindow::RowWindow(comm::Transport& transport, const TableConfig& config, Deadline deadline)
@@ -116,12 +107,10 @@ void RowWindow::PublishClock(uint64_t clock) {
 
 void RowWindow::GetVersions(int shard, const std::vector<uint64_t>& index, const std::vector<size_t>& which,
                             uint64_t* clock, std::vector<uint64_t>& out, Deadline deadline) {
-  std::vector<comm::Request> requests;
-  if (clock) requests.push_back(region_->Get(shard, 0, clock, 8));
+  if (clock) region_->GetFlushed(shard, 0, clock, 8);
   for (auto [first, n] : Runs(index, which))
-    requests.push_back(region_->Get(shard, VersionOffset(index[first]), &out[first], 8 * n));
+    region_->GetFlushed(shard, VersionOffset(index[first]), &out[first], 8 * n);
   region_->Flush(deadline);
-  Complete(*region_, requests);
 }
 
 RowWindow::Result RowWindow::Read(int shard, std::span<const uint64_t> rows, Deadline deadline) {
@@ -159,13 +148,11 @@ RowWindow::Result RowWindow::ReadRounds(int shard, std::span<const uint64_t> row
     GetVersions(shard, index, which, &clock, before, deadline);
     if (first_round) result.clock = clock;
     first_round = false;
-    std::vector<comm::Request> requests;
     for (auto [first, count] : Runs(index, which)) {
-      requests.push_back(region_->Get(shard, SlotOffset(shard, index[first]), &slots[first * slot_words_],
-                                      8 * slot_words_ * count));
+      region_->GetFlushed(shard, SlotOffset(shard, index[first]), &slots[first * slot_words_],
+                          8 * slot_words_ * count);
     }
     region_->Flush(deadline);
-    Complete(*region_, requests);
     GetVersions(shard, index, which, nullptr, after, deadline);
     std::vector<size_t> again;
     for (size_t i : which) {
