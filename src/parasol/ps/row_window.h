@@ -74,6 +74,9 @@ class RowWindow {
   // Offsets in `shard`'s region, whose block may be shorter than this rank's.
   size_t SlotOffset(int shard, uint64_t index) const { return 8 * (1 + RowsOf(shard) + index * slot_words_); }
   std::atomic_ref<uint64_t> Version(uint64_t index);
+  // One get of a round: a memcpy where `shard` is this rank, else a get the round's end completes.
+  void Copy(int shard, size_t offset, void* dst, size_t bytes);
+  void EndRound(int shard, Deadline deadline);
   // Gets the clock word into *clock (when given) and the versions of rows[i] for i in `which`.
   void GetVersions(int shard, const std::vector<uint64_t>& index, const std::vector<size_t>& which,
                    uint64_t* clock, std::vector<uint64_t>& out, Deadline deadline);
