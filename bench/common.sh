@@ -17,3 +17,21 @@ netns_tx_bytes() {
   done
   echo "$sum"
 }
+# netns_hosts_up PREFIX RATE: the two hosts of scripts/netns-hosts.sh PREFIX joined by RATE links
+# (any left by an earlier run taken down first), taken down again when the script exits.
+netns_hosts_up() {
+  export NETNS_PREFIX=$1
+  # shellcheck disable=SC2064  # the prefix of this call, not of the exit
+  trap "bash '$root/scripts/netns-hosts.sh' down '$1' 2" EXIT
+  bash "$root/scripts/netns-hosts.sh" down "$1" 2 2>/dev/null || true
+  bash "$root/scripts/netns-hosts.sh" up "$1" 2 "$2"
+}
+# netns_mpirun PREFIX ARGS...: mpirun started on host 1 of PREFIX, one process on each host, MPI's
+# messages over btl tcp on the link; ARGS are mpirun's further options and the command.
+netns_mpirun() {
+  local prefix=$1
+  shift
+  ip netns exec "${prefix}1" "$root/scripts/mpirun.sh" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
+    --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
+    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 "$@"
+}

@@ -109,16 +109,11 @@ if has link && [ "$(id -u)" = 0 ]; then
       "$parasol" make-graph --vertices "${LINK_VERTICES:-300000}" --edges "${LINK_EDGES:-6000000}" \
         --output "$small"
     prefix=gnb
-    export NETNS_PREFIX=$prefix
-    trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
-    bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
-    bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+    netns_hosts_up "$prefix" "$rate"
     for g in "$small" "$graph"; do
       for r in $(seq "$repeat"); do
         for bound in 0 1; do
-          ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-            --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
-            --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+          netns_mpirun "$prefix" \
             "$parasol" gnn --graph "$g" --epochs "$epochs" --staleness "$bound" --metrics "$out/gnn_m.csv" \
             > "$out/gnn_p.log"
           mb=$(awk -F, 'NR > 1 { e = $1; b = $8 } END { printf "%.1f", b / e / 1e6 }' "$out/gnn_m.csv")

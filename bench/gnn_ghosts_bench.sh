@@ -46,16 +46,11 @@ done
 
 if [ "$(id -u)" = 0 ]; then
   prefix=ggb
-  export NETNS_PREFIX=$prefix
-  trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
-  bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
-  bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+  netns_hosts_up "$prefix" "$rate"
   for r in $(seq "$repeat"); do
     for ghosts in two-sided one-sided; do
       before=$(netns_tx_bytes "$prefix")
-      ip netns exec "${prefix}1" "$mpirun" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-        --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self --mca pml ob1 --mca osc ucx -x UCX_TLS=tcp \
-        --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+      netns_mpirun "$prefix" --mca pml ob1 --mca osc ucx -x UCX_TLS=tcp \
         "$parasol" gnn --graph "$graph" --epochs "$epochs" --ghosts "$ghosts" --metrics "$out/gnn_gm.csv" \
         > "$out/gnn_g.log"
       record "$rate-link" "$ghosts" "$r" $(($(netns_tx_bytes "$prefix") - before))

@@ -12,17 +12,10 @@ steps=${STEPS:-8}
 batch=${BATCH:-32}
 rate=${RATE:-1gbit}
 prefix=plb
-export NETNS_PREFIX=$prefix
-
-bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
-trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
-bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+netns_hosts_up "$prefix" "$rate"
 
 run() {  # run BACKEND LOG
-  ip netns exec "${prefix}1" "$root/scripts/mpirun.sh" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-    --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
-    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-    -x OPENBLAS_NUM_THREADS=1 \
+  netns_mpirun "$prefix" -x OPENBLAS_NUM_THREADS=1 \
     "$build/tools/parasol" train --model "$model" --dataset synthetic --steps "$steps" --batch "$batch" \
     --threads 1 --sync "$sync" --comm "$1" --no-eval > "$2" 2>&1
 }

@@ -16,16 +16,11 @@ steps=${STEPS:-6}
 batch=${BATCH:-32}
 modes=${MODES:-"after-backward:allreduce buckets:allreduce wfbp:allreduce p3:allreduce wfbp:hybrid p3:hybrid"}
 prefix=tlb
-export NETNS_PREFIX=$prefix
-trap 'bash "$root/scripts/netns-hosts.sh" down "$prefix" 2' EXIT
 
 launch() {  # launch LOG COMMAND...: one rank on each host
   local log=$1
   shift
-  ip netns exec "${prefix}1" "$root/scripts/mpirun.sh" --host 10.77.0.1:1,10.77.0.2:1 -np 2 \
-    --mca plm_rsh_agent "$root/scripts/netns-rsh" --mca btl tcp,self \
-    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
-    -x OPENBLAS_NUM_THREADS=1 -x OMP_WAIT_POLICY=PASSIVE -x PYTHONPATH="$build/python" \
+  netns_mpirun "$prefix" -x OPENBLAS_NUM_THREADS=1 -x OMP_WAIT_POLICY=PASSIVE -x PYTHONPATH="$build/python" \
     -x MASTER_ADDR=10.77.0.1 -x MASTER_PORT=29511 -x GLOO_IFNAME_PREFIX="$prefix-h" \
     "$@" > "$log" 2>&1
 }
@@ -34,8 +29,7 @@ csv="$out/torch_link.csv"
 echo "rate,run,system,mode,samples_per_sec" > "$csv"
 echo "# machine: $(uptime); vgg, batch $batch per rank, $steps steps, 2 ranks on 2 namespaces"
 for rate in $rates; do
-  bash "$root/scripts/netns-hosts.sh" down "$prefix" 2 2>/dev/null || true
-  bash "$root/scripts/netns-hosts.sh" up "$prefix" 2 "$rate"
+  netns_hosts_up "$prefix" "$rate"
   for r in $(seq 1 "$repeat"); do
     log="$out/torch_link.log"
     launch "$log" "$bench_python" "$here/torch_plugin.py" --engine ddp --model vgg --batch "$batch" --steps "$steps" \

@@ -50,9 +50,11 @@ class ParameterServer:
         self._ps = _parasol.ParameterServer(parasol.world(), timeout_ms=timeout_ms or 0)
         parasol._register_closer(self)
 
-    def table(self, table_id, width, rows, consistency="ssp:0", dtype="float32"):
-        """consistency: "bsp", "ssp:S", "essp:S", "vap:S:THRESHOLD" or "asp"."""
-        self._ps.create_table(table_id, width, rows, consistency=consistency, dtype=dtype)
+    def table(self, table_id, width, rows, consistency="ssp:0", dtype="float32", reads="two-sided"):
+        """consistency: "bsp", "ssp:S", "essp:S", "vap:S:THRESHOLD" or "asp". reads: "two-sided"
+        (ask the rows' servers) or "one-sided" (get them from the servers' registered memory; bsp or
+        ssp; the rows range-partitioned)."""
+        self._ps.create_table(table_id, width, rows, consistency=consistency, dtype=dtype, reads=reads)
         return Table(self, table_id, width, rows, consistency, dtype)
 
     def clock(self):

@@ -14,9 +14,10 @@ import parasol.ps
 
 def main():
     consistency, clocks = sys.argv[1], int(sys.argv[2])
+    reads = sys.argv[3] if len(sys.argv) > 3 else "two-sided"
     parasol.init(timeout_ms=30000)
     server = parasol.ps.ParameterServer()
-    table = server.table(1, width=parasol.size(), rows=4, consistency=consistency)
+    table = server.table(1, width=parasol.size(), rows=4, consistency=consistency, reads=reads)
     other = server.table(2, width=3, rows=2, consistency="bsp", dtype="float64")
     reads = []
     for c in range(clocks):

@@ -5,15 +5,21 @@ import launch
 
 
 class PsTest(unittest.TestCase):
-    def reads(self, consistency, clocks=40):
-        code, lines, output = launch.run(2, "ps_worker.py", consistency, str(clocks))
+    def reads(self, consistency, clocks=40, reads="two-sided"):
+        code, lines, output = launch.run(2, "ps_worker.py", consistency, str(clocks), reads)
         self.assertEqual(code, 0, output)
         self.assertEqual(len(lines), 1, output)
         return lines[0]
 
     def test_ssp_bound_holds_and_is_used(self):
+        self.check_ssp("two-sided")
+
+    def test_one_sided_reads_keep_the_bound(self):
+        self.check_ssp("one-sided")
+
+    def check_ssp(self, reads):
         s = 3
-        result = self.reads(f"ssp:{s}")
+        result = self.reads(f"ssp:{s}", reads=reads)
         stale = 0
         for c, mine, theirs in result["reads"]:
             # At clock c: every update of clocks <= c - s - 1 (c - s of them), and its own c.

@@ -29,19 +29,25 @@ class PyParameterServer {
 
   // Collective: every process creates the same tables in the same order, before its first read.
   void CreateTable(uint32_t id, uint64_t width, uint64_t rows, const std::string& consistency,
-                   const std::string& dtype) {
+                   const std::string& dtype, const std::string& reads) {
     if (worker_) throw InvalidArgumentError("create every table before the first read, update or clock");
     if (dtype != "float32" && dtype != "float64")
       throw InvalidArgumentError("dtype '" + dtype + "': float32 or float64");
+    if (reads != "two-sided" && reads != "one-sided")
+      throw InvalidArgumentError("reads '" + reads + "': two-sided or one-sided");
+    const bool one_sided = reads == "one-sided";
     const ps::ConsistencySpec spec = ps::ParseConsistencySpec(consistency);
-    const ps::TableConfig config{.id = id,
-                                 .kind = ps::RowKind::kDense,
-                                 .dtype = dtype == "float32" ? DType::kFloat32 : DType::kFloat64,
-                                 .width = width,
-                                 .num_rows = rows,
-                                 .consistency = spec.model,
-                                 .staleness = spec.staleness,
-                                 .vap_threshold = spec.vap_threshold};
+    const ps::TableConfig config{
+        .id = id,
+        .kind = ps::RowKind::kDense,
+        .dtype = dtype == "float32" ? DType::kFloat32 : DType::kFloat64,
+        .width = width,
+        .num_rows = rows,
+        .consistency = spec.model,
+        .staleness = spec.staleness,
+        .vap_threshold = spec.vap_threshold,
+        .partitioning = one_sided ? ps::Partitioning::kRange : ps::Partitioning::kHash,
+        .one_sided_reads = one_sided};
     py::gil_scoped_release release;
     server().CreateTable(config);
     dtypes_[id] = config.dtype;
@@ -151,7 +157,7 @@ void RegisterPs(py::module_& m) {
   py::class_<PyParameterServer>(m, "ParameterServer")
       .def(py::init<std::shared_ptr<World>, int64_t>(), py::arg("world"), py::arg("timeout_ms") = 0)
       .def("create_table", &PyParameterServer::CreateTable, py::arg("id"), py::arg("width"), py::arg("rows"),
-           py::arg("consistency") = "ssp:0", py::arg("dtype") = "float32")
+           py::arg("consistency") = "ssp:0", py::arg("dtype") = "float32", py::arg("reads") = "two-sided")
       .def("get", &PyParameterServer::Get, py::arg("table"), py::arg("rows"))
       .def("inc", &PyParameterServer::Inc, py::arg("table"), py::arg("rows"), py::arg("deltas"))
       .def("clock", &PyParameterServer::Clock)
