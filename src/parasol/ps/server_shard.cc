@@ -382,11 +382,12 @@ void ServerShard::OnRestore(int src, WireReader& r, Outbox& out) {
     });
     std::fill(clock_.begin(), clock_.end(), clock);
     min_clock_ = clock;
-    for (auto& [id, t] : tables_) {
-      if (!t.window) continue;
-      t.window->Reset();
-      t.rows.ForEach([&](uint64_t row, const Row& value) { t.window->Publish(row, value, -1, 0); });
-      t.window->PublishClock(clock);
+    for (auto& entry : tables_) {
+      RowWindow* window = entry.second.window;  // not a structured binding: clang 14's lambdas
+      if (!window) continue;
+      window->Reset();
+      entry.second.rows.ForEach([&](uint64_t row, const Row& value) { window->Publish(row, value, -1, 0); });
+      window->PublishClock(clock);
     }
     pending_.clear();
     for (auto& [id, t] : tables_) {
