@@ -452,6 +452,14 @@ void Client::ReadOneSided(TableState& t, std::vector<uint64_t> rows, uint64_t ne
     error = std::current_exception();
   }
   mu_.lock();
+  // Complete the rows before the held pruning runs: a batch applied after a row was copied may
+  // have been acknowledged meanwhile, and the row still needs it from the log.
+  if (!error) {
+    for (int shard = 0; shard < processes_; ++shard) {
+      if (!by_shard[static_cast<size_t>(shard)].empty())
+        CacheRead(t, shard, by_shard[static_cast<size_t>(shard)], reads[static_cast<size_t>(shard)]);
+    }
+  }
   if (--reads_in_flight_ == 0) {
     for (int shard = 0; shard < processes_; ++shard) {
       uint64_t& held = prune_held_[static_cast<size_t>(shard)];
@@ -459,10 +467,6 @@ void Client::ReadOneSided(TableState& t, std::vector<uint64_t> rows, uint64_t ne
     }
   }
   if (error) std::rethrow_exception(error);
-  for (int shard = 0; shard < processes_; ++shard) {
-    if (!by_shard[static_cast<size_t>(shard)].empty())
-      CacheRead(t, shard, by_shard[static_cast<size_t>(shard)], reads[static_cast<size_t>(shard)]);
-  }
 }
 
 void Client::CacheRead(TableState& t, int shard, std::span<const uint64_t> rows, RowWindow::Result& read) {
