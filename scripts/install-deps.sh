@@ -21,9 +21,8 @@ packages=(
   clang libclang-rt-dev             # fuzz/: libFuzzer targets (scripts/fuzz.sh)
   clang-format                      # make lint, make format (.clang-format)
   python3 python3-venv python3-dev  # .venv when Debian's python3 makes it; the extension's headers
-  libopenblas0-pthread              # OpenBLAS (reference BLAS is 30x slower)
   libsvm-tools                      # tests and bench/: LIBSVM's svm-train beside parasol svm
-  liblapack-dev                     # parasol mtrl: symmetric eigen decomposition (dsyevd)
+  libeigen3-dev                     # parasol mtrl: symmetric eigen decomposition (header-only)
   libmetis-dev                      # parasol gnn: graph partitions that cut few edges
 )
 

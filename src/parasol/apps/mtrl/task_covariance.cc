@@ -5,48 +5,27 @@
 #include <algorithm>
 #include <cmath>
 
-#include "parasol/core/error.h"
+#include <Eigen/Eigenvalues>
 
-extern "C" void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda,
-                        double* w, double* work, const int* lwork, int* iwork, const int* liwork, int* info);
-// Present when LAPACK is OpenBLAS's (Debian's default with libopenblas0-pthread), absent with the
-// reference LAPACK: weak, so that either links.
-extern "C" void openblas_set_num_threads(int threads) __attribute__((weak));
+#include "parasol/core/error.h"
 
 namespace parasol::apps::mtrl {
 
-namespace {
-
-// OpenBLAS wakes its thread pool inside dsyevd even for tiny matrices, and its threads spin: a
-// 6 x 6 decomposition took milliseconds and an MPI rank's neighbours lost a core. The matrices
-// here are task x task (hundreds), which one thread decomposes in milliseconds. The setting is
-// the library's, for the whole process, and is left at one: restoring it would race with other
-// ranks' decompositions in the same process (in-process ranks), whose results must be identical.
-void UseOneBlasThread() {
-  if (openblas_set_num_threads != nullptr) openblas_set_num_threads(1);
-}
-
-}  // namespace
-
+// Eigen's solver rather than LAPACK's dsyevd: linking LAPACK brought OpenBLAS into every parasol
+// process, and OpenBLAS starts a thread pool when it loads whose threads spin for about 0.1 s, on
+// every command (perf: 40% of a short lasso run's samples, a core of this 2-core machine lost
+// to each process). The matrices here are task x task (hundreds), one thread's milliseconds.
 SymmetricEigen EigenDecompose(std::span<const double> a, size_t n) {
-  UseOneBlasThread();
-  SymmetricEigen e{std::vector<double>(n), std::vector<double>(a.begin(), a.end())};
+  SymmetricEigen e{std::vector<double>(n), std::vector<double>(n * n)};
   if (n == 0) return e;
-  const int ni = static_cast<int>(n);
-  int lwork = -1, liwork = -1, info = 0, iwork_size = 0;
-  double work_size = 0;
+  const auto size = static_cast<Eigen::Index>(n);
   // A symmetric matrix is the same row- or column-major.
-  dsyevd_("V", "U", &ni, e.vectors.data(), &ni, e.values.data(), &work_size, &lwork, &iwork_size, &liwork,
-          &info);
-  if (info != 0) throw InternalError(fmt::format("LAPACK dsyevd workspace query failed ({})", info));
-  lwork = static_cast<int>(work_size);
-  liwork = iwork_size;
-  std::vector<double> work(static_cast<size_t>(lwork));
-  std::vector<int> iwork(static_cast<size_t>(liwork));
-  dsyevd_("V", "U", &ni, e.vectors.data(), &ni, e.values.data(), work.data(), &lwork, iwork.data(), &liwork,
-          &info);
-  if (info != 0)
-    throw InternalError(fmt::format("LAPACK dsyevd failed on a {0} x {0} matrix ({1})", n, info));
+  const Eigen::Map<const Eigen::MatrixXd> matrix(a.data(), size, size);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(matrix, Eigen::ComputeEigenvectors);
+  if (solver.info() != Eigen::Success)
+    throw InternalError(fmt::format("the eigen decomposition of a {0} x {0} matrix did not converge", n));
+  Eigen::Map<Eigen::VectorXd>(e.values.data(), size) = solver.eigenvalues();
+  Eigen::Map<Eigen::MatrixXd>(e.vectors.data(), size, size) = solver.eigenvectors();
   return e;
 }
 

@@ -9,9 +9,9 @@
 
 namespace parasol::apps::mtrl {
 
-// A = U diag(values) U' for a symmetric n x n matrix a (LAPACK's dsyevd): values ascending,
+// A = U diag(values) U' for a symmetric n x n matrix a: values ascending,
 // vectors column j for values[j] (stored column-major, i.e. vectors[j * n + i] = U[i][j]).
-// InternalError if LAPACK reports a failure.
+// InternalError if the iteration does not converge.
 struct SymmetricEigen {
   std::vector<double> values, vectors;
 };
