@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,28 @@ std::vector<uint32_t> UsedFeatures(const Dataset& d) {
   return ids;
 }
 
+double MaxAbsTransposeProduct(const Dataset& d, std::span<const double> u) {
+  assert(u.size() == d.rows());
+  if (d.indices.empty()) return 0;
+  // One sum per feature: indexed by id when the ids are not much sparser than the entries (the
+  // size is then bounded by what was read), else by the id's place among the used features.
+  const uint32_t top = *std::max_element(d.indices.begin(), d.indices.end());
+  const bool by_id = top <= 4 * d.indices.size() + 1024;
+  const std::vector<uint32_t> ids = by_id ? std::vector<uint32_t>{} : UsedFeatures(d);
+  std::vector<double> sums(by_id ? size_t{top} + 1 : ids.size(), 0.0);
+  for (size_t r = 0; r < d.rows(); ++r) {
+    for (uint64_t i = d.row_offsets[r]; i < d.row_offsets[r + 1]; ++i) {
+      const uint32_t id = d.indices[i];
+      const size_t at =
+          by_id ? id : static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+      sums[at] += d.values[i] * u[r];
+    }
+  }
+  double most = 0;
+  for (double s : sums) most = std::max(most, std::abs(s));
+  return most;
+}
+
 ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids) {
   ColumnMatrix m;
   m.rows = row_end - row_begin;
@@ -84,6 +107,32 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
     }
   }
   return m;
+}
+
+double ColumnMatrix::Dot(size_t c, std::span<const double> v) const {
+  assert(v.size() == rows);
+  const uint64_t b = col_offsets[c], e = col_offsets[c + 1];
+  const double* x = values.data() + b;
+  double dot = 0;
+  if (e - b == rows) {  // dense: rows 0..rows-1 in order
+    for (size_t i = 0; i < rows; ++i) dot += x[i] * v[i];
+    return dot;
+  }
+  const uint32_t* at = row_ids.data() + b;
+  for (uint64_t k = 0; k < e - b; ++k) dot += x[k] * v[at[k]];
+  return dot;
+}
+
+void ColumnMatrix::AddTo(size_t c, double a, std::span<double> v) const {
+  assert(v.size() == rows);
+  const uint64_t b = col_offsets[c], e = col_offsets[c + 1];
+  const double* x = values.data() + b;
+  if (e - b == rows) {
+    for (size_t i = 0; i < rows; ++i) v[i] += a * x[i];
+    return;
+  }
+  const uint32_t* at = row_ids.data() + b;
+  for (uint64_t k = 0; k < e - b; ++k) v[at[k]] += a * x[k];
 }
 
 double ColumnMatrix::ColumnDot(size_t a, size_t b) const {
@@ -131,6 +180,12 @@ ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end) 
     }
   }
   return out;
+}
+
+std::shared_ptr<const ColumnMatrix> SliceRows(const std::shared_ptr<const ColumnMatrix>& m, size_t row_begin,
+                                              size_t row_end) {
+  if (row_begin == 0 && row_end == m->rows) return m;
+  return std::make_shared<const ColumnMatrix>(SliceRows(*m, row_begin, row_end));
 }
 
 Dataset ReadDataset(const std::string& path, const std::string& label_column) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,10 +48,18 @@ struct ColumnMatrix {
   // The dot product of columns a and b (a merge of their ascending rows; a plain loop when both
   // are dense).
   double ColumnDot(size_t a, size_t b) const;
+  // Column c's dot product with v (one value per row), and v += a * column c: a dense column
+  // (every row) is a plain loop the compiler vectorises, a sparse one gathers by row id.
+  double Dot(size_t c, std::span<const double> v) const;
+  void AddTo(size_t c, double a, std::span<double> v) const;
 };
 
 // The features that occur in the data set, ascending (sized by the entries, not by `cols`).
 std::vector<uint32_t> UsedFeatures(const Dataset& d);
+
+// max_j |x_j . u|, the largest entry of X'u for one weight per row (u.size() == d.rows()): what a
+// penalised model's lambda_max is. Summed row by row, without forming the columns.
+double MaxAbsTransposeProduct(const Dataset& d, std::span<const double> u);
 
 // REQUIRES: `ids` ascending and holding every feature of the rows (UsedFeatures(d) does).
 ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids);
@@ -58,6 +67,11 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
 // Rows [row_begin, row_end) of `m`, with the same columns: cheaper than ToColumns again (each
 // column's rows ascend, so its slice is found by binary search and copied).
 ColumnMatrix SliceRows(const ColumnMatrix& m, size_t row_begin, size_t row_end);
+
+// The same, shared: `m` itself when the rows are all of its rows (one process of one worker copies
+// nothing).
+std::shared_ptr<const ColumnMatrix> SliceRows(const std::shared_ptr<const ColumnMatrix>& m, size_t row_begin,
+                                              size_t row_end);
 
 // A checksum of the rows (labels, features, values): a checkpoint records it, so that a resume on
 // other data is refused.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -48,7 +49,36 @@ TEST_F(DataFiles, SlicedRowsMatchColumnsBuiltForThem) {
     EXPECT_EQ(sliced.col_offsets, direct.col_offsets) << b << "-" << e;
     EXPECT_EQ(sliced.row_ids, direct.row_ids) << b << "-" << e;
     EXPECT_EQ(sliced.values, direct.values) << b << "-" << e;
+    // Shared: a slice of every row is the matrix itself, any other a copy equal to the slice.
+    const auto shared = std::make_shared<const ColumnMatrix>(all);
+    const std::shared_ptr<const ColumnMatrix> part = SliceRows(shared, b, e);
+    EXPECT_EQ(part == shared, b == 0 && e == 200) << b << "-" << e;
+    EXPECT_EQ(part->row_ids, direct.row_ids) << b << "-" << e;
+    EXPECT_EQ(part->values, direct.values) << b << "-" << e;
   }
+}
+
+// Column 0 of [[1, 0], [2, 3], [4, 5]] is dense (every row), column 1 sparse: dot products and
+// v += a x_c by hand.
+TEST_F(DataFiles, ColumnDotAndAddToReadDenseAndSparseColumns) {
+  const Dataset d = ReadLibsvm(Write("c.svm", "1 1:1\n1 1:2 2:3\n1 1:4 2:5\n"));
+  const ColumnMatrix m = ToColumns(d, 0, 3, UsedFeatures(d));
+  const std::vector<double> v{1, 10, 100};
+  EXPECT_DOUBLE_EQ(m.Dot(0, v), 1 + 20 + 400);
+  EXPECT_DOUBLE_EQ(m.Dot(1, v), 30 + 500);
+  std::vector<double> sum{1, 1, 1};
+  m.AddTo(0, 2, sum);
+  m.AddTo(1, -1, sum);
+  EXPECT_EQ(sum, (std::vector<double>{3, 2, 4}));
+}
+
+// X'u by hand: feature 3 gets 1 * 0.5 + 4 * -2 = -7.5, feature 2,000,000,000 gets 2 * 0.5 = 1, so
+// the largest magnitude is 7.5; the same with small ids (summed by id, not by the sorted ids).
+TEST_F(DataFiles, MaxAbsTransposeProductSumsEachFeatureOverTheRows) {
+  const std::vector<double> u{0.5, -2};
+  EXPECT_DOUBLE_EQ(MaxAbsTransposeProduct(ReadLibsvm(Write("h.svm", "1 3:1 2000000000:2\n-1 3:4\n")), u),
+                   7.5);
+  EXPECT_DOUBLE_EQ(MaxAbsTransposeProduct(ReadLibsvm(Write("s.svm", "1 3:1 5:20\n-1 3:4 5:1\n")), u), 8.0);
 }
 
 TEST(CountCorrect, CountsExactLabelMatchesAndRefusesAWrongLength) {

@@ -115,7 +115,9 @@ uint32_t CoordinateScheduler::Find(double mass) const {
 }
 
 std::vector<uint32_t> CoordinateScheduler::Candidates() {
-  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * options_.candidate_factor, n_);
+  // A block of one is never refused (there is nothing taken for it to depend on): no spares.
+  const uint64_t factor = options_.schedule_size == 1 ? 1 : options_.candidate_factor;
+  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, n_);
   std::vector<uint32_t> out;
   out.reserve(want);
   if (options_.order == Order::kCyclic) {
@@ -132,8 +134,12 @@ std::vector<uint32_t> CoordinateScheduler::Candidates() {
   }
   // Priority: draw slots without replacement (drawn weights set aside, then put back).
   const uint64_t draws = std::min<uint64_t>(want, m());
-  std::vector<uint32_t> slots;
-  std::vector<double> drawn;
+  // Kept between calls: a round of a block of one takes a few hundred nanoseconds, as much as
+  // allocating these.
+  std::vector<uint32_t>& slots = drawn_slots_;
+  std::vector<double>& drawn = drawn_weights_;
+  slots.clear();
+  drawn.clear();
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   while (slots.size() < draws) {
     const double total = Total();

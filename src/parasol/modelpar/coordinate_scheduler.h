@@ -90,6 +90,8 @@ class CoordinateScheduler {
   uint32_t unvisited_;             // slots still at kUnvisited
   uint64_t updates_ = 0;           // weight changes since the tree was last rebuilt
   uint32_t cyclic_next_ = 0;
+  std::vector<uint32_t> drawn_slots_;  // Candidates()'s draws (priority order), reused
+  std::vector<double> drawn_weights_;
 };
 
 }  // namespace parasol::modelpar

@@ -50,7 +50,8 @@ struct PathOptions {
   double tolerance = 1e-6;        // on the relative duality gap
   uint64_t max_rounds = 1000000;  // per lambda
   // Rounds between duality-gap checks (each a pass over the data); 0: as many updates as ten
-  // sweeps of the working set, and at least a tenth of the coordinates.
+  // sweeps of the working set, and updates that read at least kCheckWork times the entries a
+  // check reads.
   uint64_t check_every = 0;
   modelpar::EngineOptions engine;
   std::function<void(const FitCheck&)> on_check;
@@ -77,6 +78,10 @@ class PathProgram : public modelpar::CoordinateProgram {
   virtual uint32_t feature(uint32_t j) const = 0;
   virtual double null_objective() const = 0;  // the objective at w = 0 (and the best intercept)
   virtual bool finite() const = 0;            // false once a value became inf or NaN
+  // The entries an update of coordinate j reads (its column's), and those a check reads (every
+  // one): the path loop spaces its checks by them.
+  virtual uint64_t UpdateCost(uint32_t j) const = 0;
+  virtual uint64_t CheckCost() const = 0;
 };
 
 // InvalidArgumentError for options outside their range or a data set with nothing to fit.

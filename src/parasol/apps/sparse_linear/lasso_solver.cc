@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
@@ -15,7 +16,7 @@ namespace {
 
 // A worker's slice of the samples: its columns and its residuals r_i - c (c is shared).
 struct Shard {
-  data::ColumnMatrix x;
+  std::shared_ptr<const data::ColumnMatrix> x;
   std::vector<double> r;   // stored residual; the true one is r + offset
   std::vector<double> yc;  // centred labels
 };
@@ -39,11 +40,13 @@ class LassoProgram final : public PathProgram {
   uint32_t feature(uint32_t j) const override { return ids_[j]; }
   double null_objective() const override { return null_objective_; }
   bool finite() const override { return finite_; }
+  uint64_t UpdateCost(uint32_t j) const override { return all_->col_offsets[j + 1] - all_->col_offsets[j]; }
+  uint64_t CheckCost() const override { return all_->values.size() + all_->rows; }
 
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
   size_t DependencyCost(uint32_t a, uint32_t b) const override {  // a merge of the two columns
-    return all_.col_offsets[a + 1] - all_.col_offsets[a] + all_.col_offsets[b + 1] - all_.col_offsets[b];
+    return all_->col_offsets[a + 1] - all_->col_offsets[a] + all_->col_offsets[b + 1] - all_->col_offsets[b];
   }
   void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
                  std::span<double> deltas) override;
@@ -64,7 +67,7 @@ class LassoProgram final : public PathProgram {
   bool finite_ = true;
   double l1_ = 0, l2_ = 0;
   std::vector<Shard> shards_;
-  data::ColumnMatrix all_;  // every row: dependencies are computed without a message
+  std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
 };
 
 LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, int rank, int ranks,
@@ -72,13 +75,13 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
     : ids_(std::move(ids)), n_(static_cast<double>(d.rows())) {
   const size_t p = ids_.size();
   // Every rank holds the whole data set: column statistics and dependencies need no message.
-  all_ = data::ToColumns(d, 0, d.rows(), ids_);
+  all_ = std::make_shared<const data::ColumnMatrix>(data::ToColumns(d, 0, d.rows(), ids_));
   col_sum_.assign(p, 0.0);
   std::vector<double> sq(p, 0.0);
   for (size_t j = 0; j < p; ++j) {
-    for (uint64_t e = all_.col_offsets[j]; e < all_.col_offsets[j + 1]; ++e) {
-      col_sum_[j] += all_.values[e];
-      sq[j] += all_.values[e] * all_.values[e];
+    for (uint64_t e = all_->col_offsets[j]; e < all_->col_offsets[j + 1]; ++e) {
+      col_sum_[j] += all_->values[e];
+      sq[j] += all_->values[e] * all_->values[e];
     }
   }
   mean_.assign(p, 0.0);
@@ -96,7 +99,7 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
   for (uint32_t k = 0; k < workers; ++k) {
     const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
     Shard s;
-    s.x = data::SliceRows(all_, r0 + b, r0 + e);
+    s.x = data::SliceRows(all_, r0 + b, r0 + e);  // the same matrix when a shard is every row
     for (size_t i = r0 + b; i < r0 + e; ++i) s.yc.push_back(d.labels[i] - mean_y_);
     s.r = s.yc;  // w = 0
     shards_.push_back(std::move(s));
@@ -105,17 +108,11 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
 
 void LassoProgram::Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) {
   const Shard& s = shards_[worker];
-  for (size_t k = 0; k < block.size(); ++k) {
-    double dot = 0;
-    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
-      dot += s.x.values[e] * s.r[s.x.row_ids[e]];
-    }
-    out[k] = dot;
-  }
+  for (size_t k = 0; k < block.size(); ++k) out[k] = s.x->Dot(block[k], s.r);
 }
 
 double LassoProgram::Dependency(uint32_t a, uint32_t b) const {
-  const double dot = all_.ColumnDot(a, b);
+  const double dot = all_->ColumnDot(a, b);
   const double covariance = dot - n_ * mean_[a] * mean_[b];  // of the centred columns
   const double scale = n_ * std::sqrt(q_[a] * q_[b]);
   return scale > 0 ? std::abs(covariance) / scale : 0.0;
@@ -138,10 +135,7 @@ void LassoProgram::Aggregate(std::span<const uint32_t> block, std::span<const do
 void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) {
   Shard& s = shards_[worker];
   for (size_t k = 0; k < block.size(); ++k) {
-    if (deltas[k] == 0) continue;
-    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
-      s.r[s.x.row_ids[e]] -= deltas[k] * s.x.values[e];
-    }
+    if (deltas[k] != 0) s.x->AddTo(block[k], -deltas[k], s.r);
   }
 }
 
@@ -152,12 +146,7 @@ FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
     const Shard& s = shards_[k];
     std::vector<double>& out = parts[k];
     out.assign(p + 3, 0.0);
-    for (size_t j = 0; j < p; ++j) {
-      double dot = 0;
-      for (uint64_t e = s.x.col_offsets[j]; e < s.x.col_offsets[j + 1]; ++e)
-        dot += s.x.values[e] * s.r[s.x.row_ids[e]];
-      out[j] = dot;
-    }
+    for (size_t j = 0; j < p; ++j) out[j] = s.x->Dot(j, s.r);
     for (size_t i = 0; i < s.r.size(); ++i)
       out[p] += s.r[i] * s.r[i], out[p + 1] += s.r[i], out[p + 2] += s.r[i] * s.yc[i];
   });
@@ -213,18 +202,12 @@ LinearFit LassoProgram::Result(double lambda) const {
 }  // namespace
 
 double LassoLambdaMax(const data::Dataset& d, double l1_ratio, bool intercept) {
-  const data::ColumnMatrix x = data::ToColumns(d, 0, d.rows(), data::UsedFeatures(d));
   double mean_y = 0;
   for (double y : d.labels) mean_y += y;
   mean_y = intercept ? mean_y / static_cast<double>(d.rows()) : 0.0;
-  double most = 0;
-  for (size_t j = 0; j < x.cols(); ++j) {
-    double xy = 0;  // x_j . (y - mean y): centring x_j changes nothing
-    for (uint64_t e = x.col_offsets[j]; e < x.col_offsets[j + 1]; ++e)
-      xy += x.values[e] * (d.labels[x.row_ids[e]] - mean_y);
-    most = std::max(most, std::abs(xy));
-  }
-  return most / (static_cast<double>(d.rows()) * l1_ratio);
+  std::vector<double> yc(d.labels);  // x_j . (y - mean y): centring x_j changes nothing
+  for (double& y : yc) y -= mean_y;
+  return data::MaxAbsTransposeProduct(d, yc) / (static_cast<double>(d.rows()) * l1_ratio);
 }
 
 std::vector<LinearFit> FitLasso(comm::Context& ctx, const data::Dataset& d, const PathOptions& o) {

@@ -123,6 +123,21 @@ TEST(Lasso, KktHoldsOnRealData) {
   EXPECT_FALSE(FitOnRanks(1, d, Options(0.99 * top))[0].weights.empty());
 }
 
+// A check reads every entry (71 x 500 dense, and the residuals): the updates between two checks
+// read at least half as many (251 updates of a 71-row column), however small the working set.
+TEST(Lasso, ChecksAreSpacedByTheWorkTheyCost) {
+  const data::Dataset d = Riboflavin();
+  PathOptions o = Options(0.05 * LassoLambdaMax(d, 1.0, true));
+  o.tolerance = 1e-8;
+  o.engine.schedule.schedule_size = 1;
+  std::vector<uint64_t> updates;
+  o.on_check = [&](const FitCheck& c) { updates.push_back(c.updates); };
+  const std::vector<LinearFit> fits = FitOnRanks(1, d, o);
+  EXPECT_EQ(fits[0].status, FitStatus::kConverged);
+  ASSERT_GE(updates.size(), 3u);
+  for (size_t k = 1; k < updates.size(); ++k) EXPECT_GE(updates[k] - updates[k - 1], 251u) << "check " << k;
+}
+
 TEST(Lasso, ElasticNetKktAndAWarmStartedPath) {
   const data::Dataset d = Riboflavin();
   PathOptions o = Options(0);

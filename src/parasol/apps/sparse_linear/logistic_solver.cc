@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <set>
 
 #include "parasol/collective/collectives.h"
@@ -27,7 +28,7 @@ double Entropy(double t) { return t <= 0 || t >= 1 ? 0.0 : -t * std::log(t) - (1
 // last check (the anchor), each sample's margin there and theta_i = sigmoid(-y_i margin_i), the
 // slope of its loss (and the dual variable of the check).
 struct Shard {
-  data::ColumnMatrix x;
+  std::shared_ptr<const data::ColumnMatrix> x;
   std::vector<double> y, margin, anchor_margin, theta;
 };
 
@@ -61,13 +62,17 @@ class LogisticProgram final : public PathProgram {
   uint32_t feature(uint32_t j) const override { return j < p_ ? ids_[j] : kNoFeature; }
   double null_objective() const override { return null_objective_; }
   bool finite() const override { return finite_; }
+  uint64_t UpdateCost(uint32_t j) const override {  // the intercept's: every row
+    return j == p_ ? all_->rows : all_->col_offsets[j + 1] - all_->col_offsets[j];
+  }
+  uint64_t CheckCost() const override { return all_->values.size() + all_->rows; }
 
   size_t partials_per_coordinate() const override { return 2; }
   void Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) override;
   double Dependency(uint32_t a, uint32_t b) const override;
   size_t DependencyCost(uint32_t a, uint32_t b) const override {  // a merge of the two columns
     if (a == p_ || b == p_) return 1;                             // from the column sums
-    return all_.col_offsets[a + 1] - all_.col_offsets[a] + all_.col_offsets[b + 1] - all_.col_offsets[b];
+    return all_->col_offsets[a + 1] - all_->col_offsets[a] + all_->col_offsets[b + 1] - all_->col_offsets[b];
   }
   void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
                  std::span<double> deltas) override;
@@ -101,7 +106,7 @@ class LogisticProgram final : public PathProgram {
   std::vector<double> anchor_w_;                                        // the weights at the anchor
   double anchor_objective_ = std::numeric_limits<double>::quiet_NaN();  // NaN: not computed yet
   std::vector<Shard> shards_;
-  data::ColumnMatrix all_;  // every row: dependencies are computed without a message
+  std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
 };
 
 LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<double>& y,
@@ -111,13 +116,13 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
       p_(static_cast<uint32_t>(ids_.size())),
       intercept_(intercept),
       n_(static_cast<double>(d.rows())) {
-  all_ = data::ToColumns(d, 0, d.rows(), ids_);
+  all_ = std::make_shared<const data::ColumnMatrix>(data::ToColumns(d, 0, d.rows(), ids_));
   col_sum_.assign(p_, 0.0);
   sq_.assign(p_, 0.0);
   for (size_t j = 0; j < p_; ++j) {
-    for (uint64_t e = all_.col_offsets[j]; e < all_.col_offsets[j + 1]; ++e) {
-      col_sum_[j] += all_.values[e];
-      sq_[j] += all_.values[e] * all_.values[e];
+    for (uint64_t e = all_->col_offsets[j]; e < all_->col_offsets[j + 1]; ++e) {
+      col_sum_[j] += all_->values[e];
+      sq_[j] += all_->values[e] * all_->values[e];
     }
   }
   double positives = 0;
@@ -130,7 +135,7 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
   for (uint32_t k = 0; k < workers; ++k) {
     const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
     Shard s;
-    s.x = data::SliceRows(all_, r0 + b, r0 + e);
+    s.x = data::SliceRows(all_, r0 + b, r0 + e);  // the same matrix when a shard is every row
     s.y.assign(y.begin() + static_cast<ptrdiff_t>(r0 + b), y.begin() + static_cast<ptrdiff_t>(r0 + e));
     RecomputeMargins(s);
     shards_.push_back(std::move(s));
@@ -142,8 +147,8 @@ void LogisticProgram::RecomputeMargins(Shard& s) const {
   s.margin.assign(s.y.size(), intercept_ ? w_[p_] : 0.0);
   for (size_t j = 0; j < p_; ++j) {
     if (w_[j] == 0) continue;
-    for (uint64_t e = s.x.col_offsets[j]; e < s.x.col_offsets[j + 1]; ++e)
-      s.margin[s.x.row_ids[e]] += w_[j] * s.x.values[e];
+    for (uint64_t e = s.x->col_offsets[j]; e < s.x->col_offsets[j + 1]; ++e)
+      s.margin[s.x->row_ids[e]] += w_[j] * s.x->values[e];
   }
   s.theta.resize(s.y.size());
   for (size_t i = 0; i < s.y.size(); ++i) s.theta[i] = Sigmoid(-s.y[i] * s.margin[i]);
@@ -201,9 +206,9 @@ void LogisticProgram::Update(size_t worker, std::span<const uint32_t> block, std
         h += d;
       }
     } else {
-      for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e) {
-        const uint32_t i = s.x.row_ids[e];
-        const double x = s.x.values[e], d = curvature(i);
+      for (uint64_t e = s.x->col_offsets[block[k]]; e < s.x->col_offsets[block[k] + 1]; ++e) {
+        const uint32_t i = s.x->row_ids[e];
+        const double x = s.x->values[e], d = curvature(i);
         g += x * (d * (s.margin[i] - s.anchor_margin[i]) - s.y[i] * s.theta[i]);
         h += x * x * d;
       }
@@ -218,7 +223,7 @@ double LogisticProgram::Dependency(uint32_t a, uint32_t b) const {
     const uint32_t j = a == p_ ? b : a;
     return j == p_ || sq_[j] == 0 ? 0.0 : std::abs(col_sum_[j]) / std::sqrt(n_ * sq_[j]);
   }
-  const double dot = all_.ColumnDot(a, b);
+  const double dot = all_->ColumnDot(a, b);
   const double scale = std::sqrt(sq_[a] * sq_[b]);
   return scale > 0 ? std::abs(dot) / scale : 0.0;
 }
@@ -251,8 +256,8 @@ void LogisticProgram::Commit(size_t worker, std::span<const uint32_t> block, std
       for (double& m : s.margin) m += d;
       continue;
     }
-    for (uint64_t e = s.x.col_offsets[block[k]]; e < s.x.col_offsets[block[k] + 1]; ++e)
-      s.margin[s.x.row_ids[e]] += d * s.x.values[e];
+    for (uint64_t e = s.x->col_offsets[block[k]]; e < s.x->col_offsets[block[k] + 1]; ++e)
+      s.margin[s.x->row_ids[e]] += d * s.x->values[e];
   }
 }
 
@@ -268,9 +273,9 @@ FitCheck LogisticProgram::Check(modelpar::RoundEngine& engine) {
     std::vector<double>& out = parts[k];
     out.assign(3 * p + 4, 0.0);
     for (size_t j = 0; j < p; ++j) {
-      for (uint64_t e = s.x.col_offsets[j]; e < s.x.col_offsets[j + 1]; ++e) {
-        const uint32_t i = s.x.row_ids[e];
-        const double x = s.x.values[e], t = s.theta[i];
+      for (uint64_t e = s.x->col_offsets[j]; e < s.x->col_offsets[j + 1]; ++e) {
+        const uint32_t i = s.x->row_ids[e];
+        const double x = s.x->values[e], t = s.theta[i];
         out[3 * j + (s.y[i] > 0 ? 0 : 1)] += x * t;
         out[3 * j + 2] += x * x * t * (1 - t);
       }
@@ -361,14 +366,9 @@ double LogisticLambdaMax(const data::Dataset& d, double l1_ratio, bool intercept
   for (double v : y) positives += v > 0;
   // At w = 0 with the best intercept, theta is the other class's share (1/2 with no intercept).
   const double theta_pos = intercept ? 1 - positives / n : 0.5, theta_neg = intercept ? positives / n : 0.5;
-  const data::ColumnMatrix x = data::ToColumns(d, 0, d.rows(), data::UsedFeatures(d));
-  double most = 0;
-  for (size_t j = 0; j < x.cols(); ++j) {
-    double u = 0;
-    for (uint64_t e = x.col_offsets[j]; e < x.col_offsets[j + 1]; ++e)
-      u += x.values[e] * (y[x.row_ids[e]] > 0 ? theta_pos : -theta_neg);
-    most = std::max(most, std::abs(u));
-  }
+  std::vector<double> u(y.size());
+  for (size_t i = 0; i < y.size(); ++i) u[i] = y[i] > 0 ? theta_pos : -theta_neg;
+  const double most = data::MaxAbsTransposeProduct(d, u);
   return most / (n * l1_ratio);
 }
 
