@@ -114,12 +114,12 @@ uint32_t CoordinateScheduler::Find(double mass) const {
   return static_cast<uint32_t>(std::min<size_t>(pos, m() - 1));
 }
 
-std::vector<uint32_t> CoordinateScheduler::Candidates() {
+const std::vector<uint32_t>& CoordinateScheduler::Candidates() {
   // A block of one is never refused (there is nothing taken for it to depend on): no spares.
   const uint64_t factor = options_.schedule_size == 1 ? 1 : options_.candidate_factor;
   const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, n_);
-  std::vector<uint32_t> out;
-  out.reserve(want);
+  std::vector<uint32_t>& out = candidates_;
+  out.clear();
   if (options_.order == Order::kCyclic) {
     for (uint64_t k = 0; k < want; ++k) out.push_back(static_cast<uint32_t>((cyclic_next_ + k) % n_));
     return out;
@@ -134,22 +134,22 @@ std::vector<uint32_t> CoordinateScheduler::Candidates() {
   }
   // Priority: draw slots without replacement (drawn weights set aside, then put back).
   const uint64_t draws = std::min<uint64_t>(want, m());
-  // Kept between calls: a round of a block of one takes a few hundred nanoseconds, as much as
-  // allocating these.
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  if (draws == 1) {  // nothing to set aside
+    const double total = Total();
+    const uint32_t k = total > 0 ? FirstWeighted(Find(unit(rng_) * total)) : m();
+    if (k < m()) out.push_back(members_[k]);
+    return out;
+  }
   std::vector<uint32_t>& slots = drawn_slots_;
   std::vector<double>& drawn = drawn_weights_;
   slots.clear();
   drawn.clear();
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   while (slots.size() < draws) {
     const double total = Total();
     if (!(total > 0)) break;
-    uint32_t k = Find(unit(rng_) * total);
-    if (weight_[k] == 0) {  // rounding put the draw on a set-aside slot: take the first one left
-      k = static_cast<uint32_t>(std::find_if(weight_.begin(), weight_.end(), [](double w) { return w > 0; }) -
-                                weight_.begin());
-      if (k == m()) break;
-    }
+    const uint32_t k = FirstWeighted(Find(unit(rng_) * total));
+    if (k == m()) break;
     slots.push_back(k);
     drawn.push_back(weight_[k]);
     Add(k, -weight_[k]);
@@ -163,10 +163,19 @@ std::vector<uint32_t> CoordinateScheduler::Candidates() {
   return out;
 }
 
-std::vector<uint32_t> CoordinateScheduler::Select(std::span<const uint32_t> candidates,
-                                                  const std::function<double(size_t, size_t)>& dependency) {
-  std::vector<uint32_t> taken;
-  std::vector<size_t> positions;
+uint32_t CoordinateScheduler::FirstWeighted(uint32_t k) const {
+  if (weight_[k] != 0) return k;
+  // Rounding put the draw on a set-aside slot (or the floor's): the first one left instead.
+  return static_cast<uint32_t>(std::find_if(weight_.begin(), weight_.end(), [](double w) { return w > 0; }) -
+                               weight_.begin());
+}
+
+const std::vector<uint32_t>& CoordinateScheduler::Select(
+    std::span<const uint32_t> candidates, const std::function<double(size_t, size_t)>& dependency) {
+  std::vector<uint32_t>& taken = taken_;
+  std::vector<size_t>& positions = positions_;
+  taken.clear();
+  positions.clear();
   size_t last = 0;
   size_t first_dropped = candidates.size();
   for (size_t a = 0; a < candidates.size() && taken.size() < options_.schedule_size; ++a) {

@@ -43,14 +43,16 @@ class CoordinateScheduler {
   // proportion to priority, after a first sweep that visits every coordinate once (a coordinate
   // never updated has no measured priority yet); random draws uniformly; cyclic takes the next
   // coordinates in index order.
-  std::vector<uint32_t> Candidates();
+  // Valid until the next call (the buffers are the scheduler's: a round allocates nothing).
+  const std::vector<uint32_t>& Candidates();
 
   // schedule()'s second half: from `candidates` (the last Candidates()), in order, the first U
   // that have no dependency above the threshold on one already taken. dependency(a, b) is asked
   // for candidate positions a > b only, and only while the check is on. Cyclic order resumes
   // after the last candidate taken.
-  std::vector<uint32_t> Select(std::span<const uint32_t> candidates,
-                               const std::function<double(size_t, size_t)>& dependency);
+  // Valid until the next call.
+  const std::vector<uint32_t>& Select(std::span<const uint32_t> candidates,
+                                      const std::function<double(size_t, size_t)>& dependency);
 
   bool checks_dependencies() const { return options_.dependency_threshold < 1; }
 
@@ -77,6 +79,8 @@ class CoordinateScheduler {
   void Add(uint32_t slot, double change);
   void Rebuild();
   uint32_t Find(double mass) const;  // the slot whose cumulative range holds `mass`
+  // k, or the first slot with weight when k's is 0 (m() if none has).
+  uint32_t FirstWeighted(uint32_t k) const;
   double Total() const;
   uint32_t m() const { return static_cast<uint32_t>(members_.size()); }
 
@@ -90,7 +94,11 @@ class CoordinateScheduler {
   uint32_t unvisited_;             // slots still at kUnvisited
   uint64_t updates_ = 0;           // weight changes since the tree was last rebuilt
   uint32_t cyclic_next_ = 0;
-  std::vector<uint32_t> drawn_slots_;  // Candidates()'s draws (priority order), reused
+  // Kept between calls: a round of a block of one takes a few hundred nanoseconds, as much as
+  // allocating these.
+  std::vector<uint32_t> candidates_, taken_;
+  std::vector<size_t> positions_;
+  std::vector<uint32_t> drawn_slots_;  // Candidates()'s draws (priority order)
   std::vector<double> drawn_weights_;
 };
 

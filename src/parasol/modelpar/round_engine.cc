@@ -30,8 +30,8 @@ void RoundEngine::SumOverRanks(std::span<double> values) {
   if (ctx_.size() > 1 && !values.empty()) collective::Allreduce(ctx_, values);
 }
 
-std::vector<uint32_t> RoundEngine::Schedule() {
-  std::vector<uint32_t> candidates = scheduler_.Candidates();
+const std::vector<uint32_t>& RoundEngine::Schedule() {
+  const std::vector<uint32_t>& candidates = scheduler_.Candidates();
   return scheduler_.Select(candidates, [&](size_t a, size_t b) {
     if (program_.DependencyCost(candidates[a], candidates[b]) < options_.dependency_cache_cost)
       return program_.Dependency(candidates[a], candidates[b]);
@@ -45,25 +45,24 @@ std::vector<uint32_t> RoundEngine::Schedule() {
   });
 }
 
-std::vector<uint32_t> RoundEngine::UpdateAndScheduleNext(size_t values) {
+void RoundEngine::UpdateAndScheduleNext(size_t values) {
   auto update = [&](size_t w) {
     shares_[w].assign(values, 0.0);
     program_.Update(w, block_, shares_[w]);
   };
   if (!pool_) {
     update(0);
-    return Schedule();
+    next_ = Schedule();
+    return;
   }
   TaskGroup updates(pool_.get());
   for (size_t w = 0; w < options_.workers; ++w) updates.Run([&update, w] { update(w); });
-  std::vector<uint32_t> next;
   try {
-    next = Schedule();
+    next_ = Schedule();
   } catch (...) {
     updates.Fail(std::current_exception());
   }
   updates.Wait();
-  return next;
 }
 
 std::span<const uint32_t> RoundEngine::Round() {
@@ -72,7 +71,7 @@ std::span<const uint32_t> RoundEngine::Round() {
     scheduled_ = true;
   }
   const size_t values = block_.size() * program_.partials_per_coordinate();
-  std::vector<uint32_t> next = UpdateAndScheduleNext(values);
+  UpdateAndScheduleNext(values);
   sums_.assign(values, 0.0);
   for (const auto& s : shares_) {  // in worker order: the same sum on every run
     for (size_t i = 0; i < values; ++i) sums_[i] += s[i];
@@ -84,8 +83,8 @@ std::span<const uint32_t> RoundEngine::Round() {
   for (size_t i = 0; i < block_.size(); ++i) scheduler_.Report(block_[i], deltas_[i]);
   ++rounds_;
   updates_ += block_.size();
-  done_ = std::move(block_);
-  block_ = std::move(next);
+  done_.swap(block_);  // the buffers change places: a round allocates nothing
+  block_.swap(next_);
   return done_;
 }
 

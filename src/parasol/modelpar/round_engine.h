@@ -85,9 +85,9 @@ class RoundEngine {
 
  private:
   // schedule(): candidates drawn, then the dependent ones dropped (dependencies cached).
-  std::vector<uint32_t> Schedule();
-  // Runs every worker's update() into shares_ and, meanwhile, schedules the next round.
-  std::vector<uint32_t> UpdateAndScheduleNext(size_t values);
+  const std::vector<uint32_t>& Schedule();
+  // Runs every worker's update() into shares_ and, meanwhile, schedules the next round (next_).
+  void UpdateAndScheduleNext(size_t values);
 
   comm::Context& ctx_;
   CoordinateProgram& program_;
@@ -97,6 +97,7 @@ class RoundEngine {
   std::unordered_map<uint64_t, float> dependency_;
   std::vector<uint32_t> block_;
   std::vector<uint32_t> done_;               // the block the last round updated
+  std::vector<uint32_t> next_;               // the block the next round updates, once scheduled
   std::vector<std::vector<double>> shares_;  // per worker
   std::vector<double> sums_, deltas_;
   bool scheduled_ = false;
