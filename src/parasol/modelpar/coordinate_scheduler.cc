@@ -44,28 +44,29 @@ CoordinateScheduler::CoordinateScheduler(uint32_t coordinates, const SchedulerOp
     throw InvalidArgumentError("--dependency-threshold must be at least 0");
   if (!(options_.priority_floor > 0))
     throw InvalidArgumentError("scheduler: the priority floor must be positive");
-  if (options_.order == Order::kPriority) Restrict({}, {});
+  Restrict({}, {});
 }
 
 void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::span<const double> deltas) {
-  if (options_.order != Order::kPriority) return;
+  const bool priority = options_.order == Order::kPriority;
   slot_.assign(n_, -1);
   members_.clear();
   weight_.clear();
+  cyclic_next_ = 0;
   if (coordinates.empty()) {  // everything, not yet visited: a random sweep comes first
     for (uint32_t j = 0; j < n_; ++j) slot_[j] = static_cast<int32_t>(j), members_.push_back(j);
-    weight_.assign(n_, kUnvisited);
+    if (priority) weight_.assign(n_, kUnvisited);
     unvisited_ = n_;
   } else {
     for (size_t i = 0; i < coordinates.size(); ++i) {
       if (slot_[coordinates[i]] >= 0) continue;
       slot_[coordinates[i]] = static_cast<int32_t>(members_.size());
       members_.push_back(coordinates[i]);
-      weight_.push_back(deltas[i] * deltas[i] + options_.priority_floor);
+      if (priority) weight_.push_back(deltas[i] * deltas[i] + options_.priority_floor);
     }
     unvisited_ = 0;
   }
-  Rebuild();
+  if (priority) Rebuild();
 }
 
 void CoordinateScheduler::Rebuild() {
@@ -117,23 +118,23 @@ uint32_t CoordinateScheduler::Find(double mass) const {
 const std::vector<uint32_t>& CoordinateScheduler::Candidates() {
   // A block of one is never refused (there is nothing taken for it to depend on): no spares.
   const uint64_t factor = options_.schedule_size == 1 ? 1 : options_.candidate_factor;
-  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, n_);
+  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, m());
   std::vector<uint32_t>& out = candidates_;
   out.clear();
   if (options_.order == Order::kCyclic) {
-    for (uint64_t k = 0; k < want; ++k) out.push_back(static_cast<uint32_t>((cyclic_next_ + k) % n_));
+    for (uint64_t k = 0; k < want; ++k) out.push_back(members_[(cyclic_next_ + k) % m()]);
     return out;
   }
   if (options_.order == Order::kRandom) {
     std::unordered_set<uint32_t> seen;
     while (out.size() < want) {
-      const auto j = static_cast<uint32_t>(rng_() % n_);
+      const uint32_t j = members_[rng_() % m()];
       if (seen.insert(j).second) out.push_back(j);
     }
     return out;
   }
   // Priority: draw slots without replacement (drawn weights set aside, then put back).
-  const uint64_t draws = std::min<uint64_t>(want, m());
+  const uint64_t draws = want;
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   if (draws == 1) {  // nothing to set aside
     const double total = Total();
@@ -200,7 +201,7 @@ const std::vector<uint32_t>& CoordinateScheduler::Select(
   // round and is taken: every coordinate is updated once per sweep, whatever depends on what.
   if (options_.order == Order::kCyclic && !taken.empty()) {
     const size_t resume = std::min(first_dropped, last + 1);
-    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + resume) % n_);
+    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + resume) % m());
   }
   return taken;
 }

@@ -42,7 +42,7 @@ class CoordinateScheduler {
   // The candidates of the next round, best first. Priority order draws without replacement in
   // proportion to priority, after a first sweep that visits every coordinate once (a coordinate
   // never updated has no measured priority yet); random draws uniformly; cyclic takes the next
-  // coordinates in index order.
+  // coordinates of the working set (see Restrict) in its order.
   // Valid until the next call (the buffers are the scheduler's: a round allocates nothing).
   const std::vector<uint32_t>& Candidates();
 
@@ -60,14 +60,16 @@ class CoordinateScheduler {
   // outside the working set.
   void Report(uint32_t coordinate, double delta);
 
-  // Priority order: draw from now on only from `coordinates` (a working set, e.g. Lasso's
-  // nonzero weights and the coordinates that violate their optimality condition), each with the
-  // change it would make as its priority. Empty: every coordinate again (as at the start). Other
-  // orders ignore it. O(n) once, and each draw then costs O(log |set|): with a million
-  // coordinates and a few thousand in play, draws stay in cache.
+  // Draw from now on only from `coordinates` (a working set, e.g. Lasso's nonzero weights and the
+  // coordinates that violate their optimality condition): priority order with the change each
+  // would make as its priority, cyclic order in the order given, from its first. Empty: every
+  // coordinate again (as at the start). As LIBLINEAR's and glmnet's shrinking, a coordinate at
+  // zero that would stay there is not visited until the next check. O(n) once, and each draw
+  // then costs O(log |set|): with a million coordinates and a few thousand in play, draws stay
+  // in cache.
   void Restrict(std::span<const uint32_t> coordinates, std::span<const double> deltas);
-  // The coordinates draws come from (priority order); all of them for other orders.
-  size_t working_set_size() const { return options_.order == Order::kPriority ? members_.size() : n_; }
+  // The coordinates draws come from.
+  size_t working_set_size() const { return members_.size(); }
 
   const SchedulerOptions& options() const { return options_; }
   uint32_t coordinates() const { return n_; }

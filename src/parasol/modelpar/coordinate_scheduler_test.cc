@@ -58,6 +58,34 @@ TEST(CoordinateScheduler, CyclicWithDependenciesReachesEveryCoordinate) {
   for (uint32_t j = 0; j < n; ++j) EXPECT_GE(last_round[j], static_cast<int>(n) - 1) << "coordinate " << j;
 }
 
+// Restricted, cyclic order sweeps the working set in its order from its first, and random order
+// draws only from it; an empty restriction brings every coordinate back.
+TEST(CoordinateScheduler, CyclicAndRandomDrawFromTheWorkingSet) {
+  const auto none = [](size_t, size_t) { return 0.0; };
+  CoordinateScheduler cyclic(10, {.order = Order::kCyclic, .schedule_size = 2, .dependency_threshold = 1});
+  cyclic.Candidates();
+  cyclic.Select(cyclic.Candidates(), none);
+  const std::vector<uint32_t> set{7, 2, 5};
+  const std::vector<double> moves{1, 1, 1};
+  cyclic.Restrict(set, moves);
+  EXPECT_EQ(cyclic.working_set_size(), 3u);
+  std::vector<uint32_t> c = cyclic.Candidates();
+  EXPECT_EQ(cyclic.Select(c, none), (std::vector<uint32_t>{7, 2}));
+  c = cyclic.Candidates();
+  EXPECT_EQ(cyclic.Select(c, none), (std::vector<uint32_t>{5, 7}));  // wraps around the set
+  cyclic.Restrict({}, {});
+  c = cyclic.Candidates();
+  EXPECT_EQ(cyclic.Select(c, none), (std::vector<uint32_t>{0, 1}));
+
+  CoordinateScheduler random(1000, {.order = Order::kRandom, .schedule_size = 2, .seed = 3});
+  random.Restrict(set, moves);
+  std::set<uint32_t> drawn;
+  for (int round = 0; round < 50; ++round) {
+    for (uint32_t j : random.Candidates()) drawn.insert(j);
+  }
+  EXPECT_EQ(drawn, (std::set<uint32_t>{2, 5, 7}));
+}
+
 TEST(CoordinateScheduler, RandomDrawsDistinctCoordinates) {
   CoordinateScheduler s(50, {.order = Order::kRandom, .schedule_size = 10, .candidate_factor = 3, .seed = 9});
   std::map<uint32_t, int> seen;
