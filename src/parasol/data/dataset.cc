@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -75,11 +76,49 @@ double MaxAbsTransposeProduct(const Dataset& d, std::span<const double> u) {
   return most;
 }
 
+namespace {
+
+// Every row of [row_begin, row_end) holds all `columns` features (so exactly the ids asked for).
+bool AllDense(const Dataset& d, size_t row_begin, size_t row_end, size_t columns) {
+  for (size_t r = row_begin; r < row_end; ++r) {
+    if (d.row_offsets[r + 1] - d.row_offsets[r] != columns) return false;
+  }
+  return columns > 0;
+}
+
+// The columns of dense rows: a transpose in tiles. Entry by entry, each entry of a row writes
+// another cache line and the next row comes back to it only after every other column
+// (riboflavin, 71 x 4,088: 10-20 ns an entry, as long as all of the Lasso's updates).
+void DenseToColumns(const Dataset& d, size_t row_begin, ColumnMatrix& m) {
+  constexpr size_t kTile = 16;
+  const size_t rows = m.rows, cols = m.ids.size();
+  m.col_offsets.resize(cols + 1);
+  for (size_t c = 0; c <= cols; ++c) m.col_offsets[c] = c * rows;
+  m.row_ids.resize(rows * cols);
+  m.values.resize(rows * cols);
+  for (size_t c = 0; c < cols; ++c)
+    std::iota(m.row_ids.begin() + c * rows, m.row_ids.begin() + (c + 1) * rows, 0);
+  const double* in = d.values.data() + d.row_offsets[row_begin];
+  for (size_t r0 = 0; r0 < rows; r0 += kTile) {
+    for (size_t c0 = 0; c0 < cols; c0 += kTile) {
+      for (size_t r = r0; r < std::min(rows, r0 + kTile); ++r) {
+        for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c) m.values[c * rows + r] = in[r * cols + c];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::vector<uint32_t> ids) {
   ColumnMatrix m;
   m.rows = row_end - row_begin;
   const uint64_t b = d.row_offsets[row_begin], e = d.row_offsets[row_end];
   m.ids = std::move(ids);
+  if (AllDense(d, row_begin, row_end, m.ids.size())) {
+    DenseToColumns(d, row_begin, m);
+    return m;
+  }
   // Feature id -> column: a table when the ids are not much sparser than the entries (its size is
   // then bounded by what was read), a binary search otherwise.
   std::vector<uint32_t> table;

@@ -58,6 +58,35 @@ TEST_F(DataFiles, SlicedRowsMatchColumnsBuiltForThem) {
   }
 }
 
+// Rows holding every feature are transposed in tiles: the same columns as entry by entry, for the
+// whole range and for a dense range of a data set whose first row is sparse.
+TEST_F(DataFiles, DenseRowsTransposeToTheirColumns) {
+  const Dataset d = ReadLibsvm(Write("d.svm", "1 2:9\n1 1:1 2:2\n1 1:3 2:4\n1 1:5 2:6\n"));
+  const ColumnMatrix m = ToColumns(d, 1, 4, {0, 1});
+  EXPECT_EQ(m.col_offsets, (std::vector<uint64_t>{0, 3, 6}));
+  EXPECT_EQ(m.row_ids, (std::vector<uint32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(m.values, (std::vector<double>{1, 3, 5, 2, 4, 6}));
+  const ColumnMatrix all = ToColumns(d, 0, 4, {0, 1});
+  EXPECT_EQ(all.col_offsets, (std::vector<uint64_t>{0, 3, 7}));
+  EXPECT_EQ(all.values, (std::vector<double>{1, 3, 5, 9, 2, 4, 6}));
+  // 40 x 37 dense (tiles of 16 and partial ones): entry (r, c) = r * 100 + c.
+  Dataset big;
+  std::vector<uint32_t> ids(37);
+  std::vector<double> row(37);
+  for (uint32_t c = 0; c < 37; ++c) ids[c] = c;
+  for (int r = 0; r < 40; ++r) {
+    for (int c = 0; c < 37; ++c) row[static_cast<size_t>(c)] = r * 100 + c;
+    big.AddRow(0, ids, row);
+  }
+  const ColumnMatrix t = ToColumns(big, 0, 40, ids);
+  for (size_t c = 0; c < 37; ++c) {
+    for (size_t r = 0; r < 40; ++r) {
+      ASSERT_EQ(t.values[t.col_offsets[c] + r], static_cast<double>(r * 100 + c)) << r << "," << c;
+      ASSERT_EQ(t.row_ids[t.col_offsets[c] + r], r);
+    }
+  }
+}
+
 // Column 0 of [[1, 0], [2, 3], [4, 5]] is dense (every row), column 1 sparse: dot products and
 // v += a x_c by hand.
 TEST_F(DataFiles, ColumnDotAndAddToReadDenseAndSparseColumns) {
