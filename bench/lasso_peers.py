@@ -5,6 +5,10 @@ and one yardstick for every system, computed here from its coefficients.
                                       gap, nonzeros, P(0). SOLVER: sklearn, celer, skglm, glmnet
                                       (Lasso); liblinear, sklearn-liblinear, celer, skglm (logistic)
   gap DATA LAMBDA MODEL               the same figures for a model parasol wrote (--model)
+  With --l1-ratio R: the elastic net, lambda (R ||w||_1 + (1 - R)/2 ||w||^2) (no gap computed).
+  With --path N MIN_RATIO: N lambdas from lambda_max down to lambda_max MIN_RATIO, log-spaced as
+  parasol's --lambda-path (LAMBDA is then ignored), each fit from the last (glmnet: its own path);
+  the figures are the last lambda's, the time the whole path's.
   Either with --logistic: (1/n) sum log(1 + exp(-y x.w)) + lambda ||w||_1, labels +-1, no intercept
   (LIBLINEAR's -s 6 penalises its bias term, so every system fits none); P(0) = log 2; no gap.
 
@@ -28,15 +32,18 @@ import scipy.sparse as sp  # noqa: E402
 from lasso_sklearn import load  # noqa: E402  (one reader of the CSV and LIBSVM files)
 
 
-def quality(x, y, lam, w):
-    """Objective and relative duality gap of coefficients w (intercept at its optimum)."""
+def quality(x, y, lam, w, l1_ratio=1.0):
+    """Objective and relative duality gap of coefficients w (intercept at its optimum); the elastic
+    net's (l1_ratio < 1) gap is not computed (nan): the yardstick is the objective."""
     n = x.shape[0]
     xw = x @ w
     b = float(np.mean(y - xw))
     r = y - xw - b
-    primal = r @ r / (2 * n) + lam * np.abs(w).sum()
+    primal = r @ r / (2 * n) + lam * (l1_ratio * np.abs(w).sum() + (1 - l1_ratio) / 2 * (w @ w))
     yc = y - y.mean()
     p0 = yc @ yc / (2 * n)
+    if l1_ratio < 1:
+        return primal, float("nan"), p0
     scale = max(1.0, float(np.abs(x.T @ r).max()) / (n * lam)) if w.size else 1.0
     nu = r / scale
     dual = (yc @ yc - (yc - nu) @ (yc - nu)) / (2 * n)
@@ -84,30 +91,52 @@ def fit_logistic(solver, x, y, lam, tol):
     return seconds, np.asarray(model.coef_, dtype=float).ravel()
 
 
-def fit(solver, x, y, lam, tol):
-    """Fits and returns (seconds, coefficients)."""
+def fit(solver, x, y, lambdas, tol, l1_ratio=1.0):
+    """Fits each lambda in turn, each from the last (one lambda, or a path); returns (seconds, the
+    last lambda's coefficients). glmnet fits its path natively, the others warm-started."""
+    lam = lambdas[0]
+    # The Lasso's own class where l1_ratio is 1 (each peer's Lasso, as a user would call it).
+    enet = {"l1_ratio": l1_ratio} if l1_ratio < 1 else {}
     if solver == "sklearn":
-        from sklearn.linear_model import Lasso
-        model = Lasso(alpha=lam, tol=tol, max_iter=10**7, selection="cyclic")
+        from sklearn.linear_model import ElasticNet, Lasso
+        model = (ElasticNet if enet else Lasso)(alpha=lam, tol=tol, max_iter=10**7, selection="cyclic",
+                                                warm_start=True, **enet)
     elif solver == "celer":
-        from celer import Lasso
-        model = Lasso(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6)
+        from celer import ElasticNet, Lasso
+        model = (ElasticNet if enet else Lasso)(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6,
+                                                warm_start=True, **enet)
     elif solver == "skglm":
-        from skglm import Lasso
-        model = Lasso(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6, fit_intercept=True)
+        from skglm import ElasticNet, Lasso
+        kind = ElasticNet if enet else Lasso
+        model = kind(alpha=lam, tol=tol, max_iter=1000, max_epochs=10**6, fit_intercept=True, warm_start=True,
+                     **enet)
+        kind(alpha=lam, tol=tol, fit_intercept=True, **enet).fit(x[:, :5], y)  # numba warm-up, not timed
     elif solver == "glmnet":
         from glmnet import ElasticNet
-        model = ElasticNet(alpha=1.0, lambda_path=np.array([lam]), tol=tol, standardize=False,
+        model = ElasticNet(alpha=l1_ratio, lambda_path=np.array(lambdas), tol=tol, standardize=False,
                            fit_intercept=True, n_splits=0, max_iter=10**7)
+        start = time.perf_counter()
+        model.fit(x, y)
+        seconds = time.perf_counter() - start
+        return seconds, np.asarray(model.coef_path_[:, -1], dtype=float).ravel()
     else:
         raise SystemExit(f"lasso_peers.py: unknown solver {solver}")
-    if solver == "skglm":  # its first fit compiles its numba kernels: warm them up (not timed)
-        type(model)(alpha=lam, tol=1e-2, fit_intercept=True).fit(x[:, :5], y)
     start = time.perf_counter()
-    model.fit(x, y)
+    for lam in lambdas:
+        model.set_params(alpha=lam)
+        model.fit(x, y)
     seconds = time.perf_counter() - start
-    w = np.asarray(model.coef_path_[:, 0] if solver == "glmnet" else model.coef_, dtype=float).ravel()
-    return seconds, w
+    return seconds, np.asarray(model.coef_, dtype=float).ravel()
+
+
+def lambdas_of(x, y, lam, l1_ratio, path):
+    """[lam], or path = (N, MIN_RATIO): N lambdas from lambda_max down, log-spaced, as parasol's."""
+    if path is None:
+        return [lam]
+    count, ratio = path
+    n = x.shape[0]
+    top = float(np.abs(x.T @ (y - y.mean())).max()) / (n * l1_ratio)
+    return [top * ratio ** (k / (count - 1)) for k in range(count)]
 
 
 def read_model(path, p):
@@ -123,26 +152,42 @@ def read_model(path, p):
     return w
 
 
+def options(argv):
+    """--logistic, --l1-ratio R and --path N MIN_RATIO taken out of argv."""
+    args, logistic, l1_ratio, path = [], False, 1.0, None
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--logistic":
+            logistic = True
+        elif argv[i] == "--l1-ratio":
+            l1_ratio, i = float(argv[i + 1]), i + 1
+        elif argv[i] == "--path":
+            path, i = (int(argv[i + 1]), float(argv[i + 2])), i + 2
+        else:
+            args.append(argv[i])
+        i += 1
+    return args, logistic, l1_ratio, path
+
+
 def main():
     warnings.simplefilter("ignore")
-    logistic = "--logistic" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--logistic"]
+    args, logistic, l1_ratio, path = options(sys.argv[1:])
     mode = args[0]
-    if mode == "fit":
-        solver, path, lam, tol = args[1], args[2], float(args[3]), float(args[4])
-        x, y = load(path)
-        if logistic:
-            y = np.where(y > y.min(), 1.0, -1.0)
-        seconds, w = (fit_logistic if logistic else fit)(solver, x, y, lam, tol)
-    elif mode == "gap":
-        path, lam, model = args[1], float(args[2]), args[3]
-        x, y = load(path)
-        if logistic:
-            y = np.where(y > y.min(), 1.0, -1.0)
-        seconds, w = float("nan"), read_model(model, x.shape[1])
-    else:
+    if mode not in ("fit", "gap"):
         raise SystemExit(__doc__)
-    objective, gap, p0 = (logistic_quality if logistic else quality)(x, y, lam, w)
+    data, lam = (args[2], float(args[3])) if mode == "fit" else (args[1], float(args[2]))
+    x, y = load(data)
+    if logistic:
+        y = np.where(y > y.min(), 1.0, -1.0)
+    lambdas = lambdas_of(x, y, lam, l1_ratio, path)
+    if mode == "fit" and logistic:
+        seconds, w = fit_logistic(args[1], x, y, lam, float(args[4]))
+    elif mode == "fit":
+        seconds, w = fit(args[1], x, y, lambdas, float(args[4]), l1_ratio)
+    else:
+        seconds, w = float("nan"), read_model(args[3], x.shape[1])
+    lam = lambdas[-1]
+    objective, gap, p0 = logistic_quality(x, y, lam, w) if logistic else quality(x, y, lam, w, l1_ratio)
     print(f"{seconds:.6f},{objective:.17g},{gap:.6g},{np.count_nonzero(w)},{p0:.17g}", flush=True)
 
 
