@@ -19,18 +19,42 @@ constexpr uint64_t kSweepsPerCheck = 10;
 // as costly as updating every coordinate once. At 0.1 (the updates between checks were a tenth
 // of the coordinates) checks were 30% of riboflavin's solver time (4,088 columns, 17 nonzero).
 constexpr double kCheckWork = 0.5;
+// But at most this many sweeps of the working set: each lambda of a warm-started path settles in a
+// few, and half a check's work was 2,045 updates a lambda on riboflavin (a path of 50: 104,295
+// updates in all, 33,870 with this bound).
+constexpr uint64_t kMostSweeps = 30;
+
+// When the next check is due (with check_every 0): after updates that pay for it (kSweepsPerCheck
+// sweeps of the working set, reading kCheckWork checks' entries) or kMostSweeps sweeps.
+class CheckSpacing {
+ public:
+  CheckSpacing(const PathProgram& program, const PathOptions& o)
+      : program_(program),
+        o_(o),
+        check_work_(static_cast<uint64_t>(kCheckWork * static_cast<double>(program.CheckCost()))) {}
+
+  void Reset() { updates_ = work_ = 0; }
+  void Add(std::span<const uint32_t> block) {
+    for (uint32_t j : block) work_ += program_.UpdateCost(j);
+    updates_ += block.size();
+  }
+  bool Due(uint64_t rounds, size_t working) const {
+    if (o_.check_every > 0) return rounds >= o_.check_every;
+    return updates_ >= kSweepsPerCheck * working &&
+           (work_ >= check_work_ || updates_ >= kMostSweeps * working);
+  }
+
+ private:
+  const PathProgram& program_;
+  const PathOptions& o_;
+  const uint64_t check_work_;
+  uint64_t updates_ = 0, work_ = 0;
+};
 
 // Runs rounds at one lambda until the gap is small enough, the round limit, or divergence.
 LinearFit FitOne(PathProgram& program, modelpar::RoundEngine& engine, double lambda, const PathOptions& o,
                  Clock::time_point start) {
-  // Between checks (each a pass over the data): o.check_every rounds, or enough updates to pay
-  // for the pass and to sweep the working set several times.
-  const auto check_work = static_cast<uint64_t>(kCheckWork * static_cast<double>(program.CheckCost()));
-  uint64_t work = 0;  // entries the updates since the last check read
-  auto due = [&](uint64_t rounds, uint64_t updates) {
-    if (o.check_every > 0) return rounds >= o.check_every;
-    return updates >= kSweepsPerCheck * engine.scheduler().working_set_size() && work >= check_work;
-  };
+  CheckSpacing spacing(program, o);
   const uint64_t first_round = engine.rounds();
   FitStatus status = FitStatus::kRoundLimit;
   FitCheck check;
@@ -53,12 +77,11 @@ LinearFit FitOne(PathProgram& program, modelpar::RoundEngine& engine, double lam
     }
     return status != FitStatus::kRoundLimit;
   };
-  for (uint64_t since_round = engine.rounds(), since_update = engine.updates();;) {
-    if (now || due(engine.rounds() - since_round, engine.updates() - since_update)) {
+  for (uint64_t since_round = engine.rounds();;) {
+    if (now || spacing.Due(engine.rounds() - since_round, engine.scheduler().working_set_size())) {
       now = false;
       since_round = engine.rounds();
-      since_update = engine.updates();
-      work = 0;
+      spacing.Reset();
       if (measure()) break;
     }
     if (engine.rounds() - first_round >= o.max_rounds) {
@@ -69,7 +92,7 @@ LinearFit FitOne(PathProgram& program, modelpar::RoundEngine& engine, double lam
     }
     std::span<const uint32_t> block = engine.Round();
     now = block.empty() || !program.finite();
-    for (uint32_t j : block) work += program.UpdateCost(j);
+    spacing.Add(block);
     if (o.on_round) {
       features.clear();
       for (uint32_t j : block) {

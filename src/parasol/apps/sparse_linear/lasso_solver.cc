@@ -53,6 +53,8 @@ class LassoProgram final : public PathProgram {
   void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) override;
 
  private:
+  // The residuals' sums (collective), or the last check's while no update has come since.
+  const std::vector<double>& ResidualSums(modelpar::RoundEngine& engine);
   double NewWeight(uint32_t j, double xr) const {  // xr: x_j . r of the centred problem
     const double denom = q_[j] + l2_;
     return denom > 0 ? SoftThreshold(xr / n_ + q_[j] * w_[j], l1_) / denom : 0.0;
@@ -65,6 +67,10 @@ class LassoProgram final : public PathProgram {
   std::vector<double> w_;
   double offset_ = 0;  // added to every stored residual
   bool finite_ = true;
+  // The residuals' sums of the last check (X'r, r.r, sum r, r.yc), while no update has come since:
+  // a path's next lambda starts from the residuals the last one ended with.
+  std::vector<double> sums_;
+  bool sums_current_ = false;
   double l1_ = 0, l2_ = 0;
   std::vector<Shard> shards_;
   std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
@@ -130,6 +136,7 @@ void LassoProgram::Aggregate(std::span<const uint32_t> block, std::span<const do
     finite_ = finite_ && std::isfinite(updated);
   }
   for (size_t k = 0; k < block.size(); ++k) offset_ += deltas[k] * mean_[block[k]];
+  sums_current_ = false;
 }
 
 void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) {
@@ -139,7 +146,8 @@ void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::s
   }
 }
 
-FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
+const std::vector<double>& LassoProgram::ResidualSums(modelpar::RoundEngine& engine) {
+  if (sums_current_) return sums_;
   const size_t p = ids_.size();
   std::vector<std::vector<double>> parts(shards_.size());
   engine.ForEachWorker([&](size_t k) {
@@ -150,20 +158,37 @@ FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
     for (size_t i = 0; i < s.r.size(); ++i)
       out[p] += s.r[i] * s.r[i], out[p + 1] += s.r[i], out[p + 2] += s.r[i] * s.yc[i];
   });
-  std::vector<double> sums(p + 3, 0.0);
+  std::vector<double>& sums = sums_;
+  sums.assign(p + 3, 0.0);
   for (const auto& part : parts) {
     for (size_t i = 0; i < sums.size(); ++i) sums[i] += part[i];
   }
   engine.SumOverRanks(sums);
+  // The shared offset c goes into the sums and the stored residuals, so that it never grows large
+  // beside them: x_j.(r + c), (r + c).(r + c), sum (r + c), (r + c).yc.
   const double c = offset_;
-  const double rr = sums[p] + 2 * c * sums[p + 1] + n_ * c * c;
-  const double ry = sums[p + 2] + c * sum_yc_;
+  for (size_t j = 0; j < p; ++j) sums[j] += c * col_sum_[j];
+  sums[p] += 2 * c * sums[p + 1] + n_ * c * c;
+  sums[p + 1] += n_ * c;
+  sums[p + 2] += c * sum_yc_;
+  for (Shard& s : shards_) {
+    for (double& r : s.r) r += c;
+  }
+  offset_ = 0;
+  sums_current_ = true;
+  return sums_;
+}
+
+FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
+  const size_t p = ids_.size();
+  const std::vector<double>& sums = ResidualSums(engine);
+  const double rr = sums[p], ry = sums[p + 2];
   double dual_norm = 0, l1_norm = 0, l2_norm = 0;
   uint64_t nonzeros = 0;
   std::vector<uint32_t> working;  // nonzero weights and the coordinates that would move now
   std::vector<double> moves;
   for (size_t j = 0; j < p; ++j) {
-    const double xr = sums[j] + c * col_sum_[j];
+    const double xr = sums[j];
     dual_norm = std::max(dual_norm, std::abs(xr / n_ - l2_ * w_[j]));
     l1_norm += std::abs(w_[j]);
     l2_norm += w_[j] * w_[j];
@@ -179,11 +204,6 @@ FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
   check.gap = check.objective - dual;
   check.relative_gap = null_objective_ > 0 ? check.gap / null_objective_ : check.gap;
   check.nonzeros = nonzeros;
-  // The offset goes into the stored residuals, so that it never grows large beside them.
-  for (Shard& s : shards_) {
-    for (double& r : s.r) r += c;
-  }
-  offset_ = 0;
   return check;
 }
 
