@@ -49,9 +49,9 @@ struct PathOptions {
   bool intercept = true;
   double tolerance = 1e-6;        // on the relative duality gap
   uint64_t max_rounds = 1000000;  // per lambda
-  // Rounds between duality-gap checks (each a pass over the data); 0: as many updates as ten
-  // sweeps of the working set, and updates that read at least kCheckWork times the entries a
-  // check reads.
+  // Rounds between duality-gap checks (each a pass over the data); 0: at least ten sweeps of the
+  // working set, and then updates that read half the entries a check reads, or thirty sweeps
+  // (fit_path.cc's CheckSpacing).
   uint64_t check_every = 0;
   modelpar::EngineOptions engine;
   std::function<void(const FitCheck&)> on_check;
