@@ -23,6 +23,9 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 def main():
     x, y = load_svmlight_file(sys.argv[1])
+    # scikit-learn 1.9's liblinear refuses the 64-bit indices its own reader now gives a9a.
+    x.indices = x.indices.astype(np.int32)
+    x.indptr = x.indptr.astype(np.int32)
     lam = float(sys.argv[2])
     n = x.shape[0]
     y = np.where(y == y.min(), -1.0, 1.0)
