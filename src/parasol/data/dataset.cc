@@ -36,10 +36,18 @@ uint64_t Fingerprint(const Dataset& d) {
   return Fnv1a64(d.labels.data(), d.labels.size() * sizeof(double), h);
 }
 
+namespace {
+
+// A table indexed by feature id is sized by what was read while the ids are not much sparser than
+// the entries; past that (a file may name feature 2,000,000,000 once) the ids are searched.
+bool IdTableFits(uint64_t top_id, const Dataset& d) { return top_id <= 4 * d.indices.size() + 1024; }
+
+}  // namespace
+
 std::vector<uint32_t> UsedFeatures(const Dataset& d) {
   if (d.indices.empty()) return {};
   const uint32_t top = *std::max_element(d.indices.begin(), d.indices.end());
-  if (top > 4 * d.indices.size() + 1024) {  // ids much sparser than the entries: sort them
+  if (!IdTableFits(top, d)) {  // ids much sparser than the entries: sort them
     std::vector<uint32_t> ids(d.indices);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -60,7 +68,7 @@ double MaxAbsTransposeProduct(const Dataset& d, std::span<const double> u) {
   // One sum per feature: indexed by id when the ids are not much sparser than the entries (the
   // size is then bounded by what was read), else by the id's place among the used features.
   const uint32_t top = *std::max_element(d.indices.begin(), d.indices.end());
-  const bool by_id = top <= 4 * d.indices.size() + 1024;
+  const bool by_id = IdTableFits(top, d);
   const std::vector<uint32_t> ids = by_id ? std::vector<uint32_t>{} : UsedFeatures(d);
   std::vector<double> sums(by_id ? size_t{top} + 1 : ids.size(), 0.0);
   for (size_t r = 0; r < d.rows(); ++r) {
@@ -122,7 +130,7 @@ ColumnMatrix ToColumns(const Dataset& d, size_t row_begin, size_t row_end, std::
   // Feature id -> column: a table when the ids are not much sparser than the entries (its size is
   // then bounded by what was read), a binary search otherwise.
   std::vector<uint32_t> table;
-  if (!m.ids.empty() && m.ids.back() <= 4 * d.indices.size() + 1024) {
+  if (!m.ids.empty() && IdTableFits(m.ids.back(), d)) {
     table.assign(size_t{m.ids.back()} + 1, 0);
     for (size_t c = 0; c < m.ids.size(); ++c) table[m.ids[c]] = static_cast<uint32_t>(c);
   }
