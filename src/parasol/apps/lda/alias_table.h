@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "parasol/apps/lda/rng.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 

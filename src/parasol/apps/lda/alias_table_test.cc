@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "parasol/apps/lda/rng.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 namespace {

@@ -14,8 +14,8 @@
 #include "parasol/apps/lda/alias_table.h"
 #include "parasol/apps/lda/corpus.h"
 #include "parasol/apps/lda/lda_params.h"
-#include "parasol/apps/lda/rng.h"
 #include "parasol/apps/lda/word_topic.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 

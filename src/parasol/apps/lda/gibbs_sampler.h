@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "parasol/apps/lda/lda_params.h"
-#include "parasol/apps/lda/rng.h"
 #include "parasol/apps/lda/token_layout.h"
 #include "parasol/apps/lda/word_topic.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 

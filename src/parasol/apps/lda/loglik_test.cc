@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "parasol/apps/lda/corpus.h"
-#include "parasol/apps/lda/rng.h"
 #include "parasol/apps/lda/token_layout.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 namespace {

@@ -30,8 +30,8 @@
 
 #include "parasol/apps/lda/alias_table.h"
 #include "parasol/apps/lda/lda_params.h"
-#include "parasol/apps/lda/rng.h"
 #include "parasol/apps/lda/token_layout.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 

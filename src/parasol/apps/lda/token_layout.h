@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "parasol/apps/lda/corpus.h"
-#include "parasol/apps/lda/rng.h"
+#include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
 
