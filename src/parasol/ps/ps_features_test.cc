@@ -346,6 +346,58 @@ TEST(Ps, AsyncGetReturnsTheSameValuesAsGet) {
   comm::testing::ExpectNoErrors(errors);
 }
 
+// Update(row) reads what Get reads and adds what IncRow adds: this worker sees its own additions
+// at once, the other rank after the clock; under VAP an Add past the threshold is sent within the
+// clock, as IncRow's is. Only dense rows, and only the table's width.
+TEST(Ps, UpdateReadsAsGetAndAddsAsIncRow) {
+  comm::InProcessWorld world(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
+    ps.CreateTable({.id = 7, .dtype = DType::kFloat32, .width = 3, .num_rows = 20, .staleness = 0});
+    ps.CreateTable({.id = 8,
+                    .dtype = DType::kFloat64,
+                    .width = 2,
+                    .num_rows = 5,
+                    .consistency = Consistency::kVap,
+                    .staleness = 5,
+                    .vap_threshold = 2.5});
+    ps.CreateTable({.id = 9, .kind = RowKind::kSparse, .dtype = DType::kFloat32, .width = 10, .num_rows = 5});
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<float>(7);
+    const float r = static_cast<float>(ctx.rank() + 1);
+    t.IncRow(4, std::vector<float>{r, 2 * r, 3 * r});
+    std::vector<float> got(3), seen(3);
+    RowUpdate<float> u = t.Update(4);
+    u.CopyTo(got);
+    EXPECT_EQ(got, (std::vector<float>{r, 2 * r, 3 * r}));  // its own IncRow, not yet the other's
+    u.Add(std::vector<float>{10, 0, -1});
+    t.Get(4).CopyTo(seen);
+    EXPECT_EQ(seen, (std::vector<float>{r + 10, 2 * r, 3 * r - 1}));
+    w->Clock();
+    t.Update(4).CopyTo(got);
+    EXPECT_EQ(got, (std::vector<float>{23, 6, 7}));  // both ranks': 1 + 2 + 2 x 10, 2 + 4, 3 + 6 - 2
+    EXPECT_THROW(t.Update(20), InvalidArgumentError);
+    std::vector<float> wide(4);
+    EXPECT_THROW(t.Update(4).CopyTo(wide), InvalidArgumentError);
+    EXPECT_THROW(w->GetTable<float>(9).Update(1), InvalidArgumentError);
+    auto vap = w->GetTable<double>(8);
+    if (ctx.rank() == 0) {
+      const uint64_t before = ps.stats().update_batches;
+      vap.Update(2).Add(std::vector<double>{1, 1});  // 2 <= 2.5: kept
+      EXPECT_EQ(ps.stats().update_batches, before);
+      vap.Update(2).Add(std::vector<double>{1, 0});  // 3 > 2.5: sent now
+      EXPECT_EQ(ps.stats().update_batches, before + 1);
+    }
+    w->GlobalBarrier();
+    std::vector<double> v(2);
+    vap.Get(2).CopyTo(v);
+    EXPECT_EQ(v, (std::vector<double>{2, 1}));
+    w->GlobalBarrier();
+    ps.Shutdown();
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 // Hash partitioning spreads any id pattern evenly, different tables' hot low ids included;
 // range partitioning gives contiguous blocks.
 TEST(Partitioning, HashIsBalancedAndRangeIsContiguous) {

@@ -162,6 +162,57 @@ class RowView {
   const V* own_dense_;
 };
 
+// Adds deltas to `own`, the worker's update of dense `row`, in one pass the compiler vectorises;
+// under VAP, accounts for their magnitude (which may send the update).
+template <typename V>
+void AddDense(Worker& w, Worker::TableState& t, uint64_t row, V* own, std::span<const V> deltas) {
+  const V* d = deltas.data();
+  const size_t n = deltas.size();
+  for (size_t c = 0; c < n; ++c) own[c] += d[c];
+  if (t.config.consistency == Consistency::kVap) {
+    double magnitude = 0;
+    for (size_t c = 0; c < n; ++c) magnitude += std::fabs(static_cast<double>(d[c]));
+    w.AddUnsent(t, row, magnitude);
+  }
+}
+
+// A read-modify-write of one dense row by its worker (Table::Update): the row as Get returns it,
+// and this worker's update of it, found once for both. Valid until the worker's next call on the
+// table, Clock, Flush or GlobalBarrier; Add comes last (under VAP it may send the update).
+template <typename V>
+class RowUpdate {
+ public:
+  RowUpdate(Worker* w, Worker::TableState* t, uint64_t row, const Row* cached, Row* own)
+      : w_(w), t_(t), row_(row), cached_(cached->DenseData<V>()), own_(own->MutableDenseData<V>()) {}
+
+  // The row's values (the cache's plus this worker's unsent updates) into out (the table's width).
+  void CopyTo(std::span<V> out) const {
+    CheckWidth("CopyTo", out.size());
+    V* o = out.data();
+    const size_t n = out.size();
+    for (size_t c = 0; c < n; ++c) o[c] = cached_[c] + own_[c];
+  }
+  // As IncRow: adds deltas[c] to column c of this worker's update.
+  void Add(std::span<const V> deltas) {
+    CheckWidth("Add", deltas.size());
+    AddDense(*w_, *t_, row_, own_, deltas);
+  }
+
+ private:
+  void CheckWidth(const char* what, size_t n) const {
+    if (n != t_->config.width) {
+      throw InvalidArgumentError(
+          fmt::format("{}: {} needs {} columns, got {}", what, t_->config.Describe(), t_->config.width, n));
+    }
+  }
+
+  Worker* w_;
+  Worker::TableState* t_;
+  uint64_t row_;
+  const V* cached_;
+  V* own_;
+};
+
 // An asynchronous Get: the request leaves when the future is made.
 template <typename V>
 class RowFuture {
@@ -220,6 +271,18 @@ class Table {
     w_->PrefetchRows(*t_, rows, next >= t_->staleness ? next - t_->staleness : 0);
   }
 
+  // Dense rows: Get and IncRow of one row with one lookup of the cache and of the updates (a
+  // pass that reads and changes each row it visits, as SGD does).
+  RowUpdate<V> Update(uint64_t row) {
+    if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
+    if (t_->config.kind != RowKind::kDense)
+      throw InvalidArgumentError(fmt::format("Update: {} is not dense", t_->config.Describe()));
+    const uint64_t need = w_->Need(*t_);
+    const Worker::LocalRow* l = t_->snapshots.Find(row);
+    const Row* cached = l && l->row && l->stamp >= need ? l->row.get() : &w_->Fetch(*t_, row, need);
+    return RowUpdate<V>(w_, t_, row, cached, &w_->UpdateRow(*t_, row));
+  }
+
   RowFuture<V> GetAsync(uint64_t row) {
     if (row >= t_->config.num_rows) w_->BadRow(*t_, row);
     return RowFuture<V>(w_, t_, row, w_->Need(*t_));
@@ -254,15 +317,7 @@ class Table {
       throw InvalidArgumentError(fmt::format("IncRow: {} needs {} deltas for a dense row, got {}",
                                              t_->config.Describe(), t_->config.width, deltas.size()));
     }
-    V* u = w_->UpdateRow(*t_, row).MutableDenseData<V>();
-    const V* d = deltas.data();
-    const size_t n = deltas.size();
-    for (size_t c = 0; c < n; ++c) u[c] += d[c];
-    if (t_->config.consistency == Consistency::kVap) {
-      double magnitude = 0;
-      for (size_t c = 0; c < n; ++c) magnitude += std::fabs(static_cast<double>(d[c]));
-      w_->AddUnsent(*t_, row, magnitude);
-    }
+    AddDense(*w_, *t_, row, w_->UpdateRow(*t_, row).MutableDenseData<V>(), deltas);
   }
 
  private:
