@@ -44,6 +44,10 @@ class MfCommand : public Command {
                      "How workers read item rows: two-sided (ask the shard's thread) or one-sided (get them "
                      "from the shard's memory; bsp or ssp)")
         ->capture_default_str();
+    app_->add_option("--eval-every", flags_.options.eval_every,
+                     "SGD: the objective every N clocks (0: at the start and the end only)")
+        ->check(Between(0, 1e9))
+        ->capture_default_str();
     app_->add_option("--test", test_, "Held-out ratings (the --data format): the test RMSE after training");
     app_->add_option("--model", model_, "Write the trained factors here (read by mf-predict)");
     AddRunOptions(app_, &flags_.run,
@@ -58,8 +62,8 @@ class MfCommand : public Command {
     if (algorithm_ != "sgd" && algorithm_ != "ccd")
       throw InvalidArgumentError(fmt::format("--algorithm {}: expected sgd or ccd", algorithm_));
     if (algorithm_ == "ccd") {
-      for (const char* name :
-           {"--consistency", "--checkpoint", "--checkpoint-every", "--resume", "--lr", "--straggler"}) {
+      for (const char* name : {"--consistency", "--checkpoint", "--checkpoint-every", "--resume", "--lr",
+                               "--straggler", "--step", "--eval-every"}) {
         if (app_->count(name) > 0)
           throw InvalidArgumentError(fmt::format("{} is an option of --algorithm sgd, not ccd", name));
       }
@@ -98,9 +102,10 @@ class MfCommand : public Command {
     if (algorithm_ == "ccd") return RunCcd(ctx, source, csv.get());
     auto& o = flags_.options;
     if (ctx.rank() == 0) {
-      std::cout << fmt::format("# parasol mf: {}\n# rank {}, lr {}, lambda {}, {} x {}, {}{}\n", source.note,
-                               o.rank, o.learning_rate, o.lambda, Count(ctx.size(), "process"),
-                               Count(o.workers_per_process, "worker"),
+      std::cout << fmt::format("# parasol mf: {}\n# rank {}, {} lr {}, lambda {}, {} x {}, {}{}\n",
+                               source.note, o.rank,
+                               o.step == apps::mf::MfStep::kAdaptive ? "adaptive" : "sgd", o.learning_rate,
+                               o.lambda, Count(ctx.size(), "process"), Count(o.workers_per_process, "worker"),
                                spec.ToString() + (o.one_sided_reads ? ", item rows read one-sided" : ""),
                                o.resume_dir.empty() ? "" : ", resumed from " + o.resume_dir)
                 << fmt::format("{:>6} {:>10} {:>12}\n", "clock", "seconds", "objective");

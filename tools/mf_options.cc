@@ -34,8 +34,13 @@ void MfFlags::Register(CLI::App* app) {
   app->add_option("--workers", workers, "Worker threads per process (default: 4 workers over all processes)")
       ->check(Between(1, 256));
   app->add_option("--rank", options.rank, "Factor rank")->check(Between(1, 4096))->capture_default_str();
-  app->add_option("--lr", options.learning_rate, "SGD learning rate")
+  app->add_option("--lr", options.learning_rate, "SGD learning rate (adaptive: the step at G = 1)")
       ->check(Positive())
+      ->capture_default_str();
+  app->add_option("--step", step,
+                  "sgd (a fixed --lr) or adaptive (LIBMF's: --lr / sqrt(G), G a row's summed mean squared "
+                  "gradients from 1)")
+      ->check(CLI::IsMember({"sgd", "adaptive"}))
       ->capture_default_str();
   app->add_option("--lambda", options.lambda, "L2 regularisation")
       ->check(NonNegative())
@@ -56,6 +61,7 @@ void MfFlags::Resolve(int processes) {
   options.checkpoint_dir = run.checkpoint_dir;
   options.checkpoint_every = run.checkpoint_every;
   options.resume_dir = run.resume_dir;
+  options.step = step == "adaptive" ? apps::mf::MfStep::kAdaptive : apps::mf::MfStep::kSgd;
   if (straggler.empty()) return;
   size_t colon = straggler.find(':');
   if (colon == std::string::npos)

@@ -25,8 +25,9 @@ RatingsSource LoadRatings(const std::string& data, uint64_t seed);
 struct MfFlags {
   std::string data;
   std::string straggler;  // "WORKER:FACTOR"
-  int workers = 0;        // per process; 0: 4 workers over the processes
-  RunOptions run;         // --seed and --timeout-ms here; a command adds the others it has
+  std::string step = "sgd";
+  int workers = 0;  // per process; 0: 4 workers over the processes
+  RunOptions run;   // --seed and --timeout-ms here; a command adds the others it has
   apps::mf::MfOptions options;
   void Register(CLI::App* app);
   // Fills options (workers per process, the straggler, the run options) from the flags, for

@@ -19,6 +19,7 @@
 #include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 #include "parasol/core/mutex.h"
+#include "parasol/core/rng.h"
 #include "parasol/core/task_group.h"
 #include "parasol/core/thread_pool.h"
 #include "parasol/ps/parameter_server.h"
@@ -58,7 +59,26 @@ struct Shared {
   double wait_seconds PARASOL_GUARDED_BY(mu) = 0;
   uint64_t first_clock PARASOL_GUARDED_BY(mu) = 0;
   double watched = 0;  // the time of the watch's last read of the shards (rank 0; the watch's own)
+
+  // Whether on_clock hears of `clock` (besides the first): the last and every eval_every-th.
+  bool Due(uint64_t c) const { return c == o.clocks || (o.eval_every > 0 && c % o.eval_every == 0); }
 };
+
+// Columns of a factor row: the factors, then with the adaptive step the row's G.
+uint32_t Width(const MfOptions& o) { return o.rank + (o.step == MfStep::kAdaptive ? 1 : 0); }
+
+// Sums in four lanes, so that the compiler vectorises them (one sum in order cannot be): a
+// dot product with f(a, b) = a b, a sum of squares of a function of both.
+template <typename F>
+float LaneSum(const float* a, const float* b, size_t n, F f) {
+  float s[4] = {0, 0, 0, 0};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    for (size_t l = 0; l < 4; ++l) s[l] += f(a[i + l], b[i + l]);
+  }
+  for (; i < n; ++i) s[0] += f(a[i], b[i]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
 
 // One worker thread's training loop.
 class MfWorker {
@@ -72,13 +92,27 @@ class MfWorker {
         users_(worker_->GetTable<float>(kUsers)),
         progress_(worker_->GetTable<double>(kProgress)),
         mine_(s.split[static_cast<size_t>(me_)]),
-        u_(o_.rank),
-        v_(o_.rank),
-        du_(o_.rank),
-        dv_(o_.rank) {
+        width_(Width(o_)),
+        v_(width_),
+        dv_(width_),
+        du_(width_) {
     for (uint32_t k : mine_) my_users_.push_back(s_.data.ratings[k].user);
     std::sort(my_users_.begin(), my_users_.end());
     my_users_.erase(std::unique(my_users_.begin(), my_users_.end()), my_users_.end());
+    for (uint32_t k : mine_) my_items_.push_back(s_.data.ratings[k].item);
+    for (uint64_t j = static_cast<uint64_t>(me_); j < s_.data.num_items;
+         j += static_cast<uint64_t>(s_.workers))
+      owned_items_.push_back(j);
+    std::sort(my_items_.begin(), my_items_.end());
+    my_items_.erase(std::unique(my_items_.begin(), my_items_.end()), my_items_.end());
+    auto slot = [](const std::vector<uint64_t>& ids, uint64_t id) {
+      return static_cast<uint32_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+    };
+    for (uint32_t k : mine_) {
+      const Rating& r = s_.data.ratings[k];
+      local_.push_back({slot(my_users_, r.user), r.item, slot(my_items_, r.item), r.value});
+    }
+    user_rows_.resize(my_users_.size() * width_);
   }
 
   void Run() {
@@ -98,12 +132,13 @@ class MfWorker {
       }
     }
     WarmUp();
+    LoadUsers();
     Report(clock, Evaluate());
     for (uint64_t c = clock; c < o_.clocks; ++c) {
       double cpu = ThreadCpuSeconds();
       Sweep(c);
       // Only one worker's own view is the model's state; with several, rank 0's watch reads it.
-      double part = s_.workers == 1 ? Evaluate() : 0.0;
+      double part = s_.workers == 1 && o_.on_clock && s_.Due(c + 1) ? Evaluate() : 0.0;
       if (me_ == o_.straggler) {
         double work = ThreadCpuSeconds() - cpu;
         s_.clock.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -128,18 +163,17 @@ class MfWorker {
  private:
   // Users of this worker's ratings and items j with j % workers == me get their first values.
   void Initialise() {
-    std::vector<float> row(o_.rank);
+    std::vector<float> row(Width(o_), 1.0f);  // the adaptive step's G starts at 1
     auto fill = [&](uint64_t id, uint64_t salt) {
-      std::mt19937_64 rng(o_.seed * 0x9e3779b97f4a7c15ull + salt * 1000003 + id);
-      std::uniform_real_distribution<float> uniform(-o_.init_scale, o_.init_scale);
-      for (float& x : row) x = uniform(rng);
+      Rng rng(o_.seed, salt, id, 0);
+      for (uint32_t f = 0; f < o_.rank; ++f)
+        row[f] = static_cast<float>((2 * rng.Uniform() - 1) * o_.init_scale);
     };
-    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items;
-         j += static_cast<uint32_t>(s_.workers)) {
+    for (uint64_t j : owned_items_) {
       fill(j, 1);
       items_.IncRow(j, row);
     }
-    for (uint32_t u : my_users_) {
+    for (uint64_t u : my_users_) {
       fill(u, 2);
       users_.IncRow(u, row);
     }
@@ -147,64 +181,112 @@ class MfWorker {
 
   // Asks for every row this worker will read, in one message per shard.
   void WarmUp() {
-    std::vector<uint64_t> items;
-    for (uint32_t k : mine_) items.push_back(s_.data.ratings[k].item);
-    std::sort(items.begin(), items.end());
-    items.erase(std::unique(items.begin(), items.end()), items.end());
-    items_.Prefetch(items);
-    users_.Prefetch(std::vector<uint64_t>(my_users_.begin(), my_users_.end()));
+    items_.Prefetch(my_items_);
+    items_.Prefetch(owned_items_);  // the objective's norms: items without ratings here too
+    users_.Prefetch(my_users_);
+  }
+
+  // This worker's user rows as the table holds them: from here on it changes them in place, and
+  // no one else writes them.
+  void LoadUsers() {
+    for (size_t i = 0; i < my_users_.size(); ++i)
+      users_.Get(my_users_[i]).CopyTo(std::span<float>(user_rows_.data() + i * width_, width_));
+    users_at_clock_ = user_rows_;
+  }
+
+  // The clock's changes of this worker's user rows leave for the table (with the next Clock).
+  // The table adds them to what it holds, the rows at the clock's start; the rows here take the
+  // sum it will make, so that the two stay equal to the bit (a run resumed from a checkpoint
+  // goes on from exactly where it stopped).
+  void StoreUsers() {
+    for (size_t i = 0; i < my_users_.size(); ++i) {
+      float* now = user_rows_.data() + i * width_;
+      float* then = users_at_clock_.data() + i * width_;
+      for (size_t f = 0; f < width_; ++f) du_[f] = now[f] - then[f];
+      users_.IncRow(my_users_[i], du_);
+      for (size_t f = 0; f < width_; ++f) now[f] = then[f] = then[f] + du_[f];
+    }
   }
 
   // One SGD pass over this worker's ratings, in an order fixed by the seed and the clock.
   void Sweep(uint64_t clock) {
-    order_.assign(mine_.begin(), mine_.end());
-    std::mt19937_64 rng(o_.seed ^ (static_cast<uint64_t>(me_) << 40) ^ (clock * 0x9e3779b97f4a7c15ull));
-    std::shuffle(order_.begin(), order_.end(), rng);
+    // The ratings themselves are shuffled, not their indices: the pass then reads them in order (a
+    // rating read at a random place stalled the step that needs it: a fifth of the pass).
+    order_.assign(local_.begin(), local_.end());
+    Rng rng(o_.seed, static_cast<uint64_t>(me_), clock, 0);
+    Shuffle(std::span<LocalRating>(order_), rng);
+    if (o_.step == MfStep::kAdaptive) {
+      Steps<true>();
+    } else {
+      Steps<false>();
+    }
+    StoreUsers();
+  }
+
+  // One step per rating in order_: the user's row here in place, the item's through the table.
+  // The gradient of a rating's term (halved) for u is lambda u - e v, and for v lambda v - e u.
+  template <bool kAdaptive>
+  void Steps() {
     const float lr = o_.learning_rate, lambda = o_.lambda;
     const size_t rank = o_.rank;
-    float* u = u_.data();
+    const float inverse_rank = 1.0f / static_cast<float>(rank);
     float* v = v_.data();
-    float* du = du_.data();
     float* dv = dv_.data();
-    for (uint32_t k : order_) {
-      const Rating& r = s_.data.ratings[k];
-      users_.Get(r.user).CopyTo(u_);
-      items_.Get(r.item).CopyTo(v_);
-      float dot = 0;
-      for (size_t f = 0; f < rank; ++f) dot += u[f] * v[f];
-      float e = r.value - s_.mean - dot;
-      for (size_t f = 0; f < rank; ++f) {
-        du[f] = lr * (e * v[f] - lambda * u[f]);
-        dv[f] = lr * (e * u[f] - lambda * v[f]);
+    auto product = [](float a, float b) { return a * b; };
+    for (const LocalRating& r : order_) {
+      float* u = user_rows_.data() + static_cast<size_t>(r.user) * width_;
+      ps::RowUpdate<float> item = items_.Update(r.item);
+      item.CopyTo(v_);
+      const float e = r.value - s_.mean - LaneSum(u, v, rank, product);
+      if constexpr (kAdaptive) {
+        const float step_u = lr / std::sqrt(u[rank]), step_v = lr / std::sqrt(v[rank]);
+        const float squares_u = LaneSum(
+            u, v, rank, [&](float a, float b) { return (lambda * a - e * b) * (lambda * a - e * b); });
+        const float squares_v = LaneSum(
+            u, v, rank, [&](float a, float b) { return (lambda * b - e * a) * (lambda * b - e * a); });
+        for (size_t f = 0; f < rank; ++f) {
+          const float uf = u[f];
+          u[f] -= step_u * (lambda * uf - e * v[f]);
+          dv[f] = -step_v * (lambda * v[f] - e * uf);
+        }
+        u[rank] += squares_u * inverse_rank;
+        dv[rank] = squares_v * inverse_rank;
+      } else {
+        for (size_t f = 0; f < rank; ++f) {
+          const float uf = u[f];
+          u[f] += lr * (e * v[f] - lambda * uf);
+          dv[f] = lr * (e * uf - lambda * v[f]);
+        }
       }
-      users_.IncRow(r.user, du_);
-      items_.IncRow(r.item, dv_);
+      item.Add(dv_);
     }
   }
 
-  // This worker's part of the objective's sum, from the parameters it sees.
+  // This worker's part of the objective's sum, from the parameters it sees: each item row read
+  // once (a read per rating was half of the evaluation's time).
   double Evaluate() {
     double sum = 0;
     const size_t rank = o_.rank;
-    for (uint32_t k : mine_) {
-      const Rating& r = s_.data.ratings[k];
-      users_.Get(r.user).CopyTo(u_);
-      items_.Get(r.item).CopyTo(v_);
-      double dot = 0;
-      for (size_t f = 0; f < rank; ++f) dot += static_cast<double>(u_[f]) * v_[f];
-      double e = r.value - s_.mean - dot;
-      sum += e * e;
-    }
-    auto norm = [&](auto& table, uint64_t id) {
-      auto x = table.Get(id);
+    auto norm = [&](const float* x) {
       double n = 0;
       for (uint32_t f = 0; f < o_.rank; ++f) n += static_cast<double>(x[f]) * x[f];
       return n;
     };
-    for (uint32_t u : my_users_) sum += o_.lambda * norm(users_, u);
-    for (uint32_t j = static_cast<uint32_t>(me_); j < s_.data.num_items;
-         j += static_cast<uint32_t>(s_.workers)) {
-      sum += o_.lambda * norm(items_, j);
+    item_rows_.resize(my_items_.size() * width_);
+    for (size_t i = 0; i < my_items_.size(); ++i)
+      items_.Get(my_items_[i]).CopyTo(std::span<float>(item_rows_.data() + i * width_, width_));
+    for (const LocalRating& r : local_) {
+      const float* u = user_rows_.data() + static_cast<size_t>(r.user) * width_;
+      const float* v = item_rows_.data() + static_cast<size_t>(r.item_slot) * width_;
+      double dot = 0;
+      for (size_t f = 0; f < rank; ++f) dot += static_cast<double>(u[f]) * v[f];
+      double e = r.value - s_.mean - dot;
+      sum += e * e;
+    }
+    for (size_t i = 0; i < my_users_.size(); ++i) sum += o_.lambda * norm(user_rows_.data() + i * width_);
+    for (uint64_t j : owned_items_) {
+      items_.Get(j).CopyTo(v_);
+      sum += o_.lambda * norm(v_.data());
     }
     return sum;
   }
@@ -229,10 +311,25 @@ class MfWorker {
   ps::Table<float> items_;
   ps::Table<float> users_;
   ps::Table<double> progress_;
+  // A rating of this worker's: its user's place in my_users_, the item, its place in my_items_,
+  // the value.
+  struct LocalRating {
+    uint32_t user;
+    uint32_t item;
+    uint32_t item_slot;
+    float value;
+  };
+
   const std::vector<uint32_t>& mine_;
-  std::vector<uint32_t> my_users_;  // users of this worker's ratings, sorted
-  std::vector<uint32_t> order_;
-  std::vector<float> u_, v_, du_, dv_;  // one rating's factors and updates
+  const uint32_t width_;
+  std::vector<uint64_t> my_users_, my_items_;  // users and items of this worker's ratings, sorted
+  std::vector<uint64_t> owned_items_;          // items it initialises and whose norms it sums
+  std::vector<LocalRating> local_;             // in the order of mine_
+  std::vector<LocalRating> order_;             // local_ in this clock's order
+  // This worker's user rows (my_users_'s order, width_ each), and as they were at the clock's start.
+  std::vector<float> user_rows_, users_at_clock_;
+  std::vector<float> item_rows_;    // Evaluate's copy of my_items_'s rows
+  std::vector<float> v_, dv_, du_;  // an item row and its update; a user row's update
 };
 
 }  // namespace
@@ -355,11 +452,12 @@ class Evaluator {
 };
 
 // Rank 0's watch of the progress table: it reports clocks once every worker has finished them, in
-// order, with the objective of a state of the model. With one worker that is every clock, from the
-// worker's own view (the model itself). With several the watch reads every row from the shards
-// and reports the newest clock all have finished, at the time of the read: the objective of the
-// model the shards hold then. A read takes longer than a clock on a loaded machine, so clocks
-// that finish during one are not reported, rather than reported late with a later state's figure.
+// order, with the objective of a state of the model. With one worker that is every due clock
+// (Shared::Due), from the worker's own view (the model itself). With several the watch reads every
+// row from the shards and reports the newest clock all have finished, at the time of the read, once
+// a due clock has passed since its last report: the objective of the model the shards hold then. A
+// read takes longer than a clock on a loaded machine, so clocks that finish during one are not
+// reported, rather than reported late with a later state's figure.
 // This replaces the workers' own per-clock evaluation, a second pass over their ratings that
 // Petuum-style apps sum into a figure that flatters stale models (0.420 at clock 100 of a
 // MovieLens run whose final state is 0.443). The start is the workers' (each sees the initial
@@ -424,6 +522,7 @@ class ProgressWatch {
     if (s_.workers == 1 || next == first_) {  // the workers' own figures are the model's
       const uint64_t until = s_.workers == 1 ? std::min(done, last_ + 1) : next + 1;
       for (uint64_t clock = next; clock < until; ++clock) {
+        if (clock != first_ && !s_.Due(clock)) continue;
         const double* x = rows[clock - next].DenseData<double>();
         double seconds = 0;
         for (int w = 0; w < s_.workers; ++w)
@@ -433,6 +532,8 @@ class ProgressWatch {
       return until;
     }
     if (done > last_) return done;  // the last clock is done: its state is the final one
+    // The newest finished clock, once an eval_every-th has passed since the last report.
+    if (s_.o.eval_every == 0 || (done - 1) / s_.o.eval_every * s_.o.eval_every < next) return done;
     {
       MutexLock lock(s_.mu);
       s_.watched = std::chrono::duration<double>(std::chrono::steady_clock::now() - s_.start).count();
@@ -522,7 +623,7 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
   ps::ParameterServer server(ctx, {.workers_per_process = o.workers_per_process, .timeout_ms = o.timeout_ms});
   server.CreateTable({.id = kItems,
                       .dtype = DType::kFloat32,
-                      .width = o.rank,
+                      .width = Width(o),
                       .num_rows = data.num_items,
                       .consistency = o.consistency,
                       .staleness = o.staleness,
@@ -533,7 +634,7 @@ MfResult TrainMf(comm::Context& ctx, const RatingSet& data, const MfOptions& o) 
   // largest staleness keeps them cached for good, with no refreshes and no pushes.
   server.CreateTable({.id = kUsers,
                       .dtype = DType::kFloat32,
-                      .width = o.rank,
+                      .width = Width(o),
                       .num_rows = data.num_users,
                       .consistency = ps::Consistency::kSsp,
                       .staleness = std::numeric_limits<uint32_t>::max()});

@@ -4,8 +4,14 @@
 // worker over its ratings.
 //
 // Objective: (sum over ratings of (r - mean - u.v)^2 + lambda (|U|^2 + |V|^2)) / ratings. Rank 0
-// reports it at every clock from the model's state (see ClockObjective); the evaluator
+// reports it every eval_every clocks from the model's state (see ClockObjective); the evaluator
 // (eval_every_ms) traces it against time, and the final state's comes after a barrier.
+//
+// Step: plain SGD at learning_rate, or LIBMF's adaptive step (Chin et al., "A learning-rate
+// schedule for stochastic gradient methods to matrix factorization", PAKDD 2015): each row keeps
+// the sum G of its gradients' mean squares, starting at 1, and steps learning_rate / sqrt(G). G
+// is one more column of the row in the parameter server, so a shared item's G sums every
+// worker's gradients and checkpoints carry it.
 //
 // Determinism: one process with one worker and any bounded model gives the same result for the
 // same seed, also across a checkpoint and --resume. With more workers the order in which their
@@ -37,9 +43,12 @@ struct ClockObjective {
   double objective = 0;
 };
 
+enum class MfStep { kSgd, kAdaptive };
+
 struct MfOptions {
   uint32_t rank = 16;
   float learning_rate = 0.01f;
+  MfStep step = MfStep::kSgd;
   float lambda = 0.05f;
   float init_scale = 0.1f;
   uint64_t clocks = 20;  // the clock to train to (from 0, or from the checkpoint's clock)
@@ -64,8 +73,11 @@ struct MfOptions {
   // Rank 0: called in clock order, on a thread of its own, soon (within ~50 ms) after every worker
   // has reported a clock, so that a run can be watched; the last clock of several workers from
   // TrainMf's thread once every update is applied. The workers report through a table of the
-  // parameter server that checkpoints leave out.
+  // parameter server that checkpoints leave out. Called for the first clock, the last, and the
+  // clocks that are multiples of eval_every (0: those two only): one worker evaluates its
+  // objective for them alone, a pass over its ratings that costs a third of a clock's work.
   std::function<void(const ClockObjective&)> on_clock;
+  uint64_t eval_every = 1;
   std::chrono::milliseconds timeout_ms{120000};
   bool keep_model = false;  // rank 0's result holds the trained model
 };
@@ -76,7 +88,8 @@ struct MfEvent {
   uint64_t clock = 0;  // clocks this worker has finished
   double seconds = 0;  // since the start of training
   // Its part of the objective's sum (not yet divided by the rating count), from the parameters it
-  // sees: at the start (the initial values, which every worker sees) and with one worker; else 0.
+  // sees: at the start (the initial values, which every worker sees) and with one worker at the
+  // clocks on_clock is called for; else 0.
   double part = 0;
 };
 
