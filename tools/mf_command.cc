@@ -45,7 +45,7 @@ class MfCommand : public Command {
                      "from the shard's memory; bsp or ssp)")
         ->capture_default_str();
     app_->add_option("--eval-every", flags_.options.eval_every,
-                     "SGD: the objective every N clocks (0: at the start and the end only)")
+                     "SGD: the objective at the start and every N clocks (0: at the end only)")
         ->check(Between(0, 1e9))
         ->capture_default_str();
     app_->add_option("--test", test_, "Held-out ratings (the --data format): the test RMSE after training");

@@ -60,8 +60,11 @@ struct Shared {
   uint64_t first_clock PARASOL_GUARDED_BY(mu) = 0;
   double watched = 0;  // the time of the watch's last read of the shards (rank 0; the watch's own)
 
-  // Whether on_clock hears of `clock` (besides the first): the last and every eval_every-th.
-  bool Due(uint64_t c) const { return c == o.clocks || (o.eval_every > 0 && c % o.eval_every == 0); }
+  // Whether on_clock hears of clock c: the last, and with eval_every > 0 the first and every
+  // eval_every-th.
+  bool Due(uint64_t c, uint64_t first) const {
+    return c == o.clocks || (o.eval_every > 0 && (c == first || c % o.eval_every == 0));
+  }
 };
 
 // Columns of a factor row: the factors, then with the adaptive step the row's G.
@@ -133,12 +136,12 @@ class MfWorker {
     }
     WarmUp();
     LoadUsers();
-    Report(clock, Evaluate());
+    Report(clock, s_.Due(clock, clock) ? Evaluate() : 0.0);
     for (uint64_t c = clock; c < o_.clocks; ++c) {
       double cpu = ThreadCpuSeconds();
       Sweep(c);
       // Only one worker's own view is the model's state; with several, rank 0's watch reads it.
-      double part = s_.workers == 1 && o_.on_clock && s_.Due(c + 1) ? Evaluate() : 0.0;
+      double part = s_.workers == 1 && o_.on_clock && s_.Due(c + 1, clock) ? Evaluate() : 0.0;
       if (me_ == o_.straggler) {
         double work = ThreadCpuSeconds() - cpu;
         s_.clock.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -522,7 +525,7 @@ class ProgressWatch {
     if (s_.workers == 1 || next == first_) {  // the workers' own figures are the model's
       const uint64_t until = s_.workers == 1 ? std::min(done, last_ + 1) : next + 1;
       for (uint64_t clock = next; clock < until; ++clock) {
-        if (clock != first_ && !s_.Due(clock)) continue;
+        if (!s_.Due(clock, first_)) continue;
         const double* x = rows[clock - next].DenseData<double>();
         double seconds = 0;
         for (int w = 0; w < s_.workers; ++w)

@@ -73,9 +73,10 @@ struct MfOptions {
   // Rank 0: called in clock order, on a thread of its own, soon (within ~50 ms) after every worker
   // has reported a clock, so that a run can be watched; the last clock of several workers from
   // TrainMf's thread once every update is applied. The workers report through a table of the
-  // parameter server that checkpoints leave out. Called for the first clock, the last, and the
-  // clocks that are multiples of eval_every (0: those two only): one worker evaluates its
-  // objective for them alone, a pass over its ratings that costs a third of a clock's work.
+  // parameter server that checkpoints leave out. Called for the last clock, and with eval_every >
+  // 0 for the first and the multiples of eval_every (several workers: the newest finished clock
+  // once one of those has passed): the workers evaluate their objective for those alone, a pass
+  // over their ratings that costs a third of a clock's work.
   std::function<void(const ClockObjective&)> on_clock;
   uint64_t eval_every = 1;
   std::chrono::milliseconds timeout_ms{120000};
@@ -88,8 +89,8 @@ struct MfEvent {
   uint64_t clock = 0;  // clocks this worker has finished
   double seconds = 0;  // since the start of training
   // Its part of the objective's sum (not yet divided by the rating count), from the parameters it
-  // sees: at the start (the initial values, which every worker sees) and with one worker at the
-  // clocks on_clock is called for; else 0.
+  // sees: at the start (the initial values, which every worker sees; with eval_every > 0) and with
+  // one worker at the clocks on_clock is called for; else 0.
   double part = 0;
 };
 
