@@ -13,6 +13,11 @@
 #               (scikit-learn does not finish it in 300 s: left out)
 #   a9a-logreg  `parasol logreg` (L1 logistic regression) on a9a, lambda 1e-3, no intercept (LIBLINEAR
 #               penalises its bias), against LIBLINEAR's -s 6 (liblinear-official), celer and skglm
+#   news20-logreg  the same on 20 Newsgroups "bydate" training set as parasol's tf-idf (11,314 x
+#               25,243, `parasol mlr --save-features`), two classes as LIBSVM's news20.binary splits
+#               them (the first ten groups against the last ten), lambda LAMBDA_NEWS20 (1e-4)
+#   sparse-logreg  the same on the generated design of `sparse` with `--classify` (labels the sign
+#               of the response), lambda LAMBDA_SPARSE_LOGREG (1e-4)
 # Quality is one yardstick for all (lasso_peers.py): the relative suboptimality (P(w) - P*) / P(0)
 # of each system's coefficients, P* the least objective of the case. Phase 1 runs each system once
 # per tolerance of a ladder (the curves); each system's loosest tolerance that reaches TARGET
@@ -20,7 +25,8 @@
 # solver's own (parasol's metrics, the peers' fit()) and the whole command's (the process, reading
 # the file and starting Python or parasol included).
 # Usage: lasso_peers_bench.sh BUILD_DIR OUT_DIR
-# Environment: CASES ("riboflavin riboflavin-enet riboflavin-path a9a sparse a9a-logreg"), REPEAT (5), TARGET (1e-6).
+# Environment: CASES ("riboflavin riboflavin-enet riboflavin-path a9a sparse a9a-logreg news20-logreg
+# sparse-logreg"), REPEAT (5), TARGET (1e-6), KEEP (0; 1: keep the other cases' rows of the last run).
 source "$(dirname "$0")/common.sh" "$@"
 repeat=${REPEAT:-5}
 target=${TARGET:-1e-6}
@@ -36,7 +42,16 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 MKL_NUM_THRE
 data="$out/lasso_peers_data"
 mkdir -p "$data"
 runs="$out/lasso_peers_runs.csv"
-echo "case,system,tol,phase,run,solver_seconds,whole_seconds,objective,relative_gap,nonzeros,p0" > "$runs"
+cases=${CASES:-riboflavin riboflavin-enet riboflavin-path a9a sparse a9a-logreg news20-logreg sparse-logreg}
+header="case,system,tol,phase,run,solver_seconds,whole_seconds,objective,relative_gap,nonzeros,p0"
+# KEEP=1: the rows of the cases not run now stay (a case added to an earlier run's table).
+if [ "${KEEP:-0}" = 1 ] && [ -s "$runs" ]; then
+  awk -F, -v cases=" $cases " 'NR > 1 && index(cases, " " $1 " ") == 0' "$runs" > "$runs.kept"
+  { echo "$header"; cat "$runs.kept"; } > "$runs"
+  rm -f "$runs.kept"
+else
+  echo "$header" > "$runs"
+fi
 echo "# $(date -u) $(uptime)" > "$out/lasso_peers_machine.txt"
 
 # one CASE SYSTEM TOL PHASE RUN FILE LAMBDA: a fit as its own process, one row of $runs.
@@ -71,6 +86,26 @@ file_of() {
     riboflavin*) echo "$root/../shared/data/riboflavin/riboflavin.csv" ;;
     a9a | a9a-logreg) echo "$root/../shared/data/libsvm/a9a" ;;
     sparse) echo "$data/sparse.svm" ;;
+    sparse-logreg) echo "$data/sparse_classify.svm" ;;
+    news20-logreg) echo "$data/news20_binary.svm" ;;
+  esac
+}
+# Makes a generated or derived case's file when it is missing.
+prepare() {
+  local case=$1 file=$2 news="$root/../shared/data/20newsgroups"
+  [ -s "$file" ] && return
+  case $case in
+    sparse | sparse-logreg)
+      # shellcheck disable=SC2046
+      "$parasol" make-design --rows 100000 --cols 1000000 --block-size 10 --blocks-per-row 5 --correlation 0.5 \
+        --true-nonzeros 200 --noise 1 --seed 1 $([ "$case" = sparse-logreg ] && echo --classify) \
+        --output "$file" > /dev/null ;;
+    news20-logreg)
+      [ -s "$news/20news-bydate-train.tar.gz" ] || return
+      mkdir -p "$data/news20"
+      "$parasol" mlr --corpus "$news/20news-bydate-train.tar.gz" --test-corpus "$news/20news-bydate-test.tar.gz" \
+        --save-features "$data/news20" --max-steps 1 --epochs 1 > "$data/news20/features.txt"
+      awk '{ $1 = ($1 < 10 ? -1 : 1); print }' "$data/news20/train.svm" > "$file" ;;
   esac
 }
 # parasol's fastest configuration per case (measured 2026-11-27, one thread): one coordinate a
@@ -80,11 +115,19 @@ file_of() {
 # (a9a-logreg: without an intercept, as the peers.)
 parasol_args_of() {
   case $1 in
-    a9a-logreg) echo "--scheduler cyclic --schedule-size 1 --no-intercept" ;;
+    *-logreg) echo "--scheduler cyclic --schedule-size 1 --no-intercept" ;;
     *) echo "--scheduler cyclic --schedule-size 1" ;;
   esac
 }
-lambda_of() { case $1 in riboflavin*) echo 0.05 ;; a9a | a9a-logreg) echo 1e-3 ;; sparse) echo 1e-4 ;; esac; }
+lambda_of() {
+  case $1 in
+    riboflavin*) echo 0.05 ;;
+    a9a | a9a-logreg) echo 1e-3 ;;
+    sparse) echo 1e-4 ;;
+    news20-logreg) echo "${LAMBDA_NEWS20:-1e-4}" ;;
+    sparse-logreg) echo "${LAMBDA_SPARSE_LOGREG:-1e-4}" ;;
+  esac
+}
 # parasol's lambda options, and lasso_peers.py's for the same problem.
 lambda_args_of() {
   case $1 in
@@ -105,25 +148,22 @@ systems_of() {
     sparse) echo "parasol glmnet celer skglm" ;;
     # skglm's ElasticNet takes 7-9 s a fit here warm (15 s cold) at 1e-6, its path 24 s: left out.
     riboflavin-enet | riboflavin-path) echo "parasol glmnet celer sklearn" ;;
-    a9a-logreg) echo "parasol liblinear celer skglm" ;;
+    *-logreg) echo "parasol liblinear celer skglm" ;;
     *) echo "parasol glmnet celer skglm sklearn" ;;
   esac
 }
 # The wide design, the logistic case and the path stop at 1e-8: tighter, fits take minutes each.
 ladder_of() {
   case $1 in
-    sparse | a9a-logreg | riboflavin-path) echo "1e-2 1e-3 1e-4 1e-5 1e-6 1e-7 1e-8" ;;
+    sparse | *-logreg | riboflavin-path) echo "1e-2 1e-3 1e-4 1e-5 1e-6 1e-7 1e-8" ;;
     *) echo "1e-2 1e-3 1e-4 1e-5 1e-6 1e-7 1e-8 1e-9 1e-10" ;;
   esac
 }
 
-for case in ${CASES:-riboflavin riboflavin-enet riboflavin-path a9a sparse a9a-logreg}; do
+for case in $cases; do
   file=$(file_of "$case")
   lambda=$(lambda_of "$case")
-  if [ "$case" = sparse ] && [ ! -s "$file" ]; then
-    "$parasol" make-design --rows 100000 --cols 1000000 --block-size 10 --blocks-per-row 5 --correlation 0.5 \
-      --true-nonzeros 200 --noise 1 --seed 1 --output "$file" > /dev/null
-  fi
+  prepare "$case" "$file"
   [ -s "$file" ] || { echo "lasso_peers_bench: $file is missing: $case skipped" >&2; continue; }
   for system in $(systems_of "$case"); do
     for tol in $(ladder_of "$case"); do one "$case" "$system" "$tol" ladder 1 "$file" "$lambda"; done
