@@ -17,7 +17,7 @@
 #               25,243, `parasol mlr --save-features`), two classes as LIBSVM's news20.binary splits
 #               them (the first ten groups against the last ten), lambda LAMBDA_NEWS20 (1e-4)
 #   sparse-logreg  the same on the generated design of `sparse` with `--classify` (labels the sign
-#               of the response), lambda LAMBDA_SPARSE_LOGREG (1e-4)
+#               of the response), lambda LAMBDA_SPARSE_LOGREG (3e-5; lambda_max 6.8e-5)
 # Quality is one yardstick for all (lasso_peers.py): the relative suboptimality (P(w) - P*) / P(0)
 # of each system's coefficients, P* the least objective of the case. Phase 1 runs each system once
 # per tolerance of a ladder (the curves); each system's loosest tolerance that reaches TARGET
@@ -125,7 +125,7 @@ lambda_of() {
     a9a | a9a-logreg) echo 1e-3 ;;
     sparse) echo 1e-4 ;;
     news20-logreg) echo "${LAMBDA_NEWS20:-1e-4}" ;;
-    sparse-logreg) echo "${LAMBDA_SPARSE_LOGREG:-1e-4}" ;;
+    sparse-logreg) echo "${LAMBDA_SPARSE_LOGREG:-3e-5}" ;;
   esac
 }
 # parasol's lambda options, and lasso_peers.py's for the same problem.

@@ -77,8 +77,12 @@ def plot(rows, out, target):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     cases = list(dict.fromkeys(r["case"] for r in rows))
-    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 4), squeeze=False)
-    for ax, case in zip(axes[0], cases):
+    columns = min(4, len(cases))
+    rows_of_plots = (len(cases) + columns - 1) // columns
+    fig, axes = plt.subplots(rows_of_plots, columns, figsize=(5 * columns, 4 * rows_of_plots), squeeze=False)
+    for ax in axes.flat[len(cases):]:
+        ax.set_visible(False)
+    for ax, case in zip(axes.flat, cases):
         for system in SYSTEMS:
             ladder = [r for r in rows if r["case"] == case and r["system"] == system and r["phase"] == "ladder"]
             if not ladder:
