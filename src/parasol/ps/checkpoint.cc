@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -59,12 +61,15 @@ Manifest ReadManifest(const std::string& dir) {
   LineReader in(path, {.skip_blank = true});
   Manifest m;
   bool have_format = false;
+  std::set<std::string, std::less<>> seen;  // a key given twice would leave readers to pick one
   std::string_view line;
   while (in.Next(&line)) {
     size_t pos = 0;
     const std::string_view key = NextField(line, pos), a = NextField(line, pos), b = NextField(line, pos);
     // A table's line ends with its description, for people; the others have nothing more.
     if (key != "table" && !NextField(line, pos).empty()) in.Fail("too many fields");
+    const std::string once = key == "table" ? fmt::format("table {}", a) : std::string(key);
+    if (!seen.insert(once).second) in.Fail(fmt::format("'{}' given twice", once));
     if (key == "format") {
       if (a != "parasol-ps-checkpoint") in.Fail("not a parasol parameter-server checkpoint");
       if (b != std::to_string(kVersion)) {

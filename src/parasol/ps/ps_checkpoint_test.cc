@@ -2,6 +2,7 @@
 // same tables as a job that ran through; damaged or foreign checkpoints are refused by name.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -254,6 +255,31 @@ TEST_F(PsCheckpoint, OlderFormatIsRefusedSayingSo) {
   std::ofstream(Dir() + "/MANIFEST", std::ios::trunc) << manifest;
   EXPECT_THAT(Restore(1, {CountsTable(), SparseTable()}, Dir())[0].message,
               HasSubstr("MANIFEST:1: format 1 of an older parasol (this one reads format 2)"));
+}
+
+// A manifest that gives a key twice (two clocks: which shard files?) is refused at the second,
+// before any shard file is opened (the fuzzer's finding: the reader took the last clock).
+TEST_F(PsCheckpoint, AKeyGivenTwiceIsRefused) {
+  RunJob({.last_clock = 2, .checkpoint = Dir()});
+  std::string manifest;
+  {
+    std::ifstream in(Dir() + "/MANIFEST");
+    manifest.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_EQ(manifest.find("\nclock 2\n"), manifest.find('\n'));
+  const std::string good = manifest;
+  std::ofstream(Dir() + "/MANIFEST", std::ios::trunc) << manifest + "clock 1\n";
+  const std::string line = std::to_string(std::count(manifest.begin(), manifest.end(), '\n') + 1);
+  EXPECT_THAT(Restore(1, {CountsTable(), SparseTable()}, Dir())[0].message,
+              HasSubstr("MANIFEST:" + line + ": 'clock' given twice"));
+  const size_t table = good.find("table ");
+  ASSERT_NE(table, std::string::npos);
+  std::ofstream(Dir() + "/MANIFEST", std::ios::trunc)
+      << good + good.substr(table, good.find('\n', table) + 1 - table);
+  EXPECT_THAT(Restore(1, {CountsTable(), SparseTable()}, Dir())[0].message,
+              HasSubstr("'table 1' given twice"));
+  std::ofstream(Dir() + "/MANIFEST", std::ios::trunc) << good;
+  EXPECT_EQ(Restore(1, {CountsTable(), SparseTable()}, Dir())[0].message, "accepted");
 }
 
 TEST_F(PsCheckpoint, WorkersAtDifferentClocksCannotCheckpoint) {
