@@ -166,7 +166,7 @@ class MfWorker {
  private:
   // Users of this worker's ratings and items j with j % workers == me get their first values.
   void Initialise() {
-    std::vector<float> row(Width(o_), 1.0f);  // the adaptive step's G starts at 1
+    std::vector<float> row(width_, 1.0f);  // the adaptive step's G starts at 1
     auto fill = [&](uint64_t id, uint64_t salt) {
       Rng rng(o_.seed, salt, id, 0);
       for (uint32_t f = 0; f < o_.rank; ++f)
