@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "parasol/core/error.h"
 #include "parasol/ps/checkpoint.h"
@@ -33,11 +34,12 @@ __attribute__((noinline)) void DecodeIntoUnsharedRow(Row& row, WireReader& r) { 
 
 }  // namespace
 
-Client::Client(int rank, int processes, int workers, FileSystem& fs, Sender send)
+Client::Client(int rank, int processes, int workers, FileSystem& fs, Sender send, BehindProbe behind)
     : rank_(rank),
       processes_(processes),
       fs_(fs),
       send_(std::move(send)),
+      behind_(std::move(behind)),
       open_(static_cast<size_t>(processes)),
       sent_(static_cast<size_t>(processes)),
       seq_(static_cast<size_t>(processes), 0),
@@ -161,12 +163,7 @@ Client::Snapshot Client::Get(uint32_t table, uint64_t row, uint64_t need, Deadli
       Waiting waiting(waiters_);
       cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
     }
-    if (deadline.Expired()) {
-      throw TimeoutError(fmt::format(
-          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not answer by the deadline (its "
-          "clock is {})",
-          rank_, row, t.config.Describe(), need, shard, shard, shard_clock_[static_cast<size_t>(shard)]));
-    }
+    if (deadline.Expired()) throw ShardLate(t, shard, row, need, "did not answer");
   }
 }
 
@@ -395,18 +392,25 @@ void Client::Complete(int shard, uint32_t table, uint64_t row, Row& value, uint6
   }
 }
 
+TimeoutError Client::ShardLate(const TableState& t, int shard, uint64_t row, uint64_t need,
+                               std::string_view what) {
+  std::string why = fmt::format(
+      "rank {}: get row {} of {} at clock {}: shard {} (rank {}) {} by the deadline "
+      "(its clock is {}",
+      rank_, row, t.config.Describe(), need, shard, shard, what, shard_clock_[static_cast<size_t>(shard)]);
+  // The own shard is alive (this process runs it): what it waits for is other processes' clocks.
+  std::vector<int> behind = shard == rank_ && behind_ ? behind_(need) : std::vector<int>{};
+  std::erase(behind, rank_);
+  if (!behind.empty()) why += fmt::format(", held back by rank {}", fmt::join(behind, ", rank "));
+  return TimeoutError(why + ")");
+}
+
 void Client::WaitForShardClock(const TableState& t, int shard, uint64_t row, uint64_t need,
                                Deadline deadline) {
   Waiting waiting(waiters_);
   while (shard_clock_[static_cast<size_t>(shard)] < need) {
     ThrowIfFailed();
-    if (deadline.Expired()) {
-      throw TimeoutError(fmt::format(
-          "rank {}: get row {} of {} at clock {}: shard {} (rank {}) did not reach that clock by the "
-          "deadline "
-          "(its clock is {})",
-          rank_, row, t.config.Describe(), need, shard, shard, shard_clock_[static_cast<size_t>(shard)]));
-    }
+    if (deadline.Expired()) throw ShardLate(t, shard, row, need, "did not reach that clock");
     cv_.WaitUntil(mu_, Deadline::Min(deadline, Deadline::After(std::chrono::milliseconds(100))).time());
   }
 }

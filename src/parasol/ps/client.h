@@ -20,9 +20,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parasol/core/deadline.h"
+#include "parasol/core/error.h"
 #include "parasol/core/file_system.h"
 #include "parasol/core/flat_map.h"
 #include "parasol/core/mutex.h"
@@ -51,9 +53,13 @@ struct PsStats {
 class Client {
  public:
   using Sender = std::function<void(int dst, std::vector<std::byte> bytes)>;
+  // This rank's own shard's processes whose finished clocks are below `need` (ServerShard::Behind):
+  // a read of the own shard that times out names them, since the shard only waits for others.
+  // Called with the client's lock held, so it must not call back into the client.
+  using BehindProbe = std::function<std::vector<int>(uint64_t need)>;
 
   // The manifest of a checkpoint is written through `fs`, which must outlive the client.
-  Client(int rank, int processes, int workers, FileSystem& fs, Sender send);
+  Client(int rank, int processes, int workers, FileSystem& fs, Sender send, BehindProbe behind = {});
 
   // `window`: the table's rows in registered memory, where it is read one-sided (it outlives the
   // client).
@@ -181,11 +187,16 @@ class Client {
   void CacheRead(TableState& t, int shard, std::span<const uint64_t> rows, RowWindow::Result& read)
       PARASOL_REQUIRES(mu_);
   void ThrowIfFailed() PARASOL_REQUIRES(mu_);
+  // The TimeoutError of a read of `row` at `need` that `shard` did not serve (`what`: what it failed
+  // to do), naming the processes that hold back this rank's own shard.
+  TimeoutError ShardLate(const TableState& t, int shard, uint64_t row, uint64_t need, std::string_view what)
+      PARASOL_REQUIRES(mu_);
 
   const int rank_;
   const int processes_;
   FileSystem& fs_;
   Sender send_;
+  BehindProbe behind_;
   mutable Mutex mu_;
   CondVar cv_;
   std::atomic<int> waiters_{0};  // workers inside a wait on cv_ for a shard's answer

@@ -36,7 +36,12 @@ ParameterServer::ParameterServer(comm::Context& ctx, PsOptions options)
   collectives_ = ctx.Duplicate(deadline);
   client_ = std::make_unique<Client>(
       rank_, size_, options_.workers_per_process, fs_,
-      [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); });
+      [this](int dst, std::vector<std::byte> bytes) { Send(dst, std::move(bytes)); },
+      // Lock order: the client's lock, then the shard's (the shard never calls the client).
+      [this](uint64_t need) {
+        MutexLock lock(shard_mu_);
+        return shard_.Behind(need);
+      });
   thread_.Start([this](std::stop_token stop) { Loop(stop); },
                 [this](std::exception_ptr error) {
                   // Loop handles the protocol's failures itself; this is whatever escaped it.

@@ -141,6 +141,37 @@ TEST(PsErrors, ShardThatStopsAnsweringIsATimeoutNamingIt) {
   EXPECT_EQ(errors[0], nullptr) << comm::testing::Message(errors[0]);
 }
 
+// Rank 1 is alive but does not finish its clock: a read of a row on rank 0's own shard waits for
+// rank 1's updates, so its timeout names rank 1 as what holds the shard back, not the shard alone
+// (which this very process runs).
+TEST(PsErrors, ReadOfTheOwnShardNamesTheRankHoldingItBack) {
+  comm::InProcessWorld world(2);
+  std::atomic<bool> read_failed{false};
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 400ms});
+    TableConfig c = FloatTable();
+    c.consistency = Consistency::kBsp;
+    c.staleness = 0;
+    ps.CreateTable(c);
+    auto w = ps.CreateWorker(0);
+    auto t = w->GetTable<float>(1);
+    if (ctx.rank() == 1) {
+      comm::testing::WaitUntil([&] { return read_failed.load(); }, "rank 0's read to fail");
+      w->Clock();
+      return;
+    }
+    uint64_t row = 0;
+    while (ShardOf(c, row, 2) != 0) ++row;
+    w->Clock();
+    std::string error = ErrorOf([&] { t.Get(row); });
+    read_failed = true;
+    EXPECT_THAT(error, HasSubstr("rank 0: get row"));
+    EXPECT_THAT(error, HasSubstr("shard 0 (rank 0) did not answer by the deadline (its clock is 0, held "
+                                 "back by rank 1)"));
+  });
+  comm::testing::ExpectNoErrors(errors);
+}
+
 // The same with rows read one-sided: a read from the gone shard's memory names it, and a read
 // that needs a clock the other shard cannot reach without the gone rank ends at the deadline
 // naming that shard.

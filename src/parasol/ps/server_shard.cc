@@ -173,6 +173,14 @@ void ServerShard::OnClock(int src, WireReader& r, Outbox& out) {
 
 // The clock advanced: answer the reads it now allows, push fresh subscribed rows (ESSP), and tell
 // every process the new clock and which of its updates are in.
+std::vector<int> ServerShard::Behind(uint64_t need) const {
+  std::vector<int> behind;
+  for (int p = 0; p < processes_; ++p) {
+    if (clock_[static_cast<size_t>(p)] < need) behind.push_back(p);
+  }
+  return behind;
+}
+
 void ServerShard::Advance(Outbox& out) {
   // Rows read one-sided from now on may carry the new clock (every update below it is in them).
   for (auto& [id, t] : tables_) {

@@ -38,6 +38,8 @@ class ServerShard {
   void Handle(int src, WireReader& r, Outbox& out);
 
   uint64_t min_clock() const { return min_clock_; }
+  // The processes whose finished clocks are below `need`: those a read at `need` waits for.
+  std::vector<int> Behind(uint64_t need) const;
   // Rows this shard holds, over all tables (for tests and statistics).
   uint64_t rows() const;
   // Reads a row's value, for tests. Nullptr if the row has never been touched.
