@@ -171,9 +171,37 @@ double ColumnMatrix::Dot(size_t c, std::span<const double> v) const {
     for (; i < rows; ++i) dot += x[i] * v[i];
     return dot + ((s[0] + s[1]) + (s[2] + s[3]));
   }
+  // Four sums here too: with one, each gathered product waits for the last add (a9a's L1 logistic
+  // regression spent half its updates' time so).
   const uint32_t* at = row_ids.data() + b;
-  for (uint64_t k = 0; k < e - b; ++k) dot += x[k] * v[at[k]];
-  return dot;
+  double s[4] = {0, 0, 0, 0};
+  uint64_t k = 0;
+  for (; k + 4 <= e - b; k += 4) {
+    for (uint64_t q = 0; q < 4; ++q) s[q] += x[k + q] * v[at[k + q]];
+  }
+  for (; k < e - b; ++k) dot += x[k] * v[at[k]];
+  return dot + ((s[0] + s[1]) + (s[2] + s[3]));
+}
+
+double ColumnMatrix::Dot(size_t c, std::span<const double> u, std::span<const double> v) const {
+  assert(u.size() == rows && v.size() == rows);
+  const uint64_t b = col_offsets[c], e = col_offsets[c + 1];
+  const double* x = values.data() + b;
+  double s[4] = {0, 0, 0, 0}, dot = 0;
+  uint64_t k = 0;
+  if (e - b == rows) {  // dense: rows 0..rows-1 in order
+    for (; k + 4 <= rows; k += 4) {
+      for (uint64_t q = 0; q < 4; ++q) s[q] += x[k + q] * u[k + q] * v[k + q];
+    }
+    for (; k < rows; ++k) dot += x[k] * u[k] * v[k];
+  } else {
+    const uint32_t* at = row_ids.data() + b;
+    for (; k + 4 <= e - b; k += 4) {
+      for (uint64_t q = 0; q < 4; ++q) s[q] += x[k + q] * u[at[k + q]] * v[at[k + q]];
+    }
+    for (; k < e - b; ++k) dot += x[k] * u[at[k]] * v[at[k]];
+  }
+  return dot + ((s[0] + s[1]) + (s[2] + s[3]));
 }
 
 void ColumnMatrix::AddTo(size_t c, double a, std::span<double> v) const {

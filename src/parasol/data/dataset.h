@@ -52,6 +52,8 @@ struct ColumnMatrix {
   // (every row) is a plain loop the compiler vectorises, a sparse one gathers by row id.
   double Dot(size_t c, std::span<const double> v) const;
   void AddTo(size_t c, double a, std::span<double> v) const;
+  // Column c's dot product with the product of u and v, row by row (a weighted dot product).
+  double Dot(size_t c, std::span<const double> u, std::span<const double> v) const;
 };
 
 // The features that occur in the data set, ascending (sized by the entries, not by `cols`).

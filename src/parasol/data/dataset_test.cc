@@ -101,6 +101,26 @@ TEST_F(DataFiles, ColumnDotAndAddToReadDenseAndSparseColumns) {
   EXPECT_EQ(sum, (std::vector<double>{3, 2, 4}));
 }
 
+// Seven rows (the four-way sums and their remainder both run): column 0 holds i + 1 in every row
+// i, column 1 holds 10 (i + 1) in every row but row 3. With u_i = i + 1 and v = 1 but v_6 = 2:
+// x_0.u = 1 + 4 + ... + 49 = 140, and the product weighted by v adds 49 more; x_1.u =
+// 10 (140 - 16) = 1240, and weighted 490 more.
+TEST_F(DataFiles, WeightedDotSumsColumnTimesBothVectors) {
+  std::string text;
+  for (int i = 0; i < 7; ++i) {
+    text += "1 1:" + std::to_string(i + 1);
+    if (i != 3) text += " 2:" + std::to_string(10 * (i + 1));
+    text += "\n";
+  }
+  const Dataset d = ReadLibsvm(Write("w.svm", text));
+  const ColumnMatrix m = ToColumns(d, 0, 7, UsedFeatures(d));
+  const std::vector<double> u{1, 2, 3, 4, 5, 6, 7}, v{1, 1, 1, 1, 1, 1, 2};
+  EXPECT_DOUBLE_EQ(m.Dot(0, u), 140);
+  EXPECT_DOUBLE_EQ(m.Dot(0, u, v), 189);
+  EXPECT_DOUBLE_EQ(m.Dot(1, u), 1240);
+  EXPECT_DOUBLE_EQ(m.Dot(1, u, v), 1730);
+}
+
 // X'u by hand: feature 3 gets 1 * 0.5 + 4 * -2 = -7.5, feature 2,000,000,000 gets 2 * 0.5 = 1, so
 // the largest magnitude is 7.5; the same with small ids (summed by id, not by the sorted ids).
 TEST_F(DataFiles, MaxAbsTransposeProductSumsEachFeatureOverTheRows) {
