@@ -52,7 +52,9 @@ class SparseLinearCommand : public Command {
         ->check(Between(1e-9, 1))
         ->capture_default_str();
     app_->add_flag("--no-intercept", no_intercept_, "Fit no intercept");
-    app_->add_option("--scheduler", order_, "priority, random or cyclic")->capture_default_str();
+    app_->add_option("--scheduler", order_,
+                     "priority, random, cyclic or shuffled (cyclic in a new random order each sweep)")
+        ->capture_default_str();
     app_->add_option("--schedule-size", o_.engine.schedule.schedule_size,
                      "Coordinates updated together per round")
         ->check(Positive())

@@ -22,7 +22,9 @@ Order ParseOrder(std::string_view name) {
   if (name == "priority") return Order::kPriority;
   if (name == "random") return Order::kRandom;
   if (name == "cyclic") return Order::kCyclic;
-  throw InvalidArgumentError(fmt::format("--scheduler {}: expected priority, random or cyclic", name));
+  if (name == "shuffled") return Order::kShuffled;
+  throw InvalidArgumentError(
+      fmt::format("--scheduler {}: expected priority, random, cyclic or shuffled", name));
 }
 
 std::string_view OrderName(Order order) {
@@ -30,6 +32,7 @@ std::string_view OrderName(Order order) {
     case Order::kPriority: return "priority";
     case Order::kRandom: return "random";
     case Order::kCyclic: return "cyclic";
+    case Order::kShuffled: return "shuffled";
   }
   return "?";
 }
@@ -67,6 +70,12 @@ void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::s
     unvisited_ = 0;
   }
   if (priority) Rebuild();
+  if (options_.order == Order::kShuffled) Reshuffle();
+}
+
+void CoordinateScheduler::Reshuffle() {
+  Shuffle(std::span<uint32_t>(members_), rng_);
+  for (uint32_t k = 0; k < m(); ++k) slot_[members_[k]] = static_cast<int32_t>(k);
 }
 
 void CoordinateScheduler::Rebuild() {
@@ -121,24 +130,23 @@ const std::vector<uint32_t>& CoordinateScheduler::Candidates() {
   const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, m());
   std::vector<uint32_t>& out = candidates_;
   out.clear();
-  if (options_.order == Order::kCyclic) {
+  if (sweeps()) {
     for (uint64_t k = 0; k < want; ++k) out.push_back(members_[(cyclic_next_ + k) % m()]);
     return out;
   }
   if (options_.order == Order::kRandom) {
     std::unordered_set<uint32_t> seen;
     while (out.size() < want) {
-      const uint32_t j = members_[rng_() % m()];
+      const uint32_t j = members_[rng_.Below(m())];
       if (seen.insert(j).second) out.push_back(j);
     }
     return out;
   }
   // Priority: draw slots without replacement (drawn weights set aside, then put back).
   const uint64_t draws = want;
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   if (draws == 1) {  // nothing to set aside
     const double total = Total();
-    const uint32_t k = total > 0 ? FirstWeighted(Find(unit(rng_) * total)) : m();
+    const uint32_t k = total > 0 ? FirstWeighted(Find(rng_.Uniform() * total)) : m();
     if (k < m()) out.push_back(members_[k]);
     return out;
   }
@@ -149,7 +157,7 @@ const std::vector<uint32_t>& CoordinateScheduler::Candidates() {
   while (slots.size() < draws) {
     const double total = Total();
     if (!(total > 0)) break;
-    const uint32_t k = FirstWeighted(Find(unit(rng_) * total));
+    const uint32_t k = FirstWeighted(Find(rng_.Uniform() * total));
     if (k == m()) break;
     slots.push_back(k);
     drawn.push_back(weight_[k]);
@@ -199,9 +207,10 @@ const std::vector<uint32_t>& CoordinateScheduler::Select(
   }
   // Cyclic order resumes at the first coordinate it had to leave out, so that one leads the next
   // round and is taken: every coordinate is updated once per sweep, whatever depends on what.
-  if (options_.order == Order::kCyclic && !taken.empty()) {
-    const size_t resume = std::min(first_dropped, last + 1);
-    cyclic_next_ = static_cast<uint32_t>((uint64_t{cyclic_next_} + resume) % m());
+  if (sweeps() && !taken.empty()) {
+    const uint64_t next = uint64_t{cyclic_next_} + std::min(first_dropped, last + 1);
+    cyclic_next_ = static_cast<uint32_t>(next % m());
+    if (next >= m() && options_.order == Order::kShuffled) Reshuffle(), cyclic_next_ = 0;
   }
   return taken;
 }

@@ -86,6 +86,42 @@ TEST(CoordinateScheduler, CyclicAndRandomDrawFromTheWorkingSet) {
   EXPECT_EQ(drawn, (std::set<uint32_t>{2, 5, 7}));
 }
 
+// Shuffled order visits each working-set coordinate once a sweep, as cyclic order does, but in an
+// order drawn anew each sweep: over 200 sweeps of 4 coordinates every one of the 24 orders comes
+// (a fixed order, or one drawn once, gives one), each about as often, and a seed repeats them.
+TEST(CoordinateScheduler, ShuffledSweepsTheWorkingSetInFreshOrders) {
+  const auto none = [](size_t, size_t) { return 0.0; };
+  auto sweeps = [&](uint64_t seed) {
+    CoordinateScheduler s(
+        10, {.order = Order::kShuffled, .schedule_size = 1, .dependency_threshold = 1, .seed = seed});
+    const std::vector<uint32_t> set{7, 2, 5, 9};
+    s.Restrict(set, std::vector<double>(4, 1.0));
+    EXPECT_EQ(s.working_set_size(), 4u);
+    std::vector<std::vector<uint32_t>> orders;
+    for (int sweep = 0; sweep < 240; ++sweep) {
+      std::vector<uint32_t> order;
+      for (int k = 0; k < 4; ++k) {
+        std::vector<uint32_t> c = s.Candidates();
+        const std::vector<uint32_t>& taken = s.Select(c, none);
+        EXPECT_EQ(taken.size(), 1u);
+        order.push_back(taken.at(0));
+      }
+      std::vector<uint32_t> sorted = order;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(sorted, (std::vector<uint32_t>{2, 5, 7, 9})) << "sweep " << sweep;
+      orders.push_back(order);
+    }
+    return orders;
+  };
+  const auto orders = sweeps(4);
+  std::map<std::vector<uint32_t>, int> count;
+  for (const auto& o : orders) ++count[o];
+  EXPECT_EQ(count.size(), 24u);
+  for (const auto& [order, n] : count) EXPECT_LE(n, 25) << "an order came " << n << " times of 240";
+  EXPECT_EQ(sweeps(4), orders);
+  EXPECT_NE(sweeps(5), orders);
+}
+
 TEST(CoordinateScheduler, RandomDrawsDistinctCoordinates) {
   CoordinateScheduler s(50, {.order = Order::kRandom, .schedule_size = 10, .candidate_factor = 3, .seed = 9});
   std::map<uint32_t, int> seen;
@@ -138,6 +174,8 @@ TEST(CoordinateScheduler, RejectsBadOptions) {
   EXPECT_THROW(CoordinateScheduler(5, {.dependency_threshold = -1}), InvalidArgumentError);
   EXPECT_THROW(ParseOrder("fifo"), InvalidArgumentError);
   EXPECT_EQ(ParseOrder("cyclic"), Order::kCyclic);
+  EXPECT_EQ(ParseOrder("shuffled"), Order::kShuffled);
+  EXPECT_EQ(OrderName(Order::kShuffled), "shuffled");
 }
 
 }  // namespace
