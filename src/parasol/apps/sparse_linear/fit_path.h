@@ -50,8 +50,9 @@ struct PathOptions {
   double tolerance = 1e-6;        // on the relative duality gap
   uint64_t max_rounds = 1000000;  // per lambda
   // Rounds between duality-gap checks (each a pass over the data); 0: at least ten sweeps of the
-  // working set, and then updates that read half the entries a check reads, or thirty sweeps
-  // (fit_path.cc's CheckSpacing).
+  // working set, and then updates that read half the entries a check reads, or thirty sweeps; for
+  // a program with a model (PathProgram::model_state), once the model is solved and the updates
+  // read half a check's entries, or after 1,000 sweeps (fit_path.cc's CheckSpacing).
   uint64_t check_every = 0;
   modelpar::EngineOptions engine;
   std::function<void(const FitCheck&)> on_check;
@@ -82,6 +83,13 @@ class PathProgram : public modelpar::CoordinateProgram {
   // one): the path loop spaces its checks by them.
   virtual uint64_t UpdateCost(uint32_t j) const = 0;
   virtual uint64_t CheckCost() const = 0;
+
+  // A program whose updates between two checks minimise a model the last check made (a Newton
+  // step's quadratic model, as LIBLINEAR's newGLMNET) says how far that is: the next check is due
+  // once the model is solved as well as this outer step needs. kNone: no such model; checks are
+  // spaced by their cost.
+  enum class ModelState { kNone, kSolving, kSolved };
+  virtual ModelState model_state() const { return ModelState::kNone; }
 };
 
 // InvalidArgumentError for options outside their range or a data set with nothing to fit.

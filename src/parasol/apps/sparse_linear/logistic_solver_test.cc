@@ -183,6 +183,30 @@ TEST(Logistic, RanksAndThreadsReachTheSameObjective) {
   }
 }
 
+// LIBLINEAR's inner stopping and order: each sweep of the working set is in a fresh random order,
+// and a check comes once a sweep leaves the quadratic model solved well enough for the fit's stage
+// (while it is far off, one sweep; near the end, many). The fit meets its conditions; the checks
+// come after one sweep at times and never after the thousand sweeps a model is given at most.
+TEST(Logistic, ShuffledSweepsCheckOnceTheModelIsSolved) {
+  const data::Dataset d = Adult();
+  PathOptions o = Options(0.002);
+  o.engine.schedule = {.order = modelpar::Order::kShuffled, .schedule_size = 1, .dependency_threshold = 1};
+  std::vector<uint64_t> at;
+  o.on_check = [&](const FitCheck& c) { at.push_back(c.updates); };
+  const LinearFit f = FitOnRanks(1, d, o)[0];
+  ASSERT_EQ(f.status, FitStatus::kConverged);
+  ExpectKkt(d, f, 1e-3);
+  ASSERT_GE(at.size(), 3u);
+  uint64_t least = UINT64_MAX, most = 0;
+  for (size_t i = 1; i < at.size(); ++i) {
+    least = std::min(least, at[i] - at[i - 1]);
+    most = std::max(most, at[i] - at[i - 1]);
+  }
+  EXPECT_LE(least, d.cols + 1u);  // one sweep of a working set of at most every coordinate
+  EXPECT_GT(most, 10 * least);
+  EXPECT_LT(most, 100u * (d.cols + 1));
+}
+
 // A path from lambda_max down, warm-started: nonzeros grow and every fit converges.
 TEST(Logistic, PathGrowsTheModel) {
   const data::Dataset d = Adult();
