@@ -351,6 +351,7 @@ TEST(Ps, AsyncGetReturnsTheSameValuesAsGet) {
 // clock, as IncRow's is. Only dense rows, and only the table's width.
 TEST(Ps, UpdateReadsAsGetAndAddsAsIncRow) {
   comm::InProcessWorld world(2);
+  std::atomic<int> first_reads{0};
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
     ParameterServer ps(ctx, {.workers_per_process = 1, .timeout_ms = 20s});
     ps.CreateTable({.id = 7, .dtype = DType::kFloat32, .width = 3, .num_rows = 20, .staleness = 0});
@@ -373,6 +374,11 @@ TEST(Ps, UpdateReadsAsGetAndAddsAsIncRow) {
     u.Add(std::vector<float>{10, 0, -1});
     t.Get(4).CopyTo(seen);
     EXPECT_EQ(seen, (std::vector<float>{r + 10, 2 * r, 3 * r - 1}));
+    // A read may see another rank's updates sooner than SSP promises (a row fetched after that
+    // rank's clock has them; ASan's timing did so in CI): no rank clocks, which sends its
+    // updates, until both have read.
+    ++first_reads;
+    comm::testing::WaitUntil([&] { return first_reads.load() == 2; }, "both ranks' first reads");
     w->Clock();
     t.Update(4).CopyTo(got);
     EXPECT_EQ(got, (std::vector<float>{23, 6, 7}));  // both ranks': 1 + 2 + 2 x 10, 2 + 4, 3 + 6 - 2
