@@ -269,6 +269,12 @@ class LdaCommand : public Command {
           "# memory: tokens {:.1f} MB{} (largest process); word-topic table {:.1f} MB\n", r.token_bytes / 1e6,
           ctx.size() > 1 ? fmt::format(", word blocks held {:.1f} MB", r.block_bytes / 1e6) : "",
           r.model_bytes / 1e6);
+      if (ctx.size() > 1) {
+        std::cout << fmt::format(
+            "# per iteration (slowest process): sampling {:.3f} s, waiting for word blocks {:.3f} s, "
+            "summing topic totals {:.3f} s; word blocks sent {:.1f} MB a process\n",
+            r.sample_seconds, r.block_wait_seconds, r.totals_seconds, r.block_bytes_sent / 1e6);
+      }
     }
     return 0;
   }

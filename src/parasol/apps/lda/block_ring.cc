@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "parasol/comm/transport.h"
+#include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 
 namespace parasol::apps::lda {
@@ -54,6 +55,7 @@ void BlockRing::Rotate() {
   incoming_.topics.resize(sizes_[next]);
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
   send_ = t.Isend(left, kBlockTag, leaving_.topics.data(), leaving_.topics.size() * sizeof(uint32_t));
+  bytes_sent_ += leaving_.topics.size() * sizeof(uint32_t);
   recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), incoming_.topics.size() * sizeof(uint32_t));
   pending_ = true;
   NotePeak();
@@ -69,6 +71,8 @@ void BlockRing::Poll() {
 
 void BlockRing::Complete() {
   comm::Transport& t = ctx_->transport();
+  Clock& clock = ctx_->env().clock();
+  const Clock::TimePoint start = clock.Now();
   const Deadline deadline = Deadline::After(timeout_ms_);
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
   if (recv_.valid())
@@ -76,6 +80,7 @@ void BlockRing::Complete() {
                fmt::format("lda: receive word block {} from rank {}", incoming_.id, right));
   if (send_.valid())
     comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
+  wait_seconds_ += std::chrono::duration<double>(clock.Now() - start).count();
   held_.push_back(std::move(incoming_));
   // The leaving block's array is reused for the next arrival (blocks are about the same size).
   incoming_ = std::move(leaving_);

@@ -58,6 +58,11 @@ class BlockRing {
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
   // The most bytes of blocks this process held at once (its own and those in flight).
   size_t peak_bytes() const { return peak_bytes_; }
+  // The bytes of the blocks this process has handed on, and the time it spent blocked in Rotate
+  // and Settle waiting for a transfer (read on the context's Env clock): what the link cost the
+  // sampling, beyond what the transfers' overlap with it hid.
+  uint64_t bytes_sent() const { return bytes_sent_; }
+  double wait_seconds() const { return wait_seconds_; }
 
  private:
   struct Block {
@@ -78,6 +83,8 @@ class BlockRing {
   Block leaving_, incoming_;
   comm::Request send_, recv_;
   size_t peak_bytes_ = 0;
+  uint64_t bytes_sent_ = 0;
+  double wait_seconds_ = 0;
 };
 
 }  // namespace parasol::apps::lda

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/comm/testing.h"
+#include "parasol/core/clock.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -32,6 +33,10 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
           ring.Rotate();
         }
         ring.Settle();
+        // Every block left each rank once (one rank: none travels).
+        uint64_t all = 0;
+        for (uint32_t size : sizes) all += size * sizeof(uint32_t);
+        EXPECT_EQ(ring.bytes_sent(), ranks == 1 ? 0 : all);
         ring.ForEachHeld([&](uint32_t b, const uint32_t* topics) {
           EXPECT_GE(b, me * per);
           EXPECT_LT(b, (me + 1) * per);
@@ -52,6 +57,28 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
       comm::testing::ExpectNoErrors(errors);
     }
   }
+}
+
+// The waits are timed on the context's clock: on a clock that stands still they take no time,
+// however long the ranks really waited for each other (one block each: every rotation waits).
+TEST(BlockRing, WaitsAreTimedOnTheContextsClock) {
+  ManualClock clock;
+  comm::InProcessWorld world(2);
+  std::vector<double> waited(2, -1);
+  comm::ContextOptions options;
+  options.env = Env(nullptr, &clock);
+  auto errors = comm::testing::RunRanks(
+      world,
+      [&](comm::Context& ctx) {
+        BlockRing ring(ctx, std::vector<uint32_t>(2, 1000), 5000ms);
+        for (int step = 0; step < 6; ++step) ring.Rotate();
+        ring.Settle();
+        waited[static_cast<size_t>(ctx.rank())] = ring.wait_seconds();
+      },
+      options);
+
+  comm::testing::ExpectNoErrors(errors);
+  EXPECT_EQ(waited, std::vector<double>(2, 0.0));
 }
 
 TEST(BlockRing, ADeadNeighbourIsAnErrorNamingIt) {

@@ -110,9 +110,13 @@ TEST(LdaTrainer, ProcessesMatchOneProcess) {
   o = ApOptions();
   o.iterations = 2;
   const double all_blocks = 4.0 * static_cast<double>(Ap().num_tokens());
-  const double held = TrainOnRanks(4, Ap(), o)[0].block_bytes;
-  EXPECT_GT(held, 0.2 * all_blocks);
-  EXPECT_LT(held, 0.45 * all_blocks);
+  const LdaResult four = TrainOnRanks(4, Ap(), o)[0];
+  EXPECT_GT(four.block_bytes, 0.2 * all_blocks);
+  EXPECT_LT(four.block_bytes, 0.45 * all_blocks);
+  // An iteration hands every block on once from every process: all the corpus's topics.
+  EXPECT_EQ(four.block_bytes_sent, all_blocks);
+  EXPECT_GT(four.sample_seconds, 0.0);
+  EXPECT_EQ(TrainOnRanks(1, Ap(), o)[0].block_bytes_sent, 0.0);
 }
 
 TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
