@@ -1,13 +1,16 @@
-"""One peer of `parasol lda` (tomotopy or gensim) on a held-out split: trains in stages, one thread,
+"""One peer of `parasol lda` (tomotopy, gensim or WarpLDA) on a held-out split: trains in stages, one thread,
 and after each stage writes the model in parasol's format (docs/lda.md: model.txt + vocab.txt) for
 `parasol lda-infer --perplexity` to score the held-out documents by document completion, the one
 yardstick all systems are measured by. Prints CSV rows: system,k,seed,work,train_seconds,perplexity
-(work: Gibbs sweeps for tomotopy, passes for gensim; train_seconds: the peer's own training calls,
-cumulative, model export and scoring excluded).
+(work: Gibbs sweeps for tomotopy, passes for gensim, iterations for WarpLDA; train_seconds: the
+peer's own training calls, cumulative, model export and scoring excluded).
 
-Usage: lda_peers.py SYSTEM TRAIN_LINES TEST_LINES K SEED STAGES OUT_DIR PARASOL
+Usage: lda_peers.py SYSTEM TRAIN_LINES TEST_LINES K SEED STAGES OUT_DIR PARASOL [WARPLDA_DIR]
 STAGES: comma-separated work per stage (e.g. 20,20,40,60,60). Priors as parasol's defaults:
-alpha 50/K per topic, beta (eta) 0.01, neither optimised.
+alpha 50/K per topic, beta (eta) 0.01, neither optimised. WarpLDA (built from ../shared/anchors by
+the benchmark into WARPLDA_DIR) cannot go on from a run, so each stage is a fresh run of all the
+iterations so far, timed by the seconds it prints per iteration (reading its input excluded), and
+its model comes from its own dump (`--dumpmodel`: per word, its topic:count pairs).
 """
 import os
 import re
@@ -95,13 +98,46 @@ def gensim_stages(docs, k, seed, stages):
         yield done, spent, vocab, counts
 
 
+def warplda_stages(train, k, seed, stages, warp, out):
+    os.makedirs(out, exist_ok=True)
+    prefix = f"{out}/warplda_input"
+    if not os.path.exists(f"{prefix}.vocab"):
+        with open(f"{prefix}.yahoo", "w", encoding="utf-8") as f:  # "ID ID word word ...", as format reads
+            for i, words in enumerate(read_lines(train)):
+                f.write(f"{i} {i} {' '.join(words)}\n")
+        subprocess.run([f"{warp}/format", "-input", f"{prefix}.yahoo", "-prefix", prefix],
+                       capture_output=True, check=True)
+    vocab = [line.split()[0] for line in open(f"{prefix}.vocab", encoding="utf-8") if line.strip()]
+    done = 0
+    for step in stages:
+        done += step
+        dump = f"{out}/warplda_k{k}_{done}.dump"
+        r = subprocess.run([f"{warp}/warplda", "--prefix", prefix, "--k", str(k), "--niter", str(done),
+                            "--alpha", "50", "--beta", "0.01", "--perplexity", "-1", "--model", dump,
+                            "--dumpmodel=true", "--dumpz=false", "--writeinfo=false"],
+                           capture_output=True, text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        spent = sum(float(t) for t in re.findall(r"Iteration \d+, ([0-9.]+) s", r.stdout))
+        counts = np.zeros((k, len(vocab)), dtype=np.int64)
+        with open(dump) as f:
+            f.readline()  # "V K alpha beta"
+            for w, line in enumerate(f):
+                for pair in line.split("\t", 1)[-1].split():
+                    t, c = pair.split(":")
+                    counts[int(t), w] += int(c)
+        os.remove(dump)
+        yield done, spent, vocab, counts
+
+
 def main():
-    system, train, test, k, seed, stages, out, parasol = sys.argv[1:]
+    system, train, test, k, seed, stages, out, parasol = sys.argv[1:9]
     k, seed = int(k), int(seed)
     stages = [int(s) for s in stages.split(",")]
-    docs = read_lines(train)
-    run = {"tomotopy": tomotopy_stages, "gensim": gensim_stages}[system]
-    for done, spent, vocab, counts in run(docs, k, seed, stages):
+    if system == "warplda":
+        stages_run = warplda_stages(train, k, seed, stages, sys.argv[9], out)
+    else:
+        run = {"tomotopy": tomotopy_stages, "gensim": gensim_stages}[system]
+        stages_run = run(read_lines(train), k, seed, stages)
+    for done, spent, vocab, counts in stages_run:
         model = f"{out}/{system}_k{k}_s{seed}_{done}"
         write_model(model, vocab, counts, 50.0 / k, 0.01)
         print(f"{system},{k},{seed},{done},{spent:.4f},{perplexity(parasol, test, model):.3f}", flush=True)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # parasol lda against the strongest single-machine peers, tomotopy (LDAModel, its collapsed Gibbs
 # sampler with its SIMD kernels) and gensim (LdaMulticore, online variational Bayes), installed from
-# PyPI, pinned, in this benchmark's own environment. One thread each; the same tokens (`parasol
+# PyPI, pinned, in this benchmark's own environment, and WarpLDA (built from ../shared/anchors, as
+# lda_bench.sh builds it; its own default of one MH step; it takes no seed, so it runs for the first
+# seed only). One thread each; the same tokens (`parasol
 # lda-corpus` writes the corpus, the first TEST_DOCS documents held out), alpha 50/K, beta 0.01,
 # no hyperparameter optimisation. Quality by one yardstick: the held-out perplexity by document
 # completion, computed by parasol (`lda-infer --perplexity`, 20 fold-in sweeps) from each system's
@@ -21,6 +23,8 @@ if [ ! -x "$env/bin/python" ] || ! "$env/bin/python" -c 'import tomotopy, gensim
 fi
 data="$out/lda_peers_data"
 mkdir -p "$data"
+warp="$build/warplda"
+[ -x "$warp/warplda" ] || bash "$root/../shared/anchors/warplda/build.sh" "$warp" > "$out/warplda_build.log" 2>&1
 source_of() {
   case $1 in
     ap) echo "$root/data/ap/ap.dat" ;;
@@ -54,6 +58,7 @@ for name in ${CORPORA:-ap news}; do
     [ "$k" -ge 1000 ] && tomo_stages=25,25,50
     [ "$k" -ge 10000 ] && tomo_stages=10,15
     [ "$name" = news ] && gensim_stages=1,2
+    warp_stages=50,50,100,200  # iterations; each stage a fresh run of all so far (no resume)
     for seed in $(seq 1 "$repeat"); do
       "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations 600 --threads 1 --seed "$seed" \
         --eval-every 25 --test "$test" --coherence-words 0 --metrics "$data/p.csv" > /dev/null
@@ -64,6 +69,10 @@ for name in ${CORPORA:-ap news}; do
       if [[ " ${GENSIM_KS:-100} " == *" $k "* ]]; then
         "$env/bin/python" "$here/lda_peers.py" gensim "$train" "$test" "$k" "$seed" "$gensim_stages" "$data/models" \
           "$parasol" | sed "s/^/$name,/" >> "$runs"
+      fi
+      if [ "$seed" = 1 ]; then
+        "$env/bin/python" "$here/lda_peers.py" warplda "$train" "$test" "$k" "$seed" "$warp_stages" "$data/models" \
+          "$parasol" "$warp" | sed "s/^/$name,/" >> "$runs"
       fi
       rm -rf "$data/models"
     done

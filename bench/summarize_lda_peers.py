@@ -38,7 +38,7 @@ def med(xs):
 
 
 configs = sorted({(c, k) for c, k, _, _ in curves})
-systems = ["parasol", "tomotopy", "gensim"]
+systems = ["parasol", "tomotopy", "gensim", "warplda"]
 print("| corpus | K | system | work | training s | tokens/s | held-out perplexity | parasol's at that time | "
       "parasol's s to it | peer s / parasol s |")
 print("|---|---|---|---|---|---|---|---|---|---|")
@@ -50,7 +50,7 @@ for c, k in configs:
         finals = [max(curves[(c, k, s, seed)]) for seed in seeds]
         secs, ppl, work = [f[0] for f in finals], [f[1] for f in finals], finals[0][2]
         rate = [tokens[c] * f[2] / f[0] for f in finals]
-        unit = {"parasol": "iterations", "tomotopy": "sweeps", "gensim": "passes"}[s]
+        unit = {"parasol": "iterations", "tomotopy": "sweeps", "gensim": "passes", "warplda": "iterations"}[s]
         reach = [first_time_at(curves[(c, k, "parasol", seed)], f[1]) for seed, f in zip(seeds, finals)]
         ratio = "-"
         if s != "parasol" and all(reach):
@@ -72,7 +72,7 @@ fig, axes = plt.subplots(nrows, cols, figsize=(4.6 * cols, 3.6 * nrows), squeeze
 for ax in axes.flat[len(configs):]:
     ax.axis("off")
 for ax, (c, k) in zip(axes.flat, configs):
-    for s, color in zip(systems, ["tab:blue", "tab:orange", "tab:green"]):
+    for s, color in zip(systems, ["tab:blue", "tab:orange", "tab:green", "tab:red"]):
         for seed in sorted(seed for cc, kk, ss, seed in curves if (cc, kk, ss) == (c, k, s)):
             pts = sorted(curves[(c, k, s, seed)])
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, color=color, alpha=0.8,
