@@ -23,7 +23,8 @@ struct Coherence {
 };
 
 // `top_words[k]`: topic k's words (ids of the corpus's vocabulary), the most probable first.
-// Time: one pass over the corpus plus, per pair of a topic's words, the two words' document lists.
+// Time: one pass over the corpus plus, per distinct pair of top words, a merge of the two words'
+// document lists, or an AND of their bitsets (words in more than one document in 32).
 Coherence TopicCoherence(const Corpus& corpus, const std::vector<std::vector<uint32_t>>& top_words);
 
 }  // namespace parasol::apps::lda

@@ -55,6 +55,38 @@ TEST(TopicCoherence, APairInEveryDocumentHasNpmiOneAndTheOrderMattersForUMass) {
   EXPECT_NEAR(got.umass[2], std::log(2.0 / 2), 1e-12);
 }
 
+// Frequent words are kept as bitsets and rare ones as lists: every kind of pair, counted by
+// arithmetic. 640 documents: a in the even ones (320), b in the multiples of 3 (214), c in 0, 6
+// and 7, d in 6 and 12; so D(a,b) = 107 (multiples of 6), D(a,c) = D(b,c) = 2, D(a,d) = D(b,d) = 2,
+// D(c,d) = 1.
+TEST(TopicCoherence, FrequentAndRareWordsMixedEqualTheFormulas) {
+  Corpus c;
+  c.vocab = {"a", "b", "c", "d", "e"};
+  for (uint32_t d = 0; d < 640; ++d) {
+    std::vector<uint32_t> words{4};
+    if (d % 2 == 0) words.push_back(0);
+    if (d % 3 == 0) words.push_back(1);
+    if (d == 0 || d == 6 || d == 7) words.push_back(2);
+    if (d == 6 || d == 12) words.push_back(3);
+    c.AddDocument(std::to_string(d), words);
+  }
+  // The first topic twice: the second reuses the counted pairs and must give the same.
+  Coherence got = TopicCoherence(c, {{0, 1, 2, 3}, {1, 0}, {0, 1, 2, 3}});
+  const double umass = std::log(108.0 / 320) + std::log(3.0 / 320) + std::log(3.0 / 214) +
+                       std::log(3.0 / 320) + std::log(3.0 / 214) + std::log(2.0 / 3);
+  EXPECT_NEAR(got.umass[0], umass, 1e-12);
+  EXPECT_EQ(got.umass[2], got.umass[0]);
+  EXPECT_NEAR(got.umass[1], std::log(108.0 / 214), 1e-12);
+  auto npmi = [](double both, double a, double b) {
+    const double n = 640;
+    return std::log((both / n) / ((a / n) * (b / n))) / -std::log(both / n);
+  };
+  EXPECT_NEAR(got.npmi[1], npmi(107, 320, 214), 1e-12);
+  const double pairs = npmi(107, 320, 214) + npmi(2, 320, 3) + npmi(2, 214, 3) + npmi(2, 320, 2) +
+                       npmi(2, 214, 2) + npmi(1, 3, 2);
+  EXPECT_NEAR(got.npmi[0], pairs / 6, 1e-12);
+}
+
 TEST(TopicCoherence, AWordOutsideTheVocabularyIsRefused) {
   EXPECT_THROW(TopicCoherence(Toy(), {{0, 9}}), InvalidArgumentError);
 }
