@@ -4,6 +4,8 @@
 # through scripts/netns-rsh, every byte between ranks over TCP between namespaces.
 #  - allreduce-bench over 3 hosts; MF on the parameter server over 2 hosts ends within 1% of 2
 #    processes on one host; LDA over 2 hosts within 1% of one process;
+#  - LDA on 10 M tokens under a memory cap a host (a cgroup) that kills one process: over 2 hosts
+#    it finishes within 1% of one uncapped process;
 #  - every process of one host killed mid-run: the job ends well within the deadline, with a
 #    non-zero exit naming the lost rank; resumed from its last checkpoint it ends where an
 #    uninterrupted run ends;
@@ -13,10 +15,11 @@
 #  - 5 ms latency and 1% loss on every link (tc netem, where the kernel has it): the job ends with
 #    the same result, slower.
 # Needs root (network namespaces); skipped otherwise (exit 77). The namespaces are removed at the
-# end, also on failure. Usage: multihost_test.sh PARASOL DATA_DIR
+# end, also on failure. Usage: multihost_test.sh PARASOL DATA_DIR PYTHON (with numpy)
 set -u
 parasol=$1
 data=$2
+python=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 hosts=$root/scripts/netns-hosts.sh
 prefix=pmh$(($$ % 100000))
@@ -27,7 +30,38 @@ if [ "$(id -u)" -ne 0 ] || ! ip netns add "$prefix-probe" 2>/dev/null; then
 fi
 ip netns del "$prefix-probe"
 tmp=$(mktemp -d)
-cleanup() { bash "$hosts" down "$prefix" 3; rm -rf "$tmp"; }
+# A memory cgroup for each of hosts 1 and 2 (cgroup v1's memory controller, mounted again outside
+# /sys, which `ip netns exec` replaces with the namespace's own); a process joins its host's
+# through $in_host_memcg (the host is the rank's: one process a host).
+memcg=/run/parasol-memcg-$prefix
+memcg_up() {
+  mkdir -p "$memcg" && { mountpoint -q "$memcg" || mount -t cgroup -o memory none "$memcg" 2>/dev/null; } &&
+    mkdir -p "$memcg/${prefix}1" "$memcg/${prefix}2"
+}
+memcg_cap() {  # memcg_cap BYTES|-1; no swap either, where the kernel counts it
+  local i
+  for i in 1 2; do
+    if [ "$1" = -1 ]; then
+      [ -e "$memcg/$prefix$i/memory.memsw.limit_in_bytes" ] && echo -1 > "$memcg/$prefix$i/memory.memsw.limit_in_bytes"
+      echo -1 > "$memcg/$prefix$i/memory.limit_in_bytes"
+    else
+      echo "$1" > "$memcg/$prefix$i/memory.limit_in_bytes"
+      [ -e "$memcg/$prefix$i/memory.memsw.limit_in_bytes" ] && echo "$1" > "$memcg/$prefix$i/memory.memsw.limit_in_bytes"
+    fi
+  done
+  return 0
+}
+memcg_reset_peak() { local i; for i in 1 2; do echo 0 > "$memcg/$prefix$i/memory.max_usage_in_bytes"; done; }
+memcg_peak_mb() { echo $(($(cat "$memcg/$prefix$1/memory.max_usage_in_bytes") / 1048576)); }
+in_host_memcg='echo $$ > '"$memcg/$prefix"'$((${OMPI_COMM_WORLD_RANK:-0} + 1))/cgroup.procs || exit 99; exec "$@"'
+memcg_down() {
+  [ -d "$memcg" ] || return 0
+  rmdir "$memcg/${prefix}1" "$memcg/${prefix}2" 2>/dev/null
+  umount "$memcg" 2>/dev/null
+  rmdir "$memcg" 2>/dev/null
+  return 0
+}
+cleanup() { memcg_down; bash "$hosts" down "$prefix" 3; rm -rf "$tmp"; }
 trap cleanup EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -93,6 +127,38 @@ a, b = (float(open(f).read().split()[-1].split(',')[3]) for f in sys.argv[1:3])
 print(f'   loglik per token: 2 hosts {b:.4f}, one process {a:.4f}')
 sys.exit(abs(a - b) > 0.01 * abs(a))" "$tmp/lda1.csv" "$tmp/lda2.csv" \
   && echo "ok: lda over 2 hosts within 1% of one process" || fail "lda over 2 hosts not within 1%"
+
+# LDA under a memory cap a host that one process exceeds (a memory cgroup a host, as a machine of
+# that size): 10 M tokens drawn from an LDA model (bench/lda_synthetic.py), K = 1,000. One process
+# holds about 380 MB while it trains, each of two hosts about 280 MB: the tokens' topics and the
+# word-topic counts are split between the hosts, the corpus read whole by each.
+cap_mb=340
+if memcg_up; then
+  "$python" "$root/bench/lda_synthetic.py" "$tmp/synth.lines" 10000000 > /dev/null || fail "lda_synthetic.py"
+  big=("$parasol" lda --corpus "$tmp/synth.lines" --topics 1000 --seed 3 --iterations 6 --eval-every 0
+    --coherence-words 0)
+  "${big[@]}" --metrics "$tmp/big1.csv" > "$tmp/big1.txt" 2>&1 || fail "lda on 10 M tokens, one process"
+  memcg_cap $((cap_mb * 1024 * 1024))
+  code=0
+  ip netns exec "${prefix}1" bash -c "$in_host_memcg" in-host-memcg "${big[@]}" > "$tmp/capped1.txt" 2>&1 || code=$?
+  # 137: killed (SIGKILL) by the cgroup's out-of-memory killer.
+  [ "$code" = 137 ] && echo "ok: one process under a $cap_mb MB cap is killed" \
+    || { fail "one process under a $cap_mb MB cap: exit $code, expected 137"; tail -5 "$tmp/capped1.txt"; }
+  memcg_reset_peak
+  across 2 bash -c "$in_host_memcg" in-host-memcg "${big[@]}" --metrics "$tmp/big2.csv" > "$tmp/capped2.txt" 2>&1 \
+    || { fail "lda over 2 hosts under a $cap_mb MB cap a host"; tail -20 "$tmp/capped2.txt"; }
+  echo "   peak memory: host 1 $(memcg_peak_mb 1) MB, host 2 $(memcg_peak_mb 2) MB (cap $cap_mb MB)"
+  memcg_cap -1
+  python3 -c "
+import sys
+a, b = (float(open(f).read().split()[-1].split(',')[3]) for f in sys.argv[1:3])
+print(f'   loglik per token: 2 capped hosts {b:.4f}, one uncapped process {a:.4f}')
+sys.exit(abs(a - b) > 0.01 * abs(a))" "$tmp/big1.csv" "$tmp/big2.csv" \
+    && echo "ok: lda over 2 hosts under the cap within 1% of one uncapped process" \
+    || fail "lda over 2 capped hosts not within 1% of one process"
+else
+  echo "skipped: lda under a memory cap (no cgroup v1 memory controller to mount)"
+fi
 
 # Every process of host 2 killed mid-run; then resumed from the last checkpoint.
 long=("${mf[@]}" --clocks 400 --timeout-ms 20000)
