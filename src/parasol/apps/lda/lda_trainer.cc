@@ -580,7 +580,12 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
       split.summing += Since(mark);
       ring_->Rotate();
     }
-    if (ring_) ring_->Settle();
+    const bool evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
+    const bool checkpoint =
+        !o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0;
+    // The last hand-over of an iteration overlaps the next one's sampling unless this iteration
+    // ends with something that reads every held block.
+    if (ring_ && (evaluated || checkpoint || OptimizeDue(it + 1))) ring_->Settle();
     if (OptimizeDue(it + 1)) Optimize();
     double seconds = Since(start), slowest = 0;
     collective::AllreduceOptions max;
@@ -593,7 +598,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     st.tokens_per_sec = static_cast<double>(tokens) / slowest;
     st.alpha_sum = o_.params.AlphaSum();
     st.beta = o_.params.beta;
-    st.evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
+    st.evaluated = evaluated;
     st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
     st.loglik_per_token = st.loglik / static_cast<double>(tokens);
     st.test_perplexity =
@@ -603,9 +608,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     if (st.evaluated && o_.test_corpus && distributed_) collective::Barrier(ctx_);
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
-    if (!o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0) {
-      WriteCheckpoint(it + 1);
-    }
+    if (checkpoint) WriteCheckpoint(it + 1);
   }
   split.End(ring_.get(), o_.iterations - result.first_iteration);
   ReportSplit(split, result);
