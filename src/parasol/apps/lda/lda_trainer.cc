@@ -22,6 +22,7 @@
 #include "parasol/apps/lda/token_layout.h"
 #include "parasol/apps/lda/word_topic.h"
 #include "parasol/collective/collectives.h"
+#include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 #include "parasol/core/task_group.h"
 #include "parasol/core/thread_pool.h"
@@ -29,9 +30,6 @@
 namespace parasol::apps::lda {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Assigns items to `parts` parts, heaviest first to the lightest part (balanced to within the
 // heaviest item).
@@ -72,12 +70,17 @@ std::vector<size_t> SplitDocs(std::span<const uint64_t> offsets, size_t d0, size
 // End() turns them into figures per iteration.
 struct TimeSplit {
   double sampling = 0, summing = 0, waiting = 0, bytes = 0;
+  double ring_waited = 0, ring_sent = 0;  // the ring's own counts before the first iteration
 
   void Begin(const BlockRing* ring) {
-    if (ring != nullptr) waiting = -ring->wait_seconds(), bytes = -static_cast<double>(ring->bytes_sent());
+    if (ring != nullptr)
+      ring_waited = ring->wait_seconds(), ring_sent = static_cast<double>(ring->bytes_sent());
   }
   void End(const BlockRing* ring, uint32_t iterations) {
-    if (ring != nullptr) waiting += ring->wait_seconds(), bytes += static_cast<double>(ring->bytes_sent());
+    if (ring != nullptr) {
+      waiting = ring->wait_seconds() - ring_waited;
+      bytes = static_cast<double>(ring->bytes_sent()) - ring_sent;
+    }
     const double n = std::max(iterations, 1u);
     sampling /= n, summing /= n, waiting /= n, bytes /= n;
   }
@@ -119,6 +122,9 @@ class Trainer {
                (uint64_t{iteration} << 32) | (uint64_t{pass} << 31) | sub);
   }
   bool gibbs() const { return o_.params.sampler == SamplerKind::kGibbs; }
+  // Time on the context's clock (the machine's, or one a test drives), as the ring's waits.
+  Clock::TimePoint Now() { return ctx_.env().clock().Now(); }
+  double Since(Clock::TimePoint t) { return std::chrono::duration<double>(Now() - t).count(); }
 
   comm::Context& ctx_;
   const Corpus& corpus_;
@@ -569,13 +575,13 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
   TimeSplit split;
   split.Begin(ring_.get());
   for (uint32_t it = result.first_iteration; it < o_.iterations; ++it) {
-    const auto start = Clock::now();
+    const auto start = Now();
     for (uint32_t step = 0; step < o_.blocks; ++step) {
-      auto mark = Clock::now();
+      auto mark = Now();
       SampleBlock(distributed_ ? ring_->active_id() : 0, it);
       split.sampling += Since(mark);
       if (!distributed_) continue;
-      mark = Clock::now();
+      mark = Now();
       SumTotals();
       split.summing += Since(mark);
       ring_->Rotate();

@@ -17,6 +17,8 @@
 #include "parasol/apps/lda/lda_checkpoint.h"
 #include "parasol/apps/lda/lda_testing.h"
 #include "parasol/comm/testing.h"
+#include "parasol/core/clock.h"
+#include "parasol/core/env.h"
 #include "parasol/core/error.h"
 
 namespace parasol::apps::lda {
@@ -132,6 +134,27 @@ TEST(LdaTrainer, ProcessesGiveTheSameChainWhereverTheyWaitForTheLastBlock) {
   EXPECT_EQ(Final(each[0]), Final(last[0]));
   for (size_t r = 0; r < 2; ++r) EXPECT_EQ(each[r].doc_topics, last[r].doc_topics) << "rank " << r;
   EXPECT_EQ(each[0].totals, last[0].totals);
+}
+
+// The iterations' seconds and where they went are read on the context's clock, as the ring's waits:
+// one a test holds still gives zeros, whatever the machine took.
+TEST(LdaTrainer, TimesAreReadOnTheContextsClock) {
+  ManualClock clock;
+  comm::InProcessWorld world(2);
+  comm::ContextOptions options;
+  options.env = Env(nullptr, &clock);
+  LdaOptions o = ApOptions();
+  o.iterations = 2;
+  std::vector<LdaResult> results(2);
+  auto errors = comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = TrainLda(ctx, Ap(), o); },
+      options);
+  comm::testing::ExpectNoErrors(errors);
+  EXPECT_EQ(results[0].history.back().seconds, 0.0);
+  EXPECT_EQ(results[0].sample_seconds, 0.0);
+  EXPECT_EQ(results[0].totals_seconds, 0.0);
+  EXPECT_EQ(results[0].block_wait_seconds, 0.0);
+  EXPECT_EQ(results[0].block_bytes_sent, 4.0 * static_cast<double>(Ap().num_tokens()));
 }
 
 TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
