@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -61,7 +62,8 @@ const std::unordered_set<std::string_view>& StopWords() {
 constexpr size_t kMaxWordLength = 30;  // longer runs of letters are encodings, not words
 
 // Calls fn(word) for each lowercase run of ASCII letters in `text`, after the e-mail header.
-void Tokenise(std::string_view text, bool drop_headers, const std::function<void(std::string_view)>& fn) {
+template <typename Fn>
+void Tokenise(std::string_view text, bool drop_headers, Fn&& fn) {
   size_t start = 0;
   if (drop_headers) {
     // A header block: "Name: value" lines from the first line up to an empty line.
@@ -103,33 +105,28 @@ std::string ReadWhole(const std::string& path) {
 }
 
 // Collects tokenised documents, then keeps the words seen often enough and numbers them.
+// The tokens of every document in one array, each word looked up once a token: the first time a
+// word is seen it gets an id here, or kDropped (a stop word, or a word outside a fixed vocabulary).
 class TextBuilder {
  public:
   explicit TextBuilder(const TextOptions& options) : o_(options) {}
 
   void Add(std::string name, std::string_view text, bool drop_headers) {
-    std::vector<uint32_t> doc;
-    const auto& stop = StopWords();
     Tokenise(text, drop_headers, [&](std::string_view w) {
-      if (w.size() < o_.min_length || stop.contains(w)) return;
-      std::string key(w);
-      if (o_.extra_stop_words && o_.extra_stop_words->contains(key)) return;
-      if (o_.fixed_vocab) {
-        if (auto it = o_.fixed_vocab->find(key); it != o_.fixed_vocab->end()) doc.push_back(it->second);
-        return;
-      }
-      auto [it, inserted] = ids_.try_emplace(std::move(key), static_cast<uint32_t>(words_.size()));
-      if (inserted) words_.push_back(it->first), counts_.push_back(0);
-      ++counts_[it->second];
-      doc.push_back(it->second);
+      if (w.size() < o_.min_length) return;
+      auto it = ids_.find(w);
+      if (it == ids_.end()) it = ids_.emplace(std::string(w), NewId(w)).first;
+      if (it->second == kDropped) return;
+      if (!o_.fixed_vocab) ++counts_[it->second];
+      tokens_.push_back(it->second);
     });
-    docs_.emplace_back(std::move(name), std::move(doc));
+    names_.push_back(std::move(name));
+    offsets_.push_back(tokens_.size());
   }
 
   Corpus Finish(const std::string& path) {
-    if (docs_.empty()) throw ParseError(path, 0, "no documents");
+    if (names_.empty()) throw ParseError(path, 0, "no documents");
     Corpus c;
-    std::vector<uint32_t> final_id(words_.size(), UINT32_MAX);
     if (o_.fixed_vocab) {
       c.vocab.resize(o_.fixed_vocab->size());
       for (const auto& [w, id] : *o_.fixed_vocab) c.vocab[id] = w;
@@ -142,28 +139,55 @@ class TextBuilder {
       std::sort(kept.begin(), kept.end(), [&](uint32_t a, uint32_t b) {
         return counts_[a] != counts_[b] ? counts_[a] > counts_[b] : words_[a] < words_[b];
       });
+      std::vector<uint32_t> final_id(words_.size(), kDropped);
       for (uint32_t i = 0; i < kept.size(); ++i) final_id[kept[i]] = i, c.vocab.push_back(words_[kept[i]]);
       if (c.vocab.empty())
         throw ParseError(path, 0, fmt::format("no word occurs {} times or more", o_.min_count));
-    }
-    std::vector<uint32_t> doc;
-    for (auto& [name, tokens] : docs_) {
-      doc.clear();
-      for (uint32_t t : tokens) {
-        uint32_t id = o_.fixed_vocab ? t : final_id[t];
-        if (id != UINT32_MAX) doc.push_back(id);
+      // The rare words' tokens leave, in place.
+      uint64_t out = 0, begin = 0;
+      for (uint64_t& end : offsets_) {
+        for (uint64_t i = begin; i < end; ++i) {
+          if (final_id[tokens_[i]] != kDropped) tokens_[out++] = final_id[tokens_[i]];
+        }
+        begin = end;
+        end = out;
       }
-      c.AddDocument(std::move(name), doc);
+      tokens_.resize(out);
     }
+    c.doc_names = std::move(names_);
+    c.doc_offsets = std::move(offsets_);
+    c.words = std::move(tokens_);
+    c.words.shrink_to_fit();
     return c;
   }
 
  private:
+  static constexpr uint32_t kDropped = UINT32_MAX;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
+  uint32_t NewId(std::string_view w) {
+    if (StopWords().contains(w)) return kDropped;
+    const std::string key(w);
+    if (o_.extra_stop_words && o_.extra_stop_words->contains(key)) return kDropped;
+    if (o_.fixed_vocab) {
+      auto it = o_.fixed_vocab->find(key);
+      return it == o_.fixed_vocab->end() ? kDropped : it->second;
+    }
+    words_.push_back(key);
+    counts_.push_back(0);
+    return static_cast<uint32_t>(words_.size() - 1);
+  }
+
   const TextOptions& o_;
-  std::unordered_map<std::string, uint32_t> ids_;
-  std::vector<std::string> words_;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;  // word -> id here, or kDropped
+  std::vector<std::string> words_;                                        // id here -> word
   std::vector<uint64_t> counts_;
-  std::vector<std::pair<std::string, std::vector<uint32_t>>> docs_;
+  std::vector<std::string> names_;
+  std::vector<uint64_t> offsets_{0};  // as Corpus::doc_offsets
+  std::vector<uint32_t> tokens_;      // ids here (a fixed vocabulary's ids when there is one)
 };
 
 }  // namespace
