@@ -1,7 +1,7 @@
-"""One peer of `parasol lda` (tomotopy, gensim or WarpLDA) on a held-out split: trains in stages, one thread,
-and after each stage writes the model in parasol's format (docs/lda.md: model.txt + vocab.txt) for
-`parasol lda-infer --perplexity` to score the held-out documents by document completion, the one
-yardstick all systems are measured by. Prints CSV rows: system,k,seed,work,train_seconds,perplexity
+"""One peer of `parasol lda` (tomotopy, gensim or WarpLDA) on a held-out split: trains in stages, on
+PEERS_THREADS threads (1 unless set), and after each stage writes the model in parasol's format
+(docs/lda.md: model.txt + vocab.txt) for `parasol lda-infer --perplexity` to score the held-out
+documents by document completion, the one yardstick all systems are measured by. Prints CSV rows: system,k,seed,work,train_seconds,perplexity
 (work: Gibbs sweeps for tomotopy, passes for gensim, iterations for WarpLDA; train_seconds: the
 peer's own training calls, cumulative, model export and scoring excluded).
 
@@ -19,6 +19,10 @@ import sys
 import time
 
 import numpy as np
+
+# Threads for every system's training (the benchmark's THREADS): tomotopy's and gensim's workers,
+# WarpLDA's OpenMP threads. Scoring stays on one thread: it is not timed.
+THREADS = int(os.environ.get("PEERS_THREADS", "1"))
 
 
 def read_lines(path):
@@ -61,12 +65,12 @@ def tomotopy_stages(docs, k, seed, stages):
     m.burn_in = 0
     spent = 0.0
     t = time.perf_counter()
-    m.train(0, workers=1)  # initialisation: the first topics drawn
+    m.train(0, workers=THREADS)  # initialisation: the first topics drawn
     spent += time.perf_counter() - t
     done = 0
     for step in stages:
         t = time.perf_counter()
-        m.train(step, workers=1)
+        m.train(step, workers=THREADS)
         spent += time.perf_counter() - t
         done += step
         vocab = list(m.used_vocabs)
@@ -83,7 +87,7 @@ def gensim_stages(docs, k, seed, stages):
     from gensim.models import LdaMulticore
     dictionary = Dictionary(docs)
     bow = [dictionary.doc2bow(d) for d in docs]
-    m = LdaMulticore(id2word=dictionary, num_topics=k, alpha=np.full(k, 50.0 / k), eta=0.01, workers=1,
+    m = LdaMulticore(id2word=dictionary, num_topics=k, alpha=np.full(k, 50.0 / k), eta=0.01, workers=THREADS,
                      random_state=seed, iterations=50, chunksize=2000)
     vocab = [dictionary[i] for i in range(len(dictionary))]
     spent, done = 0.0, 0
@@ -115,7 +119,8 @@ def warplda_stages(train, k, seed, stages, warp, out):
         r = subprocess.run([f"{warp}/warplda", "--prefix", prefix, "--k", str(k), "--niter", str(done),
                             "--alpha", "50", "--beta", "0.01", "--perplexity", "-1", "--model", dump,
                             "--dumpmodel=true", "--dumpz=false", "--writeinfo=false"],
-                           capture_output=True, text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+                           capture_output=True, text=True, check=True,
+                           env=dict(os.environ, OMP_NUM_THREADS=str(THREADS)))
         spent = sum(float(t) for t in re.findall(r"Iteration \d+, ([0-9.]+) s", r.stdout))
         counts = np.zeros((k, len(vocab)), dtype=np.int64)
         with open(dump) as f:

@@ -3,7 +3,7 @@
 # sampler with its SIMD kernels) and gensim (LdaMulticore, online variational Bayes), installed from
 # PyPI, pinned, in this benchmark's own environment, and WarpLDA (built from ../shared/anchors, as
 # lda_bench.sh builds it; its own default of one MH step; it takes no seed, so it runs for the first
-# seed only). One thread each; the same tokens (`parasol
+# seed only). One thread each (THREADS: more); the same tokens (`parasol
 # lda-corpus` writes the corpus, the first TEST_DOCS documents held out), alpha 50/K, beta 0.01,
 # no hyperparameter optimisation. Quality by one yardstick: the held-out perplexity by document
 # completion, computed by parasol (`lda-infer --perplexity`, 20 fold-in sweeps) from each system's
@@ -44,9 +44,15 @@ prepare() {
   "$parasol" lda-corpus --corpus "$data/$name.train0" --min-count 1 --output "$data/$name.train.lines" > /dev/null 2>&1
   "$parasol" lda-corpus --corpus "$data/$name.test0" --min-count 1 --output "$data/$name.test.lines" > /dev/null 2>&1
 }
-runs="$out/lda_peers_runs.csv"
+# THREADS (1): every system's training threads (parasol --threads, tomotopy's and gensim's workers,
+# WarpLDA's OpenMP threads); with more than one the files are named lda_peers_tN_*.
+threads=${THREADS:-1}
+export PEERS_THREADS=$threads
+tag=lda_peers
+[ "$threads" -gt 1 ] && tag=lda_peers_t$threads
+runs="$out/${tag}_runs.csv"
 echo "corpus,system,k,seed,work,train_seconds,perplexity" > "$runs"
-echo "# $(date -u) $(uptime)" | tee "$out/lda_peers_machine.txt"
+echo "# $(date -u) $(uptime); $threads thread(s) a system" | tee "$out/${tag}_machine.txt"
 for name in ${CORPORA:-ap news}; do
   prepare "$name"
   train="$data/$name.train.lines" test="$data/$name.test.lines"
@@ -60,7 +66,7 @@ for name in ${CORPORA:-ap news}; do
     [ "$name" = news ] && gensim_stages=1,2
     warp_stages=50,50,100,200  # iterations; each stage a fresh run of all so far (no resume)
     for seed in $(seq 1 "$repeat"); do
-      "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations 600 --threads 1 --seed "$seed" \
+      "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations 600 --threads "$threads" --seed "$seed" \
         --eval-every 25 --test "$test" --coherence-words 0 --metrics "$data/p.csv" > /dev/null
       awk -F, -v c="$name" -v k="$k" -v s="$seed" 'NR > 1 && $5 != "" { print c ",parasol," k "," s "," $1 "," $2 "," $5 }' \
         "$data/p.csv" >> "$runs"
@@ -78,5 +84,5 @@ for name in ${CORPORA:-ap news}; do
     done
   done
 done
-echo "# end: $(uptime)" | tee -a "$out/lda_peers_machine.txt"
-"$env/bin/python" "$here/summarize_lda_peers.py" "$runs" "$data" "$out/lda_peers.png"
+echo "# end: $(uptime)" | tee -a "$out/${tag}_machine.txt"
+"$env/bin/python" "$here/summarize_lda_peers.py" "$runs" "$data" "$out/$tag.png"
