@@ -1,8 +1,8 @@
 """One peer of `parasol lda` (tomotopy, gensim or WarpLDA) on a held-out split: trains in stages, on
 PEERS_THREADS threads (1 unless set), and after each stage writes the model in parasol's format
 (docs/lda.md: model.txt + vocab.txt) for `parasol lda-infer --perplexity` to score the held-out
-documents by document completion, the one yardstick all systems are measured by. Prints CSV rows: system,k,seed,work,train_seconds,perplexity
-(work: Gibbs sweeps for tomotopy, passes for gensim, iterations for WarpLDA; train_seconds: the
+documents by document completion, the one yardstick all systems are measured by. Prints CSV rows:
+system,k,seed,work,train_seconds,perplexity (work: Gibbs sweeps for tomotopy, passes for gensim, iterations for WarpLDA; train_seconds: the
 peer's own training calls, cumulative, model export and scoring excluded).
 
 Usage: lda_peers.py SYSTEM TRAIN_LINES TEST_LINES K SEED STAGES OUT_DIR PARASOL [WARPLDA_DIR]
