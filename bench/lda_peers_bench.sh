@@ -85,4 +85,4 @@ for name in ${CORPORA:-ap news}; do
   done
 done
 echo "# end: $(uptime)" | tee -a "$out/${tag}_machine.txt"
-"$env/bin/python" "$here/summarize_lda_peers.py" "$runs" "$data" "$out/$tag.png"
+"$env/bin/python" "$here/summarize_lda_peers.py" "$runs" "$data" "$out/$tag.png" "$threads"

@@ -1,6 +1,6 @@
 """Table and plot of lda_peers_bench.sh: per corpus and K, each system's final perplexity and training
 time (medians over seeds, with the range), its tokens/s, and how long parasol takes to reach that
-perplexity. Usage: summarize_lda_peers.py RUNS_CSV DATA_DIR PNG"""
+perplexity. Usage: summarize_lda_peers.py RUNS_CSV DATA_DIR PNG [THREADS]"""
 import collections
 import csv
 import statistics
@@ -12,7 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import matplotlib.ticker
 
-runs, data, png = sys.argv[1:]
+runs, data, png = sys.argv[1:4]
+threads = int(sys.argv[4]) if len(sys.argv) > 4 else 1
 rows = list(csv.DictReader(open(runs)))
 curves = collections.defaultdict(list)  # (corpus, k, system, seed) -> [(seconds, perplexity, work)]
 for r in rows:
@@ -80,7 +81,7 @@ for ax, (c, k) in zip(axes.flat, configs):
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_title(f"{c}, K = {k:,}")
-    ax.set_xlabel("training seconds (one thread)")
+    ax.set_xlabel("training seconds (one thread)" if threads == 1 else f"training seconds ({threads} threads each)")
     ax.set_ylabel("held-out perplexity")
     ax.legend()
 fig.tight_layout()
