@@ -589,10 +589,11 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     const bool evaluated = it + 1 == o_.iterations || (o_.eval_every > 0 && (it + 1) % o_.eval_every == 0);
     const bool checkpoint =
         !o_.checkpoint_dir.empty() && o_.checkpoint_every > 0 && (it + 1) % o_.checkpoint_every == 0;
+    const bool optimize = OptimizeDue(it + 1);
     // The last hand-over of an iteration overlaps the next one's sampling unless this iteration
     // ends with something that reads every held block.
-    if (ring_ && (evaluated || checkpoint || OptimizeDue(it + 1))) ring_->Settle();
-    if (OptimizeDue(it + 1)) Optimize();
+    if (ring_ && (evaluated || checkpoint || optimize)) ring_->Settle();
+    if (optimize) Optimize();
     double seconds = Since(start), slowest = 0;
     collective::AllreduceOptions max;
     max.op = ReduceOp::kMax;

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -104,9 +103,9 @@ std::string ReadWhole(const std::string& path) {
   return s.str();
 }
 
-// Collects tokenised documents, then keeps the words seen often enough and numbers them.
-// The tokens of every document in one array, each word looked up once a token: the first time a
-// word is seen it gets an id here, or kDropped (a stop word, or a word outside a fixed vocabulary).
+// Collects tokenised documents, then keeps the words seen often enough and numbers them. Every
+// document's tokens sit in one array; a word is looked up once a token, and the first time it is
+// seen it gets an id here, or kDropped (a stop word, or a word outside a fixed vocabulary).
 class TextBuilder {
  public:
   explicit TextBuilder(const TextOptions& options) : o_(options) {}
