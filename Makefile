@@ -18,8 +18,12 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+# Ninja: every target's objects in one graph, so both cores stay busy where Makefiles wait for a
+# library's link before its dependents compile (a build directory made with another generator keeps it).
+GENERATOR = $(if $(wildcard $(BUILD_DIR)/CMakeCache.txt),,-G Ninja)
+
 configure: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPython_EXECUTABLE=$(PYTHON) >/dev/null
+	@cmake -S . -B $(BUILD_DIR) $(GENERATOR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPython_EXECUTABLE=$(PYTHON) >/dev/null
 
 # The build, then the build tree linked into .venv: a .pth puts build/python on its path and
 # .venv/bin/parasol is this build's command (`pip install .` installs a copy instead).

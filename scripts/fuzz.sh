@@ -11,6 +11,10 @@ seconds=${1:-20}
 shift || true
 build=build-fuzz
 
+# A directory configured with Makefiles (before the presets named Ninja) is configured afresh; the
+# corpus stays.
+grep -qsx 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "$build/CMakeCache.txt" &&
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
 cmake --preset fuzz > /dev/null  # CMakePresets.json: clang, ASan, UBSan, assertions on
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets > "$build/fuzz-build.log" 2>&1 ||
   { tail -30 "$build/fuzz-build.log"; exit 1; }

@@ -30,6 +30,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh asan|tsan}
 jobs=$(nproc)
+# A directory configured with Makefiles (before the presets named Ninja) is configured afresh.
+grep -qsx 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "build-$kind/CMakeCache.txt" &&
+  rm -rf "build-$kind/CMakeCache.txt" "build-$kind/CMakeFiles"
 cmake --preset "$kind" > /dev/null
 case "$kind" in
   asan)

@@ -38,11 +38,11 @@ for p in torch filelock typing_extensions sympy mpmath networkx jinja2 markupsaf
 done
 "$env/pip" install --disable-pip-version-check -q --no-deps "${pins[@]}"
 start=$(date +%s)
-# As the main build (CMake's default compiler names, warnings as errors, Makefiles): ccache then
+# As the main build (CMake's default compiler names, warnings as errors, Ninja): ccache then
 # serves every object compiled without torch's headers; those with them are compiled again against
 # this environment's torch. (scikit-build-core would name Python's compiler, g++, and nproc follows
 # OMP_NUM_THREADS, which the tests set to 1.)
-CC=cc CXX=c++ CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL=$(getconf _NPROCESSORS_ONLN) "$env/pip" install \
+CC=cc CXX=c++ CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(getconf _NPROCESSORS_ONLN) "$env/pip" install \
   --disable-pip-version-check -q --no-deps -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
   { tail -30 "$tmp/pip.log"; fail "pip install of the source tree"; }
 echo "ok: pip install . ($(( $(date +%s) - start )) s)"
