@@ -72,4 +72,4 @@ bench: build
 	bash bench/run_all.sh $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) build-fuzz build-asan build-tsan
+	rm -rf $(BUILD_DIR) build-asan build-tsan

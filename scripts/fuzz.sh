@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (clang, ASan, UBSan) in build-fuzz and runs each for
-# SECONDS (default 20; as many targets at once as there are cores, one core each), from the seeds
-# in fuzz/seeds plus what earlier runs found (kept in build-fuzz/corpus). A finding (crash, sanitizer report, hang over 10 s, more than 2 GiB, or an
-# exception other than ParseError) fails the script; its input is saved in build-fuzz/findings.
-# Prints one line per target and writes build-fuzz/fuzz-summary.csv.
+# Builds the libFuzzer targets of fuzz/ in the checked build build-asan (clang, ASan, UBSan; the
+# suite under ASan, scripts/sanitize.sh asan, runs from the same objects) and runs each for SECONDS
+# (default 20; as many targets at once as there are cores, one core each), from the seeds in
+# fuzz/seeds plus what earlier runs found (kept in build-asan/corpus). A finding (crash, sanitizer
+# report, hang over 10 s, more than 2 GiB, or an exception other than ParseError) fails the script;
+# its input is saved in build-asan/findings. Prints one line per target and writes
+# build-asan/fuzz-summary.csv.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: the names of fuzz/*_fuzz.cc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
-build=build-fuzz
+build=build-asan
 
-# A directory configured with Makefiles (before the presets named Ninja) is configured afresh; the
-# corpus stays.
-grep -qsx 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "$build/CMakeCache.txt" &&
-  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
-cmake --preset fuzz > /dev/null  # CMakePresets.json: clang, ASan, UBSan, assertions on
+bash scripts/checked-preset.sh asan  # CMakePresets.json: clang, ASan, UBSan, assertions on
 cmake --build "$build" -j "$(nproc)" --target fuzz_targets > "$build/fuzz-build.log" 2>&1 ||
   { tail -30 "$build/fuzz-build.log"; exit 1; }
 

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # A checked build and the tests under it:
-#   asan  AddressSanitizer + UndefinedBehaviorSanitizer (build-asan): every library's tests and the
-#         MPI runs. Left out, to keep CI in its 45 minutes: multihost_test and cluster_hosts_test
-#         (they rerun under network namespaces commands the others check; 3 and 4 minutes; the
-#         live cluster's logic is sched_test's, run here), the applications' command tests (lda,
-#         sparse_linear, svm, mlr, mtrl, gnn, lm, dynamic: 6 minutes) and cli_test (the command
-#         line's options and bad input; 3.7 minutes), user_surface_test and readme_test (what a
-#         user meets, the README's commands), whose libraries' own tests run here and whose
-#         readers the fuzzers run under ASan and UBSan; dl_unit_test (the optimizer, the
-#         tensor-parallel layers and the experts, each against its reference; four files compiled
-#         with libtorch's headers), whose units run here inside dl_test and transformer_test. Of
-#         dl_test, the two runs that train on MNIST to an accuracy
-#         (LeNet to 97%, the adaptive batch against the fixed one: most of its time under ASan) are left
+#   asan  AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, clang): every library's tests
+#         and the MPI runs, from the objects the fuzzers (scripts/fuzz.sh) are built from, so one
+#         build serves both, and clang's thread-safety analysis (core/mutex.h) checks every
+#         library's locks on the way. Left out, to keep CI in its 45 minutes: multihost_test and
+#         cluster_hosts_test (they rerun under network namespaces commands the others check; 3
+#         and 4 minutes; the live cluster's logic is sched_test's, run here), the applications'
+#         command tests (lda, sparse_linear, svm, mlr, mtrl, gnn, lm, dynamic: 6 minutes) and
+#         cli_test (the command line's options and bad input; 3.7 minutes), user_surface_test and
+#         readme_test (what a user meets, the README's commands), whose libraries' own tests run
+#         here and whose readers the fuzzers run under ASan and UBSan; dl_unit_test (the
+#         optimizer, the tensor-parallel layers and the experts, each against its reference; four
+#         files compiled with libtorch's headers), whose units run here inside dl_test and
+#         transformer_test. Of dl_test, the two runs that train on MNIST to an accuracy (LeNet to
+#         97%, the adaptive batch against the fixed one: most of its time under ASan) are left
 #         out; the small runs beside them take the same code paths (the resume with another batch
 #         included).
 #   tsan  ThreadSanitizer (build-tsan): the in-process tests of the code with threads of its own:
@@ -22,18 +24,14 @@
 #         parameter server's and the collectives', tested here directly. MPI's own threads are not
 #         instrumented, so runs under mpirun are left out; libtorch's OpenMP threads neither, so
 #         of dl only the handshake of its training and gradient threads runs (unit_board_test).
-# Both compile with gcc: clang 14 cannot compile libtorch 1.13's headers as C++20 (c10::IValue is
-# incomplete where C++20 needs it). Clang's thread-safety analysis runs in the fuzz build
-# (scripts/fuzz.sh), which compiles every library but dl, and dl's UnitBoard (its threads' handshake).
+# TSan keeps gcc, the compiler its suppressions (scripts/tsan.supp) were written against; clang
+# serves ASan because it also builds the fuzzers.
 # Usage: scripts/sanitize.sh asan|tsan
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh asan|tsan}
 jobs=$(nproc)
-# A directory configured with Makefiles (before the presets named Ninja) is configured afresh.
-grep -qsx 'CMAKE_GENERATOR:INTERNAL=Unix Makefiles' "build-$kind/CMakeCache.txt" &&
-  rm -rf "build-$kind/CMakeCache.txt" "build-$kind/CMakeFiles"
-cmake --preset "$kind" > /dev/null
+bash scripts/checked-preset.sh "$kind"
 case "$kind" in
   asan)
     excluded='^(dl_unit_test|cli_test|user_surface_test|readme_test|multihost_test|cluster_hosts_test|lda_cli_test|sparse_linear_cli_test|svm_cli_test|mlr_cli_test|mtrl_cli_test|gnn_cli_test|lm_cli_test|dynamic_cli_test)$'

@@ -145,8 +145,9 @@ TEST(Allreduce, RepeatedRunsAreDeterministic) {
 // the test cannot pass by running lines), and every rank gets the exact sum.
 TEST(Allreduce, FtMeshRingOnRealRanks) {
   const size_t count = size_t{1} << 18;
-  for (const auto& [spec, failed] :
+  for (const auto& [spec_name, failed] :
        {std::pair{"mesh:2x4", std::vector<int>{}}, std::pair{"mesh:4x4", std::vector<int>{0, 6}}}) {
+    const char* spec = spec_name;  // clang 14 cannot capture a structured binding in a lambda
     auto topology = std::make_shared<Topology>(Topology::Parse(spec, {.failed = failed}));
     const int n = topology->num_ranks();
     AllreduceParams p;

@@ -121,8 +121,9 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
     }));
   }
   const size_t c = static_cast<size_t>(g.classes);
-  for (auto [kind, staleness] : {std::pair{PartitionKind::kHash, 0u}, std::pair{PartitionKind::kRange, 0u},
-                                 std::pair{PartitionKind::kHash, 1u}}) {
+  for (auto [kind, bound] : {std::pair{PartitionKind::kHash, 0u}, std::pair{PartitionKind::kRange, 0u},
+                             std::pair{PartitionKind::kHash, 1u}}) {
+    const uint32_t staleness = bound;  // clang 14 cannot capture a structured binding in a lambda
     for (int ranks : {2, 3, 4}) {
       const std::vector<int32_t> owner = PartitionVertices(g, ranks, kind);
       std::vector<float> sum(want_grad.size(), 0.0f);
