@@ -209,8 +209,12 @@ TEST(Simulator, FtMeshRingCarriesDataAroundHoles) {
 }
 
 TEST(Simulator, FtMeshRingCarriesDataAt1020Ranks) {
-  CheckCarriesData(
-      {AllreduceAlgorithm::kFtMesh, "mesh:32x32", {17, 16 * 32 + 31, 18 * 32 + 30, 31 * 32}, 4093, true});
+  CheckCarriesData({.algo = AllreduceAlgorithm::kFtMesh,
+                    .topology = "mesh:32x32",
+                    .failed = {17, 16 * 32 + 31, 18 * 32 + 30, 31 * 32},
+                    .count = 4093,
+                    .ft_mesh_ring = true,
+                    .in_place_too = false});
 }
 
 // Lines lose 1.5x or more to holes on the edge or in neighbouring lines (each detour crosses a
