@@ -16,7 +16,7 @@ using comm::InProcessWorld;
 using testing::ExactInput;
 using testing::Reference;
 
-constexpr size_t kCounts[] = {0, 1, 7, 20011};  // 20011 float64: past the tree threshold
+constexpr size_t kCollectiveCounts[] = {0, 1, 7, 20011};  // 20011 float64: past the tree threshold
 
 class RankCount : public ::testing::TestWithParam<int> {};
 
@@ -24,7 +24,7 @@ TEST_P(RankCount, BroadcastFromEveryRoot) {
   int n = GetParam();
   InProcessWorld world(n);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    for (size_t count : kCounts) {
+    for (size_t count : kCollectiveCounts) {
       for (int root = 0; root < n; ++root) {
         auto want = ExactInput(DType::kFloat64, ReduceOp::kSum, root, count, 3);
         std::vector<std::byte> buf = ctx.rank() == root ? want : std::vector<std::byte>(want.size());
@@ -43,7 +43,7 @@ TEST_P(RankCount, ReduceToEveryRootWithEveryOp) {
   int n = GetParam();
   InProcessWorld world(n);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    for (size_t count : kCounts) {
+    for (size_t count : kCollectiveCounts) {
       for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProduct, ReduceOp::kMin, ReduceOp::kMax}) {
         for (int root = 0; root < n; ++root) {
           std::vector<std::vector<std::byte>> inputs;
@@ -99,7 +99,7 @@ TEST_P(RankCount, AllgatherCollectsEveryContribution) {
   int n = GetParam();
   InProcessWorld world(n);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    for (size_t count : kCounts) {
+    for (size_t count : kCollectiveCounts) {
       std::vector<std::byte> want;
       for (int r = 0; r < n; ++r) {
         auto part = ExactInput(DType::kInt32, ReduceOp::kSum, r, count, 11);

@@ -26,7 +26,7 @@ constexpr uint32_t kTable = 3;
 constexpr int kProcesses = 2;
 
 // What the client sent, in order.
-class Outbox {
+class SentMessages {
  public:
   Client::Sender Sender() {
     return [this](int dst, std::vector<std::byte> bytes) {
@@ -79,7 +79,7 @@ uint64_t ARowOf(int shard) {
 
 TEST(Client, AClockSendsEachShardItsUpdatesBeforeTheClockOnceEveryWorkerHasClocked) {
   LocalFileSystem fs;
-  Outbox out;
+  SentMessages out;
   Client c(0, kProcesses, /*workers=*/2, fs, out.Sender());
   c.AddTable(Dense());
   FlatMap<std::unique_ptr<Row>> updates;
@@ -90,7 +90,7 @@ TEST(Client, AClockSendsEachShardItsUpdatesBeforeTheClockOnceEveryWorkerHasClock
   EXPECT_TRUE(out.Take().empty()) << "worker 1 has not clocked: nothing leaves the process";
   c.Clocked(1, 1);
   std::vector<std::pair<int, MsgType>> got;
-  for (const auto& [dst, m] : out.Take()) got.emplace_back(dst, Outbox::TypeOf(m));
+  for (const auto& [dst, m] : out.Take()) got.emplace_back(dst, SentMessages::TypeOf(m));
   const std::vector<std::pair<int, MsgType>> want = {
       {0, MsgType::kClock}, {1, MsgType::kUpdate}, {1, MsgType::kClock}};
   EXPECT_EQ(got, want) << "shard 0 has no updates; shard 1 gets its update before the clock";
@@ -100,7 +100,7 @@ TEST(Client, AClockSendsEachShardItsUpdatesBeforeTheClockOnceEveryWorkerHasClock
 
 TEST(Client, AReadWaitsForAFreshRowAndSeesTheProcesssOwnUpdates) {
   LocalFileSystem fs;
-  Outbox out;
+  SentMessages out;
   Client c(0, kProcesses, 1, fs, out.Sender());
   c.AddTable(Dense());
   const uint64_t row = ARowOf(1);
@@ -114,7 +114,7 @@ TEST(Client, AReadWaitsForAFreshRowAndSeesTheProcesssOwnUpdates) {
   }
   ASSERT_EQ(asked.size(), 1u);
   EXPECT_EQ(asked[0].first, 1);
-  EXPECT_EQ(Outbox::TypeOf(asked[0].second), MsgType::kGet);
+  EXPECT_EQ(SentMessages::TypeOf(asked[0].second), MsgType::kGet);
   c.Prefetch(kTable, row, 1);
   EXPECT_TRUE(out.Take().empty()) << "a request on its way is not sent again";
   Reply(c, 1, row, /*stamp=*/1, 2.0f, 3.0f);
@@ -135,7 +135,7 @@ TEST(Client, AReadWaitsForAFreshRowAndSeesTheProcesssOwnUpdates) {
 
 TEST(Client, ASilentShardIsATimeoutNamingIt) {
   LocalFileSystem fs;
-  Outbox out;
+  SentMessages out;
   Client c(0, kProcesses, 1, fs, out.Sender());
   c.AddTable(Dense());
   try {
@@ -148,7 +148,7 @@ TEST(Client, ASilentShardIsATimeoutNamingIt) {
 
 TEST(Client, AFailureReachesTheWaitingWorkerAndEveryLaterCall) {
   LocalFileSystem fs;
-  Outbox out;
+  SentMessages out;
   Client c(0, kProcesses, 1, fs, out.Sender());
   c.AddTable(Dense());
   std::exception_ptr error;

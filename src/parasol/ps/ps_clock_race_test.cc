@@ -75,24 +75,24 @@ struct RandomReads {
 };
 
 void RunRandomReads(const RandomReads& p, uint64_t seed) {
-  constexpr int kWorkers = 3;
+  constexpr int kRaceWorkers = 3;
   constexpr int kClocks = 6;
-  constexpr uint64_t kRows = 64;
-  const uint64_t total_workers = static_cast<uint64_t>(p.ranks * kWorkers);
+  constexpr uint64_t kRaceRows = 64;
+  const uint64_t total_workers = static_cast<uint64_t>(p.ranks * kRaceWorkers);
   comm::InProcessWorld world(p.ranks);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    ParameterServer ps(ctx, {.workers_per_process = kWorkers, .timeout_ms = 3000ms});
-    ps.CreateTable(Table(p.model, kRows, total_workers));
+    ParameterServer ps(ctx, {.workers_per_process = kRaceWorkers, .timeout_ms = 3000ms});
+    ps.CreateTable(Table(p.model, kRaceRows, total_workers));
     auto body = [&](int i) {
       auto w = ps.CreateWorker(i);
       auto t = w->GetTable<int64_t>(1);
-      const uint64_t me = static_cast<uint64_t>(ctx.rank() * kWorkers + i);
+      const uint64_t me = static_cast<uint64_t>(ctx.rank() * kRaceWorkers + i);
       std::mt19937_64 rng(seed * 1000003 + me);
       for (int c = 0; c < kClocks; ++c) {
-        for (uint64_t row = 0; row < kRows; ++row) t.Inc(row, me, 1);
+        for (uint64_t row = 0; row < kRaceRows; ++row) t.Inc(row, me, 1);
         if (rng() % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
         for (int n = 0; n < 4; ++n) {
-          uint64_t row = rng() % kRows;
+          uint64_t row = rng() % kRaceRows;
           auto v = t.Get(row);
           for (uint64_t other = 0; other < total_workers; ++other) {
             // Zero staleness: every clock < c of every worker, and this worker's clock c.
@@ -106,10 +106,10 @@ void RunRandomReads(const RandomReads& p, uint64_t seed) {
         w->Clock();
       }
       w->GlobalBarrier();
-      auto v = t.Get(kRows - 1);
+      auto v = t.Get(kRaceRows - 1);
       for (uint64_t other = 0; other < total_workers; ++other) EXPECT_EQ(v[other], kClocks);
     };
-    comm::testing::RunWorkers(kWorkers, body);
+    comm::testing::RunWorkers(kRaceWorkers, body);
     ps.Shutdown();
   });
   comm::testing::ExpectNoErrors(errors);

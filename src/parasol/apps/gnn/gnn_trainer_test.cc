@@ -14,7 +14,7 @@
 namespace parasol::apps::gnn {
 namespace {
 
-const std::string kCora = std::string(PARASOL_DATA_DIR) + "/cora";
+const std::string kCoraDir = std::string(PARASOL_DATA_DIR) + "/cora";
 
 GnnResult Train(const Graph& g, const GnnOptions& o, int ranks) {
   GnnResult result;
@@ -30,7 +30,7 @@ GnnResult Train(const Graph& g, const GnnOptions& o, int ranks) {
 // A model that learned nothing from the edges (a two-layer perceptron on the features) gets
 // about 57-60%, so 79% means the graph convolution works.
 TEST(GnnTrainerTest, GcnLearnsCoraToThePublishedAccuracy) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   double total = 0;
   for (uint64_t seed : {1, 2, 3}) {
     GnnOptions o;
@@ -50,7 +50,7 @@ TEST(GnnTrainerTest, GcnLearnsCoraToThePublishedAccuracy) {
 // The predictions of the reported parameters, gathered from 2 ranks, give the test accuracy the
 // run reported; the model file holds those parameters whole.
 TEST(GnnTrainerTest, PredictionsAgreeWithTheReportedAccuracyAndTheModelFileReadsBack) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 30;
   o.predict = true;
@@ -76,7 +76,7 @@ TEST(GnnTrainerTest, PredictionsAgreeWithTheReportedAccuracyAndTheModelFileReads
 }
 
 TEST(GnnTrainerTest, TwoAndFourRanksTrainAsOneProcess) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 60;
   const GnnResult one = Train(g, o, 1);
@@ -100,7 +100,7 @@ TEST(GnnTrainerTest, TwoAndFourRanksTrainAsOneProcess) {
 // Ghost rows read one-sided from the owners' registered memory are the rows the owners send:
 // 3 ranks train bit for bit as with two-sided refreshes.
 TEST(GnnTrainerTest, OneSidedGhostRowsTrainAsTwoSided) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 30;
   const GnnResult sent = Train(g, o, 3);
@@ -119,7 +119,7 @@ TEST(GnnTrainerTest, OneSidedGhostRowsTrainAsTwoSided) {
 // train), and, since what arrives is exactly one epoch old rather than whatever came first, a
 // second run repeats the first bit for bit.
 TEST(GnnTrainerTest, BoundedStalenessLearnsCoraAndRepeats) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.patience = 20;
   const GnnResult sync = Train(g, o, 2);
@@ -134,7 +134,7 @@ TEST(GnnTrainerTest, BoundedStalenessLearnsCoraAndRepeats) {
 }
 
 TEST(GnnTrainerTest, EarlyStoppingReportsTheBestValidationEpoch) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 400;
   o.patience = 10;
@@ -149,7 +149,7 @@ TEST(GnnTrainerTest, EarlyStoppingReportsTheBestValidationEpoch) {
 // Dropout masks follow the epoch, so a run resumed from epoch 30's checkpoint retraces the
 // uninterrupted run; on 2 ranks too, and with early stopping's state carried over.
 TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   const std::string dir = ::testing::TempDir() + "gnn_ckpt_" + std::to_string(::getpid());
   for (int ranks : {1, 2}) {
     GnnOptions o;
@@ -192,7 +192,7 @@ TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
 // params.bin) ends the run with an error naming the file and leaves the previous checkpoint.
 TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   const std::string dir = ::testing::TempDir() + "gnn_faulty_" + std::to_string(::getpid());
   GnnOptions o;
   o.epochs = 3;
@@ -214,7 +214,7 @@ TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
 // the same graph ranks alone, bit for bit, synchronous and under a bound, with the tasks in
 // flight from a tensor pool of two threads.
 TEST(GnnTrainerTest, TensorWorkersComputeWhatTheirGraphRanksWould) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   for (uint32_t staleness : {0u, 1u}) {
     GnnOptions o;
     o.epochs = 15;
@@ -236,7 +236,7 @@ TEST(GnnTrainerTest, TensorWorkersComputeWhatTheirGraphRanksWould) {
 
 // A tensor worker that dies mid-run: its graph rank's next task fails naming it, not a hang.
 TEST(GnnTrainerTest, ADeadTensorWorkerIsAnErrorNamingIt) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 50;
   o.tensor_workers = 1;
@@ -253,7 +253,7 @@ TEST(GnnTrainerTest, ADeadTensorWorkerIsAnErrorNamingIt) {
 }
 
 TEST(GnnTrainerTest, APeerThatNeverComesIsATimeoutNamingIt) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(kCoraDir);
   GnnOptions o;
   o.epochs = 3;
   comm::InProcessWorld world(2);

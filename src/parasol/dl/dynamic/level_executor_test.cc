@@ -19,7 +19,7 @@
 namespace parasol::dl::dynamic {
 namespace {
 
-std::string DataDir() {
+std::string TreebankDir() {
   const char* d = std::getenv("PARASOL_DATA");
   return std::string(d ? d : "data") + "/sst";
 }
@@ -49,7 +49,7 @@ Pass ForwardBackward(DynamicNet& net, const std::vector<const ExampleGraph*>& gr
 // the same loss and gradients on 16 SST trees, for each cell.
 TEST(LevelExecutor, BatchedAndPerNodeAgree) {
   std::unordered_map<std::string, int32_t> vocab{{"<unk>", 0}};
-  const Treebank t = ReadTreebank(DataDir() + "/dev.txt", vocab, true);
+  const Treebank t = ReadTreebank(TreebankDir() + "/dev.txt", vocab, true);
   std::vector<const ExampleGraph*> graphs;
   for (size_t i = 0; i < 16; ++i) graphs.push_back(&t.trees[i]);
   for (const char* cell : {"tree-lstm", "tree-fc"}) {
