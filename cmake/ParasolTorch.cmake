@@ -33,6 +33,9 @@ if(NOT torch_query_result EQUAL 0)
 endif()
 string(REPLACE "\n" ";" torch_query "${torch_query}")
 list(GET torch_query 0 torch_prefix)
+# By its real path: an environment whose torch is a link to another's (pip_install_test's) then
+# builds with the same include paths as that one, and ccache serves the objects they share.
+file(REAL_PATH "${torch_prefix}" torch_prefix)
 list(GET torch_query 1 PARASOL_TORCH_VERSION)
 list(LENGTH torch_query n)
 set(PARASOL_TORCH_CUDA "")
@@ -62,8 +65,9 @@ if(torch_config_usable)
   if(NOT DEFINED TORCH_CUDA_ARCH_LIST AND NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
     set(TORCH_CUDA_ARCH_LIST "8.0;9.0")
   endif()
-  list(APPEND CMAKE_PREFIX_PATH "${torch_prefix}")
-  find_package(Torch REQUIRED)
+  # There only: scikit-build-core also puts the environment's site-packages on the search path,
+  # where torch may be found again through a link (pip_install_test's), by another path.
+  find_package(Torch REQUIRED PATHS "${torch_prefix}" NO_DEFAULT_PATH)
   message(STATUS "parasol: torch ${PARASOL_TORCH_VERSION} (CUDA '${PARASOL_TORCH_CUDA}') from ${torch_root}")
 else()
   message(STATUS "parasol: torch ${PARASOL_TORCH_VERSION} from ${torch_root}; no CUDA toolkit found, "

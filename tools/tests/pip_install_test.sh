@@ -1,49 +1,59 @@
 #!/usr/bin/env bash
 # `pip install .` as a PyTorch user does it: a fresh virtual environment, torch installed into it
 # with pip (requirements.txt's pin), then this source tree installed with pip (built against that
-# torch). Nothing is downloaded: pip takes every wheel, torch's and the build's (scikit-build-core
-# in pip's isolated build environment), from the project's .venv/wheels (scripts/install-deps.sh).
+# torch). Nothing is downloaded: pip takes the build's wheel (scikit-build-core in pip's isolated
+# build environment) from the project's .venv/wheels (scripts/install-deps.sh).
 # From that environment alone (no PYTHONPATH, no build tree): the command starts, `parasol train`
 # finds its module in the package, a 2-rank DDP job over the "parasol" backend ends with one
 # process's parameters.
-# One difference from a user's environment, for the disk: torch's CUDA libraries (the nvidia-*
-# packages, 3.2 GB installed, which nothing here runs) are not installed again but linked from
-# .venv, so torch and this tree are installed with --no-deps (pip would otherwise install the CUDA
-# packages torch names). The environment then takes about 1.5 GB; with less than 3 GB free in
-# TMPDIR the test is skipped (exit 77) and says so.
-# Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON
+# One difference from a user's environment: torch (requirements.txt's pin) and the CUDA libraries
+# it names (the nvidia-* packages, 3.2 GB, which nothing here runs) are not installed again but
+# linked from the project's .venv; the packages torch imports are installed from the wheels, and
+# torch and this tree with --no-deps. The build names torch by its real path (cmake/ParasolTorch.cmake)
+# and runs in a folder beside the main build's (BUILD_DIR-pip), so ccache (CMakeLists.txt: base_dir)
+# serves every object the main build compiled alike and only what differs is compiled. With less
+# than 2 GB free in TMPDIR or beside the build the test is skipped (exit 77) and says so.
+# Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON BUILD_DIR
 set -euo pipefail
-src=$1 mpirun=$2 python=$3
+src=$1 mpirun=$2 python=$3 build=$4
+pip_build="$build-pip"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$pip_build"' EXIT
+rm -rf "$pip_build"
 unset PYTHONPATH
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 wheels="$src/.venv/wheels"
 [ -d "$wheels" ] || fail "no $wheels: run scripts/install-deps.sh"
 export PIP_NO_INDEX=1 PIP_FIND_LINKS="$wheels"  # also for pip's isolated build environment
-free_kb=$(df -Pk "$tmp" | awk 'NR == 2 {print $4}')
-if [ "$free_kb" -lt $((3 * 1024 * 1024)) ]; then
-  echo "SKIP: $((free_kb / 1024)) MB free in $(dirname "$tmp"); the environment and build need 3 GB"
-  exit 77
-fi
+for dir in "$tmp" "$(dirname "$pip_build")"; do
+  free_kb=$(df -Pk "$dir" | awk 'NR == 2 {print $4}')
+  if [ "$free_kb" -lt $((2 * 1024 * 1024)) ]; then
+    echo "SKIP: $((free_kb / 1024)) MB free in $dir; the environment and build need 2 GB"
+    exit 77
+  fi
+done
 "$python" -m venv "$tmp/env"
 env="$tmp/env/bin"
 site=$("$env/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-ln -s "$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/nvidia" "$site/nvidia"
-# torch and the packages it imports, each at requirements.txt's pin
+venv_site=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# torch's wheel: the folders its RECORD names (torch, torchgen, functorch, its .dist-info)
+for top in nvidia $(cut -d, -f1 "$venv_site"/torch-*.dist-info/RECORD | cut -d/ -f1 | grep -v '^\.\.$' | sort -u); do
+  ln -s "$venv_site/$top" "$site/$top"
+done
+# the packages torch imports, each at requirements.txt's pin
 pins=()
-for p in torch filelock typing_extensions sympy mpmath networkx jinja2 markupsafe fsspec numpy; do
+for p in filelock typing_extensions sympy mpmath networkx jinja2 markupsafe fsspec numpy; do
   pins+=("$(grep -iE "^${p//_/[-_]}==" "$src/requirements.txt")") || fail "no pin for $p in requirements.txt"
 done
 "$env/pip" install --disable-pip-version-check -q --no-deps "${pins[@]}"
 start=$(date +%s)
-# As the main build (CMake's default compiler names, warnings as errors, Ninja): ccache then
-# serves every object compiled without torch's headers; those with them are compiled again against
-# this environment's torch. (scikit-build-core would name Python's compiler, g++, and nproc follows
-# OMP_NUM_THREADS, which the tests set to 1.)
+# As the main build (CMake's default compiler names, warnings as errors, Ninja, a folder beside it),
+# so that ccache serves its objects. (scikit-build-core would name Python's compiler, g++, and nproc
+# follows OMP_NUM_THREADS, which the tests set to 1.)
 CC=cc CXX=c++ CMAKE_GENERATOR=Ninja CMAKE_BUILD_PARALLEL_LEVEL=$(getconf _NPROCESSORS_ONLN) "$env/pip" install \
-  --disable-pip-version-check -q --no-deps -C cmake.define.PARASOL_WERROR=ON "$src" > "$tmp/pip.log" 2>&1 ||
+  --disable-pip-version-check -q --no-deps -C cmake.define.PARASOL_WERROR=ON -C build-dir="$pip_build" "$src" \
+  > "$tmp/pip.log" 2>&1 ||
   { tail -30 "$tmp/pip.log"; fail "pip install of the source tree"; }
 echo "ok: pip install . ($(( $(date +%s) - start )) s)"
 
