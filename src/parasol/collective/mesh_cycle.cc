@@ -70,7 +70,7 @@ class BlockSets {
 
 // Blocks [b0, b1) x [c0, c1) (block coordinates) whose ring is searched for as a whole: the
 // blocks with failed nodes that lie near each other, and one block around them.
-struct Region {
+struct BlockBox {
   int b0, b1, c0, c1;
   bool Holds(int bi, int bj) const { return bi >= b0 && bi < b1 && bj >= c0 && bj < c1; }
 };
@@ -102,7 +102,7 @@ class CycleBuilder {
   }
   int BlockOfNode(int node) const { return (node / cols_ / 2) * bcols_ + (node % cols_) / 2; }
   bool InRegion(int bi, int bj) const {
-    return std::any_of(regions_.begin(), regions_.end(), [&](const Region& g) { return g.Holds(bi, bj); });
+    return std::any_of(regions_.begin(), regions_.end(), [&](const BlockBox& g) { return g.Holds(bi, bj); });
   }
   // The block at (bi, bj) if it exists, has no failed node and is in no region, else -1.
   int FreeBlock(int bi, int bj) const {
@@ -118,7 +118,7 @@ class CycleBuilder {
   std::optional<std::vector<int>> BuildPlaced() const;
   std::vector<Join> JoinsOf(int bi, int bj) const;
   std::vector<Join> JoinsOfOneHole(int hr, int hc) const;
-  Region RegionAround(const Region& box) const;
+  BlockBox RegionAround(const BlockBox& box) const;
   void PlaceRegions(bool all_regions);
   std::optional<std::vector<int>> Try(const std::vector<Join>& joins,
                                       const std::vector<std::vector<NodePair>>& region_rings) const;
@@ -128,7 +128,7 @@ class CycleBuilder {
 
   const Topology& t_;
   int rows_, cols_, brows_, bcols_;
-  std::vector<Region> regions_;
+  std::vector<BlockBox> regions_;
   std::vector<std::pair<int, int>> joining_;  // holed blocks that join on their own
 };
 
@@ -173,13 +173,13 @@ std::vector<Join> CycleBuilder::JoinsOf(int bi, int bj) const {
 }
 
 // Whether a and b come closer than `gap` blocks (0: they overlap; 1: they overlap or touch).
-bool Near(const Region& a, const Region& b, int gap) {
+bool Near(const BlockBox& a, const BlockBox& b, int gap) {
   return a.b0 - b.b1 < gap && b.b0 - a.b1 < gap && a.c0 - b.c1 < gap && b.c0 - a.c1 < gap;
 }
 
 // `box` and one block around, at least three blocks each way (shifted inwards at the mesh's edge:
 // a corner of 4x4 nodes with a hole beside it often has no ring).
-Region CycleBuilder::RegionAround(const Region& box) const {
+BlockBox CycleBuilder::RegionAround(const BlockBox& box) const {
   auto grow = [](int lo, int hi, int n) {
     lo = std::max(lo - 1, 0), hi = std::min(hi + 1, n);
     if (hi - lo < 3) lo = std::max(0, std::min(lo, n - 3)), hi = std::min(n, lo + 3);
@@ -187,7 +187,7 @@ Region CycleBuilder::RegionAround(const Region& box) const {
   };
   auto [b0, b1] = grow(box.b0, box.b1, brows_);
   auto [c0, c1] = grow(box.c0, box.c1, bcols_);
-  return Region{b0, b1, c0, c1};
+  return BlockBox{b0, b1, c0, c1};
 }
 
 // Holed blocks that touch (sides or corners), or that cannot join on their own, are searched as
@@ -195,7 +195,7 @@ Region CycleBuilder::RegionAround(const Region& box) const {
 // one; a region's growth can leave a block nearby without a join, which then becomes one too.
 void CycleBuilder::PlaceRegions(bool all_regions) {
   struct Cluster {
-    Region box;  // the holed blocks' bounding box
+    BlockBox box;  // the holed blocks' bounding box
     bool searched = false;
   };
   std::vector<Cluster> clusters;
@@ -250,7 +250,7 @@ std::optional<std::vector<int>> CycleBuilder::Build() {
 
 std::optional<std::vector<int>> CycleBuilder::BuildPlaced() const {
   std::vector<std::vector<NodePair>> region_rings;
-  for (const Region& g : regions_) {
+  for (const BlockBox& g : regions_) {
     auto edges = FindRegionRing(t_, {2 * g.b0, 2 * g.b1, 2 * g.c0, 2 * g.c1}, kSearchBudget);
     if (!edges) return std::nullopt;
     region_rings.push_back(std::move(*edges));
@@ -280,7 +280,7 @@ std::optional<std::vector<int>> CycleBuilder::Try(
   RingEdges ring(static_cast<size_t>(rows_ * cols_));
   BlockSets sets(brows_ * bcols_);
   for (size_t i = 0; i < regions_.size(); ++i) {
-    const Region& g = regions_[i];
+    const BlockBox& g = regions_[i];
     for (auto [u, v] : region_rings[i]) ring.Add(u, v);
     for (int bi = g.b0; bi < g.b1; ++bi) {
       for (int bj = g.c0; bj < g.c1; ++bj) sets.Unite(bi * bcols_ + bj, g.b0 * bcols_ + g.c0);

@@ -10,7 +10,7 @@ namespace parasol::apps::gnn {
 
 namespace {
 
-constexpr std::string_view kWhat = "gnn ghost rows (one-sided)";
+constexpr std::string_view kWindowWhat = "gnn ghost rows (one-sided)";
 constexpr comm::Tag kReadyTag = 1, kDoneTag = 2, kOffsetTag = 3;
 
 }  // namespace
@@ -22,7 +22,7 @@ GhostWindow::GhostWindow(comm::Context& ctx, const GraphShard& s)
   for (size_t p = 1; p < mine.size(); ++p) mine[p] = mine[p - 1] + s.send_counts[p - 1];
   std::vector<uint64_t> all(mine.size() * mine.size());
   comm::ExchangeWithAll(ctx_->transport(), kOffsetTag, mine.data(), mine.size() * sizeof(uint64_t),
-                        all.data(), ctx_->DefaultDeadline(), kWhat);
+                        all.data(), ctx_->DefaultDeadline(), kWindowWhat);
   for (size_t owner = 0; owner < mine.size(); ++owner) {
     offset_at_owner_[owner] = all[owner * mine.size() + static_cast<size_t>(s.rank)];
   }
@@ -41,7 +41,7 @@ GhostWindow::~GhostWindow() {
     for (int p : readers_) {
       try {
         comm::Request r = t.Irecv(p, kDoneTag, &token_, 0);
-        comm::Wait(t, r, deadline, kWhat);
+        comm::Wait(t, r, deadline, kWindowWhat);
       } catch (const Error&) {
         // Wait cancelled it: the reader is gone or late past the deadline.
       }
@@ -60,11 +60,11 @@ void GhostWindow::AwaitReaders() {
   if (readers_pending_) {
     for (int p : readers_) {
       comm::Request r = t.Irecv(p, kDoneTag, &token_, 0);
-      comm::Wait(t, r, deadline, kWhat);
+      comm::Wait(t, r, deadline, kWindowWhat);
     }
     readers_pending_ = false;
   }
-  for (comm::Request& r : notices_) comm::Wait(t, r, deadline, kWhat);
+  for (comm::Request& r : notices_) comm::Wait(t, r, deadline, kWindowWhat);
   notices_.clear();
 }
 
@@ -98,7 +98,7 @@ uint64_t GhostWindow::Refresh(const GraphShard& s, size_t width, std::span<float
     const auto owner = static_cast<size_t>(p);
     if (p == s.rank || s.recv_counts[owner] == 0) continue;
     comm::Request ready = t.Irecv(p, kReadyTag, &token_, 0);
-    comm::Wait(t, ready, deadline, kWhat);
+    comm::Wait(t, ready, deadline, kWindowWhat);
     reads.push_back(region_->Get(p, offset_at_owner_[owner] * width * sizeof(float), ghosts,
                                  s.recv_counts[owner] * width * sizeof(float)));
     ghosts += s.recv_counts[owner] * width;
@@ -107,10 +107,10 @@ uint64_t GhostWindow::Refresh(const GraphShard& s, size_t width, std::span<float
     while (!region_->Test(r)) {
       if (deadline.Expired()) {
         throw TimeoutError(
-            fmt::format("rank {}: {}: deadline passed reading from peer {}", s.rank, kWhat, r.peer));
+            fmt::format("rank {}: {}: deadline passed reading from peer {}", s.rank, kWindowWhat, r.peer));
       }
       if (auto failure = t.PeerFailure())
-        throw AbortedError(fmt::format("rank {}: {}: aborted because {}", s.rank, kWhat, *failure));
+        throw AbortedError(fmt::format("rank {}: {}: aborted because {}", s.rank, kWindowWhat, *failure));
     }
   }
   for (int p = 0; p < s.ranks; ++p) {

@@ -14,7 +14,7 @@ namespace parasol::apps::mf {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // The ratings of a block of rows (users; or items, a rating's item then being its row), by row,
 // with their residuals r - mean - w_i.h_j. Within a row, ratings keep the file's order, whatever
@@ -135,7 +135,7 @@ CcdResult TrainCcd(comm::Context& ctx, const RatingSet& data, const CcdOptions& 
   std::unique_ptr<ThreadPool> pool;
   if (o.threads > 1) pool = std::make_unique<ThreadPool>(o.threads);
   const double lambda = o.lambda;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   auto record = [&](uint32_t iteration) {
     // Every rating once (by user), every factor value once (by its owner).
     std::vector<double> sum{0.0};
@@ -145,7 +145,7 @@ CcdResult TrainCcd(comm::Context& ctx, const RatingSet& data, const CcdOptions& 
       for (size_t j = ib; j < ie; ++j) sum[0] += lambda * items.columns[k][j] * items.columns[k][j];
     }
     if (ctx.size() > 1) collective::Allreduce(ctx, std::span<double>(sum));
-    CcdIteration it{iteration, std::chrono::duration<double>(Clock::now() - start).count(),
+    CcdIteration it{iteration, std::chrono::duration<double>(SteadyClock::now() - start).count(),
                     sum[0] / static_cast<double>(data.ratings.size())};
     result.iterations.push_back(it);
     if (on_iteration) on_iteration(it);

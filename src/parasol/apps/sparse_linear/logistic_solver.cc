@@ -28,7 +28,7 @@ double Entropy(double t) { return t <= 0 || t >= 1 ? 0.0 : -t * std::log(t) - (1
 // each sample's margin x_i.w + b there, theta_i = sigmoid(-y_i margin_i), the slope of its loss
 // (and the dual variable of the check), and its curvature theta_i (1 - theta_i); and each margin's
 // move since the anchor (the margin is anchor_margin + move).
-struct Shard {
+struct LogisticShard {
   std::shared_ptr<const data::ColumnMatrix> x;
   std::vector<double> y, anchor_margin, theta, curvature, move;
   std::vector<double> y_theta;  // y_i theta_i
@@ -59,7 +59,7 @@ class LogisticProgram final : public PathProgram {
     first_violation_ = std::numeric_limits<double>::quiet_NaN();
     inner_tolerance_ = 1;
     sweeps_ = 0;
-    for (Shard& s : shards_) {
+    for (LogisticShard& s : shards_) {
       for (size_t i = 0; i < s.move.size(); ++i) s.anchor_margin[i] += s.move[i];
       std::fill(s.move.begin(), s.move.end(), 0.0);
     }
@@ -97,7 +97,7 @@ class LogisticProgram final : public PathProgram {
   // solved when that is small (LIBLINEAR's inner stopping).
   void CountSweep(std::span<const uint32_t> block, std::span<const double> gradients);
   // Margins and thetas recomputed from the weights, which become the shard's anchor.
-  void RecomputeMargins(Shard& s) const;
+  void RecomputeMargins(LogisticShard& s) const;
   // The objective at anchor + beta (w - anchor), whose margins lie on the line between the
   // anchor's and today's. Collective.
   double ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const;
@@ -139,7 +139,7 @@ class LogisticProgram final : public PathProgram {
   uint64_t sweeps_ = 0;  // since the last check
   bool solved_ = false;
   std::vector<double> gradients_;  // Aggregate's, kept: a round allocates nothing
-  std::vector<Shard> shards_;
+  std::vector<LogisticShard> shards_;
   std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
 };
 
@@ -170,7 +170,7 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
   const auto [r0, r1] = collective::BlockRange(d.rows(), ranks, rank);
   for (uint32_t k = 0; k < workers; ++k) {
     const auto [b, e] = collective::BlockRange(r1 - r0, static_cast<int>(workers), static_cast<int>(k));
-    Shard s;
+    LogisticShard s;
     s.x = data::SliceRows(all_, r0 + b, r0 + e);  // the same matrix when a shard is every row
     s.y.assign(y.begin() + static_cast<ptrdiff_t>(r0 + b), y.begin() + static_cast<ptrdiff_t>(r0 + e));
     RecomputeMargins(s);
@@ -179,7 +179,7 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
   anchor_w_ = w_;
 }
 
-void LogisticProgram::RecomputeMargins(Shard& s) const {
+void LogisticProgram::RecomputeMargins(LogisticShard& s) const {
   s.anchor_margin.assign(s.y.size(), intercept_ ? w_[p_] : 0.0);
   for (size_t j = 0; j < p_; ++j) {
     if (w_[j] == 0) continue;
@@ -200,7 +200,7 @@ void LogisticProgram::RecomputeMargins(Shard& s) const {
 double LogisticProgram::ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const {
   std::vector<double> loss(shards_.size(), 0.0);
   engine.ForEachWorker([&](size_t k) {
-    const Shard& s = shards_[k];
+    const LogisticShard& s = shards_[k];
     for (size_t i = 0; i < s.y.size(); ++i) {
       const double m = s.anchor_margin[i] + beta * s.move[i];
       loss[k] += LogOnePlusExp(-s.y[i] * m);
@@ -244,7 +244,7 @@ double LogisticProgram::LineSearch(modelpar::RoundEngine& engine) {
 // move since the anchor; the model's curvature is the anchor's. So an update reads two numbers
 // a sample (where it read four and summed the curvature again: 40% of a9a's solver).
 void LogisticProgram::Update(size_t worker, std::span<const uint32_t> block, std::span<double> out) {
-  const Shard& s = shards_[worker];
+  const LogisticShard& s = shards_[worker];
   for (size_t k = 0; k < block.size(); ++k) {
     double g = 0;
     if (block[k] == p_) {  // the intercept: a column of ones
@@ -306,7 +306,7 @@ void LogisticProgram::Aggregate(std::span<const uint32_t> block, std::span<const
 }
 
 void LogisticProgram::Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) {
-  Shard& s = shards_[worker];
+  LogisticShard& s = shards_[worker];
   for (size_t k = 0; k < block.size(); ++k) {
     const double d = deltas[k];
     if (d == 0) continue;
@@ -322,7 +322,7 @@ std::vector<double> LogisticProgram::ColumnSums(modelpar::RoundEngine& engine) {
   const size_t p = p_;
   std::vector<std::vector<double>> parts(shards_.size());
   engine.ForEachWorker([&](size_t k) {
-    Shard& s = shards_[k];
+    LogisticShard& s = shards_[k];
     RecomputeMargins(s);
     std::vector<double>& out = parts[k];
     out.assign(3 * p + 3, 0.0);
@@ -397,7 +397,7 @@ FitCheck LogisticProgram::Check(modelpar::RoundEngine& engine) {
   const double scale = l2_ == 0 && most > l1_ ? l1_ / most : 1.0;
   std::vector<double> entropy(shards_.size(), 0.0);
   engine.ForEachWorker([&](size_t k) {
-    const Shard& s = shards_[k];
+    const LogisticShard& s = shards_[k];
     for (size_t i = 0; i < s.y.size(); ++i)
       entropy[k] += Entropy(scale * (s.y[i] > 0 ? c_pos : c_neg) * s.theta[i]);
   });
