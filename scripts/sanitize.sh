@@ -12,10 +12,9 @@
 #         here and whose readers the fuzzers run under ASan and UBSan; dl_unit_test (the
 #         optimizer, the tensor-parallel layers and the experts, each against its reference; four
 #         files compiled with libtorch's headers), whose units run here inside dl_test and
-#         transformer_test. Of dl_test, the two runs that train on MNIST to an accuracy (LeNet to
-#         97%, the adaptive batch against the fixed one: most of its time under ASan) are left
-#         out; the small runs beside them take the same code paths (the resume with another batch
-#         included).
+#         transformer_test. Each test's own long runs are filtered out in its CMakeLists.txt
+#         (GTEST_FILTER under PARASOL_SANITIZE: dl's MNIST runs to an accuracy, lda's and gnn's
+#         statistical and to-accuracy runs, the simulator's largest rings).
 #   tsan  ThreadSanitizer (build-tsan): the in-process tests of the code with threads of its own:
 #         core (thread pool), comm, collective, ps, and the applications that run several
 #         threads on it (lda's samplers and ranks, mf's workers, gnn's exchanges, pools and tensor
@@ -44,7 +43,6 @@ case "$kind" in
     cmake --build build-asan -j "$jobs" --target $targets
     # OpenMPI and libtorch keep allocations for the life of the process: leaks are not findings.
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      GTEST_FILTER='-Training.LenetReachesNinetySevenPercentOnMnist:Training.AdaptiveBatch*' \
       ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "$excluded"
     ;;
   tsan)
