@@ -8,13 +8,12 @@
 #include <tuple>
 
 #include "parasol/apps/gnn/graph.h"
+#include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 
 namespace parasol::apps::gnn {
 namespace {
-
-const std::string kCora = std::string(PARASOL_DATA_DIR) + "/cora";
 
 // The value an owner writes in epoch e, channel c, for its vertex v, column j: each row says
 // where and when it was computed.
@@ -28,7 +27,7 @@ float Stamp(uint64_t epoch, size_t channel, uint32_t v, size_t j) {
 // (the second, wider refresh grows the registered region; every refresh packs new rows, so a
 // read before the owner's ready or a pack before its readers' done would show an older stamp).
 TEST(GhostExchangeTest, GhostRowsAreExactlyStalenessEpochsOld) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(CoraDir());
   const int ranks = 3;
   const std::vector<int32_t> owner = PartitionVertices(g, ranks, PartitionKind::kHash);
   const std::pair<uint32_t, GhostTransfer> cases[] = {{0, GhostTransfer::kTwoSided},
@@ -74,7 +73,7 @@ TEST(GhostExchangeTest, GhostRowsAreExactlyStalenessEpochsOld) {
 // before (nothing in the first S epochs), whatever the timing, after a refresh in the same epoch
 // (two channels of different kinds).
 TEST(GhostExchangeTest, ReductionsArriveExactlyStalenessEpochsLate) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(CoraDir());
   const int ranks = 3;
   const std::vector<int32_t> owner = PartitionVertices(g, ranks, PartitionKind::kHash);
   // How many ranks hold each vertex as a ghost.
@@ -125,7 +124,7 @@ TEST(GhostExchangeTest, OneSidedNeedsStalenessZero) {
 // A peer that stops exchanging: the wait for its rows (sent under a bound, or its ready before a
 // one-sided read) ends at the deadline with an error that names it and the exchange, not a hang.
 TEST(GhostExchangeTest, APeerThatStopsIsATimeoutNamingIt) {
-  const Graph g = ReadGraphDir(kCora);
+  const Graph g = ReadGraphDir(CoraDir());
   const std::vector<int32_t> owner = PartitionVertices(g, 2, PartitionKind::kHash);
   for (auto [staleness, transfer, what] : {std::tuple{1u, GhostTransfer::kTwoSided, "bounded staleness"},
                                            std::tuple{0u, GhostTransfer::kOneSided, "one-sided"}}) {

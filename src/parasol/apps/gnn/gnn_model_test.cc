@@ -99,7 +99,7 @@ TEST(DropoutTest, KeepsTheExpectedShareAndDependsOnTheDraw) {
 // differentiates every local row and sends the ghosts' part to their owners), for a pass repeated
 // until the rows and reductions it receives are from an identical pass.
 TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
-  const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
+  const Graph g = ReadGraphDir(CoraDir());
   const DropoutDraw draw{.rate = 0.5f, .seed = 9, .epoch = 3};
   const std::unique_ptr<GnnModel> made =
       MakeGnnModel(GetParam(), g.features, {16}, static_cast<size_t>(g.classes));
@@ -167,7 +167,7 @@ TEST_P(ModelTest, PartitionedForwardAndBackwardEqualOneProcess) {
 // The graph and tensor pools change where the tasks run, not what they compute: GCN's output and
 // gradient with pools equal those without, bit for bit, synchronous and under a bound.
 TEST(GcnTest, PoolsComputeWhatTheCallerComputesAlone) {
-  const Graph g = ReadGraphDir(std::string(PARASOL_DATA_DIR) + "/cora");
+  const Graph g = ReadGraphDir(CoraDir());
   const DropoutDraw draw{.rate = 0.5f, .seed = 3, .epoch = 2};
   const size_t c = static_cast<size_t>(g.classes);
   const std::vector<int32_t> owner = PartitionVertices(g, 2, PartitionKind::kHash);

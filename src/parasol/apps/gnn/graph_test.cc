@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "parasol/apps/gnn/graph_shard.h"
+#include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/core/error.h"
 #include "parasol/core/testing.h"
 
@@ -16,8 +17,6 @@ namespace {
 
 using testing::ElementsAre;
 using testing::HasSubstr;
-
-const std::string kCoraFolder = std::string(PARASOL_DATA_DIR) + "/cora";
 
 // The error reading `content` (and a valid two-vertex .cites, or `cites`).
 std::string ParseMessage(const std::string& content, const std::string& cites = "0 1\n") {
@@ -31,7 +30,7 @@ std::string ParseMessage(const std::string& content, const std::string& cites = 
 
 // The figures the data set's README gives (the Planetoid split).
 TEST(GraphTest, ReadsCoraAsPublished) {
-  const Graph g = ReadGraphDir(kCoraFolder);
+  const Graph g = ReadGraphDir(CoraDir());
   EXPECT_EQ(g.vertices, 2708u);
   EXPECT_EQ(g.features, 1432u);  // of the 1,433 word ids, 444 occurs in no paper
   EXPECT_EQ(g.classes, 7);
@@ -122,7 +121,7 @@ TEST(GraphTest, AFolderNeedsExactlyOneContentFile) {
 // Every rank's rows together are the graph's: each vertex owned once, each ghost owned by the
 // rank it is read from, and the rows a rank sends are the ghosts its peers expect.
 TEST(GraphShardTest, ShardsCoverTheGraphAndAgreeOnGhosts) {
-  const Graph g = ReadGraphDir(kCoraFolder);
+  const Graph g = ReadGraphDir(CoraDir());
   for (PartitionKind kind : {PartitionKind::kHash, PartitionKind::kRange, PartitionKind::kMetis}) {
     for (int ranks : {1, 2, 3, 4}) {
       const std::vector<int32_t> owner = PartitionVertices(g, ranks, kind);
@@ -156,7 +155,7 @@ TEST(GraphShardTest, ShardsCoverTheGraphAndAgreeOnGhosts) {
 // The point of a graph partitioner: on Cora, METIS's parts read far fewer ghost rows than a hash
 // of the ids, and stay balanced (METIS's default allows 3% imbalance).
 TEST(GraphShardTest, MetisPartsNeedFarFewerGhostsThanHashParts) {
-  const Graph g = ReadGraphDir(kCoraFolder);
+  const Graph g = ReadGraphDir(CoraDir());
   for (int ranks : {2, 4}) {
     size_t ghosts[2] = {0, 0}, largest = 0;
     for (PartitionKind kind : {PartitionKind::kHash, PartitionKind::kMetis}) {

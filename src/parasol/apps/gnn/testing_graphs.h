@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "parasol/apps/gnn/graph.h"
 
 namespace parasol::apps::gnn {
+
+// The bundled Cora citation graph's folder (data/cora; PARASOL_DATA_DIR is gnn_test's).
+inline std::string CoraDir() { return std::string(PARASOL_DATA_DIR) + "/cora"; }
 
 // A small random graph: 9 vertices, 6 features (some zero), a ring plus chords, 3 classes.
 inline Graph SmallTestGraph() {
