@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# `pip install .` as a PyTorch user does it: a fresh virtual environment, torch installed into it
-# with pip (requirements.txt's pin), then this source tree installed with pip (built against that
-# torch). Nothing is downloaded: pip takes the build's wheel (scikit-build-core in pip's isolated
-# build environment) from the project's .venv/wheels (scripts/install-deps.sh).
+# `pip install .` as a PyTorch user does it: a fresh virtual environment with torch in it, then
+# this source tree installed with pip (built against that torch). Nothing is downloaded: pip takes
+# every wheel (the packages torch imports, scikit-build-core in pip's isolated build environment)
+# from the project's .venv/wheels (scripts/install-deps.sh).
 # From that environment alone (no PYTHONPATH, no build tree): the command starts, `parasol train`
 # finds its module in the package, a 2-rank DDP job over the "parasol" backend ends with one
 # process's parameters.
-# One difference from a user's environment: torch (requirements.txt's pin) and the CUDA libraries
-# it names (the nvidia-* packages, 3.2 GB, which nothing here runs) are not installed again but
-# linked from the project's .venv; the packages torch imports are installed from the wheels, and
-# torch and this tree with --no-deps. The build names torch by its real path (cmake/ParasolTorch.cmake)
-# and runs in a folder beside the main build's (BUILD_DIR-pip), so ccache (CMakeLists.txt: base_dir)
-# serves every object the main build compiled alike and only what differs is compiled. With less
-# than 2 GB free in TMPDIR or beside the build the test is skipped (exit 77) and says so.
+# One difference from a user's environment: torch's wheel (requirements.txt's pin) and the CUDA
+# libraries it names (the nvidia-* packages, 3.2 GB, which nothing here runs) are not installed
+# again but linked from the project's .venv, and this tree is installed with --no-deps. The build
+# names torch by its real path (cmake/ParasolTorch.cmake) and runs in a folder beside the main
+# build's (BUILD_DIR-pip), so ccache (CMakeLists.txt: base_dir) serves every object the main build
+# compiled alike and only what differs is compiled. With less than 2 GB free in TMPDIR or beside
+# the build the test is skipped (exit 77) and says so.
 # Usage: pip_install_test.sh SOURCE_DIR MPIRUN PYTHON BUILD_DIR
 set -euo pipefail
 src=$1 mpirun=$2 python=$3 build=$4
