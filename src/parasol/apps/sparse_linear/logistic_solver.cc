@@ -16,13 +16,18 @@ namespace parasol::apps::sparse_linear {
 
 namespace {
 
-double Sigmoid(double z) {
-  if (z >= 0) return 1 / (1 + std::exp(-z));
-  const double e = std::exp(z);
-  return e / (1 + e);
-}
-double LogOnePlusExp(double z) { return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
 double Entropy(double t) { return t <= 0 || t >= 1 ? 0.0 : -t * std::log(t) - (1 - t) * std::log1p(-t); }
+
+// A sample's loss log(1 + exp(z)), z = -y margin, and what the next check's theta = sigmoid(z) and
+// dual entropy are computed from: e = exp(-|z|) and l = log1p(e), so that log(1 + exp(z)) is
+// max(z, 0) + l, log(theta) is -(l + max(-z, 0)) and log(1 - theta) is -(l + max(z, 0)). A check
+// so calls two functions a sample where it called five (exp and log1p in the line search, exp for
+// theta, log and log1p for the entropy: most of a check's time on a9a).
+struct SoftPlus {
+  double e, l;
+  explicit SoftPlus(double z) : e(std::exp(-std::abs(z))), l(std::log1p(e)) {}
+  double Value(double z) const { return std::max(z, 0.0) + l; }
+};
 
 // A worker's slice of the samples: its columns and labels; frozen at the last check (the anchor),
 // each sample's margin x_i.w + b there, theta_i = sigmoid(-y_i margin_i), the slope of its loss
@@ -32,7 +37,31 @@ struct LogisticShard {
   std::shared_ptr<const data::ColumnMatrix> x;
   std::vector<double> y, anchor_margin, theta, curvature, move;
   std::vector<double> y_theta;  // y_i theta_i
+  // The line search's last point, per sample: SoftPlus's e and l at its margin.
+  std::vector<double> step_e, step_l;
+  // At the anchor, per sample: log(1 + exp(z)), z = -y margin (the dual entropy's part of it).
+  std::vector<double> softplus;
 };
+
+// The sum over a shard's samples of the entropy H(a theta), the dual objective's part, with a the
+// scale of the sample's class (at most 1). From the anchor's loss log(1 + exp(z)) (SoftPlus):
+// log(a theta) = log(a) + z - log(1 + exp(z)); at a = 1, H(theta) = log(1 + exp(z)) - theta z.
+double DualEntropy(const LogisticShard& s, double a_pos, double a_neg) {
+  const double log_pos = std::log(a_pos), log_neg = std::log(a_neg);
+  double sum = 0;
+  for (size_t i = 0; i < s.y.size(); ++i) {
+    const bool positive = s.y[i] > 0;
+    const double a = positive ? a_pos : a_neg, z = -s.y[i] * s.anchor_margin[i];
+    if (a == 1) {
+      sum += s.softplus[i] - s.theta[i] * z;
+      continue;
+    }
+    const double t = a * s.theta[i];
+    if (t <= 0) continue;
+    sum += -t * ((positive ? log_pos : log_neg) + z - s.softplus[i]) - (1 - t) * std::log1p(-t);
+  }
+  return sum;
+}
 
 // Coordinate j < p is feature ids[j]; coordinate p is the intercept. Replicated on every rank:
 // the weights and column statistics; sharded: the margins.
@@ -98,15 +127,26 @@ class LogisticProgram final : public PathProgram {
   void CountSweep(std::span<const uint32_t> block, std::span<const double> gradients);
   // Margins and thetas recomputed from the weights, which become the shard's anchor.
   void RecomputeMargins(LogisticShard& s) const;
+  // The line search's point (beta) becomes the anchor: margins, thetas and curvatures from the
+  // SoftPlus it kept, without calling exp again.
+  void MoveAnchor(LogisticShard& s, double beta) const;
+  // Sample i's theta, curvature and loss at its anchor margin, from its SoftPlus's e and l.
+  void Anchor(LogisticShard& s, size_t i, double e, double l) const;
   // The objective at anchor + beta (w - anchor), whose margins lie on the line between the
-  // anchor's and today's. Collective.
-  double ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const;
-  // newGLMNET's line search (above); w_ ends on the point it accepts, whose objective it returns
-  // (the check's: summing the losses again was a tenth of a9a's solver). Collective.
+  // anchor's and today's; each shard keeps its samples' SoftPlus there (step_e, step_l).
+  // Collective.
+  double ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta);
+  // newGLMNET's line search (above); w_ ends on the point it accepts (accepted_beta_ along the
+  // step), whose objective it returns (the check's: summing the losses again was a tenth of a9a's
+  // solver). Collective.
   double LineSearch(modelpar::RoundEngine& engine);
   // Per coordinate j (p_: the intercept's column of ones), the sums over the samples at the anchor
   // of x y theta (3j), x theta (3j + 1) and x^2 theta (1 - theta) (3j + 2). Collective.
   std::vector<double> ColumnSums(modelpar::RoundEngine& engine);
+  // The features' sums of one shard; those of x theta only with kTheta (the dual point needs them
+  // to balance the classes when there is an intercept).
+  template <bool kTheta>
+  void SumColumns(const LogisticShard& s, std::vector<double>& out) const;
 
   std::vector<uint32_t> ids_;
   uint32_t p_;
@@ -139,6 +179,10 @@ class LogisticProgram final : public PathProgram {
   uint64_t sweeps_ = 0;  // since the last check
   bool solved_ = false;
   std::vector<double> gradients_;  // Aggregate's, kept: a round allocates nothing
+  // The line search's: the point it accepted, and the point whose SoftPlus the shards keep (NaN:
+  // none; the next anchor's margins are then summed from the weights).
+  double accepted_beta_ = 0;
+  double step_beta_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<LogisticShard> shards_;
   std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
 };
@@ -186,26 +230,44 @@ void LogisticProgram::RecomputeMargins(LogisticShard& s) const {
     for (uint64_t e = s.x->col_offsets[j]; e < s.x->col_offsets[j + 1]; ++e)
       s.anchor_margin[s.x->row_ids[e]] += w_[j] * s.x->values[e];
   }
-  s.theta.resize(s.y.size());
-  s.curvature.resize(s.y.size());
-  s.y_theta.resize(s.y.size());
+  for (auto* v : {&s.theta, &s.curvature, &s.y_theta, &s.softplus}) v->resize(s.y.size());
   for (size_t i = 0; i < s.y.size(); ++i) {
-    s.theta[i] = Sigmoid(-s.y[i] * s.anchor_margin[i]);
-    s.curvature[i] = s.theta[i] * (1 - s.theta[i]);
-    s.y_theta[i] = s.y[i] * s.theta[i];
+    const SoftPlus f(-s.y[i] * s.anchor_margin[i]);
+    Anchor(s, i, f.e, f.l);
   }
   s.move.assign(s.y.size(), 0.0);
 }
 
-double LogisticProgram::ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) const {
+void LogisticProgram::MoveAnchor(LogisticShard& s, double beta) const {
+  for (size_t i = 0; i < s.y.size(); ++i) {
+    s.anchor_margin[i] += beta * s.move[i];
+    Anchor(s, i, s.step_e[i], s.step_l[i]);
+  }
+  std::fill(s.move.begin(), s.move.end(), 0.0);
+}
+
+void LogisticProgram::Anchor(LogisticShard& s, size_t i, double e, double l) const {
+  const double z = -s.y[i] * s.anchor_margin[i];
+  s.theta[i] = z >= 0 ? 1 / (1 + e) : e / (1 + e);  // sigmoid(z)
+  s.curvature[i] = s.theta[i] * (1 - s.theta[i]);
+  s.y_theta[i] = s.y[i] * s.theta[i];
+  s.softplus[i] = std::max(z, 0.0) + l;
+}
+
+double LogisticProgram::ObjectiveAlongStep(modelpar::RoundEngine& engine, double beta) {
   std::vector<double> loss(shards_.size(), 0.0);
   engine.ForEachWorker([&](size_t k) {
-    const LogisticShard& s = shards_[k];
+    LogisticShard& s = shards_[k];
+    s.step_e.resize(s.y.size());
+    s.step_l.resize(s.y.size());
     for (size_t i = 0; i < s.y.size(); ++i) {
-      const double m = s.anchor_margin[i] + beta * s.move[i];
-      loss[k] += LogOnePlusExp(-s.y[i] * m);
+      const double z = -s.y[i] * (s.anchor_margin[i] + beta * s.move[i]);
+      const SoftPlus f(z);
+      s.step_e[i] = f.e, s.step_l[i] = f.l;
+      loss[k] += f.Value(z);
     }
   });
+  step_beta_ = beta;
   std::vector<double> total{0.0};
   for (double l : loss) total[0] += l;
   engine.SumOverRanks(total);
@@ -218,8 +280,11 @@ double LogisticProgram::ObjectiveAlongStep(modelpar::RoundEngine& engine, double
 }
 
 double LogisticProgram::LineSearch(modelpar::RoundEngine& engine) {
+  step_beta_ = std::numeric_limits<double>::quiet_NaN();
   if (std::isnan(anchor_objective_)) anchor_objective_ = ObjectiveAlongStep(engine, 0);
+  accepted_beta_ = 0;
   if (w_ == anchor_w_) return anchor_objective_;
+  accepted_beta_ = 1;
   if (!std::isfinite(anchor_objective_)) return ObjectiveAlongStep(engine, 1);
   constexpr int kHalvings = 20;
   double beta = 1;
@@ -234,6 +299,7 @@ double LogisticProgram::LineSearch(modelpar::RoundEngine& engine) {
     beta = 0, bounded_ = true;
     f = anchor_objective_;
   }
+  accepted_beta_ = beta;
   if (beta == 1) return f;
   for (size_t j = 0; j < w_.size(); ++j) w_[j] = anchor_w_[j] + beta * (w_[j] - anchor_w_[j]);
   return f;
@@ -318,27 +384,53 @@ void LogisticProgram::Commit(size_t worker, std::span<const uint32_t> block, std
   }
 }
 
+template <bool kTheta>
+void LogisticProgram::SumColumns(const LogisticShard& s, std::vector<double>& out) const {
+  // Sums in registers, not in `out` by the sample's class (that was 12% of a9a's command), and two
+  // of each, so that an entry's adds do not wait for the last entry's.
+  const uint32_t* rows = s.x->row_ids.data();
+  const double* values = s.x->values.data();
+  const double *y_theta = s.y_theta.data(), *theta = s.theta.data(), *curvature = s.curvature.data();
+  for (size_t j = 0; j < p_; ++j) {
+    double yt[2] = {0, 0}, t[2] = {0, 0}, h[2] = {0, 0};
+    uint64_t e = s.x->col_offsets[j];
+    const uint64_t end = s.x->col_offsets[j + 1];
+    for (; e + 2 <= end; e += 2) {
+      for (int q = 0; q < 2; ++q) {
+        const uint32_t i = rows[e + q];
+        const double x = values[e + q];
+        yt[q] += x * y_theta[i];
+        if constexpr (kTheta) t[q] += x * theta[i];
+        h[q] += x * x * curvature[i];
+      }
+    }
+    if (e < end) {
+      const uint32_t i = rows[e];
+      yt[0] += values[e] * y_theta[i];
+      if constexpr (kTheta) t[0] += values[e] * theta[i];
+      h[0] += values[e] * values[e] * curvature[i];
+    }
+    out[3 * j] = yt[0] + yt[1], out[3 * j + 1] = t[0] + t[1], out[3 * j + 2] = h[0] + h[1];
+  }
+}
+
 std::vector<double> LogisticProgram::ColumnSums(modelpar::RoundEngine& engine) {
   const size_t p = p_;
   std::vector<std::vector<double>> parts(shards_.size());
   engine.ForEachWorker([&](size_t k) {
     LogisticShard& s = shards_[k];
-    RecomputeMargins(s);
+    // The line search's point is where the weights are (w_ == anchor_w_ with no search: beta 0).
+    if (step_beta_ == accepted_beta_) {
+      MoveAnchor(s, accepted_beta_);
+    } else {
+      RecomputeMargins(s);
+    }
     std::vector<double>& out = parts[k];
     out.assign(3 * p + 3, 0.0);
-    // Sums in registers, not in `out` by the sample's class (that was 12% of a9a's command).
-    const uint32_t* rows = s.x->row_ids.data();
-    const double* values = s.x->values.data();
-    for (size_t j = 0; j < p; ++j) {
-      double yt = 0, t = 0, h = 0;
-      for (uint64_t e = s.x->col_offsets[j]; e < s.x->col_offsets[j + 1]; ++e) {
-        const uint32_t i = rows[e];
-        const double x = values[e];
-        yt += x * s.y_theta[i];
-        t += x * s.theta[i];
-        h += x * x * s.curvature[i];
-      }
-      out[3 * j] = yt, out[3 * j + 1] = t, out[3 * j + 2] = h;
+    if (intercept_) {
+      SumColumns<true>(s, out);
+    } else {
+      SumColumns<false>(s, out);
     }
     for (size_t i = 0; i < s.y.size(); ++i) {
       out[3 * p] += s.y_theta[i];
@@ -396,11 +488,7 @@ FitCheck LogisticProgram::Check(modelpar::RoundEngine& engine) {
   solved_ = false;
   const double scale = l2_ == 0 && most > l1_ ? l1_ / most : 1.0;
   std::vector<double> entropy(shards_.size(), 0.0);
-  engine.ForEachWorker([&](size_t k) {
-    const LogisticShard& s = shards_[k];
-    for (size_t i = 0; i < s.y.size(); ++i)
-      entropy[k] += Entropy(scale * (s.y[i] > 0 ? c_pos : c_neg) * s.theta[i]);
-  });
+  engine.ForEachWorker([&](size_t k) { entropy[k] = DualEntropy(shards_[k], scale * c_pos, scale * c_neg); });
   std::vector<double> dual{0.0};
   for (double e : entropy) dual[0] += e;
   engine.SumOverRanks(dual);
