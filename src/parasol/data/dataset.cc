@@ -204,6 +204,23 @@ double ColumnMatrix::Dot(size_t c, std::span<const double> u, std::span<const do
   return dot + ((s[0] + s[1]) + (s[2] + s[3]));
 }
 
+ColumnMatrix::Moments ColumnMatrix::ColumnMoments(size_t c) const {
+  // Four sums of each, as in Dot: with one, each add waits for the last (riboflavin's 4,088 columns
+  // of 71 took 1 ms, a sixth of the Lasso's solver).
+  const double* x = values.data() + col_offsets[c];
+  const uint64_t n = col_offsets[c + 1] - col_offsets[c];
+  double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+  uint64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    for (uint64_t i = 0; i < 4; ++i) s[i] += x[k + i], q[i] += x[k + i] * x[k + i];
+  }
+  Moments m;
+  for (; k < n; ++k) m.sum += x[k], m.squares += x[k] * x[k];
+  m.sum += (s[0] + s[1]) + (s[2] + s[3]);
+  m.squares += (q[0] + q[1]) + (q[2] + q[3]);
+  return m;
+}
+
 void ColumnMatrix::AddTo(size_t c, double a, std::span<double> v) const {
   assert(v.size() == rows);
   const uint64_t b = col_offsets[c], e = col_offsets[c + 1];

@@ -54,6 +54,11 @@ struct ColumnMatrix {
   void AddTo(size_t c, double a, std::span<double> v) const;
   // Column c's dot product with the product of u and v, row by row (a weighted dot product).
   double Dot(size_t c, std::span<const double> u, std::span<const double> v) const;
+  // The sum of column c's values and the sum of their squares.
+  struct Moments {
+    double sum = 0, squares = 0;
+  };
+  Moments ColumnMoments(size_t c) const;
 };
 
 // The features that occur in the data set, ascending (sized by the entries, not by `cols`).

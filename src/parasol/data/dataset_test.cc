@@ -121,6 +121,23 @@ TEST_F(DataFiles, WeightedDotSumsColumnTimesBothVectors) {
   EXPECT_DOUBLE_EQ(m.Dot(1, u, v), 1730);
 }
 
+// The same seven rows: column 0 sums 1 + ... + 7 = 28, its squares 140; column 1 (six rows, the
+// four-way sums and a remainder of two) 10 (28 - 4) = 240 and 100 (140 - 16) = 12,400.
+TEST_F(DataFiles, ColumnMomentsSumValuesAndSquares) {
+  std::string text;
+  for (int i = 0; i < 7; ++i) {
+    text += "1 1:" + std::to_string(i + 1);
+    if (i != 3) text += " 2:" + std::to_string(10 * (i + 1));
+    text += "\n";
+  }
+  const Dataset d = ReadLibsvm(Write("m.svm", text));
+  const ColumnMatrix m = ToColumns(d, 0, 7, UsedFeatures(d));
+  EXPECT_DOUBLE_EQ(m.ColumnMoments(0).sum, 28);
+  EXPECT_DOUBLE_EQ(m.ColumnMoments(0).squares, 140);
+  EXPECT_DOUBLE_EQ(m.ColumnMoments(1).sum, 240);
+  EXPECT_DOUBLE_EQ(m.ColumnMoments(1).squares, 12400);
+}
+
 // X'u by hand: feature 3 gets 1 * 0.5 + 4 * -2 = -7.5, feature 2,000,000,000 gets 2 * 0.5 = 1, so
 // the largest magnitude is 7.5; the same with small ids (summed by id, not by the sorted ids).
 TEST_F(DataFiles, MaxAbsTransposeProductSumsEachFeatureOverTheRows) {

@@ -85,10 +85,8 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
   col_sum_.assign(p, 0.0);
   std::vector<double> sq(p, 0.0);
   for (size_t j = 0; j < p; ++j) {
-    for (uint64_t e = all_->col_offsets[j]; e < all_->col_offsets[j + 1]; ++e) {
-      col_sum_[j] += all_->values[e];
-      sq[j] += all_->values[e] * all_->values[e];
-    }
+    const data::ColumnMatrix::Moments m = all_->ColumnMoments(j);
+    col_sum_[j] = m.sum, sq[j] = m.squares;
   }
   mean_.assign(p, 0.0);
   q_.resize(p);

@@ -198,10 +198,8 @@ LogisticProgram::LogisticProgram(const data::Dataset& d, const std::vector<doubl
   col_sum_.assign(p_, 0.0);
   sq_.assign(p_, 0.0);
   for (size_t j = 0; j < p_; ++j) {
-    for (uint64_t e = all_->col_offsets[j]; e < all_->col_offsets[j + 1]; ++e) {
-      col_sum_[j] += all_->values[e];
-      sq_[j] += all_->values[e] * all_->values[e];
-    }
+    const data::ColumnMatrix::Moments m = all_->ColumnMoments(j);
+    col_sum_[j] = m.sum, sq_[j] = m.squares;
   }
   double positives = 0;
   for (double v : y) positives += v > 0;
