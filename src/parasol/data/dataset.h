@@ -54,6 +54,9 @@ struct ColumnMatrix {
   void AddTo(size_t c, double a, std::span<double> v) const;
   // Column c's dot product with the product of u and v, row by row (a weighted dot product).
   double Dot(size_t c, std::span<const double> u, std::span<const double> v) const;
+  // out[c] = column c . v for every column (X'v). Dense columns four at a time: riboflavin's
+  // 4,088 columns of 71 one by one took 0.19 ms, a call and a reduction a column.
+  void TransposeProduct(std::span<const double> v, std::span<double> out) const;
   // The sum of column c's values and the sum of their squares.
   struct Moments {
     double sum = 0, squares = 0;

@@ -121,6 +121,25 @@ TEST_F(DataFiles, WeightedDotSumsColumnTimesBothVectors) {
   EXPECT_DOUBLE_EQ(m.Dot(1, u, v), 1730);
 }
 
+// X'v by hand, five rows: columns 0-4 hold (r + 1)(c + 1) in every row r (four of them a dense
+// block, one after it alone), column 5 holds 7 in rows 0 and 3 only. With v_r = r + 1, column c
+// gives (c + 1)(1 + 4 + 9 + 16 + 25) = 55 (c + 1), column 5 gives 7 (1 + 4) = 35.
+TEST_F(DataFiles, TransposeProductMultipliesEveryColumn) {
+  std::string text;
+  for (int r = 0; r < 5; ++r) {
+    text += "1";
+    for (int c = 0; c < 5; ++c) text += " " + std::to_string(c + 1) + ":" + std::to_string((r + 1) * (c + 1));
+    if (r == 0 || r == 3) text += " 6:7";
+    text += "\n";
+  }
+  const Dataset d = ReadLibsvm(Write("t.svm", text));
+  const ColumnMatrix m = ToColumns(d, 0, 5, UsedFeatures(d));
+  const std::vector<double> v{1, 2, 3, 4, 5};
+  std::vector<double> out(6);
+  m.TransposeProduct(v, out);
+  EXPECT_EQ(out, (std::vector<double>{55, 110, 165, 220, 275, 35}));
+}
+
 // The same seven rows: column 0 sums 1 + ... + 7 = 28, its squares 140; column 1 (six rows, the
 // four-way sums and a remainder of two) 10 (28 - 4) = 240 and 100 (140 - 16) = 12,400.
 TEST_F(DataFiles, ColumnMomentsSumValuesAndSquares) {

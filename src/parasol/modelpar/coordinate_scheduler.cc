@@ -56,6 +56,7 @@ void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::s
   members_.clear();
   weight_.clear();
   cyclic_next_ = 0;
+  resting_count_ = 0;
   if (coordinates.empty()) {  // everything, not yet visited: a random sweep comes first
     for (uint32_t j = 0; j < n_; ++j) slot_[j] = static_cast<int32_t>(j), members_.push_back(j);
     if (priority) weight_.assign(n_, kUnvisited);
@@ -70,7 +71,37 @@ void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::s
     unvisited_ = 0;
   }
   if (priority) Rebuild();
+  resting_.assign(members_.size(), 0);
   if (options_.order == Order::kShuffled) Reshuffle();
+}
+
+void CoordinateScheduler::Rest(uint32_t coordinate) {
+  if (!sweeps() || slot_[coordinate] < 0) return;
+  const auto slot = static_cast<uint32_t>(slot_[coordinate]);
+  if (resting_[slot] || working_set_size() <= 1) return;
+  resting_[slot] = 1;
+  ++resting_count_;
+}
+
+void CoordinateScheduler::EndSweep(uint32_t next) {
+  if (resting_count_ > 0) {
+    uint32_t kept = 0, next_kept = 0;
+    for (uint32_t k = 0; k < m(); ++k) {
+      if (k == next) next_kept = kept;
+      if (resting_[k]) {
+        slot_[members_[k]] = -1;
+        continue;
+      }
+      slot_[members_[k]] = static_cast<int32_t>(kept);
+      members_[kept++] = members_[k];
+    }
+    members_.resize(kept);
+    resting_.assign(kept, 0);
+    resting_count_ = 0;
+    next = next_kept;
+  }
+  cyclic_next_ = next;
+  if (options_.order == Order::kShuffled) Reshuffle(), cyclic_next_ = 0;
 }
 
 void CoordinateScheduler::Reshuffle() {
@@ -127,11 +158,17 @@ uint32_t CoordinateScheduler::Find(double mass) const {
 const std::vector<uint32_t>& CoordinateScheduler::Candidates() {
   // A block of one is never refused (there is nothing taken for it to depend on): no spares.
   const uint64_t factor = options_.schedule_size == 1 ? 1 : options_.candidate_factor;
-  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, m());
+  const uint64_t want = std::min<uint64_t>(uint64_t{options_.schedule_size} * factor, working_set_size());
   std::vector<uint32_t>& out = candidates_;
   out.clear();
   if (sweeps()) {
-    for (uint64_t k = 0; k < want; ++k) out.push_back(members_[(cyclic_next_ + k) % m()]);
+    candidate_offsets_.clear();
+    for (uint32_t k = 0; out.size() < want && k < m(); ++k) {
+      const uint32_t at = (cyclic_next_ + k) % m();
+      if (resting_[at]) continue;
+      out.push_back(members_[at]);
+      candidate_offsets_.push_back(k);
+    }
     return out;
   }
   if (options_.order == Order::kRandom) {
@@ -208,9 +245,15 @@ const std::vector<uint32_t>& CoordinateScheduler::Select(
   // Cyclic order resumes at the first coordinate it had to leave out, so that one leads the next
   // round and is taken: every coordinate is updated once per sweep, whatever depends on what.
   if (sweeps() && !taken.empty()) {
-    const uint64_t next = uint64_t{cyclic_next_} + std::min(first_dropped, last + 1);
-    cyclic_next_ = static_cast<uint32_t>(next % m());
-    if (next >= m() && options_.order == Order::kShuffled) Reshuffle(), cyclic_next_ = 0;
+    const size_t resume = std::min(first_dropped, last + 1);
+    const uint64_t next =
+        uint64_t{cyclic_next_} +
+        (resume < candidates.size() ? candidate_offsets_[resume] : candidate_offsets_[last] + 1);
+    if (next >= m()) {
+      EndSweep(static_cast<uint32_t>(next % m()));
+    } else {
+      cyclic_next_ = static_cast<uint32_t>(next);
+    }
   }
   return taken;
 }

@@ -74,8 +74,14 @@ class CoordinateScheduler {
   // then costs O(log |set|): with a million coordinates and a few thousand in play, draws stay
   // in cache.
   void Restrict(std::span<const uint32_t> coordinates, std::span<const double> deltas);
-  // The coordinates draws come from.
-  size_t working_set_size() const { return members_.size(); }
+  // In cyclic and shuffled order: `coordinate` (in the working set) is left out of the sweeps until
+  // the next Restrict, as glmnet and LIBLINEAR stop visiting a zero weight that stays zero between
+  // two full passes; the last coordinate still swept never rests. Other orders ignore it. It takes
+  // effect at once (a candidate already drawn is still updated) and frees its slot at the end of
+  // the sweep.
+  void Rest(uint32_t coordinate);
+  // The coordinates draws come from (those resting left out).
+  size_t working_set_size() const { return members_.size() - resting_count_; }
 
   const SchedulerOptions& options() const { return options_; }
   uint32_t coordinates() const { return n_; }
@@ -106,6 +112,14 @@ class CoordinateScheduler {
   uint32_t unvisited_;             // slots still at kUnvisited
   uint64_t updates_ = 0;           // weight changes since the tree was last rebuilt
   uint32_t cyclic_next_ = 0;
+  // Sweeping orders: per slot, whether its coordinate rests (see Rest); the slots leave members_
+  // when a sweep ends.
+  std::vector<uint8_t> resting_;
+  uint32_t resting_count_ = 0;
+  // Candidates()'s offsets from cyclic_next_ (resting slots are skipped), for Select to resume.
+  std::vector<uint32_t> candidate_offsets_;
+  // The sweep has ended: resting slots leave, and shuffled order draws its next order.
+  void EndSweep(uint32_t next);
   // Kept between calls: a round of a block of one takes a few hundred nanoseconds, as much as
   // allocating these.
   std::vector<uint32_t> candidates_, taken_;

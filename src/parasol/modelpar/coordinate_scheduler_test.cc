@@ -86,6 +86,44 @@ TEST(CoordinateScheduler, CyclicAndRandomDrawFromTheWorkingSet) {
   EXPECT_EQ(drawn, (std::set<uint32_t>{2, 5, 7}));
 }
 
+// A resting coordinate is skipped from the moment it rests, leaves the working set when the sweep
+// ends (cyclic order keeps the others' order and resumes where it was), and comes back with the
+// next Restrict. The last coordinate swept never rests, and priority order ignores resting.
+TEST(CoordinateScheduler, RestingCoordinatesWaitForTheNextRestrict) {
+  const auto none = [](size_t, size_t) { return 0.0; };
+  CoordinateScheduler s(8, {.order = Order::kCyclic, .schedule_size = 2, .dependency_threshold = 1});
+  auto round = [&] {
+    std::vector<uint32_t> c = s.Candidates();
+    return s.Select(c, none);
+  };
+  EXPECT_EQ(round(), (std::vector<uint32_t>{0, 1}));
+  s.Rest(3);
+  s.Rest(4);
+  s.Rest(3);  // twice: one rest
+  EXPECT_EQ(s.working_set_size(), 6u);
+  EXPECT_EQ(round(), (std::vector<uint32_t>{2, 5}));
+  s.Rest(0);
+  EXPECT_EQ(round(), (std::vector<uint32_t>{6, 7}));  // the sweep ends: 0, 3 and 4 leave
+  EXPECT_EQ(round(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(round(), (std::vector<uint32_t>{5, 6}));
+  EXPECT_EQ(s.working_set_size(), 5u);
+  for (uint32_t j : {1, 2, 5, 6}) s.Rest(j);
+  s.Rest(7);  // the last one swept stays
+  EXPECT_EQ(s.working_set_size(), 1u);
+  EXPECT_EQ(round(), (std::vector<uint32_t>{7}));
+  EXPECT_EQ(round(), (std::vector<uint32_t>{7}));
+  s.Restrict(std::vector<uint32_t>{4, 0}, std::vector<double>{1, 1});
+  EXPECT_EQ(round(), (std::vector<uint32_t>{4, 0}));
+
+  CoordinateScheduler priority(4, {.order = Order::kPriority, .schedule_size = 1, .seed = 2});
+  priority.Restrict(std::vector<uint32_t>{1, 2}, std::vector<double>{1, 1});
+  priority.Rest(1);
+  EXPECT_EQ(priority.working_set_size(), 2u);
+  std::set<uint32_t> drawn;
+  for (int k = 0; k < 40; ++k) drawn.insert(priority.Candidates().at(0));
+  EXPECT_EQ(drawn, (std::set<uint32_t>{1, 2}));
+}
+
 // Shuffled order visits each working-set coordinate once a sweep, as cyclic order does, but in an
 // order drawn anew each sweep: over 200 sweeps of 4 coordinates every one of the 24 orders comes
 // (a fixed order, or one drawn once, gives one), each about as often, and a seed repeats them.

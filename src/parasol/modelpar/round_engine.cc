@@ -80,7 +80,10 @@ std::span<const uint32_t> RoundEngine::Round() {
   deltas_.assign(block_.size(), 0.0);
   program_.Aggregate(block_, sums_, deltas_);
   ForEachWorker([&](size_t w) { program_.Commit(w, block_, deltas_); });
-  for (size_t i = 0; i < block_.size(); ++i) scheduler_.Report(block_[i], deltas_[i]);
+  for (size_t i = 0; i < block_.size(); ++i) {
+    scheduler_.Report(block_[i], deltas_[i]);
+    if (deltas_[i] == 0 && program_.AtRest(block_[i])) scheduler_.Rest(block_[i]);
+  }
   ++rounds_;
   updates_ += block_.size();
   done_.swap(block_);  // the buffers change places: a round allocates nothing

@@ -52,6 +52,10 @@ class CoordinateProgram {
                          std::span<double> deltas) = 0;
   // Brings worker `worker`'s shard up to date with the committed changes.
   virtual void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) = 0;
+  // Whether a coordinate that an update did not move sits where the model holds it (an L1 model's
+  // zero weight): the scheduler then rests it until its working set is next restricted
+  // (CoordinateScheduler::Rest). Asked after Aggregate, on the driving thread.
+  virtual bool AtRest(uint32_t /*coordinate*/) const { return false; }
 };
 
 struct EngineOptions {

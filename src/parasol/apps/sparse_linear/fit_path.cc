@@ -19,10 +19,14 @@ constexpr uint64_t kSweepsPerCheck = 10;
 // as costly as updating every coordinate once. At 0.1 (the updates between checks were a tenth
 // of the coordinates) checks were 30% of riboflavin's solver time (4,088 columns, 17 nonzero).
 constexpr double kCheckWork = 0.5;
-// But at most this many sweeps of the working set: each lambda of a warm-started path settles in a
-// few, and half a check's work was 2,045 updates a lambda on riboflavin (a path of 50: 104,295
-// updates in all, 33,870 with this bound).
-constexpr uint64_t kMostSweeps = 30;
+// But at most this many sweeps of the working set after a lambda's first check: each lambda of a
+// warm-started path settles in a few. Riboflavin's path of 50 at 1e-4, by this bound: 15, 155
+// checks; 30, 127 checks and 37,800 updates; 60, 107 and 40,685; 120, 106 and 69,515 (a check is
+// a pass over the 4,088 columns, 30 sweeps of a lambda's 20 nonzero weights a sixth of one). The
+// bound doubles with each further check the lambda needs: once the working set is the few
+// nonzero weights, one lambda on riboflavin took 12 checks at a fixed bound where 7 sufficed.
+constexpr uint64_t kMostSweeps = 60;
+constexpr int kMostDoublings = 10;
 // A program's model (PathProgram::model_state) is given at most this many sweeps (LIBLINEAR's
 // inner iterations are bounded by 1,000).
 constexpr uint64_t kMostModelSweeps = 1000;
@@ -36,7 +40,11 @@ class CheckSpacing {
         o_(o),
         check_work_(static_cast<uint64_t>(kCheckWork * static_cast<double>(program.CheckCost()))) {}
 
-  void Reset() { updates_ = work_ = 0; }
+  void Reset() {
+    updates_ = work_ = 0;
+    most_sweeps_ = checks_++ == 0 ? kMostSweeps : 2 * most_sweeps_;
+    most_sweeps_ = std::min(most_sweeps_, kMostSweeps << kMostDoublings);
+  }
   void Add(std::span<const uint32_t> block) {
     for (uint32_t j : block) work_ += program_.UpdateCost(j);
     updates_ += block.size();
@@ -53,7 +61,7 @@ class CheckSpacing {
       case PathProgram::ModelState::kNone: break;
     }
     return updates_ >= kSweepsPerCheck * working &&
-           (work_ >= check_work_ || updates_ >= kMostSweeps * working);
+           (work_ >= check_work_ || updates_ >= most_sweeps_ * working);
   }
 
  private:
@@ -61,6 +69,7 @@ class CheckSpacing {
   const PathOptions& o_;
   const uint64_t check_work_;
   uint64_t updates_ = 0, work_ = 0;
+  uint64_t checks_ = 0, most_sweeps_ = kMostSweeps;
 };
 
 // Runs rounds at one lambda until the gap is small enough, the round limit, or divergence.

@@ -94,12 +94,13 @@ TEST(FitPath, AModelNeverSolvedIsCheckedAfterAThousandSweeps) {
   EXPECT_EQ(at[5], 5000u * kCoordinates);
 }
 
-// A program without a model: ten sweeps, then half a check's work (or thirty sweeps).
+// A program without a model: ten sweeps, then half a check's work, or sooner sixty sweeps (of 4
+// coordinates), twice as many after each check: 240 updates, then 480, then the work's 500.
 TEST(FitPath, WithoutAModelChecksAreSpacedByTheirCost) {
   CountingProgram costly(6, /*update_cost=*/100, /*check_cost=*/100, false);
   EXPECT_EQ(CheckedAt(costly), (std::vector<uint64_t>{0, 40, 80, 120, 160, 200}));
   CountingProgram cheap(6, /*update_cost=*/1, /*check_cost=*/1000, false);
-  EXPECT_EQ(CheckedAt(cheap), (std::vector<uint64_t>{0, 120, 240, 360, 480, 600}));
+  EXPECT_EQ(CheckedAt(cheap), (std::vector<uint64_t>{0, 240, 720, 1220, 1720, 2220}));
 }
 
 }  // namespace

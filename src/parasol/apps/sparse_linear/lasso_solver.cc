@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "parasol/collective/collectives.h"
@@ -51,8 +52,19 @@ class LassoProgram final : public PathProgram {
   void Aggregate(std::span<const uint32_t> block, std::span<const double> sums,
                  std::span<double> deltas) override;
   void Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) override;
+  // A zero weight that an update left at zero rests until the next check (glmnet's active set):
+  // on riboflavin the first check's working set is 1,585 coordinates, of which 24 are nonzero
+  // after a sweep, and ten sweeps of all of them were 15,850 of the fit's 17,770 updates. As
+  // LIBLINEAR's shrinking, only after the first sweep since the check (the generated design's
+  // correlated blocks: coordinates at zero in the first sweep enter in the second), and only with
+  // its gradient inside the threshold by the last sweep's largest violation over n.
+  bool AtRest(uint32_t j) const override { return may_rest_[j] != 0; }
 
  private:
+  // How far coordinate j is from its optimality condition, with xr = x_j . r (centred).
+  double Violation(uint32_t j, double xr) const;
+  // Counts an update of j with xr, and decides whether j may rest (may_rest_).
+  void CountUpdate(uint32_t j, double xr, double updated);
   // The residuals' sums (collective), or the last check's while no update has come since.
   const std::vector<double>& ResidualSums(modelpar::RoundEngine& engine);
   double NewWeight(uint32_t j, double xr) const {  // xr: x_j . r of the centred problem
@@ -72,6 +84,11 @@ class LassoProgram final : public PathProgram {
   std::vector<double> sums_;
   bool sums_current_ = false;
   double l1_ = 0, l2_ = 0;
+  // Sweeps since the last check, by count (sweep_size_ updates: the working set at the check), and
+  // the largest violation seen in this one and in the last (infinite in the first).
+  uint64_t sweep_size_ = 1, sweep_updates_ = 0;
+  double sweep_violation_ = 0, last_sweep_violation_ = std::numeric_limits<double>::infinity();
+  std::vector<uint8_t> may_rest_;
   std::vector<Shard> shards_;
   std::shared_ptr<const data::ColumnMatrix> all_;  // every row: dependencies are computed without a message
 };
@@ -95,6 +112,7 @@ LassoProgram::LassoProgram(const data::Dataset& d, std::vector<uint32_t> ids, in
     q_[j] = std::max(0.0, sq[j] / n_ - mean_[j] * mean_[j]);
   }
   w_.assign(p, 0.0);
+  may_rest_.assign(p, 0);
   for (double y : d.labels) mean_y_ += y;
   mean_y_ = intercept ? mean_y_ / n_ : 0.0;
   for (double y : d.labels) sum_yc_ += y - mean_y_, null_objective_ += (y - mean_y_) * (y - mean_y_);
@@ -128,13 +146,30 @@ void LassoProgram::Aggregate(std::span<const uint32_t> block, std::span<const do
   // that is safe); then the shared offset takes the centring part of r -= delta (x_j - mean_j).
   for (size_t k = 0; k < block.size(); ++k) {
     const uint32_t j = block[k];
-    const double updated = NewWeight(j, sums[k] + offset_ * col_sum_[j]);
+    const double xr = sums[k] + offset_ * col_sum_[j];
+    const double updated = NewWeight(j, xr);
+    CountUpdate(j, xr, updated);
     deltas[k] = updated - w_[j];
     w_[j] = updated;
     finite_ = finite_ && std::isfinite(updated);
   }
   for (size_t k = 0; k < block.size(); ++k) offset_ += deltas[k] * mean_[block[k]];
   sums_current_ = false;
+}
+
+double LassoProgram::Violation(uint32_t j, double xr) const {
+  const double g = -xr / n_ + l2_ * w_[j];  // the smooth part's gradient
+  if (w_[j] == 0) return std::max(std::abs(g) - l1_, 0.0);
+  return std::abs(g + (w_[j] > 0 ? l1_ : -l1_));
+}
+
+void LassoProgram::CountUpdate(uint32_t j, double xr, double updated) {
+  sweep_violation_ = std::max(sweep_violation_, Violation(j, xr));
+  may_rest_[j] = w_[j] == 0 && updated == 0 && std::abs(xr) / n_ < l1_ - last_sweep_violation_ / n_;
+  if (++sweep_updates_ < sweep_size_) return;
+  last_sweep_violation_ = sweep_violation_;
+  sweep_violation_ = 0;
+  sweep_updates_ = 0;
 }
 
 void LassoProgram::Commit(size_t worker, std::span<const uint32_t> block, std::span<const double> deltas) {
@@ -152,7 +187,7 @@ const std::vector<double>& LassoProgram::ResidualSums(modelpar::RoundEngine& eng
     const Shard& s = shards_[k];
     std::vector<double>& out = parts[k];
     out.assign(p + 3, 0.0);
-    for (size_t j = 0; j < p; ++j) out[j] = s.x->Dot(j, s.r);
+    s.x->TransposeProduct(s.r, std::span<double>(out).first(p));
     for (size_t i = 0; i < s.r.size(); ++i)
       out[p] += s.r[i] * s.r[i], out[p + 1] += s.r[i], out[p + 2] += s.r[i] * s.yc[i];
   });
@@ -191,10 +226,16 @@ FitCheck LassoProgram::Check(modelpar::RoundEngine& engine) {
     l1_norm += std::abs(w_[j]);
     l2_norm += w_[j] * w_[j];
     nonzeros += w_[j] != 0;
-    const double move = NewWeight(static_cast<uint32_t>(j), xr) - w_[j];
+    // A zero weight moves only past the threshold (no division for most of the coordinates).
+    const double move =
+        w_[j] == 0 && std::abs(xr) <= l1_ * n_ ? 0.0 : NewWeight(static_cast<uint32_t>(j), xr) - w_[j];
     if (w_[j] != 0 || move != 0) working.push_back(static_cast<uint32_t>(j)), moves.push_back(move);
   }
   engine.scheduler().Restrict(working, moves);
+  sweep_size_ = std::max<uint64_t>(working.size(), 1);
+  sweep_updates_ = 0;
+  sweep_violation_ = 0;
+  last_sweep_violation_ = std::numeric_limits<double>::infinity();
   const double scale = dual_norm > l1_ ? l1_ / dual_norm : 1.0;
   FitCheck check;
   check.objective = rr / (2 * n_) + l1_ * l1_norm + l2_ / 2 * l2_norm;
