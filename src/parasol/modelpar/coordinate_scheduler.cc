@@ -73,6 +73,13 @@ void CoordinateScheduler::Restrict(std::span<const uint32_t> coordinates, std::s
   if (priority) Rebuild();
   resting_.assign(members_.size(), 0);
   if (options_.order == Order::kShuffled) Reshuffle();
+  if (options_.order == Order::kCyclic && rounds_since_restrict_ > 0 && !swept_) {
+    const auto above =
+        std::find_if(members_.begin(), members_.end(), [&](uint32_t j) { return int64_t{j} > last_taken_; });
+    cyclic_next_ = above == members_.end() ? 0 : static_cast<uint32_t>(above - members_.begin());
+  }
+  swept_ = false;
+  rounds_since_restrict_ = 0;
 }
 
 void CoordinateScheduler::Rest(uint32_t coordinate) {
@@ -84,6 +91,7 @@ void CoordinateScheduler::Rest(uint32_t coordinate) {
 }
 
 void CoordinateScheduler::EndSweep(uint32_t next) {
+  swept_ = true;
   if (resting_count_ > 0) {
     uint32_t kept = 0, next_kept = 0;
     for (uint32_t k = 0; k < m(); ++k) {
@@ -245,6 +253,8 @@ const std::vector<uint32_t>& CoordinateScheduler::Select(
   // Cyclic order resumes at the first coordinate it had to leave out, so that one leads the next
   // round and is taken: every coordinate is updated once per sweep, whatever depends on what.
   if (sweeps() && !taken.empty()) {
+    last_taken_ = taken.back();
+    ++rounds_since_restrict_;
     const size_t resume = std::min(first_dropped, last + 1);
     const uint64_t next =
         uint64_t{cyclic_next_} +

@@ -67,7 +67,9 @@ class CoordinateScheduler {
 
   // Draw from now on only from `coordinates` (a working set, e.g. Lasso's nonzero weights and the
   // coordinates that violate their optimality condition): priority order with the change each
-  // would make as its priority, cyclic order in the order given, from its first, shuffled order
+  // would make as its priority, cyclic order in the order given, from its first (or, when rounds
+  // but no whole sweep came since the last Restrict, from the first coordinate above the last one
+  // taken: checks every few rounds would otherwise update the same few forever), shuffled order
   // in a random one. Empty: every
   // coordinate again (as at the start). As LIBLINEAR's and glmnet's shrinking, a coordinate at
   // zero that would stay there is not visited until the next check. O(n) once, and each draw
@@ -112,6 +114,11 @@ class CoordinateScheduler {
   uint32_t unvisited_;             // slots still at kUnvisited
   uint64_t updates_ = 0;           // weight changes since the tree was last rebuilt
   uint32_t cyclic_next_ = 0;
+  // Cyclic order: the last coordinate Select took, and since the last Restrict, the rounds taken
+  // and whether a sweep ended.
+  int64_t last_taken_ = -1;
+  uint64_t rounds_since_restrict_ = 0;
+  bool swept_ = false;
   // Sweeping orders: per slot, whether its coordinate rests (see Rest); the slots leave members_
   // when a sweep ends.
   std::vector<uint8_t> resting_;

@@ -86,6 +86,35 @@ TEST(CoordinateScheduler, CyclicAndRandomDrawFromTheWorkingSet) {
   EXPECT_EQ(drawn, (std::set<uint32_t>{2, 5, 7}));
 }
 
+// Checks every round restrict the working set again and again: cyclic order goes on from the
+// coordinate after the last one taken (it started from the set's first, so the same coordinate
+// was updated forever: `--check-every 1` never converged). After a whole sweep, or with no round
+// since the last Restrict, it starts from the set's first as before.
+TEST(CoordinateScheduler, CyclicGoesOnAcrossRestrictsWithinASweep) {
+  const auto none = [](size_t, size_t) { return 0.0; };
+  CoordinateScheduler s(6, {.order = Order::kCyclic, .schedule_size = 1, .dependency_threshold = 1});
+  auto round = [&] {
+    std::vector<uint32_t> c = s.Candidates();
+    return s.Select(c, none).at(0);
+  };
+  const std::vector<uint32_t> set{1, 3, 4};
+  const std::vector<double> moves{1, 1, 1};
+  std::vector<uint32_t> taken;
+  for (int k = 0; k < 4; ++k) {
+    s.Restrict(set, moves);
+    taken.push_back(round());
+  }
+  EXPECT_EQ(taken, (std::vector<uint32_t>{1, 3, 4, 1}));
+  s.Restrict(set, moves);
+  s.Restrict(set, moves);  // no round since: from the first
+  EXPECT_EQ(round(), 1u);
+  EXPECT_EQ(round(), 3u);
+  EXPECT_EQ(round(), 4u);  // a sweep ends
+  EXPECT_EQ(round(), 1u);
+  s.Restrict(set, moves);
+  EXPECT_EQ(round(), 1u);
+}
+
 // A resting coordinate is skipped from the moment it rests, leaves the working set when the sweep
 // ends (cyclic order keeps the others' order and resumes where it was), and comes back with the
 // next Restrict. The last coordinate swept never rests, and priority order ignores resting.

@@ -50,9 +50,10 @@ struct PathOptions {
   double tolerance = 1e-6;        // on the relative duality gap
   uint64_t max_rounds = 1000000;  // per lambda
   // Rounds between duality-gap checks (each a pass over the data); 0: at least ten sweeps of the
-  // working set, and then updates that read half the entries a check reads, or thirty sweeps; for
-  // a program with a model (PathProgram::model_state), once the model is solved and the updates
-  // read half a check's entries, or after 1,000 sweeps (fit_path.cc's CheckSpacing).
+  // working set, and then updates that read half the entries a check reads, or sixty sweeps
+  // (twice as many after each further check of the lambda); for a program with a model
+  // (PathProgram::model_state), once the model is solved and the updates read half a check's
+  // entries, or after 1,000 sweeps (fit_path.cc's CheckSpacing).
   uint64_t check_every = 0;
   modelpar::EngineOptions engine;
   std::function<void(const FitCheck&)> on_check;

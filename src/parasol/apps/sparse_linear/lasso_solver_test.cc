@@ -125,7 +125,7 @@ TEST(Lasso, KktHoldsOnRealData) {
 
 // A check reads every entry (71 x 500 dense, and the residuals):
 // the updates between two checks read at least half as many (251 updates of a 71-row column) when
-// the working set is large enough that 30 sweeps of it do. (A tolerance of 1e-14 keeps the fit
+// the working set is large enough that 60 sweeps of it do. (A tolerance of 1e-14 keeps the fit
 // going for its 20,000 rounds.)
 TEST(Lasso, ChecksAreSpacedByTheWorkTheyCost) {
   const data::Dataset d = Riboflavin();
@@ -143,9 +143,9 @@ TEST(Lasso, ChecksAreSpacedByTheWorkTheyCost) {
 }
 
 // Down a warm-started path each lambda's working set is small and settles in a few sweeps: its
-// checks come after at most 30 sweeps of it, not after half a check's work (251 updates here),
+// checks come after at most 60 sweeps of it, not after half a check's work (251 updates here),
 // and every lambda still converges.
-TEST(Lasso, ASmallWorkingSetIsCheckedWithinThirtySweeps) {
+TEST(Lasso, ASmallWorkingSetIsCheckedWithinSixtySweeps) {
   const data::Dataset d = Riboflavin();
   PathOptions o = Options(0);
   o.path_length = 10;
