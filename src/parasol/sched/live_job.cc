@@ -227,6 +227,11 @@ double LiveJob::stalled_s() const {
 }
 
 void LiveJob::Requeue() {
+  KillRun();
+  failure_.clear();
+}
+
+void LiveJob::KillRun() {
   if (process_) {
     process_->Signal(SIGKILL);
     process_->Wait(Deadline::After(std::chrono::seconds(10)));
@@ -236,7 +241,6 @@ void LiveJob::Requeue() {
   ranks_ = 0;
   state_ = State::kWaiting;
   steps_known_ = false;
-  failure_.clear();
 }
 
 void LiveJob::Abandon(std::string why) {
@@ -332,13 +336,7 @@ void LiveJob::Stop(Deadline deadline) {
   } else {
     // Stuck, or still starting up at the deadline: killed, it resumes from its last checkpoint
     // (the next run's first status corrects the steps done).
-    process_->Signal(SIGKILL);
-    process_->Wait(Deadline::After(std::chrono::seconds(10)));
-    ChargeService();
-    process_.reset();
-    ranks_ = 0;
-    state_ = State::kWaiting;
-    steps_known_ = false;
+    KillRun();
   }
   restart_seconds_ += Now() - asked;
 }

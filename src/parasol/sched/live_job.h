@@ -138,6 +138,8 @@ class LiveJob : public Job {
  private:
   double Now() const;
   void ChargeService();  // GPU-seconds held since the last charge
+  // Kills the run and puts the job back in the queue (Requeue's and a stuck Stop's end).
+  void KillRun();
   void ReadStatus();
   void Observe(const JobStatus& s);
   void Ended(int exit_status);
