@@ -165,7 +165,7 @@ Topology Topology::Parse(std::string_view spec, const Options& o) {
 }
 
 Topology Topology::Load(const std::string& path, const Options& o) {
-  LineReader in(path, {.comment = '#', .skip_blank = true});
+  LineReader in(path, {.comment = '#', .skip_blank = true, .trailing_comment = true});
   Topology t;
   t.kind_ = Kind::kCustom;
   t.name_ = "file:" + path;
@@ -173,10 +173,8 @@ Topology Topology::Load(const std::string& path, const Options& o) {
   bool have_nodes = false;
   std::string_view line;
   while (in.Next(&line)) {
-    line = line.substr(0, line.find('#'));
     size_t pos = 0;
     const std::string_view word = NextField(line, pos);
-    if (word.empty()) continue;
     if (word == "nodes" || word == "switches") {
       const long n = in.NumberIn<long>(NextField(line, pos), fmt::format("'{}' count", word),
                                        word == "nodes" ? 1 : 0, 1 << 22);

@@ -27,6 +27,8 @@ bool LineReader::Next(std::string_view* line) {
     ++line_number_;
     std::string_view view = buffer_;
     if (!view.empty() && view.back() == '\r') view.remove_suffix(1);
+    if (options_.trailing_comment && options_.comment != '\0')
+      view = view.substr(0, view.find(options_.comment));
     const size_t first = view.find_first_not_of(" \t");
     if (first == std::string_view::npos ? options_.skip_blank
                                         : options_.comment != '\0' && view[first] == options_.comment) {

@@ -19,6 +19,9 @@ class LineReader {
     char comment = '\0';
     // Skip lines with nothing but blanks.
     bool skip_blank = false;
+    // With `comment`: a comment may also end a line (the text from it on is dropped, and a line
+    // left with blanks only is a blank one). The host, topology, stop-word and LIBSVM files'.
+    bool trailing_comment = false;
   };
 
   // Throws IoError "path: cannot open: reason" when the file cannot be opened.

@@ -37,6 +37,18 @@ TEST(LineReader, SkipsCommentsAndBlanksButCountsThem) {
   std::filesystem::remove(path);
 }
 
+// A comment may also end a line: "a b # c" reads "a b ", and a line that was only a comment after
+// blanks is skipped as blank. Without the option such a line is read whole.
+TEST(LineReader, TrailingCommentsAreDropped) {
+  const std::string path = WriteTestFile("trailing.txt", "a b # c\n   # only\n#x\nd#e\n");
+  LineReader in(path, {.comment = '#', .skip_blank = true, .trailing_comment = true});
+  using Lines = std::vector<std::pair<long, std::string>>;
+  EXPECT_EQ(ReadAll(in), (Lines{{1, "a b "}, {4, "d"}}));
+  LineReader whole(path, {.comment = '#', .skip_blank = true});
+  EXPECT_EQ(ReadAll(whole), (Lines{{1, "a b # c"}, {4, "d#e"}}));
+  std::filesystem::remove(path);
+}
+
 TEST(LineReader, ErrorsNameTheFileAndTheLine) {
   const std::string path = WriteTestFile("numbers.txt", "12\nlots\n7000\n");
   LineReader in(path);

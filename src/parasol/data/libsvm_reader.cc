@@ -18,17 +18,15 @@ std::string_view DropPlus(std::string_view f) { return f.size() > 1 && f[0] == '
 }  // namespace
 
 Dataset ReadLibsvm(const std::string& path) {
-  LineReader in(path, {.comment = '#', .skip_blank = true});
+  LineReader in(path, {.comment = '#', .skip_blank = true, .trailing_comment = true});
   Dataset d;
   std::vector<uint32_t> ids;
   std::vector<double> vals;
   std::string_view line;
   constexpr uint32_t kMaxIndex = std::numeric_limits<int32_t>::max();
   while (in.Next(&line)) {
-    line = line.substr(0, line.find('#'));  // a comment after the sample
     size_t pos = 0;
     const std::string_view label = NextField(line, pos);
-    if (label.empty()) continue;
     const auto y = in.Number<double>(DropPlus(label), "label");
     ids.clear();
     vals.clear();

@@ -33,11 +33,10 @@ Host ParseHost(const LineReader& in, std::string_view line) {
 }  // namespace
 
 std::vector<Host> ReadHostFile(const std::string& path) {
-  LineReader in(path, {.comment = '#', .skip_blank = true});
+  LineReader in(path, {.comment = '#', .skip_blank = true, .trailing_comment = true});
   std::vector<Host> hosts;
   std::set<std::string> names;
   for (std::string_view line; in.Next(&line);) {
-    line = line.substr(0, line.find('#'));
     hosts.push_back(ParseHost(in, line));
     if (!names.insert(hosts.back().name).second) in.Fail(fmt::format("host {} twice", hosts.back().name));
     if (hosts.back().slots != hosts.front().slots) {

@@ -247,14 +247,12 @@ void WriteLines(const std::string& path, const Corpus& corpus) {
 }
 
 std::unordered_set<std::string> ReadStopWords(const std::string& path) {
-  LineReader in(path);
+  LineReader in(path, {.comment = '#', .skip_blank = true, .trailing_comment = true});
   std::unordered_set<std::string> words;
   std::string_view line;
   while (in.Next(&line)) {
-    line = line.substr(0, line.find('#'));
     size_t pos = 0;
     const std::string_view word = NextField(line, pos);
-    if (word.empty()) continue;
     if (!NextField(line, pos).empty()) in.Fail("more than one word on the line");
     std::string lower;
     for (char ch : word) {
