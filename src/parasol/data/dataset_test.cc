@@ -101,18 +101,24 @@ TEST_F(DataFiles, ColumnDotAndAddToReadDenseAndSparseColumns) {
   EXPECT_EQ(sum, (std::vector<double>{3, 2, 4}));
 }
 
-// Seven rows (the four-way sums and their remainder both run): column 0 holds i + 1 in every row
-// i, column 1 holds 10 (i + 1) in every row but row 3. With u_i = i + 1 and v = 1 but v_6 = 2:
-// x_0.u = 1 + 4 + ... + 49 = 140, and the product weighted by v adds 49 more; x_1.u =
-// 10 (140 - 16) = 1240, and weighted 490 more.
-TEST_F(DataFiles, WeightedDotSumsColumnTimesBothVectors) {
+// Seven rows as LIBSVM text: feature 1 holds i + 1 in row i, feature 2 holds 10 (i + 1) in every
+// row but row 3.
+std::string SevenRows() {
   std::string text;
   for (int i = 0; i < 7; ++i) {
     text += "1 1:" + std::to_string(i + 1);
     if (i != 3) text += " 2:" + std::to_string(10 * (i + 1));
     text += "\n";
   }
-  const Dataset d = ReadLibsvm(Write("w.svm", text));
+  return text;
+}
+
+// Seven rows (the four-way sums and their remainder both run): column 0 holds i + 1 in every row
+// i, column 1 holds 10 (i + 1) in every row but row 3. With u_i = i + 1 and v = 1 but v_6 = 2:
+// x_0.u = 1 + 4 + ... + 49 = 140, and the product weighted by v adds 49 more; x_1.u =
+// 10 (140 - 16) = 1240, and weighted 490 more.
+TEST_F(DataFiles, WeightedDotSumsColumnTimesBothVectors) {
+  const Dataset d = ReadLibsvm(Write("w.svm", SevenRows()));
   const ColumnMatrix m = ToColumns(d, 0, 7, UsedFeatures(d));
   const std::vector<double> u{1, 2, 3, 4, 5, 6, 7}, v{1, 1, 1, 1, 1, 1, 2};
   EXPECT_DOUBLE_EQ(m.Dot(0, u), 140);
@@ -143,13 +149,7 @@ TEST_F(DataFiles, TransposeProductMultipliesEveryColumn) {
 // The same seven rows: column 0 sums 1 + ... + 7 = 28, its squares 140; column 1 (six rows, the
 // four-way sums and a remainder of two) 10 (28 - 4) = 240 and 100 (140 - 16) = 12,400.
 TEST_F(DataFiles, ColumnMomentsSumValuesAndSquares) {
-  std::string text;
-  for (int i = 0; i < 7; ++i) {
-    text += "1 1:" + std::to_string(i + 1);
-    if (i != 3) text += " 2:" + std::to_string(10 * (i + 1));
-    text += "\n";
-  }
-  const Dataset d = ReadLibsvm(Write("m.svm", text));
+  const Dataset d = ReadLibsvm(Write("m.svm", SevenRows()));
   const ColumnMatrix m = ToColumns(d, 0, 7, UsedFeatures(d));
   EXPECT_DOUBLE_EQ(m.ColumnMoments(0).sum, 28);
   EXPECT_DOUBLE_EQ(m.ColumnMoments(0).squares, 140);
