@@ -11,7 +11,8 @@
 #
 # WarpLDA is built from ../shared/anchors/warplda (its build.sh installs Debian's gflags and
 # libnuma); each corpus is written once by `parasol lda-corpus` (the tokens parasol trains on)
-# and converted to WarpLDA's input. Both run one MH step per token, alpha 50/K, beta 0.01.
+# and converted to WarpLDA's input. Both run one MH step per token (parasol's MH sampler, whatever
+# K: this is the samplers' race), alpha 50/K, beta 0.01.
 # Runs alternate (parasol, WarpLDA) within each repetition; ratios are taken within a repetition.
 source "$(dirname "$0")/common.sh" "$@"
 corpora=${CORPORA:-"ap news synth"}
@@ -62,7 +63,7 @@ for name in $corpora; do
       for r in $(seq 1 "$repeat"); do
         log="$out/lda_${name}_k${k}_t${t}_r${r}"
         /usr/bin/time -f "%M" -o "$out/rss.txt" "$parasol" lda --corpus "$src" --topics "$k" --iterations "$n" \
-          --mh-steps 1 --threads "$t" --seed "$r" --eval-every 5 --metrics "$log.parasol.csv" > "$log.parasol.out" 2>&1
+          --sampler mh --mh-steps 1 --threads "$t" --seed "$r" --eval-every 5 --metrics "$log.parasol.csv" > "$log.parasol.out" 2>&1
         echo "$name,$k,$t,$r,parasol,$log.parasol.csv,$(tail -1 "$out/rss.txt")" >> "$runs"
         OMP_NUM_THREADS=$t /usr/bin/time -f "%M" -o "$out/rss.txt" "$warp/warplda" --prefix "$data/$name" --k "$k" \
           --niter "$n" --mh 1 --alpha 50 --beta 0.01 --perplexity -1 --dumpmodel=false --dumpz=false \
@@ -79,7 +80,7 @@ echo "layout,run,log" > "$dist"
 if [[ " $corpora " == *" news "* ]]; then
   src=$(source_of news)
   for r in $(seq 1 "$repeat"); do
-    common=(lda --corpus "$src" --topics 1000 --iterations 100 --mh-steps 1 --seed "$r" --eval-every 20)
+    common=(lda --corpus "$src" --topics 1000 --iterations 100 --sampler mh --mh-steps 1 --seed "$r" --eval-every 20)
     "$parasol" "${common[@]}" --threads 2 --metrics "$out/lda_dist_1x2_r$r.csv" > /dev/null 2>&1
     echo "1x2,$r,$out/lda_dist_1x2_r$r.csv" >> "$dist"
     "$mpirun" -np 2 "$parasol" "${common[@]}" --threads 1 --metrics "$out/lda_dist_2x1_r$r.csv" > /dev/null 2>&1

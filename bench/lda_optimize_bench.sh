@@ -3,7 +3,8 @@
 # beta = 0.01) on AP: 1,946 training documents, the first 300 held out; K = 100, one thread, 300
 # iterations, a fit every 20 after 50. Per seed, both runs back to back: training seconds, the
 # median tokens/s of iterations after the first 60 without a fit (and of those with one), held-out
-# perplexity by document completion and the mean coherences at the end.
+# perplexity by document completion and the mean coherences at the end. The MH sampler (`--sampler
+# mh`), the one its figures were measured with.
 # Usage: lda_optimize_bench.sh BUILD_DIR OUT_DIR   (SEEDS="1 2 3", K, ITERATIONS)
 set -euo pipefail
 build=$1 out=$2
@@ -20,7 +21,7 @@ echo "# lda --optimize-interval against the fixed prior: AP, K $k, $iterations i
 for seed in ${SEEDS:-1 2 3}; do
   for interval in 0 20; do
     "$parasol" lda --corpus "$work/train.lines" --min-count 1 --topics "$k" --iterations "$iterations" --threads 1 \
-      --eval-every 0 --seed "$seed" --optimize-interval "$interval" --optimize-burn-in 50 --test "$work/test.lines" \
+      --sampler mh --eval-every 0 --seed "$seed" --optimize-interval "$interval" --optimize-burn-in 50 --test "$work/test.lines" \
       --metrics "$work/m.$seed.$interval.csv" > "$work/out.$seed.$interval" 2>&1
   done
 done

@@ -107,7 +107,10 @@ class LdaCommand : public Command {
     app_->add_option("--mh-steps", p.mh_steps, "Metropolis-Hastings steps (word + doc proposal) per token")
         ->check(Between(1, 1000))
         ->capture_default_str();
-    app_->add_option("--sampler", sampler_, "mh or gibbs (the O(K) reference)")->capture_default_str();
+    app_->add_option("--sampler", sampler_,
+                     "auto (gibbs for one process at K <= 256, else mh), mh (Metropolis-Hastings, O(1) "
+                     "a token) or gibbs (collapsed Gibbs, O(K) a token)")
+        ->capture_default_str();
     AddRunOptions(
         app_, &run_,
         {.metrics_columns = "iteration,seconds,tokens_per_sec,loglik_per_token[,test_perplexity]"
@@ -152,8 +155,8 @@ class LdaCommand : public Command {
   bool NeedsMpi() const override { return true; }
 
   void Validate() override {
-    if (sampler_ != "mh" && sampler_ != "gibbs")
-      throw InvalidArgumentError(fmt::format("--sampler '{}': mh or gibbs", sampler_));
+    if (sampler_ != "auto" && sampler_ != "mh" && sampler_ != "gibbs")
+      throw InvalidArgumentError(fmt::format("--sampler '{}': auto, mh or gibbs", sampler_));
     ParseCorpusFormat(corpus_.format);
     if (!output_.empty()) CheckOutputFolder("--output", output_);
     if (npy_ && output_.empty())
@@ -166,9 +169,12 @@ class LdaCommand : public Command {
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
-    o_.params.sampler = sampler_ == "mh" ? SamplerKind::kMh : SamplerKind::kGibbs;
     Corpus corpus =
         ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
+    o_.params.sampler = ChooseSampler(sampler_ == "mh"      ? SamplerKind::kMh
+                                      : sampler_ == "gibbs" ? SamplerKind::kGibbs
+                                                            : SamplerKind::kAuto,
+                                      o_.params.topics, corpus.vocab.size(), ctx.size());
     const bool root = ctx.rank() == 0;
     if (root) WarnEmptyDocuments(corpus, "");
     Corpus test;
@@ -190,7 +196,8 @@ class LdaCommand : public Command {
                        "{} sampler{}; "
                        "{} x {}{}\n",
                        corpus.num_docs(), corpus.vocab.size(), corpus.num_tokens(), o_.params.topics,
-                       o_.params.alpha, o_.params.beta, sampler_,
+                       o_.params.alpha, o_.params.beta,
+                       o_.params.sampler == SamplerKind::kMh ? "mh" : "gibbs",
                        o_.params.sampler == SamplerKind::kMh
                            ? fmt::format(" ({} MH steps)", o_.params.mh_steps)
                            : "",
@@ -308,7 +315,7 @@ class LdaCommand : public Command {
   CorpusFlags corpus_;
   LdaOptions o_;
   double alpha_ = 0;
-  std::string sampler_ = "mh";
+  std::string sampler_ = "auto";
   RunOptions run_;
   std::string output_, test_;
   size_t top_words_ = 10;

@@ -20,7 +20,7 @@ expect 2 "$tmp/uci/docword.x.txt:1: 999999999999 documents, more than a file of 
 printf 'not an archive' > "$tmp/bad.tar.gz"
 expect 2 "$tmp/bad.tar.gz: not a readable archive" -- "$parasol" lda --corpus "$tmp/bad.tar.gz"
 expect 2 "--topics: 1 must be >= 2" -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 1
-expect 2 "--sampler 'x': mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
+expect 2 "--sampler 'x': auto, mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
 expect 2 "nomodel/vocab.txt: cannot open" -- "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/nomodel"
 printf 'the\nfoo bar\n' > "$tmp/stop.txt"
 expect 2 "$tmp/stop.txt:2: more than one word on the line" -- "$parasol" lda --corpus "$data/ap/ap.dat" --stopwords "$tmp/stop.txt"

@@ -2,18 +2,76 @@
 
 #include <algorithm>
 
+#include "parasol/core/cpu_dispatch.h"
+
 namespace parasol::apps::lda {
+namespace {
+
+// The draw walks blocks of topics, summing each as it passes, then the topics of the block it lands
+// in: about K / 16 block sums and 4 steps, where a prefix sum over K would be a chain of K dependent
+// additions, costing more than the weights. A block is one AVX2 vector.
+constexpr uint32_t kBlock = 8;
+// How many tokens ahead a word's row is asked for.
+constexpr uint32_t kAhead = 3;
+using Floats = float __attribute__((vector_size(kBlock * sizeof(float))));
+using Ints = int32_t __attribute__((vector_size(kBlock * sizeof(int32_t))));
+
+// Writes the weights (n_dk + alpha_k)(n_wk + beta) inv_k of `blocks` blocks of topics to w and
+// returns their total. Floats: the weights need no more precision than the counts' ratios give, and
+// twice as many fit a vector.
+PARASOL_WITH_AVX2_CLONE float Weigh(const int32_t* __restrict ndk, const int32_t* __restrict nwk,
+                                    const float* __restrict alpha, const float* __restrict inv, float beta,
+                                    uint32_t blocks, float* __restrict w) {
+  Floats all{};
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const uint32_t o = b * kBlock;
+    Ints nd, nw;
+    Floats a, v;
+    __builtin_memcpy(&nd, ndk + o, sizeof(nd));
+    __builtin_memcpy(&nw, nwk + o, sizeof(nw));
+    __builtin_memcpy(&a, alpha + o, sizeof(a));
+    __builtin_memcpy(&v, inv + o, sizeof(v));
+    const Floats x =
+        (__builtin_convertvector(nd, Floats) + a) * (__builtin_convertvector(nw, Floats) + beta) * v;
+    __builtin_memcpy(w + o, &x, sizeof(x));
+    all += x;
+  }
+  return ((all[0] + all[1]) + (all[2] + all[3])) + ((all[4] + all[5]) + (all[6] + all[7]));
+}
+
+float BlockSum(const float* x) { return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7])); }
+
+}  // namespace
 
 GibbsSampler::GibbsSampler(const LdaParams& params)
     : p_(params),
+      padded_(static_cast<uint32_t>(Stride(params.topics))),
+      beta_(static_cast<float>(params.beta)),
       vbeta_(params.beta * params.vocab_size),
-      ndk_(params.topics, 0),
-      wrow_(params.topics, 0),
-      cumulative_(params.topics) {}
+      ndk_(padded_, 0),
+      inv_nk_(padded_, 0),  // the padding stays 0: its weights are 0
+      inv_less_(padded_, 0),
+      weights_(padded_, 0) {
+  alpha_.assign(padded_, 0);
+  for (uint32_t k = 0; k < params.topics; ++k) alpha_[k] = static_cast<float>(params.Alpha(k));
+}
+
+size_t GibbsSampler::Stride(uint32_t topics) { return (size_t{topics} + kBlock - 1) / kBlock * kBlock; }
+
+std::vector<int32_t> GibbsSampler::CountWords(const TokenLayout& layout, uint32_t topics) {
+  const size_t stride = Stride(topics);
+  std::vector<int32_t> nwk(layout.num_words() * stride, 0);
+  const uint32_t* wz = layout.word_topics();
+  for (uint32_t w = 0; w < layout.num_words(); ++w) {
+    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) ++nwk[w * stride + wz[j]];
+  }
+  return nwk;
+}
 
 void GibbsSampler::BeginRound(std::span<const int64_t> totals) {
   nk_.assign(totals.begin(), totals.end());
   start_ = nk_;
+  for (uint32_t k = 0; k < p_.topics; ++k) AddTotal(k, 0);
 }
 
 std::vector<int64_t> GibbsSampler::TotalsDelta() const {
@@ -22,39 +80,50 @@ std::vector<int64_t> GibbsSampler::TotalsDelta() const {
   return d;
 }
 
+uint32_t GibbsSampler::Draw(const int32_t* nwk, double u) {
+  const uint32_t blocks = padded_ / kBlock;
+  const float* w = weights_.data();
+  const float total = Weigh(ndk_.data(), nwk, alpha_.data(), inv_nk_.data(), beta_, blocks, weights_.data());
+  auto r = static_cast<float>(u * total);
+  uint32_t b = 0;
+  for (float s; b + 1 < blocks && r >= (s = BlockSum(w + b * kBlock)); ++b) r -= s;
+  uint32_t t = b * kBlock;
+  for (const uint32_t end = t + kBlock - 1; t < end && r >= w[t]; ++t) r -= w[t];
+  // Rounding can carry r past the block's last weight, onto the padding: the last topic then.
+  return std::min(t, p_.topics - 1);
+}
+
 void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group,
-                           WordTopicTable& table, Rng& rng) {
+                           std::span<int32_t> nwk, Rng& rng) {
   uint32_t* dz = layout.doc_topics();
   uint32_t* wz = layout.word_topics();
   const uint32_t* words = layout.doc_words();
   const uint32_t* cross = layout.doc_cross();
-  const uint32_t k = p_.topics;
+  const size_t stride = padded_;
   for (size_t d = layout.group_doc_begin(doc_group); d < layout.group_doc_end(doc_group); ++d) {
     const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);
     if (b == e) continue;
     for (uint32_t i = layout.doc_begin(d); i < layout.doc_end(d); ++i) ++ndk_[dz[i]];
     for (uint32_t i = b; i < e; ++i) {
-      const uint32_t w = words[i], s0 = dz[i];
-      table.ForEachNonzero(w, [&](uint32_t t, int32_t c) { wrow_[t] = c; });
-      --wrow_[s0], --ndk_[s0], --nk_[s0];  // the token's own counts out
-      double sum = 0;
-      for (uint32_t t = 0; t < k; ++t) {
-        sum += (ndk_[t] + p_.Alpha(t)) * (wrow_[t] + p_.beta) / (static_cast<double>(nk_[t]) + vbeta_);
-        cumulative_[t] = sum;
+      if (i + kAhead < e) {  // a coming token's row, a cache miss otherwise
+        const int32_t* next = nwk.data() + words[i + kAhead] * stride;
+        for (size_t o = 0; o < stride; o += 16) __builtin_prefetch(next + o);
       }
-      const double u = rng.Uniform() * sum;
-      const uint32_t s = std::min<uint32_t>(
-          k - 1, static_cast<uint32_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), u) -
-                                       cumulative_.begin()));
-      ++ndk_[s], ++nk_[s];
-      if (s != s0) {
-        dz[i] = s;
-        wz[cross[i]] = s;
-        table.Dec(w, s0);
-        table.Inc(w, s);
+      const uint32_t s0 = dz[i];
+      int32_t* row = nwk.data() + words[i] * stride;
+      --row[s0], --ndk_[s0];  // the token's own counts out
+      const float kept = inv_nk_[s0];
+      inv_nk_[s0] = inv_less_[s0];
+      const uint32_t s = Draw(row, rng.Uniform());
+      ++row[s], ++ndk_[s];
+      if (s == s0) {
+        inv_nk_[s0] = kept;
+        continue;
       }
-      table.ForEachNonzero(w, [&](uint32_t t, int32_t) { wrow_[t] = 0; });
-      wrow_[s0] = 0;
+      AddTotal(s0, -1);
+      AddTotal(s, 1);
+      dz[i] = s;
+      wz[cross[i]] = s;
     }
     for (uint32_t i = layout.doc_begin(d); i < layout.doc_end(d); ++i) ndk_[dz[i]] = 0;
   }

@@ -1,6 +1,8 @@
-// The plain collapsed Gibbs sampler (O(K) per token), the reference the MH sampler is tested
-// against: a pass over documents that draws each token's topic from its exact conditional, with
-// the word-topic counts in a WordTopicTable. One process only.
+// The collapsed Gibbs sampler: a pass over documents that draws each token's topic from its exact
+// conditional p(k) ~ (n_dk + alpha_k)(n_wk + beta) / (n_k + V beta), with the word-topic counts
+// dense, V rows of Stride(K) counts (CountWords). O(K) a token, in a loop the compiler vectorises:
+// at small K its sweep costs about what an MH sweep does and mixes better (docs/lda.md), so
+// `--sampler auto` takes it there; the MH sampler's tests compare against it. One process only.
 //
 // Threading: one GibbsSampler per thread; threads work on tiles of distinct document and word
 // groups (token_layout.h), so they share no document, word row or token.
@@ -12,7 +14,6 @@
 
 #include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/token_layout.h"
-#include "parasol/apps/lda/word_topic.h"
 #include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
@@ -23,16 +24,34 @@ class GibbsSampler {
 
   void BeginRound(std::span<const int64_t> totals);
   std::vector<int64_t> TotalsDelta() const;
-  // The documents of `doc_group`, their tokens in `word_group`; `table` holds every count.
-  void DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group, WordTopicTable& table, Rng& rng);
+  // Counts a word's row holds: K rounded up to whole blocks of the draw's search (the rest stay 0).
+  static size_t Stride(uint32_t topics);
+  // The word-topic counts of the layout's tokens, word w's row at w * Stride(topics).
+  static std::vector<int32_t> CountWords(const TokenLayout& layout, uint32_t topics);
+  // The documents of `doc_group`, their tokens in `word_group`; `nwk` holds every count (CountWords).
+  void DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group, std::span<int32_t> nwk,
+               Rng& rng);
 
  private:
+  // A topic drawn from the conditional with the word's row `nwk` (the token's own count out) and u
+  // uniform in [0, 1).
+  uint32_t Draw(const int32_t* nwk, double u);
+  // n_k += delta, and the inverses of n_k + V beta and n_k - 1 + V beta that follow.
+  void AddTotal(uint32_t k, int64_t delta) {
+    const double n = static_cast<double>(nk_[k] += delta) + vbeta_;
+    inv_nk_[k] = static_cast<float>(1.0 / n);
+    inv_less_[k] = static_cast<float>(1.0 / (n - 1));
+  }
+
   LdaParams p_;
+  uint32_t padded_;  // Stride(K)
+  float beta_;
   double vbeta_;
   std::vector<int32_t> ndk_;
   std::vector<int64_t> nk_, start_;
-  std::vector<int32_t> wrow_;
-  std::vector<double> cumulative_;
+  // Per topic: alpha_k, 1 / (n_k + V beta), 1 / (n_k - 1 + V beta) (the first with a token taken
+  // out: no division waits before a draw), the draw's weights.
+  std::vector<float> alpha_, inv_nk_, inv_less_, weights_;
 };
 
 }  // namespace parasol::apps::lda

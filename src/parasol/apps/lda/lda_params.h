@@ -6,7 +6,8 @@
 
 namespace parasol::apps::lda {
 
-enum class SamplerKind { kMh, kGibbs };
+// kAuto: the trainer picks (ChooseSampler in lda_trainer.h).
+enum class SamplerKind { kMh, kGibbs, kAuto };
 
 // The most topics a model may have (a model file asking for more is refused before allocating).
 inline constexpr uint32_t kMaxTopics = 1u << 20;

@@ -146,7 +146,7 @@ class Trainer {
   size_t d0_ = 0, d1_ = 0;
   TokenLayout layout_;
   ProposalTables proposals_;
-  WordTopicTable gibbs_table_;
+  std::vector<int32_t> gibbs_counts_;  // GibbsSampler::CountWords
   std::unique_ptr<BlockRing> ring_;
   std::vector<int64_t> totals_;
   std::vector<int64_t> synced_totals_;  // the totals at the last sum over processes
@@ -167,6 +167,7 @@ Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
       pool_(threads_),
       loglik_((o_.params.vocab_size = static_cast<uint32_t>(corpus.vocab.size()), o_.params)) {
   CheckOptions();
+  o_.params.sampler = ChooseSampler(o_.params.sampler, o_.params.topics, corpus.vocab.size(), size_);
   // One process holds no word-topic counts while training: nothing to cut into blocks.
   if (!distributed_) o_.blocks = 1;
   if (o_.blocks == 0) o_.blocks = 2 * static_cast<uint32_t>(size_);
@@ -180,10 +181,6 @@ void Trainer::CheckOptions() const {
   if (p.topics < 2) throw InvalidArgumentError(fmt::format("--topics {}: need at least 2", p.topics));
   if (!(p.alpha > 0) || !(p.beta > 0)) throw InvalidArgumentError("--alpha and --beta must be positive");
   if (p.mh_steps == 0) throw InvalidArgumentError("--mh-steps must be at least 1");
-  if (gibbs() && distributed_) {
-    throw InvalidArgumentError(
-        "--sampler gibbs (the reference sampler) runs in one process; use mh under mpirun");
-  }
   if (distributed_ && o_.blocks % static_cast<uint32_t>(size_) != 0) {
     throw InvalidArgumentError(
         fmt::format("--blocks {}: must be a multiple of the {} processes", o_.blocks, size_));
@@ -370,7 +367,7 @@ uint32_t Trainer::Start() {
   totals_.assign(o_.params.topics, 0);
   const uint32_t* z = layout_.doc_topics();
   for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[z[i]];
-  if (gibbs()) gibbs_table_ = CountWords();
+  if (gibbs()) gibbs_counts_ = GibbsSampler::CountWords(layout_, o_.params.topics);
   if (!distributed_) return first;
   // Each block makes one round, every process writing its tokens' topics into it.
   const uint32_t* wz = layout_.word_topics();
@@ -409,7 +406,7 @@ void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
     Rng rng = RoundRng(i, iteration, 0, sub);
     if (gibbs()) {
       gibbs_[i]->BeginRound(totals_);
-      gibbs_[i]->DocPass(layout_, static_cast<uint32_t>(i), sub, gibbs_table_, rng);
+      gibbs_[i]->DocPass(layout_, static_cast<uint32_t>(i), sub, gibbs_counts_, rng);
     } else {
       samplers_[i]->BeginRound(totals_);
       samplers_[i]->DocPass(layout_, proposals_, static_cast<uint32_t>(i), sub, rng, word_topics);
@@ -679,6 +676,22 @@ void Trainer::Finish(LdaResult& result) {
 }
 
 }  // namespace
+
+SamplerKind ChooseSampler(SamplerKind asked, uint32_t topics, size_t vocab_size, int processes) {
+  const uint64_t bytes = vocab_size * GibbsSampler::Stride(topics) * sizeof(int32_t);
+  if (asked == SamplerKind::kAuto) {
+    const bool gibbs = processes == 1 && topics <= kGibbsMostTopics && bytes <= kGibbsMostBytes;
+    return gibbs ? SamplerKind::kGibbs : SamplerKind::kMh;
+  }
+  if (asked == SamplerKind::kGibbs && processes > 1)
+    throw InvalidArgumentError("--sampler gibbs runs in one process; use mh (or auto) under mpirun");
+  if (asked == SamplerKind::kGibbs && bytes > 4 * kGibbsMostBytes) {
+    throw InvalidArgumentError(
+        fmt::format("--sampler gibbs keeps {} words x {} topics of counts ({} MB): use mh", vocab_size,
+                    topics, bytes >> 20));
+  }
+  return asked;
+}
 
 LdaResult TrainLda(comm::Context& ctx, const Corpus& corpus, const LdaOptions& options,
                    const std::function<void(const IterationStats&)>& on_iteration) {

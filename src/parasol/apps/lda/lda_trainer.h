@@ -88,6 +88,15 @@ struct LdaResult {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> doc_topics;
 };
 
+// The sampler `asked` means for a model of `topics` topics over `vocab_size` words trained by
+// `processes` processes. kAuto: collapsed Gibbs for one process at K <= kGibbsMostTopics whose dense
+// counts take at most kGibbsMostBytes (there its sweep costs about what an MH sweep does and mixes
+// more: docs/lda.md), MH otherwise. Throws InvalidArgumentError for Gibbs under several processes or
+// with counts over kGibbsMostBytes x 4.
+inline constexpr uint32_t kGibbsMostTopics = 256;
+inline constexpr uint64_t kGibbsMostBytes = uint64_t{1} << 30;
+SamplerKind ChooseSampler(SamplerKind asked, uint32_t topics, size_t vocab_size, int processes);
+
 // Collective over ctx: every process passes the same corpus and options. `on_iteration` runs on
 // rank 0 after each iteration. Throws InvalidArgumentError for bad options, ParseError/IoError
 // for a bad checkpoint, MismatchError when processes were given different corpora or options,

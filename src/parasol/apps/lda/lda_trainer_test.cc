@@ -85,6 +85,39 @@ TEST(LdaTrainer, ThreadsAreDeterministicAndMatchOneThread) {
   EXPECT_TRUE(std::isnan(a.history.front().loglik));  // evaluated at the end only
 }
 
+// The collapsed Gibbs sampler on threads: deterministic for a seed, within 1% of one thread, and
+// of the MH sampler after the same iterations (both sample one posterior).
+TEST(LdaTrainer, GibbsOnThreadsMatchesOneThreadAndTheMhSampler) {
+  LdaOptions o = ApOptions();
+  const double mh = Final(TrainOnRanks(1, Ap(), o)[0]);
+  o.params.sampler = SamplerKind::kGibbs;
+  const double one = Final(TrainOnRanks(1, Ap(), o)[0]);
+  o.threads = 2;
+  LdaResult a = TrainOnRanks(1, Ap(), o)[0], b = TrainOnRanks(1, Ap(), o)[0];
+  EXPECT_EQ(Final(a), Final(b));
+  EXPECT_EQ(a.doc_topics, b.doc_topics);
+  EXPECT_LT(std::fabs(Final(a) - one), 0.01 * std::fabs(one)) << Final(a) << " vs " << one;
+  EXPECT_LT(std::fabs(one - mh), 0.01 * std::fabs(mh)) << "Gibbs " << one << " against MH " << mh;
+  int64_t tokens = 0;
+  for (int64_t t : a.totals) tokens += t;
+  EXPECT_EQ(tokens, static_cast<int64_t>(Ap().num_tokens()));
+}
+
+TEST(ChooseSampler, AutoTakesGibbsForOneProcessAtSmallKOnly) {
+  using enum SamplerKind;
+  EXPECT_EQ(ChooseSampler(kAuto, 100, 50000, 1), kGibbs);
+  EXPECT_EQ(ChooseSampler(kAuto, kGibbsMostTopics, 50000, 1), kGibbs);
+  EXPECT_EQ(ChooseSampler(kAuto, kGibbsMostTopics + 1, 50000, 1), kMh);
+  EXPECT_EQ(ChooseSampler(kAuto, 100, 50000, 2), kMh);
+  EXPECT_EQ(ChooseSampler(kAuto, 100, 5000000, 1), kMh);  // 5 M words x 104 counts: 2 GB
+  EXPECT_EQ(ChooseSampler(kMh, 100, 50000, 1), kMh);
+  EXPECT_EQ(ChooseSampler(kGibbs, 1000, 50000, 1), kGibbs);
+  EXPECT_THAT([] { ChooseSampler(kGibbs, 100, 50000, 2); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("one process")));
+  EXPECT_THAT([] { ChooseSampler(kGibbs, 1u << 20, 50000, 1); },
+              ::testing::ThrowsMessage<InvalidArgumentError>(HasSubstr("use mh")));
+}
+
 // 2 and 4 processes (in-process ranks, one starting late), word blocks rotating around them, end
 // within 1% of one process after the same iterations; so do 3 blocks per process with 2 threads
 // each. Every rank reports the global figure, and the gathered model holds every token.

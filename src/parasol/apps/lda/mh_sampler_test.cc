@@ -1,7 +1,7 @@
 // The samplers' stationary distribution on a corpus small enough to enumerate: 5 tokens and 3
-// topics give 243 assignments, whose exact posterior p(z | w) is computed here from the LDA
-// formula. A long chain's visits, thinned so that kept states are nearly independent, must match
-// it by a chi-square test.
+// topics give 243 assignments (2 tokens and 20 topics, 400), whose exact posterior p(z | w) is
+// computed here from the LDA formula. A long chain's visits, thinned so that kept states are nearly
+// independent, must match it by a chi-square test.
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -29,9 +29,10 @@ Corpus TinyCorpus() {
 // log p(w, z) up to a constant, from the counts of assignment z (corpus order).
 double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, const std::vector<double>& alpha,
                 double beta) {
-  std::vector<std::vector<int>> ndk(c.num_docs(), std::vector<int>(kTopics, 0));
-  std::vector<std::vector<int>> nwk(c.vocab.size(), std::vector<int>(kTopics, 0));
-  std::vector<int> nk(kTopics, 0);
+  const auto topics = static_cast<uint32_t>(alpha.size());
+  std::vector<std::vector<int>> ndk(c.num_docs(), std::vector<int>(topics, 0));
+  std::vector<std::vector<int>> nwk(c.vocab.size(), std::vector<int>(topics, 0));
+  std::vector<int> nk(topics, 0);
   for (size_t d = 0; d < c.num_docs(); ++d) {
     for (uint64_t i = c.doc_offsets[d]; i < c.doc_offsets[d + 1]; ++i) {
       ++ndk[d][z[i]], ++nwk[c.words[i]][z[i]], ++nk[z[i]];
@@ -39,7 +40,7 @@ double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, const std::vect
   }
   double s = 0;
   for (const auto& row : ndk) {
-    for (uint32_t k = 0; k < kTopics; ++k) s += std::lgamma(row[k] + alpha[k]);
+    for (uint32_t k = 0; k < topics; ++k) s += std::lgamma(row[k] + alpha[k]);
   }
   for (const auto& row : nwk) {
     for (int n : row) s += std::lgamma(n + beta);
@@ -48,19 +49,21 @@ double LogJoint(const Corpus& c, const std::vector<uint32_t>& z, const std::vect
   return s;
 }
 
-uint32_t StateIndex(const std::vector<uint32_t>& z) {
+uint32_t StateIndex(const std::vector<uint32_t>& z, uint32_t topics = kTopics) {
   uint32_t s = 0;
-  for (uint32_t t : z) s = s * kTopics + t;
+  for (uint32_t t : z) s = s * topics + t;
   return s;
 }
 
+// Over alpha.size() topics.
 std::vector<double> ExactPosterior(const Corpus& c, const std::vector<double>& alpha, double beta) {
   const size_t n = c.num_tokens();
-  const auto states = static_cast<uint32_t>(std::pow(kTopics, n));
+  const auto topics = static_cast<uint32_t>(alpha.size());
+  const auto states = static_cast<uint32_t>(std::pow(topics, n));
   std::vector<double> p(states);
   std::vector<uint32_t> z(n);
   for (uint32_t s = 0; s < states; ++s) {
-    for (size_t i = 0, v = s; i < n; ++i, v /= kTopics) z[n - 1 - i] = static_cast<uint32_t>(v % kTopics);
+    for (size_t i = 0, v = s; i < n; ++i, v /= topics) z[n - 1 - i] = static_cast<uint32_t>(v % topics);
     p[s] = std::exp(LogJoint(c, z, alpha, beta));
   }
   const double sum = std::accumulate(p.begin(), p.end(), 0.0);
@@ -111,11 +114,7 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
   MhSampler mh(p);
   GibbsSampler gibbs(p);
-  WordTopicTable table(kTopics, c.WordCounts(), 1);
-  for (uint32_t w = 0; w < c.vocab.size(); ++w) {
-    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j)
-      table.Inc(w, layout.word_topics()[j]);
-  }
+  std::vector<int32_t> table = GibbsSampler::CountWords(layout, kTopics);
   auto add = [&](const std::vector<int64_t>& delta) {
     for (uint32_t k = 0; k < kTopics; ++k) totals[k] += delta[k];
   };
@@ -152,6 +151,42 @@ INSTANTIATE_TEST_SUITE_P(Samplers, Stationary,
                                   std::to_string(param_info.param.mh_steps) +
                                   (param_info.param.asymmetric ? "AsymmetricAlpha" : "");
                          });
+
+// The Gibbs sampler's draw searches its weights block by block (8 topics a block): 20 topics give
+// three blocks, the last one padded, and an alpha that differs by topic makes every topic's weight
+// its own. Two tokens of one word in two documents: 400 assignments.
+TEST(GibbsSampler, DrawsFromEveryBlockByTheExactConditional) {
+  constexpr uint32_t kManyTopics = 20;
+  Corpus c;
+  c.vocab = {"a", "b"};
+  std::vector<uint32_t> d0{0}, d1{0};
+  c.AddDocument("0", d0);
+  c.AddDocument("1", d1);
+  LdaParams p{.topics = kManyTopics, .beta = 0.3, .vocab_size = 2, .sampler = SamplerKind::kGibbs};
+  for (uint32_t k = 0; k < kManyTopics; ++k) p.topic_alpha.push_back(0.5 + 0.05 * k);
+  const std::vector<double> exact = ExactPosterior(c, p.Alphas(), p.beta);
+  std::vector<size_t> cut{0, c.num_docs()};
+  std::vector<uint32_t> group(c.vocab.size(), 0);
+  Rng init(7);
+  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1, kManyTopics, init);
+  std::vector<int64_t> totals(kManyTopics, 0);
+  for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
+  GibbsSampler gibbs(p);
+  std::vector<int32_t> table = GibbsSampler::CountWords(layout, kManyTopics);
+  std::vector<uint64_t> visits(exact.size(), 0);
+  constexpr int kKept = 400000, kThin = 2;
+  for (int it = 0; it < kKept * kThin; ++it) {
+    Rng rng(13, 0, 0, static_cast<uint64_t>(it));
+    gibbs.BeginRound(totals);
+    gibbs.DocPass(layout, 0, 0, table, rng);
+    const std::vector<int64_t> delta = gibbs.TotalsDelta();
+    for (uint32_t k = 0; k < kManyTopics; ++k) totals[k] += delta[k];
+    if (it % kThin == 0) ++visits[StateIndex(layout.CorpusOrderTopics(c), kManyTopics)];
+  }
+  ASSERT_TRUE(layout.Consistent());
+  EXPECT_EQ(table, GibbsSampler::CountWords(layout, kManyTopics));  // the counts followed every move
+  ExpectMatches(visits, exact);
+}
 
 }  // namespace
 }  // namespace parasol::apps::lda

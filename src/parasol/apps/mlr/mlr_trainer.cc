@@ -13,6 +13,7 @@
 #include "parasol/apps/mlr/mlr_checkpoint.h"
 #include "parasol/apps/mlr/sufficient_factors.h"
 #include "parasol/collective/collectives.h"
+#include "parasol/core/cpu_dispatch.h"
 #include "parasol/core/error.h"
 #include "parasol/core/flat_map.h"
 #include "parasol/ps/parameter_server.h"
@@ -106,13 +107,6 @@ class Scheme {
 };
 
 constexpr uint64_t kPrefetch = 8;
-
-// x86-64 only: elsewhere the baseline build alone.
-#if defined(__x86_64__)
-#define PARASOL_WITH_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
-#else
-#define PARASOL_WITH_AVX2_CLONE
-#endif
 
 void PrefetchRow(const double* row, size_t k) {
   for (size_t c = 0; c < k; c += 8) __builtin_prefetch(row + c);
