@@ -16,27 +16,30 @@ constexpr uint32_t kAhead = 3;
 using Floats = float __attribute__((vector_size(kBlock * sizeof(float))));
 using Ints = int32_t __attribute__((vector_size(kBlock * sizeof(int32_t))));
 
-// Writes the weights (n_dk + alpha_k)(n_wk + beta) inv_k of `blocks` blocks of topics to w and
-// returns their total. Floats: the weights need no more precision than the counts' ratios give, and
-// twice as many fit a vector.
-PARASOL_WITH_AVX2_CLONE float Weigh(const int32_t* __restrict ndk, const int32_t* __restrict nwk,
-                                    const float* __restrict alpha, const float* __restrict inv, float beta,
+// Writes the weights doc_k (n_wk + beta) of `blocks` blocks of topics to w and returns their
+// total; doc_k = (n_dk + alpha_k) / (n_k + V beta) is the document's factor, which changes only
+// where a token moves. Floats: the weights need no more precision than the counts' ratios give,
+// and twice as many fit a vector.
+PARASOL_WITH_AVX2_CLONE float Weigh(const float* __restrict doc, const int32_t* __restrict nwk, float beta,
                                     uint32_t blocks, float* __restrict w) {
   Floats all{};
   for (uint32_t b = 0; b < blocks; ++b) {
     const uint32_t o = b * kBlock;
-    Ints nd, nw;
-    Floats a, v;
-    __builtin_memcpy(&nd, ndk + o, sizeof(nd));
+    Ints nw;
+    Floats d;
     __builtin_memcpy(&nw, nwk + o, sizeof(nw));
-    __builtin_memcpy(&a, alpha + o, sizeof(a));
-    __builtin_memcpy(&v, inv + o, sizeof(v));
-    const Floats x =
-        (__builtin_convertvector(nd, Floats) + a) * (__builtin_convertvector(nw, Floats) + beta) * v;
+    __builtin_memcpy(&d, doc + o, sizeof(d));
+    const Floats x = d * (__builtin_convertvector(nw, Floats) + beta);
     __builtin_memcpy(w + o, &x, sizeof(x));
     all += x;
   }
   return ((all[0] + all[1]) + (all[2] + all[3])) + ((all[4] + all[5]) + (all[6] + all[7]));
+}
+
+// The document's factors of every topic (the padding's are 0).
+PARASOL_WITH_AVX2_CLONE void DocFactors(const int32_t* __restrict ndk, const float* __restrict alpha,
+                                        const float* __restrict inv, uint32_t n, float* __restrict doc) {
+  for (uint32_t k = 0; k < n; ++k) doc[k] = (static_cast<float>(ndk[k]) + alpha[k]) * inv[k];
 }
 
 float BlockSum(const float* x) { return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7])); }
@@ -51,6 +54,7 @@ GibbsSampler::GibbsSampler(const LdaParams& params)
       ndk_(padded_, 0),
       inv_nk_(padded_, 0),  // the padding stays 0: its weights are 0
       inv_less_(padded_, 0),
+      doc_(padded_, 0),
       weights_(padded_, 0) {
   alpha_.assign(padded_, 0);
   for (uint32_t k = 0; k < params.topics; ++k) alpha_[k] = static_cast<float>(params.Alpha(k));
@@ -83,7 +87,7 @@ std::vector<int64_t> GibbsSampler::TotalsDelta() const {
 uint32_t GibbsSampler::Draw(const int32_t* nwk, double u) {
   const uint32_t blocks = padded_ / kBlock;
   const float* w = weights_.data();
-  const float total = Weigh(ndk_.data(), nwk, alpha_.data(), inv_nk_.data(), beta_, blocks, weights_.data());
+  const float total = Weigh(doc_.data(), nwk, beta_, blocks, weights_.data());
   auto r = static_cast<float>(u * total);
   uint32_t b = 0;
   for (float s; b + 1 < blocks && r >= (s = BlockSum(w + b * kBlock)); ++b) r -= s;
@@ -104,6 +108,7 @@ void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t wor
     const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);
     if (b == e) continue;
     for (uint32_t i = layout.doc_begin(d); i < layout.doc_end(d); ++i) ++ndk_[dz[i]];
+    DocFactors(ndk_.data(), alpha_.data(), inv_nk_.data(), padded_, doc_.data());
     for (uint32_t i = b; i < e; ++i) {
       if (i + kAhead < e) {  // a coming token's row, a cache miss otherwise
         const int32_t* next = nwk.data() + words[i + kAhead] * stride;
@@ -111,19 +116,18 @@ void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t wor
       }
       const uint32_t s0 = dz[i];
       int32_t* row = nwk.data() + words[i] * stride;
-      --row[s0], --ndk_[s0];  // the token's own counts out
-      const float kept = inv_nk_[s0];
-      inv_nk_[s0] = inv_less_[s0];
+      --row[s0], --ndk_[s0];  // the token's own counts out, n_k's too
+      doc_[s0] = DocFactor(s0, inv_less_[s0]);
       const uint32_t s = Draw(row, rng.Uniform());
       ++row[s], ++ndk_[s];
-      if (s == s0) {
-        inv_nk_[s0] = kept;
-        continue;
+      if (s != s0) {
+        AddTotal(s0, -1);
+        AddTotal(s, 1);
+        doc_[s] = DocFactor(s, inv_nk_[s]);
+        dz[i] = s;
+        wz[cross[i]] = s;
       }
-      AddTotal(s0, -1);
-      AddTotal(s, 1);
-      dz[i] = s;
-      wz[cross[i]] = s;
+      doc_[s0] = DocFactor(s0, inv_nk_[s0]);
     }
     for (uint32_t i = layout.doc_begin(d); i < layout.doc_end(d); ++i) ndk_[dz[i]] = 0;
   }

@@ -43,6 +43,8 @@ class GibbsSampler {
     inv_less_[k] = static_cast<float>(1.0 / (n - 1));
   }
 
+  float DocFactor(uint32_t k, float inv) const { return (static_cast<float>(ndk_[k]) + alpha_[k]) * inv; }
+
   LdaParams p_;
   uint32_t padded_;  // Stride(K)
   float beta_;
@@ -50,8 +52,10 @@ class GibbsSampler {
   std::vector<int32_t> ndk_;
   std::vector<int64_t> nk_, start_;
   // Per topic: alpha_k, 1 / (n_k + V beta), 1 / (n_k - 1 + V beta) (the first with a token taken
-  // out: no division waits before a draw), the draw's weights.
-  std::vector<float> alpha_, inv_nk_, inv_less_, weights_;
+  // out: no division waits before a draw), the document's factor (n_dk + alpha_k) / (n_k + V beta)
+  // (DocFactor; kept as tokens move, so that a draw reads one array beside the word's row), the
+  // draw's weights.
+  std::vector<float> alpha_, inv_nk_, inv_less_, doc_, weights_;
 };
 
 }  // namespace parasol::apps::lda
