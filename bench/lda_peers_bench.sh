@@ -11,8 +11,10 @@
 # against the system's training seconds. Per corpus, K and seed (REPEAT seeds) the systems run in
 # turn. Writes lda_peers_runs.csv, prints the table and draws lda_peers.png.
 # Usage: lda_peers_bench.sh BUILD_DIR OUT_DIR
-# Environment: CORPORA ("ap news"), AP_KS ("100 1000 10000"), NEWS_KS ("100 1000"), GENSIM_KS
-# ("100": its cost per token grows with K, a pass at K = 1,000 takes minutes), REPEAT (2).
+# Environment: CORPORA ("ap news"; "synth" adds a corpus of SYNTH_TOKENS, 20 M, drawn from the LDA
+# model by lda_synthetic.py, where every system does fewer sweeps: parasol SYNTH_ITERATIONS, 80),
+# AP_KS ("100 1000 10000"), NEWS_KS ("100 1000"), SYNTH_KS ("100 1000"), GENSIM_KS ("100": its cost
+# per token grows with K, a pass at K = 1,000 takes minutes), REPEAT (2).
 source "$(dirname "$0")/common.sh" "$@"
 parasol="$build/tools/parasol"
 env="$out/lda_peers_venv"
@@ -29,6 +31,7 @@ source_of() {
   case $1 in
     ap) echo "$root/data/ap/ap.dat" ;;
     news) echo "$root/../shared/data/20newsgroups/20news-bydate-train.tar.gz" ;;
+    synth) echo "$data/synth.src.lines" ;;
   esac
 }
 test_docs_of() { case $1 in ap) echo 300 ;; *) echo 1000 ;; esac; }
@@ -38,6 +41,9 @@ prepare() {
   local name=$1 n
   [ -s "$data/$name.test.lines" ] && return
   n=$(test_docs_of "$name")
+  if [ "$name" = synth ]; then
+    "$env/bin/python" "$here/lda_synthetic.py" "$(source_of synth)" "${SYNTH_TOKENS:-20000000}" > /dev/null
+  fi
   "$parasol" lda-corpus --corpus "$(source_of "$name")" --output "$data/$name.all" > /dev/null 2>&1
   head -n "$n" "$data/$name.all" > "$data/$name.test0"
   tail -n +"$((n + 1))" "$data/$name.all" > "$data/$name.train0"
@@ -58,6 +64,9 @@ for name in ${CORPORA:-ap news}; do
   train="$data/$name.train.lines" test="$data/$name.test.lines"
   ks=${AP_KS:-100 1000 10000}
   [ "$name" = news ] && ks=${NEWS_KS:-100 1000}
+  [ "$name" = synth ] && ks=${SYNTH_KS:-100 1000}
+  iterations=600 eval_every=25
+  [ "$name" = synth ] && iterations=${SYNTH_ITERATIONS:-80} eval_every=10
   for k in $ks; do
     # Stages: tomotopy's sweeps per stage (fewer at K = 1,000, where each costs K-fold more).
     tomo_stages=25,25,50,100 gensim_stages=1,2,4
@@ -65,9 +74,13 @@ for name in ${CORPORA:-ap news}; do
     [ "$k" -ge 10000 ] && tomo_stages=10,15
     [ "$name" = news ] && gensim_stages=1,2
     warp_stages=50,50,100,200  # iterations; each stage a fresh run of all so far (no resume)
+    if [ "$name" = synth ]; then  # 15-60x the tokens of the others: fewer sweeps
+      tomo_stages=10,10,20 warp_stages=10,10,20,40
+      [ "$k" -ge 1000 ] && tomo_stages=5,5
+    fi
     for seed in $(seq 1 "$repeat"); do
-      "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations 600 --threads "$threads" --seed "$seed" \
-        --eval-every 25 --test "$test" --coherence-words 0 --metrics "$data/p.csv" > /dev/null
+      "$parasol" lda --corpus "$train" --min-count 1 --topics "$k" --iterations "$iterations" --threads "$threads" \
+        --seed "$seed" --eval-every "$eval_every" --test "$test" --coherence-words 0 --metrics "$data/p.csv" > /dev/null
       awk -F, -v c="$name" -v k="$k" -v s="$seed" 'NR > 1 && $5 != "" { print c ",parasol," k "," s "," $1 "," $2 "," $5 }' \
         "$data/p.csv" >> "$runs"
       "$env/bin/python" "$here/lda_peers.py" tomotopy "$train" "$test" "$k" "$seed" "$tomo_stages" "$data/models" \
