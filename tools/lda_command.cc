@@ -108,8 +108,8 @@ class LdaCommand : public Command {
         ->check(Between(1, 1000))
         ->capture_default_str();
     app_->add_option("--sampler", sampler_,
-                     "auto (gibbs for one process at K <= 256, else mh), mh (Metropolis-Hastings, O(1) "
-                     "a token) or gibbs (collapsed Gibbs, O(K) a token)")
+                     "auto (gibbs for one process at K <= 256, else mh; mh when --mh-steps is given), "
+                     "mh (Metropolis-Hastings, O(1) a token) or gibbs (collapsed Gibbs, O(K) a token)")
         ->capture_default_str();
     AddRunOptions(
         app_, &run_,
@@ -171,7 +171,9 @@ class LdaCommand : public Command {
     o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
     Corpus corpus =
         ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
-    o_.params.sampler = ChooseSampler(sampler_ == "mh"      ? SamplerKind::kMh
+    // Asking for MH steps without naming a sampler asks for the MH sampler.
+    const bool mh = sampler_ == "mh" || (sampler_ == "auto" && app_->count("--mh-steps") > 0);
+    o_.params.sampler = ChooseSampler(mh                    ? SamplerKind::kMh
                                       : sampler_ == "gibbs" ? SamplerKind::kGibbs
                                                             : SamplerKind::kAuto,
                                       o_.params.topics, corpus.vocab.size(), ctx.size());

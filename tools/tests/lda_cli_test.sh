@@ -21,6 +21,17 @@ printf 'not an archive' > "$tmp/bad.tar.gz"
 expect 2 "$tmp/bad.tar.gz: not a readable archive" -- "$parasol" lda --corpus "$tmp/bad.tar.gz"
 expect 2 "--topics: 1 must be >= 2" -- "$parasol" lda --corpus "$data/ap/ap.dat" --topics 1
 expect 2 "--sampler 'x': auto, mh or gibbs" -- "$parasol" lda --corpus "$data/ap/ap.dat" --sampler x
+expect 2 "--sampler gibbs runs in one process" -- "$mpirun" -np 2 "$parasol" lda --corpus "$data/ap/ap.dat" --sampler gibbs
+# --sampler auto: collapsed Gibbs at small K in one process; MH at large K, under mpirun, or when
+# MH steps are asked for.
+sampler_of() { "$parasol" lda --corpus "$data/ap/ap.dat" --iterations 1 --eval-every 0 --coherence-words 0 "$@" \
+  2>/dev/null | grep -o "[a-z]* sampler" | head -1; }
+[ "$(sampler_of --topics 100)" = "gibbs sampler" ] && [ "$(sampler_of --topics 300)" = "mh sampler" ] \
+  && [ "$(sampler_of --topics 100 --mh-steps 4)" = "mh sampler" ] \
+  && [ "$(sampler_of --topics 100 --sampler mh)" = "mh sampler" ] \
+  && [ "$("$mpirun" -np 2 "$parasol" lda --corpus "$data/ap/ap.dat" --topics 100 --iterations 1 --eval-every 0 \
+        --coherence-words 0 2>/dev/null | grep -o "[a-z]* sampler" | head -1)" = "mh sampler" ] \
+  && echo "ok: --sampler auto" || fail "--sampler auto"
 expect 2 "nomodel/vocab.txt: cannot open" -- "$parasol" lda-infer --corpus "$data/ap/ap.dat" --model "$tmp/nomodel"
 printf 'the\nfoo bar\n' > "$tmp/stop.txt"
 expect 2 "$tmp/stop.txt:2: more than one word on the line" -- "$parasol" lda --corpus "$data/ap/ap.dat" --stopwords "$tmp/stop.txt"
