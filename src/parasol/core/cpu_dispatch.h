@@ -4,7 +4,10 @@
 // chain for a seed) on other machines.
 #pragma once
 
-#if defined(__x86_64__)
+//
+// Not under ThreadSanitizer: the clones are picked by an ifunc resolver, which runs while the
+// program is relocated, before TSan's runtime is up, and crashes there.
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define PARASOL_WITH_AVX2_CLONE [[gnu::target_clones("avx2", "default")]]
 #else
 #define PARASOL_WITH_AVX2_CLONE
