@@ -75,7 +75,7 @@ std::vector<int32_t> GibbsSampler::CountWords(const TokenLayout& layout, uint32_
 void GibbsSampler::BeginRound(std::span<const int64_t> totals) {
   nk_.assign(totals.begin(), totals.end());
   start_ = nk_;
-  for (uint32_t k = 0; k < p_.topics; ++k) AddTotal(k, 0);
+  for (uint32_t k = 0; k < p_.topics; ++k) Invert(k);
 }
 
 std::vector<int64_t> GibbsSampler::TotalsDelta() const {

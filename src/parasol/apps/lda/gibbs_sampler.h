@@ -36,11 +36,15 @@ class GibbsSampler {
   // A topic drawn from the conditional with the word's row `nwk` (the token's own count out) and u
   // uniform in [0, 1).
   uint32_t Draw(const int32_t* nwk, double u);
-  // n_k += delta, and the inverses of n_k + V beta and n_k - 1 + V beta that follow.
-  void AddTotal(uint32_t k, int64_t delta) {
-    const double n = static_cast<double>(nk_[k] += delta) + vbeta_;
+  // The inverses of n_k + V beta and n_k - 1 + V beta, from n_k.
+  void Invert(uint32_t k) {
+    const double n = static_cast<double>(nk_[k]) + vbeta_;
     inv_nk_[k] = static_cast<float>(1.0 / n);
     inv_less_[k] = static_cast<float>(1.0 / (n - 1));
+  }
+  void AddTotal(uint32_t k, int64_t delta) {
+    nk_[k] += delta;
+    Invert(k);
   }
 
   float DocFactor(uint32_t k, float inv) const { return (static_cast<float>(ndk_[k]) + alpha_[k]) * inv; }
