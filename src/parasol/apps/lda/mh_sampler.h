@@ -103,7 +103,7 @@ class MhSampler {
   template <bool kDocPass, bool kOneStep, bool kAsym>
   void RunSteps(const Pass& pass, Rng& rng);
   template <bool kDocPass, bool kOneStep, bool kAsym>
-  void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, Rng& rng);
+  void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second, Rng& rng);
   void ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end);
   template <bool kByAlpha>
   uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
