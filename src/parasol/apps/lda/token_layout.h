@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "parasol/apps/lda/corpus.h"
+#include "parasol/core/huge_page_allocator.h"
 #include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
@@ -83,8 +84,9 @@ class TokenLayout {
   std::vector<uint32_t> word_group_;
   std::vector<uint32_t> doc_offsets_{0}, doc_groups_;
   std::vector<uint32_t> word_offsets_{0}, word_doc_groups_;
-  std::vector<uint32_t> dz_, dword_, dcross_;
-  std::vector<uint32_t> wz_, wdoc_, wcross_;
+  // The six per-token arrays: the passes read them at random positions (huge_page_allocator.h).
+  HugePageVector<uint32_t> dz_, dword_, dcross_;
+  HugePageVector<uint32_t> wz_, wdoc_, wcross_;
 };
 
 }  // namespace parasol::apps::lda
