@@ -142,7 +142,8 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
 
 INSTANTIATE_TEST_SUITE_P(Samplers, Stationary,
                          ::testing::Values(Setting{SamplerKind::kMh, 1}, Setting{SamplerKind::kMh, 2},
-                                           Setting{SamplerKind::kGibbs, 1},
+                                           // the second step's proposal is drawn ahead, a third's not
+                                           Setting{SamplerKind::kMh, 3}, Setting{SamplerKind::kGibbs, 1},
                                            Setting{SamplerKind::kMh, 1, true},
                                            Setting{SamplerKind::kMh, 2, true},
                                            Setting{SamplerKind::kGibbs, 1, true}),
