@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::collective {
 namespace {
@@ -76,8 +77,7 @@ TEST(Topology, BadNamesAreClearErrors) {
 class TopologyFile : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    path_ = (std::filesystem::temp_directory_path() / ("parasol_topo_" + std::to_string(::getpid()) + ".txt"))
-                .string();
+    path_ = TestPath("topology.txt");
     std::ofstream(path_) << text;
     return path_;
   }

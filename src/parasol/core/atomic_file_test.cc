@@ -12,6 +12,7 @@
 
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -22,19 +23,16 @@ using ::testing::HasSubstr;
 class AtomicFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("parasol_atomic_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
     path_ = (dir_ / "state").string();
     WriteFileAtomically(path_, [](std::ostream& out) { out << "previous"; });
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string Contents() const {
     std::ifstream in(path_, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   }
 
-  fs::path dir_;
+  TestDir dir_{"atomic"};
   std::string path_;
 };
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -20,14 +21,7 @@ std::string ReadAll(const std::string& path) {
 
 class CsvWriterTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("parasol_csv_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  TestDir dir_{"csv_writer"};
 };
 
 TEST_F(CsvWriterTest, WritesHeaderAndQuotedRows) {

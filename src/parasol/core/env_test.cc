@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/faulty_file_system.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -21,7 +22,7 @@ std::string Read(const fs::path& p) {
 
 TEST(Env, DefaultsToTheMachinesFilesAndClock) {
   Env env;
-  const fs::path path = fs::temp_directory_path() / ("env_default_" + std::to_string(::getpid()));
+  const fs::path path = TestPath("env_default");
   {
     auto f = env.files().NewWritableFile(path.string());
     f->Append("written");

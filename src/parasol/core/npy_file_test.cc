@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -19,10 +20,7 @@ std::string ReadAll(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string Temp(const std::string& name) {
-  const std::string file = name + "-" + std::to_string(::getpid()) + ".npy";
-  return (std::filesystem::temp_directory_path() / file).string();
-}
+std::string Temp(const std::string& name) { return TestPath(name + ".npy"); }
 
 TEST(NpyFile, TheHeaderIsNumPysVersionOneLayoutPaddedTo64Bytes) {
   const std::vector<uint64_t> shape{2, 3};

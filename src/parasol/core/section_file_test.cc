@@ -16,6 +16,7 @@
 
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -25,12 +26,7 @@ using ::testing::HasSubstr;
 
 class SectionFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("parasol_section_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-    path_ = (dir_ / "state.bin").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { path_ = (dir_ / "state.bin").string(); }
 
   std::string Bytes() const {
     std::ifstream in(path_, std::ios::binary);
@@ -58,7 +54,7 @@ class SectionFileTest : public ::testing::Test {
     w.Write(files, path_);
   }
 
-  fs::path dir_;
+  TestDir dir_{"section"};
   std::string path_;
 };
 

@@ -11,15 +11,14 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::string LogPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("parasol_subprocess_" + name + ".log")).string();
-}
+std::string LogPath(const std::string& name) { return TestPath("subprocess_" + name + ".log"); }
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);

@@ -14,6 +14,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/dl/checkpoint.h"
 #include "parasol/dl/grad_sync.h"
 #include "parasol/dl/models.h"
@@ -342,7 +343,7 @@ TEST(Training, LenetReachesNinetySevenPercentOnMnist) {
 // reaches the fixed-batch run's test accuracy (less a point at most; it has seen more samples) at
 // the same number of scale-invariant iterations, in fewer steps (each step's gain is in (1, 2]).
 TEST(Training, AdaptiveBatchDoubledHalfWayMatchesTheFixedBatch) {
-  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_adaptive";
+  const TestDir tmp("dl_adaptive");
   std::filesystem::remove_all(tmp);
   TrainOptions fixed = Mnist("mlp", 32);
   fixed.steps = 600;
@@ -370,7 +371,8 @@ TEST(Training, AdaptiveBatchDoubledHalfWayMatchesTheFixedBatch) {
 }
 
 TEST(Training, ResumeEqualsAStraightRun) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_ckpt").string();
+  const TestDir ckpt("dl_ckpt");
+  const std::string dir = ckpt.string();
   std::filesystem::remove_all(dir);
   TrainOptions o = Small("lenet", 8, 4);
   torch::Tensor straight = TrainOn(2, o);
@@ -396,7 +398,8 @@ TEST(Training, ResumeEqualsAStraightRun) {
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
 // train.ckpt) ends the run with an error naming the file and leaves the previous checkpoint.
 TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_faulty").string();
+  const TestDir ckpt("dl_faulty");
+  const std::string dir = ckpt.string();
   std::filesystem::remove_all(dir);
   TrainOptions first = Small("mlp", 8, 2);
   first.checkpoint_dir = dir;
@@ -419,7 +422,8 @@ TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
 // A torn or corrupted training checkpoint is refused naming the file; the checksum catches a
 // flipped byte that the sizes cannot.
 TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
-  const std::string dir = (std::filesystem::temp_directory_path() / "parasol_dl_torn").string();
+  const TestDir ckpt("dl_torn");
+  const std::string dir = ckpt.string();
   std::filesystem::remove_all(dir);
   TrainCheckpoint c{.model = "mlp",
                     .step = 7,
@@ -493,9 +497,7 @@ TEST(Checkpoint, TornAndCorruptFilesAreRefused) {
 // and the job resumed on another number of ranks (same global batch) trains the model one rank
 // would have trained without the interruption.
 TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
-  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_stop";
-  std::filesystem::remove_all(tmp);
-  std::filesystem::create_directories(tmp);
+  const TestDir tmp("dl_stop");
   const std::string stop = (tmp / "stop").string(), status = (tmp / "status").string();
   TrainOptions o = Small("mlp", 16, 6);
   torch::Tensor straight = TrainOn(1, o);
@@ -550,9 +552,7 @@ TEST(Training, StopFileThenAResizedResumeEqualsAStraightRun) {
 // a resume at the new batch train (same samples, gradient noise and AdaScale gain). A file whose
 // batch breaks --batch-max ends every rank with an error naming it.
 TEST(Training, ABatchFileChangesTheBatchInPlaceAsAResumeWould) {
-  const auto tmp = std::filesystem::temp_directory_path() / "parasol_dl_batch_file";
-  std::filesystem::remove_all(tmp);
-  std::filesystem::create_directories(tmp);
+  const TestDir tmp("dl_batch_file");
   const std::string stop = (tmp / "stop").string(), batch_file = (tmp / "batch").string();
   TrainOptions o = Small("mlp", 8, 6);
   o.adaptive_batch = true;
@@ -600,7 +600,7 @@ TEST(Faults, DeadPeerEndsEveryRankWithAnError) {
   // More steps than any machine finishes: rank 2 dies once rank 0 has logged two steps.
   TrainOptions o = Small("mlp", 8, 1'000'000'000);
   o.sync.timeout_ms = std::chrono::milliseconds(3000);
-  const std::string metrics = (std::filesystem::temp_directory_path() / "parasol_dl_dead_peer.csv").string();
+  const std::string metrics = TestPath("dl_dead_peer.csv");
   std::filesystem::remove(metrics);
   std::ostringstream sink;
   std::string killer_error;
@@ -653,7 +653,7 @@ TEST(Data, MnistReaderChecksItsFiles) {
   ASSERT_EQ(d.size(), 10000);
   EXPECT_EQ(d.images.sizes(), (std::vector<int64_t>{10000, 1, 28, 28}));
   EXPECT_EQ(d.labels[0].item<int64_t>(), 7);  // the first test digit is a 7
-  const std::string bad = (std::filesystem::temp_directory_path() / "parasol_bad_idx").string();
+  const std::string bad = TestPath("parasol_bad_idx");
   std::ofstream(bad) << "not an idx file at all";
   EXPECT_THAT(
       [&] { ReadMnist(bad, DataDir() + "/t10k-labels-idx1-ubyte.gz"); },

@@ -15,6 +15,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::dl {
 namespace {
@@ -28,16 +29,13 @@ using ::testing::HasSubstr;
 class JobControlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("parasol_job_control_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
     paths_ = {.status = (dir_ / "status").string(),
               .stop = (dir_ / "stop").string(),
               .batch = (dir_ / "batch").string()};
   }
-  void TearDown() override { fs::remove_all(dir_); }
   void WriteFile(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-  fs::path dir_;
+  TestDir dir_{"job_control"};
   JobControlPaths paths_;
 };
 

@@ -17,6 +17,7 @@
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/ps/checkpoint.h"
 #include "parasol/ps/parameter_server.h"
 
@@ -120,13 +121,7 @@ Tables RunJob(const JobOptions& o) {
 
 class PsCheckpoint : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("parasol-ps-ckpt-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { std::filesystem::remove_all(dir_); }
   std::string Dir() const { return dir_.string(); }
 
   // How each of `ranks` processes' restore of `dir` into `tables` ends: the Error's message and
@@ -153,7 +148,7 @@ class PsCheckpoint : public ::testing::Test {
     return out;
   }
 
-  std::filesystem::path dir_;
+  TestDir dir_{"ps_ckpt"};
 };
 
 TEST_F(PsCheckpoint, ResumedJobEndsWithTheSameTables) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::sched {
 namespace {
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 TEST(Hosts, ReadsAnMpiHostfile) {
-  const fs::path p = fs::temp_directory_path() / fmt::format("live_hosts_{}.txt", ::getpid());
+  const fs::path p = TestPath("hosts.txt");
   std::ofstream(p) << "# the lab's machines\nnode-1 slots=4\n\n  node-2   slots=4  # spare\n";
   const std::vector<Host> hosts = ReadHostFile(p.string());
   ASSERT_EQ(hosts.size(), 2u);
@@ -37,7 +38,7 @@ TEST(Hosts, ReadsAnMpiHostfile) {
 }
 
 TEST(Hosts, RefusesHostsTwiceUnequalSlotsAndAMissingFile) {
-  const fs::path p = fs::temp_directory_path() / fmt::format("host_file_{}.txt", ::getpid());
+  const fs::path p = TestPath("bad_hosts.txt");
   auto error = [&](const std::string& text) {
     std::ofstream(p) << text;
     try {

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/sched/goodput_policy.h"
 #include "parasol/sched/host_file.h"
 #include "parasol/sched/live_cluster.h"
@@ -32,7 +33,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 std::string WriteJobs(const std::string& body) {
-  const fs::path p = fs::temp_directory_path() / fmt::format("live_test_{}.csv", ::getpid());
+  const fs::path p = TestPath("live_jobs.csv");
   std::ofstream(p) << "name,time,num_replicas,batch_size,steps,train_args\n" << body;
   return p.string();
 }
@@ -140,8 +141,7 @@ void WriteScript(const fs::path& path, const std::string& body) {
 // A job's status file that cannot be read (here: not a status file at all) leaves that job at its
 // last known progress and says so in its log; the cluster goes on (it used to end).
 TEST(LiveJobs, AnUnreadableStatusFileIsLoggedNotFatal) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_status_{}", ::getpid());
-  fs::create_directories(dir);
+  const TestDir dir("live_status");
   const fs::path fake = dir / "fake-parasol";
   WriteScript(fake, "sleep 30\n");
   LiveJob job({.name = "odd", .batch = 8, .steps = 10}, {.parasol = fake.string(), .work_dir = dir.string()},
@@ -234,7 +234,7 @@ std::unique_ptr<LiveJob> RunOnceOnOneRank(const fs::path& dir, const std::vector
 // scale 0.1 samples) a larger batch only wastes samples and the batch stays 64. A job without
 // --batch-max keeps its batch and only counts that split it.
 TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
-  const fs::path base = fs::temp_directory_path() / fmt::format("live_batch_{}", ::getpid());
+  const TestDir base("live_batch");
   fs::remove_all(base);
   auto noisy = RunOnceOnOneRank(base / "noisy", {"--model", "mlp", "--batch-max", "512"}, 6400);
   EXPECT_TRUE(noisy->adaptive_batch());
@@ -264,7 +264,7 @@ TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
 // rank files; before any checkpoint it starts afresh.
 TEST(LiveJobs, AResizedJobResumesFromEitherKindOfCheckpoint) {
   for (const std::string marker : {"train.ckpt", "checkpoint.txt"}) {
-    const fs::path base = fs::temp_directory_path() / fmt::format("live_resume_{}", ::getpid());
+    const TestDir base("live_resume");
     fs::remove_all(base);
     auto job = RunOnceOnOneRank(base, {"--model", "mlp"}, 1);
     fs::create_directories(base / "job" / "ckpt");
@@ -284,7 +284,7 @@ TEST(LiveJobs, AResizedJobResumesFromEitherKindOfCheckpoint) {
 // (twice its measured batch, the most it trusts; one change at a time) and takes it without a
 // restart; with a quiet gradient the batch stays.
 TEST(LiveJobs, AnAdaptiveBatchChangesInPlaceWhileItRuns) {
-  const fs::path base = fs::temp_directory_path() / fmt::format("live_in_place_{}", ::getpid());
+  const TestDir base("live_in_place");
   fs::remove_all(base);
   auto noisy = RunningOnOneRank(base / "noisy", {"--batch-max", "512"}, 6400);
   EXPECT_THAT(Lines(base / "noisy" / "args.txt").at(0),
@@ -314,7 +314,7 @@ TEST(LiveJobs, AnAdaptiveBatchChangesInPlaceWhileItRuns) {
 // A run on named hosts goes through the launcher with their ranks (as mpirun's --host takes
 // them), even with one rank; a run lost with its host is killed and the job queued again.
 TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_hosts_{}", ::getpid());
+  const TestDir dir("live_hosts");
   fs::remove_all(dir);
   FakeTrainer(dir, 1);
   WriteScript(dir / "mpirun",
@@ -362,9 +362,7 @@ bool WaitForLine(const fs::path& path, const std::string& text) {
 // `down` exists (a run there ends with status 1, a probe there fails), and the trainer reports
 // step 5, then finishes when the file `finish` appears.
 TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_back_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TestDir dir("live_back");
   const std::string down = (dir / "down").string(), finish = (dir / "finish").string();
   WriteScript(dir / "mpirun",
               fmt::format("echo \"$@\" >> {0}\nhost=$2\nshift 4\n"
@@ -426,9 +424,7 @@ TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
 // gives it the second GPU: its relaunch on two ranks (which the stand-in finishes at once) ends
 // the run.
 TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_measured_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TestDir dir("live_measured");
   WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
   WriteScript(dir / "parasol",
               fmt::format("echo \"$@\" >> {0}\n"
@@ -471,9 +467,7 @@ TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
 // 30.0 s of that clock, not earlier and not when the machine happens to get there. The test moves
 // time one poll at a time, each once the run's loop sleeps on the clock again.
 TEST(LiveCluster, AJobStartsAtItsSubmitTimeOnTheSchedulesClock) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_clock_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TestDir dir("live_clock");
   WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
   WriteScript(dir / "parasol",
               "while [ $# -gt 0 ]; do case \"$1\" in --status) st=$2;; esac; shift; done\n"
@@ -515,9 +509,7 @@ TEST(LiveCluster, AJobStartsAtItsSubmitTimeOnTheSchedulesClock) {
 // Past the run's timeout on its clock, the run ends with an error naming the jobs left: here a
 // trainer that never reports, and 100 s of the driven clock that pass in a blink.
 TEST(LiveCluster, TheRunsTimeoutIsCountedOnItsClock) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("live_timeout_{}", ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const TestDir dir("live_timeout");
   WriteScript(dir / "mpirun", "shift 2\nexec \"$@\"\n");
   WriteScript(dir / "parasol",
               "while [ $# -gt 0 ]; do case \"$1\" in --stop-file) stop=$2;; esac; shift; done\n"

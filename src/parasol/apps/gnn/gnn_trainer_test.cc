@@ -11,6 +11,7 @@
 #include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::gnn {
 namespace {
@@ -63,8 +64,7 @@ TEST(GnnTrainerTest, PredictionsAgreeWithTheReportedAccuracyAndTheModelFileReads
   }
   EXPECT_DOUBLE_EQ(static_cast<double>(correct) / static_cast<double>(g.CountSplit(Split::kTest)),
                    r.reported.test_accuracy);
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("gnn-model-" + std::to_string(::getpid()))).string();
+  const std::string path = TestPath("gnn-model");
   LocalFileSystem fs;
   WriteGnnModel(fs, path, {.model = "gcn", .widths = {g.features, 16, 7}, .parameters = r.parameters});
   const GnnModelFile back = ReadGnnModel(path);

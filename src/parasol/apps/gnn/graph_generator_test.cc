@@ -10,6 +10,7 @@
 #include "parasol/apps/gnn/gnn_trainer.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::gnn {
 namespace {
@@ -72,11 +73,6 @@ TEST(GraphGeneratorTest, EdgesCarryInformationAboutTheLabels) {
 
 class EdgesFileTest : public testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gnn_edges_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   std::string ReadError() {
     try {
@@ -86,7 +82,7 @@ class EdgesFileTest : public testing::Test {
     }
     return "no error";
   }
-  fs::path dir_;
+  TestDir dir_{"gnn_edges"};
 };
 
 TEST_F(EdgesFileTest, WrittenGraphsReadBackWhole) {

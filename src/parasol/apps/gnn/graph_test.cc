@@ -10,6 +10,7 @@
 #include "parasol/apps/gnn/graph_shard.h"
 #include "parasol/apps/gnn/testing_graphs.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/core/testing.h"
 
 namespace parasol::apps::gnn {
@@ -106,8 +107,7 @@ TEST(GraphTest, BadLinesNameFileAndLine) {
 }
 
 TEST(GraphTest, AFolderNeedsExactlyOneContentFile) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gnn_dir_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
+  const TestDir dir("gnn_dir");
   EXPECT_THROW(ReadGraphDir(dir.string()), IoError);
   std::ofstream(dir / "a.content") << "0 0 train\n";
   EXPECT_THROW(ReadGraphDir(dir.string()), IoError);  // no a.cites

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -20,11 +21,6 @@ namespace fs = std::filesystem;
 
 class CorpusTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / fmt::format("lda_corpus_{}_{}", ::getpid(), counter_++);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     fs::path p = dir_ / name;
     fs::create_directories(p.parent_path());
@@ -42,8 +38,7 @@ class CorpusTest : public ::testing::Test {
       EXPECT_THAT(e.what(), ::testing::HasSubstr(what));
     }
   }
-  static inline int counter_ = 0;
-  fs::path dir_;
+  TestDir dir_{"lda_corpus"};
 };
 
 TEST_F(CorpusTest, ReadsLdac) {

@@ -19,6 +19,7 @@
 #include "parasol/apps/lda/lda_testing.h"
 #include "parasol/apps/lda/lda_trainer.h"
 #include "parasol/comm/testing.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -97,7 +98,7 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
 // A model with a fitted alpha is written as version 2 and reads back with every value; a version 2
 // file with the wrong number of alphas is refused at its line.
 TEST(LdaModelFile, KeepsAFittedAlpha) {
-  const auto dir = std::filesystem::temp_directory_path() / ("lda_model_v2_" + std::to_string(::getpid()));
+  const TestDir dir("lda_model_v2");
   LdaModel m{3, 0.5, 0.02, {"a", "b"}, WordTopicTable(3, std::vector<uint64_t>{3, 1}, 1), {2, 1, 1}};
   m.table.Add(0, 0, 2), m.table.Add(0, 2, 1), m.table.Add(1, 1, 1);
   m.topic_alpha = {0.1, 1.0 / 3, 2.5};

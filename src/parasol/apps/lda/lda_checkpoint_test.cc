@@ -11,6 +11,7 @@
 #include <string>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -21,8 +22,6 @@ using ::testing::HasSubstr;
 class LdaCheckpointMeta : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("lda_meta_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
     meta_ = {.iteration = 40,
              .topics = 3,
              .vocab = 10,
@@ -36,7 +35,6 @@ class LdaCheckpointMeta : public ::testing::Test {
     LocalFileSystem local;
     WriteMeta(local, dir_.string(), meta_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // meta.txt with its topic_alpha line's value replaced.
   void SetTopicAlpha(const std::string& value) {
@@ -58,7 +56,7 @@ class LdaCheckpointMeta : public ::testing::Test {
     return "no error";
   }
 
-  fs::path dir_;
+  TestDir dir_{"lda_meta"};
   CheckpointMeta meta_;
 };
 

@@ -20,6 +20,7 @@
 #include "parasol/core/clock.h"
 #include "parasol/core/env.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -201,7 +202,7 @@ TEST(LdaTrainer, TimesAreReadOnTheContextsClock) {
 }
 
 TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("lda_ckpt_{}", ::getpid());
+  const TestDir dir("lda_ckpt");
   LdaOptions o = ApOptions();
   o.iterations = 20;
   o.threads = 2;
@@ -315,7 +316,7 @@ TEST(LdaTrainer, AMillionTopicsTakeTheMemoryOfTheirTokens) {
 }
 
 TEST(LdaTrainer, ResumeGoesOnWithTheFittedHyperparameters) {
-  fs::path dir = fs::temp_directory_path() / fmt::format("lda_ckpt_fit_{}", ::getpid());
+  const TestDir dir("lda_ckpt_fit");
   LdaOptions o = ApOptions();
   o.iterations = 16;
   o.optimize_interval = 4;
@@ -340,7 +341,7 @@ TEST(LdaTrainer, ResumeGoesOnWithTheFittedHyperparameters) {
 // topics file) ends the run with an error naming the file, and leaves the previous checkpoint,
 // which a resumed run takes up.
 TEST(LdaTrainer, AFailedCheckpointLeavesThePreviousOne) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("lda_faulty_{}", ::getpid());
+  const TestDir dir("lda_faulty");
   LdaOptions o = ApOptions();
   o.iterations = 4;
   o.checkpoint_dir = dir.string();

@@ -14,13 +14,10 @@
 #include "parasol/apps/mf/mf_trainer.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::mf {
 namespace {
-
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
-}
 
 // Trained on 2 ranks of 2 workers each: rank 0's model is the final state, so its objective,
 // computed from the model alone, is the final objective training reported.
@@ -46,7 +43,7 @@ TEST(MfModel, TheTrainedModelGivesTheFinalObjectiveAndReadsBackTheSame) {
   const double n = static_cast<double>(data.ratings.size());
   EXPECT_NEAR((rmse * rmse * n + o.lambda * norms) / n, r.final_objective, 1e-6 * r.final_objective);
 
-  const std::string path = TempPath("parasol-mf-model");
+  const std::string path = TestPath("parasol-mf-model");
   LocalFileSystem fs;
   WriteMfModel(fs, path, m);
   const MfModel back = ReadMfModel(path);

@@ -11,6 +11,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::mf {
 namespace {
@@ -131,8 +132,8 @@ TEST(MfTrainer, AnErrorFromOnClockEndsEveryRank) {
 // same seed gives the same model, and a run stopped at clock 3 and resumed from its checkpoint ends
 // exactly where an uninterrupted run ends.
 TEST(MfTrainer, SameSeedSameResultAcrossACheckpoint) {
-  std::string dir =
-      (std::filesystem::temp_directory_path() / ("parasol-mf-ckpt-" + std::to_string(::getpid()))).string();
+  const TestDir ckpt("mf_ckpt");
+  const std::string dir = ckpt.string();
   std::filesystem::remove_all(dir);
   for (MfStep step : {MfStep::kSgd, MfStep::kAdaptive}) {
     MfOptions o{.rank = 8, .step = step, .clocks = 6, .seed = 9, .consistency = ps::Consistency::kBsp};

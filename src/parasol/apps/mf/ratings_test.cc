@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::mf {
 namespace {
@@ -21,9 +22,7 @@ using ::testing::HasSubstr;
 class RatingsFile : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    path_ =
-        (std::filesystem::temp_directory_path() / ("parasol-ratings-" + std::to_string(::getpid()) + ".data"))
-            .string();
+    path_ = TestPath("ratings.data");
     std::ofstream(path_) << text;
     return path_;
   }

@@ -13,6 +13,7 @@
 #include "parasol/apps/mlr/mlr_trainer.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::mlr {
@@ -30,8 +31,7 @@ TEST(MlrModel, TheTrainedModelReadsBackAndPredictsTheSame) {
   });
   comm::testing::ExpectNoErrors(errors);
   ASSERT_EQ(r.model.classes.size(), 26u);
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("parasol-mlr-model-" + std::to_string(::getpid()))).string();
+  const std::string path = TestPath("mlr-model");
   LocalFileSystem fs;
   WriteMlrModel(fs, path, r.model);
   const MlrModel back = ReadMlrModel(path);

@@ -14,6 +14,7 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::mtrl {
 namespace {
@@ -255,8 +256,8 @@ TEST(MtrlTest, RecoversTheGeneratorsTaskCorrelations) {
 
 TEST(MtrlTest, AResumedRunContinuesWhereTheCheckpointLeftOff) {
   const TaskSet s = SmallProblem();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("mtrl_ckpt_" + std::to_string(getpid()))).string();
+  const TestDir ckpt("mtrl_ckpt");
+  const std::string dir = ckpt.string();
   MtrlOptions o{.iterations = 6, .tolerance = 0};
   const MtrlResult whole = TrainOnRanks(2, s, o)[0];
   MtrlOptions first = o;
@@ -296,8 +297,8 @@ TEST(MtrlTest, AResumedRunContinuesWhereTheCheckpointLeftOff) {
 // alpha.bin) ends the run with an error naming the file and leaves the previous checkpoint.
 TEST(MtrlTest, AFailedCheckpointLeavesThePreviousOne) {
   const TaskSet s = SmallProblem();
-  const std::string dir =
-      (std::filesystem::temp_directory_path() / ("mtrl_faulty_" + std::to_string(getpid()))).string();
+  const TestDir ckpt("mtrl_faulty");
+  const std::string dir = ckpt.string();
   MtrlOptions o{.iterations = 3, .tolerance = 0, .checkpoint_dir = dir, .checkpoint_every = 3};
   TrainOnRanks(1, s, o);
   MtrlOptions more = o;

@@ -13,15 +13,12 @@
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::sparse_linear {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))).string();
-}
 
 // Rows (label; feature id: value): (3; 0:1, 2:2), (-1; 1:4), (1; none).
 data::Dataset Rows() {
@@ -39,7 +36,7 @@ TEST(LinearModel, WrittenReadBackAndAppliedAsTheSumsSay) {
   LinearModel m;
   m.fits.push_back({.lambda = 0.5, .intercept = 0.25, .weights = {{2, 1.0}}});
   m.fits.push_back({.lambda = 0.05, .intercept = 1.0, .weights = {{0, 0.5}, {2, 1.0}}});
-  const std::string path = TempPath("parasol-linear-model");
+  const std::string path = TestPath("parasol-linear-model");
   WriteLinearModel(path, m);
   const LinearModel back = ReadLinearModel(path);
   ASSERT_EQ(back.fits.size(), 2u);
@@ -61,7 +58,7 @@ TEST(LinearModel, WrittenReadBackAndAppliedAsTheSumsSay) {
 TEST(LinearModel, ALogisticModelKeepsItsLabels) {
   LinearModel m{.logistic = true, .negative_label = -1, .positive_label = 3};
   m.fits.push_back({.lambda = 0.1, .intercept = -0.5, .weights = {{0, 1.0}}});
-  const std::string path = TempPath("parasol-logreg-model");
+  const std::string path = TestPath("parasol-logreg-model");
   WriteLinearModel(path, m);
   const LinearModel back = ReadLinearModel(path);
   EXPECT_TRUE(back.logistic);
@@ -72,7 +69,7 @@ TEST(LinearModel, ALogisticModelKeepsItsLabels) {
 }
 
 TEST(LinearModel, MalformedFilesAreRefusedAtTheirLine) {
-  const std::string path = TempPath("parasol-linear-bad");
+  const std::string path = TestPath("parasol-linear-bad");
   auto error = [&](const std::string& text) {
     std::ofstream(path) << text;
     try {

@@ -16,6 +16,7 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::svm {
@@ -36,8 +37,6 @@ data::Dataset FourLetters() {
 
 class SvmCheckpointTest : public ::testing::Test {
  protected:
-  void SetUp() override { fs::create_directories(dir_); }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string Dir(const std::string& name) const { return (dir_ / name).string(); }
 
   struct Run {
@@ -67,7 +66,7 @@ class SvmCheckpointTest : public ::testing::Test {
 
   const KernelParams kernel_{.type = KernelType::kRbf, .gamma = 0.5};
   const SmoOptions options_{.c = 4, .tolerance = 1e-6, .progress_every = 20};
-  const fs::path dir_ = fs::temp_directory_path() / ("svm_checkpoint_test_" + std::to_string(::getpid()));
+  const TestDir dir_{"svm_checkpoint"};
 };
 
 // With no iteration left, the solver returns the warm start as it is, and the objective it

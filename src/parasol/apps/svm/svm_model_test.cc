@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::apps::svm {
 namespace {
@@ -19,10 +20,7 @@ class SvmModelTest : public testing::Test {
     std::ofstream(Path(name)) << text;
     return Path(name);
   }
-  void SetUp() override { std::filesystem::create_directories(dir_); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() / ("svm_model_test_" + std::to_string(::getpid()));
+  TestDir dir_{"svm_model"};
 };
 
 // Samples (1,0) of class 3, (0,1) and (2,2) of class 5 with multipliers 0.5, 0.25, 0 (the last
