@@ -62,9 +62,9 @@ GibbsSampler::GibbsSampler(const LdaParams& params)
 
 size_t GibbsSampler::Stride(uint32_t topics) { return (size_t{topics} + kBlock - 1) / kBlock * kBlock; }
 
-std::vector<int32_t> GibbsSampler::CountWords(const TokenLayout& layout, uint32_t topics) {
+HugePageVector<int32_t> GibbsSampler::CountWords(const TokenLayout& layout, uint32_t topics) {
   const size_t stride = Stride(topics);
-  std::vector<int32_t> nwk(layout.num_words() * stride, 0);
+  HugePageVector<int32_t> nwk(layout.num_words() * stride, 0);
   const uint32_t* wz = layout.word_topics();
   for (uint32_t w = 0; w < layout.num_words(); ++w) {
     for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) ++nwk[w * stride + wz[j]];

@@ -14,6 +14,7 @@
 
 #include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/token_layout.h"
+#include "parasol/core/huge_page_allocator.h"
 #include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
@@ -26,8 +27,9 @@ class GibbsSampler {
   std::vector<int64_t> TotalsDelta() const;
   // Counts a word's row holds: K rounded up to whole blocks of the draw's search (the rest stay 0).
   static size_t Stride(uint32_t topics);
-  // The word-topic counts of the layout's tokens, word w's row at w * Stride(topics).
-  static std::vector<int32_t> CountWords(const TokenLayout& layout, uint32_t topics);
+  // The word-topic counts of the layout's tokens, word w's row at w * Stride(topics). On huge pages:
+  // a token's row is read at random (20 M tokens, K = 100: 1.05-1.11x a pass, K = 256: 1.21x).
+  static HugePageVector<int32_t> CountWords(const TokenLayout& layout, uint32_t topics);
   // The documents of `doc_group`, their tokens in `word_group`; `nwk` holds every count (CountWords).
   void DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group, std::span<int32_t> nwk,
                Rng& rng);

@@ -146,7 +146,7 @@ class Trainer {
   size_t d0_ = 0, d1_ = 0;
   TokenLayout layout_;
   ProposalTables proposals_;
-  std::vector<int32_t> gibbs_counts_;  // GibbsSampler::CountWords
+  HugePageVector<int32_t> gibbs_counts_;  // GibbsSampler::CountWords
   std::unique_ptr<BlockRing> ring_;
   std::vector<int64_t> totals_;
   std::vector<int64_t> synced_totals_;  // the totals at the last sum over processes

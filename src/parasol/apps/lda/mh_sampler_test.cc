@@ -114,7 +114,7 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
   MhSampler mh(p);
   GibbsSampler gibbs(p);
-  std::vector<int32_t> table = GibbsSampler::CountWords(layout, kTopics);
+  HugePageVector<int32_t> table = GibbsSampler::CountWords(layout, kTopics);
   auto add = [&](const std::vector<int64_t>& delta) {
     for (uint32_t k = 0; k < kTopics; ++k) totals[k] += delta[k];
   };
@@ -173,7 +173,7 @@ TEST(GibbsSampler, DrawsFromEveryBlockByTheExactConditional) {
   std::vector<int64_t> totals(kManyTopics, 0);
   for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
   GibbsSampler gibbs(p);
-  std::vector<int32_t> table = GibbsSampler::CountWords(layout, kManyTopics);
+  HugePageVector<int32_t> table = GibbsSampler::CountWords(layout, kManyTopics);
   std::vector<uint64_t> visits(exact.size(), 0);
   constexpr int kKept = 400000, kThin = 2;
   for (int it = 0; it < kKept * kThin; ++it) {
