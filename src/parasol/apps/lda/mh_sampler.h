@@ -31,6 +31,7 @@
 #include "parasol/apps/lda/alias_table.h"
 #include "parasol/apps/lda/lda_params.h"
 #include "parasol/apps/lda/token_layout.h"
+#include "parasol/core/huge_page_allocator.h"
 #include "parasol/core/rng.h"
 
 namespace parasol::apps::lda {
@@ -112,7 +113,10 @@ class MhSampler {
   float vbeta_;
   std::vector<float> alpha_;  // per topic, when asymmetric
   std::vector<AliasEntry> alpha_alias_;
-  std::vector<uint64_t> counts_;
+  HugePageVector<uint64_t> counts_;  // K entries, read at random: on huge pages when K is large
+  // From this size of counts_ on, RunSteps prefetches the proposals' counts (it says why).
+  static constexpr size_t kHintCountsBytes = size_t{512} << 10;
+  bool hint_counts_;
   std::vector<int64_t> start_totals_;
   std::vector<Segment> segments_;
   uint32_t dummy_ = 0;  // where a rejected move's write goes
