@@ -11,8 +11,8 @@
 
 namespace parasol {
 
-// This test process's folder under gtest's TempDir() (parasol-PID, as WriteTestFile's in
-// core/testing.h), made on first use.
+// This test process's folder under gtest's TempDir() (parasol-PID; WriteTestFile's in core/testing.h
+// too), made on first use.
 inline std::filesystem::path TestProcessDir() {
   const auto dir = std::filesystem::path(::testing::TempDir()) / ("parasol-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
