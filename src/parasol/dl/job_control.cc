@@ -6,6 +6,8 @@
 #include <fstream>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "parasol/collective/collectives.h"
 #include "parasol/core/error.h"
 #include "parasol/core/job_status.h"
@@ -87,6 +89,15 @@ void JobControl::SetBatchPerRank(int64_t batch_per_rank) {
 
 void JobControl::Finish(int64_t steps_done, double progress, bool stopped) {
   if (!paths_.status.empty() && ctx_.rank() == 0) Write(steps_done, progress, stopped ? "stopped" : "done");
+}
+
+void JobControl::Finish(const TrainLoopResult& ran, std::ostream* log, bool checkpointed) {
+  if (log && ran.stopped) {
+    *log << fmt::format("stopped at step {} of {}{}\n", ran.steps_done, total_steps_,
+                        checkpointed ? " (checkpoint written)" : "");
+    log->flush();
+  }
+  Finish(ran.steps_done, static_cast<double>(ran.steps_done), ran.stopped);
 }
 
 void JobControl::Write(int64_t steps_done, double progress, const std::string& state) {

@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <exception>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "parasol/comm/context.h"
+#include "parasol/core/train_loop.h"
 #include "parasol/dl/noise_scale.h"
 
 namespace parasol::dl {
@@ -44,6 +46,10 @@ class JobControl {
   void SetBatchPerRank(int64_t batch_per_rank);
   // The final status: "stopped" or "done".
   void Finish(int64_t steps_done, double progress, bool stopped);
+  // The same for a run of whole steps (RunTrainLoop's), with "stopped at step N of T" in `log`
+  // (may be null) when a stop request ended it early; `checkpointed`: --checkpoint was given, so
+  // the stop wrote one.
+  void Finish(const TrainLoopResult& ran, std::ostream* log, bool checkpointed);
 
  private:
   void Write(int64_t steps_done, double progress, const std::string& state);

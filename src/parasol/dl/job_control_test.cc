@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,26 @@ TEST_F(JobControlTest, TheStatusFileSaysWhatTheRunHasDone) {
   EXPECT_EQ(done.progress, 5.0);
   EXPECT_EQ(done.step_seconds, 0.5) << "the median of the steps after the two warm-up steps";
   EXPECT_EQ(done.sync_seconds, 0.125);
+}
+
+TEST_F(JobControlTest, AStoppedRunOfStepsSaysWhereItStoppedAndAFinishedOneSaysNothing) {
+  InProcessWorld world(1);
+  std::ostringstream stopped, finished, uncheckpointed;
+  ExpectNoErrors(RunRanks(world, [&](comm::Context& ctx) {
+    JobControl control(ctx, paths_, 40, 16);
+    control.Record(1, 1.0, 0.5, 0.0, NoiseScale(16));
+    control.Finish({.steps_done = 1, .stopped = true}, &stopped, /*checkpointed=*/true);
+    EXPECT_EQ(ReadJobStatus(paths_.status).state, "stopped");
+    control.Finish({.steps_done = 3, .stopped = true}, &uncheckpointed, /*checkpointed=*/false);
+    control.Finish({.steps_done = 40, .stopped = false}, &finished, /*checkpointed=*/true);
+    control.Finish({.steps_done = 40, .stopped = false}, nullptr, true);
+  }));
+  EXPECT_EQ(stopped.str(), "stopped at step 1 of 40 (checkpoint written)\n");
+  EXPECT_EQ(uncheckpointed.str(), "stopped at step 3 of 40\n");
+  EXPECT_EQ(finished.str(), "");
+  const JobStatus done = ReadJobStatus(paths_.status);
+  EXPECT_EQ(done.state, "done");
+  EXPECT_EQ(done.step, 40);
 }
 
 TEST_F(JobControlTest, WithoutPathsNothingIsTouchedAndNoCollectiveRuns) {

@@ -303,12 +303,8 @@ DynamicResult TrainDynamic(comm::Context& ctx, const DynamicTrainOptions& o) {
                                            hooks);
   r.steps_done = ran.steps_done;
   r.stopped = ran.stopped;
-  if (log && r.stopped) {
-    *log << fmt::format("stopped at step {} of {}{}\n", r.steps_done, total,
-                        o.checkpoint_dir.empty() ? "" : " (checkpoint written)");
-  }
   sync.Flush();
-  control.Finish(r.steps_done, static_cast<double>(r.steps_done), r.stopped);
+  control.Finish(ran, log, !o.checkpoint_dir.empty());
   if (csv) csv->Commit();
   if (o.model == "tree-lstm") r.best_evaluation = BestEvaluation(r.evaluations);
   r.median_samples_per_sec = Median(speeds);
