@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-// Each rank puts its id into slot `rank` of its right neighbour and gets slot 0 of its left.
+// The ring of puts and gets (comm/testing.h), over regions of different sizes.
 TEST(MemoryRegion, PutAndGetBetweenRanks) {
   InProcessWorld world(4);
   auto errors = testing::RunRanks(world, [](Context& ctx) {
@@ -24,19 +24,7 @@ TEST(MemoryRegion, PutAndGetBetweenRanks) {
     mem[0] = 1000 + r;
     auto region = ctx.transport().RegisterMemory(mem.data(), mem.size() * 8, Deadline::After(5s));
     EXPECT_EQ(region->remote_bytes((r + 1) % n), static_cast<size_t>(n + 1 + (r + 1) % n) * 8);
-    int64_t v = r;
-    Request put = region->Put((r + 1) % n, 8 * static_cast<size_t>(r + 1), &v, 8);
-    testing::WaitUntil([&] { return region->Test(put); }, "the put to complete");
-    int64_t got = 0;
-    Request get = region->Get((r + n - 1) % n, 0, &got, 8);
-    testing::WaitUntil([&] { return region->Test(get); }, "the get to complete");
-    EXPECT_EQ(got, 1000 + (r + n - 1) % n);
-    int64_t flushed = 0;  // a get with no request: in place once the flush returns
-    region->GetFlushed((r + 2) % n, 0, &flushed, 8);
-    region->Flush(Deadline::After(5s));
-    EXPECT_EQ(flushed, 1000 + (r + 2) % n);
-    region->Close(Deadline::After(5s));  // a barrier: every put has landed
-    EXPECT_EQ(mem[static_cast<size_t>((r + n - 1) % n + 1)], (r + n - 1) % n);
+    testing::CheckRegionRing(*region, mem.data(), r, n, 5s);
   });
   testing::ExpectNoErrors(errors);
 }

@@ -81,8 +81,7 @@ class MpiMemoryRegion : public MemoryRegion {
   ~MpiMemoryRegion() override = default;  // an unclosed window is abandoned (see Close)
 
   Request Put(int peer, size_t offset, const void* src, size_t bytes) override {
-    CheckRange("put", t_.rank(), peer, offset, bytes);
-    int n = CheckedInt(bytes, t_.rank(), "put");
+    const int n = CheckedCount("put", peer, offset, bytes);
     MPI_Request r;
     CheckMpi(MPI_Rput(src, n, MPI_BYTE, peer, static_cast<MPI_Aint>(offset), n, MPI_BYTE, win_, &r),
              t_.rank(), "put");
@@ -90,8 +89,7 @@ class MpiMemoryRegion : public MemoryRegion {
   }
 
   Request Get(int peer, size_t offset, void* dst, size_t bytes) override {
-    CheckRange("get", t_.rank(), peer, offset, bytes);
-    int n = CheckedInt(bytes, t_.rank(), "get");
+    const int n = CheckedCount("get", peer, offset, bytes);
     MPI_Request r;
     CheckMpi(MPI_Rget(dst, n, MPI_BYTE, peer, static_cast<MPI_Aint>(offset), n, MPI_BYTE, win_, &r),
              t_.rank(), "get");
@@ -99,8 +97,7 @@ class MpiMemoryRegion : public MemoryRegion {
   }
 
   void GetFlushed(int peer, size_t offset, void* dst, size_t bytes) override {
-    CheckRange("get", t_.rank(), peer, offset, bytes);
-    int n = CheckedInt(bytes, t_.rank(), "get");
+    const int n = CheckedCount("get", peer, offset, bytes);
     CheckMpi(MPI_Get(dst, n, MPI_BYTE, peer, static_cast<MPI_Aint>(offset), n, MPI_BYTE, win_), t_.rank(),
              "get");
   }
@@ -131,6 +128,12 @@ class MpiMemoryRegion : public MemoryRegion {
   }
 
  private:
+  // The count MPI takes for `bytes`, once the range is checked against the peer's region.
+  int CheckedCount(std::string_view op, int peer, size_t offset, size_t bytes) const {
+    CheckRange(op, t_.rank(), peer, offset, bytes);
+    return CheckedInt(bytes, t_.rank(), op);
+  }
+
   MpiTransport& t_;
   MPI_Win win_;
 };

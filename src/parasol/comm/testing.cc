@@ -99,6 +99,28 @@ void RunWorkers(int n, const std::function<void(int)>& fn) {
   }
 }
 
+void CheckRegionRing(MemoryRegion& region, const int64_t* mem, int rank, int size,
+                     std::chrono::milliseconds timeout) {
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  const auto expect = [rank](const char* what, int64_t got, int64_t want) {
+    if (got != want)
+      throw std::runtime_error(fmt::format("rank {}: {} is {}, not {}", rank, what, got, want));
+  };
+  const int64_t v = rank;
+  Request put = region.Put(right, 8 * static_cast<size_t>(rank + 1), &v, 8);
+  WaitUntil([&] { return region.Test(put); }, "the put to complete", timeout);
+  int64_t got = 0;
+  Request get = region.Get(left, 0, &got, 8);
+  WaitUntil([&] { return region.Test(get); }, "the get to complete", timeout);
+  expect("the left neighbour's slot 0 (a get)", got, 1000 + left);
+  int64_t flushed = 0;  // a get with no request: in place once the flush returns
+  region.GetFlushed(right, 0, &flushed, 8);
+  region.Flush(Deadline::After(timeout));
+  expect("the right neighbour's slot 0 (a flushed get)", flushed, 1000 + right);
+  region.Close(Deadline::After(timeout));  // a barrier: every put has landed
+  expect("the slot the left neighbour put into", mem[left + 1], left);
+}
+
 std::string Message(const std::exception_ptr& e) {
   if (!e) return "";
   try {

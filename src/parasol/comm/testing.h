@@ -11,6 +11,7 @@
 
 #include "parasol/comm/context.h"
 #include "parasol/comm/inprocess_transport.h"
+#include "parasol/comm/memory_region.h"
 
 namespace parasol::comm::testing {
 
@@ -42,6 +43,14 @@ void RunWorkers(int n, const std::function<void(int)>& fn);
 // otherwise), then calls after() (where a test resumes from the previous checkpoint).
 void ForEachCheckpointFault(const std::string& file, uint64_t after_bytes,
                             const std::function<void(Context&)>& fn, const std::function<void()>& after);
+
+// MemoryRegion's contract, one rank's part on any transport (every rank calls it, `size` ranks):
+// `mem`, the registered memory, holds at least size + 1 slots, slot 0 being 1000 + rank. Each
+// rank puts its rank into slot rank + 1 of its right neighbour, reads its left neighbour's slot 0
+// by a request and its right neighbour's by a flushed get; after Close (a barrier) its slot for
+// the left neighbour holds that neighbour's rank. Throws std::runtime_error naming what differed.
+void CheckRegionRing(MemoryRegion& region, const int64_t* mem, int rank, int size,
+                     std::chrono::milliseconds timeout);
 
 // The exception's message, or "" for nullptr.
 std::string Message(const std::exception_ptr& e);
