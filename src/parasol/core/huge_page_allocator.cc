@@ -20,12 +20,13 @@ void* AllocateHugePages(size_t bytes) {
   }
   // Advised before anything touches it: pages are then faulted in as huge pages (a block advised
   // after being written waits for the kernel's background collapse).
-  void* p = std::aligned_alloc(kHugePageBytes, RoundUp(bytes));
+  const size_t rounded = RoundUp(bytes);  // aligned_alloc takes whole multiples of the alignment
+  void* p = std::aligned_alloc(kHugePageBytes, rounded);
   if (p == nullptr) throw std::bad_alloc();
-  madvise(p, RoundUp(bytes), MADV_HUGEPAGE);  // advice: a kernel without it leaves plain pages
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice: a kernel without it leaves plain pages
   return p;
 }
 
-void FreeHugePages(void* p, size_t /*bytes*/) { std::free(p); }
+void FreeHugePages(void* p) { std::free(p); }
 
 }  // namespace parasol

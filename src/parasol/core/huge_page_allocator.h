@@ -14,8 +14,8 @@ namespace parasol {
 // Blocks of at least this many bytes are aligned to 2 MB and advised; smaller ones are plain.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
-void* AllocateHugePages(size_t bytes);      // never null: throws std::bad_alloc
-void FreeHugePages(void* p, size_t bytes);  // `bytes`: as allocated
+void* AllocateHugePages(size_t bytes);  // never null: throws std::bad_alloc
+void FreeHugePages(void* p);
 
 template <typename T>
 struct HugePageAllocator {
@@ -24,7 +24,7 @@ struct HugePageAllocator {
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
   T* allocate(size_t n) { return static_cast<T*>(AllocateHugePages(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) { FreeHugePages(p, n * sizeof(T)); }
+  void deallocate(T* p, size_t) { FreeHugePages(p); }
   friend bool operator==(const HugePageAllocator&, const HugePageAllocator&) { return true; }
 };
 
