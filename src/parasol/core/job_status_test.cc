@@ -5,12 +5,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <string>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -29,7 +29,7 @@ class JobStatusTest : public ::testing::Test {
     }
     return "";
   }
-  const std::string path_ = ::testing::TempDir() + "status_" + std::to_string(::getpid());
+  const std::string path_ = TestPath("status");
 };
 
 TEST_F(JobStatusTest, WhatARunWritesTheSchedulerReads) {

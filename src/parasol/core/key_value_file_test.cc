@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol {
 namespace {
@@ -38,7 +38,7 @@ class KeyValueFileTest : public ::testing::Test {
     return "";
   }
 
-  const std::string path_ = ::testing::TempDir() + "kv_" + std::to_string(::getpid()) + ".txt";
+  const std::string path_ = TestPath("kv.txt");
 };
 
 TEST_F(KeyValueFileTest, ReadsKeysInAnyOrder) {
@@ -107,7 +107,7 @@ TEST_F(KeyValueFileTest, WhatTheWriterWritesReadsBackExactly) {
 TEST_F(KeyValueFileTest, AFailedWriteLeavesThePreviousFile) {
   KeyValueWriter("demo-meta", 2).Add("steps", 1).Add("rate", 0.5).Add("name", "first").Write(path_);
   FaultyFileSystem faulty;
-  faulty.Arm(FileFault::kDiskFull, "kv_", /*after_bytes=*/14);
+  faulty.Arm(FileFault::kDiskFull, "kv.txt", /*after_bytes=*/14);
   try {
     KeyValueWriter("demo-meta", 2)
         .Add("steps", 2)

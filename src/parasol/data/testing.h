@@ -2,25 +2,18 @@
 // ParseError a reader throws.
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 
 namespace parasol::data {
 
 class DataFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("parasol_data_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = (dir_ / name).string();
     std::ofstream(path) << text;
@@ -35,7 +28,7 @@ class DataFiles : public ::testing::Test {
     }
     return "no error";
   }
-  std::filesystem::path dir_;
+  TestDir dir_{"data"};
 };
 
 }  // namespace parasol::data

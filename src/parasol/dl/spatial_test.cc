@@ -20,6 +20,7 @@
 #include "parasol/collective/collectives.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/dl/models.h"
 #include "parasol/dl/torch_generator.h"
 #include "parasol/dl/trainer.h"
@@ -164,10 +165,9 @@ std::string ReadAll(const std::string& path) {
 }
 
 TEST(Spatial, StepsOnTwoRanksAndOnTwoGroupsOfTwoAreOneRanksSteps) {
-  const std::string dir = ::testing::TempDir();
   TrainOptions whole = SpatialRun(1, 2), split = SpatialRun(2, 2);
-  whole.predictions_path = dir + "/spatial_whole_predictions.txt";
-  split.predictions_path = dir + "/spatial_split_predictions.txt";
+  whole.predictions_path = TestPath("spatial_whole_predictions.txt");
+  split.predictions_path = TestPath("spatial_split_predictions.txt");
   const TrainResult one = TrainOn(1, whole);
   const TrainResult two = TrainOn(2, split);
   // Every test image's class, once (a group's second rank adds none of its own).

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "parasol/sched/simulator.h"
 #include "parasol/sched/testing.h"
 #include "parasol/sched/tiresias.h"

@@ -1,14 +1,13 @@
 // For the scheduler's tests: a folder of made-up application profiles, written before each test.
 #pragma once
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "parasol/core/test_dir.h"
 
 namespace parasol::sched {
 
@@ -18,7 +17,6 @@ namespace parasol::sched {
 class SchedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() / fmt::format("sched_test_{}", ::getpid());
     std::filesystem::create_directories(root_ / "toy");
     Write("toy/placements.csv",
           "placement,local_bsz,step_time,sync_time\n1,32,0.1,0.01\n1,64,0.2,0.02\n2,32,0.12,0.03\n2,64,0.22,"
@@ -43,9 +41,8 @@ class SchedTest : public ::testing::Test {
           "progress,iteration,metric,grad_sqr,grad_var\n10000,6000,0.5,1.0,9.0\n20000,12000,0.6,1.0,9."
           "0\n30000,18000,0.7,1.0,9.0\n");
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
   void Write(const std::string& name, const std::string& text) { std::ofstream(root_ / name) << text; }
-  std::filesystem::path root_;
+  TestDir root_{"sched"};
 };
 
 }  // namespace parasol::sched

@@ -3,7 +3,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -149,7 +148,8 @@ TEST(GnnTrainerTest, EarlyStoppingReportsTheBestValidationEpoch) {
 // uninterrupted run; on 2 ranks too, and with early stopping's state carried over.
 TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
   const Graph g = ReadGraphDir(CoraDir());
-  const std::string dir = ::testing::TempDir() + "gnn_ckpt_" + std::to_string(::getpid());
+  const TestDir ckpt("gnn_ckpt");
+  const std::string dir = ckpt.string();
   for (int ranks : {1, 2}) {
     GnnOptions o;
     o.epochs = 60;
@@ -185,14 +185,14 @@ TEST(GnnTrainerTest, AResumedRunEndsWhereTheWholeRunEnds) {
   o.hidden = {8};
   errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainGnn(ctx, g, o); });
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("a checkpoint of a 1432x8x7 model"));
-  std::filesystem::remove_all(dir);
 }
 
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
 // params.bin) ends the run with an error naming the file and leaves the previous checkpoint.
 TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
   const Graph g = ReadGraphDir(CoraDir());
-  const std::string dir = ::testing::TempDir() + "gnn_faulty_" + std::to_string(::getpid());
+  const TestDir ckpt("gnn_faulty");
+  const std::string dir = ckpt.string();
   GnnOptions o;
   o.epochs = 3;
   o.checkpoint_dir = dir;
@@ -205,7 +205,6 @@ TEST(GnnTrainerTest, AFailedCheckpointLeavesThePreviousOne) {
   comm::testing::ForEachCheckpointFault(
       "params.bin", 1000, [&](comm::Context& ctx) { TrainGnn(ctx, g, more); },
       [&] { EXPECT_EQ(Train(g, resume, 1).first_epoch, 4) << "resumed from the previous checkpoint"; });
-  std::filesystem::remove_all(dir);
 }
 
 // Tensor workers change where the dense work runs, not what it computes: 2 graph ranks with 1 or

@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "parasol/comm/inprocess_transport.h"
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/data/libsvm_reader.h"
 
 namespace parasol::apps::mlr {
@@ -159,7 +159,8 @@ TEST(MlrTest, StaleReadsStillLearn) {
 
 TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
   const data::Dataset d = Letter();
-  const std::string dir = ::testing::TempDir() + "mlr_checkpoint_" + std::to_string(::getpid());
+  const TestDir ckpt("mlr_checkpoint");
+  const std::string dir = ckpt.string();
   for (Comm comm : {Comm::kSfb, Comm::kPs}) {
     std::filesystem::remove_all(dir);
     MlrOptions o{
@@ -219,8 +220,8 @@ TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
 // ends the run with an error naming the file and leaves the previous checkpoint.
 TEST(MlrTest, AFailedCheckpointLeavesThePreviousOne) {
   const data::Dataset d = Letter();
-  const std::string dir = ::testing::TempDir() + "mlr_faulty_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
+  const TestDir ckpt("mlr_faulty");
+  const std::string dir = ckpt.string();
   MlrOptions o{.comm = Comm::kSfb, .batch = 16, .epochs = 1, .checkpoint_dir = dir, .checkpoint_every = 1};
   TrainOnRanks(1, d, o);
   MlrOptions more = o;
@@ -233,7 +234,6 @@ TEST(MlrTest, AFailedCheckpointLeavesThePreviousOne) {
       [&] {
         EXPECT_EQ(TrainOnRanks(1, d, resume)[0].first_epoch, 2u) << "resumed from the previous checkpoint";
       });
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MlrTest, BadInputsAreRejected) {

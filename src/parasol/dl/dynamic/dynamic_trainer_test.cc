@@ -12,6 +12,7 @@
 
 #include "parasol/comm/testing.h"
 #include "parasol/core/error.h"
+#include "parasol/core/test_dir.h"
 #include "parasol/dl/dynamic/dynamic_trainer.h"
 
 namespace parasol::dl::dynamic {
@@ -29,9 +30,9 @@ TEST(DynamicTrainer, TwoRanksTakeOneRanksStepsWithTheCombinedBatch) {
   std::ifstream in(DataDir() + "/train.txt");
   std::string text, line;
   for (int i = 0; i < 64 && std::getline(in, line); ++i) text += line + "\n";
-  const std::string dir = ::testing::TempDir() + "sst64";
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "/train.txt") << text;
+  const TestDir data("sst64");
+  const std::string dir = data.string();
+  std::ofstream(data / "train.txt") << text;
   DynamicTrainOptions o{.model = "tree-lstm",
                         .data = dir,
                         .embedding = 8,
@@ -70,8 +71,8 @@ TEST(DynamicTrainer, OnlyAfterBackwardSynchronisesDynamicNetworks) {
 // rank's state file) ends the run with an error naming the file and leaves the previous
 // checkpoint, from which a resumed run takes only the remaining steps.
 TEST(DynamicTrainer, AFailedCheckpointLeavesThePreviousOne) {
-  const std::string dir = ::testing::TempDir() + "dynamic_faulty_" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
+  const TestDir ckpt("dynamic_faulty");
+  const std::string dir = ckpt.string();
   DynamicTrainOptions o{.model = "tree-fc",
                         .batch = 4,
                         .steps = 2,
@@ -95,7 +96,6 @@ TEST(DynamicTrainer, AFailedCheckpointLeavesThePreviousOne) {
             one, [&](comm::Context& ctx) { steps = TrainDynamic(ctx, resume).step_seconds.size(); }));
         EXPECT_EQ(steps, 2u) << "resumed at step 2, the previous checkpoint";
       });
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
