@@ -7,6 +7,8 @@
 #   netns-hosts.sh up PREFIX N [RATE] [NETEM...]   e.g. up ph 2 1gbit    up ph 3 1gbit delay 5ms loss 1%
 #   netns-hosts.sh netem PREFIX N NETEM...          change the links' delay/loss while running
 #   netns-hosts.sh down PREFIX N                    removes them (also what a failed test's trap calls)
+#   netns-hosts.sh usable PREFIX                    exits 0 where namespaces can be made (root, a kernel
+#                                                   that has them): tests skip otherwise
 #
 # Launch across them with mpirun from inside the first host and scripts/netns-rsh as the agent:
 #   ip netns exec PREFIX1 scripts/mpirun.sh --host 10.77.0.1:1,10.77.0.2:1 \
@@ -14,8 +16,12 @@
 #     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 -np 2 CMD...
 # netns-rsh maps 10.77.0.K to namespace PREFIXK through NETNS_PREFIX (exported by the caller).
 set -euo pipefail
-cmd=${1:?usage: netns-hosts.sh up|netem|down PREFIX N [RATE] [NETEM...]}
+cmd=${1:?usage: netns-hosts.sh up|netem|down|usable PREFIX N [RATE] [NETEM...]}
 prefix=${2:?prefix}
+if [ "$cmd" = usable ]; then
+  [ "$(id -u)" -eq 0 ] && ip netns add "$prefix-probe" 2>/dev/null && ip netns del "$prefix-probe"
+  exit
+fi
 n=${3:?number of hosts}
 shift 3
 

@@ -22,6 +22,7 @@
 #include "tools/command.h"
 #include "tools/mf_options.h"
 #include "tools/option_checks.h"
+#include "tools/predict_command.h"
 #include "tools/run_options.h"
 
 namespace parasol::tools {
@@ -200,38 +201,27 @@ class MfCommand : public Command {
 // `parasol mf-predict --model FILE --data RATINGS [--output FILE]`: the model's RMSE on the
 // ratings, and with --output a prediction per rating (`user item rating prediction`, ids as in the
 // file).
-class MfPredictCommand : public Command {
+class MfPredictCommand : public PredictCommand {
  public:
-  explicit MfPredictCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("mf-predict", "Apply a model of 'parasol mf --model' to a ratings file");
-    app_->add_option("--model", model_, "The model file")->required();
-    app_->add_option("--data", data_, "Ratings (MovieLens u.data or ratings.csv)")->required();
-    app_->add_option("--output", output_, "Write 'user item rating prediction' per rating here");
-  }
-
-  bool NeedsMpi() const override { return false; }
-
-  void Validate() override {
-    if (!output_.empty()) CheckOutputFile("--output", output_);
-  }
+  explicit MfPredictCommand(CLI::App& parent)
+      : PredictCommand(parent, {.name = "mf-predict",
+                                .description = "Apply a model of 'parasol mf --model' to a ratings file",
+                                .data = "Ratings (MovieLens u.data or ratings.csv)",
+                                .output = "Write 'user item rating prediction' per rating here",
+                                .label_column = false}) {}
 
   int Run(comm::MpiRuntime*) override {
     const apps::mf::MfModel model = apps::mf::ReadMfModel(model_);
     const apps::mf::RatingSet data = apps::mf::ReadMovieLens(data_);
-    if (!output_.empty()) {
-      WriteFileAtomically(output_, [&](std::ostream& out) {
-        for (const apps::mf::Rating& r : data.ratings)
-          out << fmt::format("{} {} {:g} {:.6f}\n", r.user + 1, r.item + 1, r.value,
-                             model.Predict(r.user, r.item));
-      });
-    }
+    WriteOutput(data.ratings.size(), [&](size_t i) {
+      const apps::mf::Rating& r = data.ratings[i];
+      return fmt::format("{} {} {:g} {:.6f}\n", r.user + 1, r.item + 1, r.value,
+                         model.Predict(r.user, r.item));
+    });
     std::cout << fmt::format("RMSE {:.6f} on {} ratings of {}\n", apps::mf::Rmse(model, data),
                              data.ratings.size(), data_);
     return 0;
   }
-
- private:
-  std::string model_, data_, output_;
 };
 
 }  // namespace

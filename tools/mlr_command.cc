@@ -20,6 +20,7 @@
 #include "parasol/data/libsvm_reader.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/predict_command.h"
 #include "tools/run_options.h"
 
 namespace parasol::tools {
@@ -197,32 +198,20 @@ int MlrCommand::Run(comm::MpiRuntime* mpi) {
 
 // `parasol mlr-predict --model FILE --data FILE [--output FILE]`: the class of each row, and the
 // accuracy when the rows are labelled.
-class MlrPredictCommand : public Command {
+class MlrPredictCommand : public PredictCommand {
  public:
-  explicit MlrPredictCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("mlr-predict", "Apply a model of 'parasol mlr --model' to rows");
-    app_->add_option("--model", model_, "The model file")->required();
-    app_->add_option("--data", data_, "Rows: LIBSVM file, or NAME.csv with a label column")->required();
-    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
-        ->capture_default_str();
-    app_->add_option("--output", output_, "Write each row's class here, one per line");
-  }
-
-  bool NeedsMpi() const override { return false; }
-
-  void Validate() override {
-    if (!output_.empty()) CheckOutputFile("--output", output_);
-  }
+  explicit MlrPredictCommand(CLI::App& parent)
+      : PredictCommand(parent, {.name = "mlr-predict",
+                                .description = "Apply a model of 'parasol mlr --model' to rows",
+                                .data = "Rows: LIBSVM file, or NAME.csv with a label column",
+                                .output = "Write each row's class here, one per line",
+                                .label_column = true}) {}
 
   int Run(comm::MpiRuntime*) override {
     const apps::mlr::MlrModel model = apps::mlr::ReadMlrModel(model_);
     const data::Dataset d = data::ReadDataset(data_, label_column_);
     const std::vector<double> predicted = model.Predict(d);
-    if (!output_.empty()) {
-      WriteFileAtomically(output_, [&](std::ostream& out) {
-        for (double c : predicted) out << fmt::format("{:g}\n", c);
-      });
-    }
+    WriteOutput(predicted.size(), [&](size_t r) { return fmt::format("{:g}\n", predicted[r]); });
     std::cout << fmt::format(
         "accuracy {:.4f} on {} rows of {}\n",
         d.rows() ? static_cast<double>(data::CountCorrect(d, predicted)) / static_cast<double>(d.rows())
@@ -230,9 +219,6 @@ class MlrPredictCommand : public Command {
         d.rows(), data_);
     return 0;
   }
-
- private:
-  std::string model_, data_, label_column_ = "y", output_;
 };
 
 }  // namespace

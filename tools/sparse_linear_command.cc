@@ -21,6 +21,7 @@
 #include "parasol/data/dataset.h"
 #include "tools/command.h"
 #include "tools/option_checks.h"
+#include "tools/predict_command.h"
 #include "tools/run_options.h"
 
 namespace parasol::tools {
@@ -214,48 +215,33 @@ int SparseLinearCommand::Run(comm::MpiRuntime* mpi) {
 // `parasol linear-predict --model FILE --data FILE`: a lasso or logreg model applied to rows; the
 // score when they are labelled, and with --output one prediction per row (lasso: the value; logreg:
 // the label and the probability of the positive class).
-class LinearPredictCommand : public Command {
+class LinearPredictCommand : public PredictCommand {
  public:
-  explicit LinearPredictCommand(CLI::App& parent) {
-    app_ = parent.add_subcommand("linear-predict", "Apply a model of 'parasol lasso/logreg --model' to rows");
-    app_->add_option("--model", model_, "The model file")->required();
-    app_->add_option("--data", data_, "Rows: LIBSVM file, or NAME.csv with a label column")->required();
-    app_->add_option("--label-column", label_column_, "The label's column in a CSV file")
-        ->capture_default_str();
+  explicit LinearPredictCommand(CLI::App& parent)
+      : PredictCommand(parent, {.name = "linear-predict",
+                                .description = "Apply a model of 'parasol lasso/logreg --model' to rows",
+                                .data = "Rows: LIBSVM file, or NAME.csv with a label column",
+                                .output = "Write one prediction per row here",
+                                .label_column = true}) {
     app_->add_option("--lambda", lambda_, "Use the path's fit nearest this lambda (default: the last)")
         ->check(Positive());
-    app_->add_option("--output", output_, "Write one prediction per row here");
-  }
-
-  bool NeedsMpi() const override { return false; }
-
-  void Validate() override {
-    if (!output_.empty()) CheckOutputFile("--output", output_);
   }
 
   int Run(comm::MpiRuntime*) override {
     const apps::sparse_linear::LinearModel model = apps::sparse_linear::ReadLinearModel(model_);
     const data::Dataset d = data::ReadDataset(data_, label_column_);
     const auto& fit = model.Choose(lambda_);
-    if (!output_.empty()) {
-      WriteFileAtomically(output_, [&](std::ostream& out) {
-        for (size_t r = 0; r < d.rows(); ++r) {
-          const double m = apps::sparse_linear::LinearModel::Margin(fit, d, r);
-          if (model.logistic) {
-            out << fmt::format("{:g} {:.6f}\n", m > 0 ? model.positive_label : model.negative_label,
-                               1 / (1 + std::exp(-m)));
-          } else {
-            out << fmt::format("{:.17g}\n", m);
-          }
-        }
-      });
-    }
+    WriteOutput(d.rows(), [&](size_t r) {
+      const double m = apps::sparse_linear::LinearModel::Margin(fit, d, r);
+      if (!model.logistic) return fmt::format("{:.17g}\n", m);
+      return fmt::format("{:g} {:.6f}\n", m > 0 ? model.positive_label : model.negative_label,
+                         1 / (1 + std::exp(-m)));
+    });
     PrintTestScore(model, d, data_, lambda_);
     return 0;
   }
 
  private:
-  std::string model_, data_, label_column_ = "y", output_;
   double lambda_ = -1;
 };
 

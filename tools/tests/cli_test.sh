@@ -109,8 +109,8 @@ label="train --no-progress under mpirun writes no progress bar into a file"
 check test "$(grep -c 'samples/s' "$tmp/np.txt")" -eq 1
 
 # parasol train under mpirun: 2 ranks, P3 over hybrid, a metrics line per step, the SFB choice printed.
-"$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid \
-  --metrics "$tmp/train.csv" > "$tmp/train.out" 2>"$tmp/err" || { echo "FAIL: train under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/train.out" "train under mpirun" "$mpirun" -np 2 "$parasol" train --model mlp --dataset synthetic \
+  --samples 512 --batch 16 --steps 6 --sync p3 --comm hybrid --metrics "$tmp/train.csv"
 if [ "$(head -1 "$tmp/train.csv" 2>/dev/null)" = "step,seconds,step_seconds,samples_per_sec,loss,exposed_comm_fraction,grad_sqr,grad_var_per_sample,noise_scale_samples,test_accuracy,peak_memory_mb" ] &&
    [ "$(wc -l < "$tmp/train.csv")" -eq 7 ] && grep -q "hybrid fc1: 1024x784: .* -> sfb" "$tmp/train.out" &&
    grep -q ", test accuracy [0-9.]*%$" "$tmp/train.out" &&
@@ -139,8 +139,8 @@ check bash -c "[ \"\$(cut -d, -f5 '$tmp/whole.csv' | cut -c1-6)\" = \"\$(cut -d,
 "$parasol" collective-sim --topology dgx1 --algo treepack --bytes 64M --json > "$tmp/sim.json" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['busbw_gbps'] > 0 and j['bound_s'] > 0 and j['time_s'] > 0" "$tmp/sim.json" \
   && echo "ok: collective-sim --json parses" || { echo "FAIL: collective-sim --json"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" allreduce-bench --sizes 8,4K --iters 3 --csv "$tmp/bench.csv" > /dev/null 2>"$tmp/err" \
-  || { echo "FAIL: allreduce-bench under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs /dev/null "allreduce-bench under mpirun" "$mpirun" -np 2 "$parasol" allreduce-bench --sizes 8,4K \
+  --iters 3 --csv "$tmp/bench.csv"
 if [ "$(head -1 "$tmp/bench.csv" 2>/dev/null)" = "algo,ranks,bytes,time_us,algbw_gbps,busbw_gbps" ] &&
    [ "$(wc -l < "$tmp/bench.csv")" -eq 13 ] && [ ! -e "$tmp/bench.csv.tmp" ]; then
   echo "ok: allreduce-bench --csv"
@@ -161,10 +161,9 @@ expect 2 "--models: bsp is needed" -- "$parasol" ps-bench --data synthetic --mod
 
 mf=("$parasol" mf --data synthetic --workers 1 --consistency bsp --seed 3 --rank 8)
 final() { grep '^final objective' "$1" | awk '{print $3}'; }
-"${mf[@]}" --clocks 4 > "$tmp/straight.txt" 2>"$tmp/err" || { echo "FAIL: mf"; cat "$tmp/err"; failures=$((failures + 1)); }
-"${mf[@]}" --clocks 2 --checkpoint "$tmp/ckpt" > /dev/null 2>"$tmp/err" || { echo "FAIL: mf --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
-"${mf[@]}" --clocks 4 --resume "$tmp/ckpt" --metrics "$tmp/resumed.csv" > "$tmp/resumed.txt" 2>"$tmp/err" \
-  || { echo "FAIL: mf --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/straight.txt" "mf" "${mf[@]}" --clocks 4
+runs /dev/null "mf --checkpoint" "${mf[@]}" --clocks 2 --checkpoint "$tmp/ckpt"
+runs "$tmp/resumed.txt" "mf --resume" "${mf[@]}" --clocks 4 --resume "$tmp/ckpt" --metrics "$tmp/resumed.csv"
 if [ -n "$(final "$tmp/straight.txt")" ] && [ "$(final "$tmp/straight.txt")" = "$(final "$tmp/resumed.txt")" ] &&
    [ "$(head -1 "$tmp/resumed.csv")" = "clock,seconds,objective" ] && [ "$(sed -n 2p "$tmp/resumed.csv" | cut -d, -f1)" = 2 ]; then
   echo "ok: mf resumed from its checkpoint ends where the straight run ends ($(final "$tmp/straight.txt"))"
@@ -186,8 +185,8 @@ expect 2 "--ps-reads both: expected two-sided or one-sided" -- "$parasol" mf --d
   [ -n "$(final "$tmp/mpi1.txt")" ] \
   && echo "ok: mf under mpirun with item rows read one-sided" \
   || { echo "FAIL: mf --ps-reads one-sided under mpirun"; cat "$tmp/err" "$tmp/mpi1.txt"; failures=$((failures + 1)); }
-"$parasol" ps-bench --data synthetic --clocks 3 --repeat 1 --models bsp,ssp:1,asp --straggler 1:2 --csv "$tmp/ps.csv" > "$tmp/ps.txt" 2>"$tmp/err" \
-  || { echo "FAIL: ps-bench"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/ps.txt" "ps-bench" "$parasol" ps-bench --data synthetic --clocks 3 --repeat 1 \
+  --models bsp,ssp:1,asp --straggler 1:2 --csv "$tmp/ps.csv"
 if [ "$(head -1 "$tmp/ps.csv" 2>/dev/null)" = "model,consistency,staleness,clock,seconds,objective" ] &&
    grep -q '^mf,ssp,1,' "$tmp/ps.csv" && grep -q '^mf,asp,0,' "$tmp/ps.csv" && grep -q '^ssp:1 ' "$tmp/ps.txt"; then
   echo "ok: ps-bench table and --csv"

@@ -17,11 +17,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 hosts=$root/scripts/netns-hosts.sh
 prefix=pch$(($$ % 100000))
 export NETNS_PREFIX=$prefix
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "$prefix-probe" 2>/dev/null; then
-  echo "skipped: needs root and network namespaces"
-  exit 77
-fi
-ip netns del "$prefix-probe"
+bash "$hosts" usable "$prefix" || { echo "skipped: needs root and network namespaces"; exit 77; }
 tmp=$(mktemp -d)
 cleanup() { bash "$hosts" down "$prefix" 2; rm -rf "$tmp"; }
 trap cleanup EXIT

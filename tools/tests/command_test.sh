@@ -13,6 +13,18 @@ failures=0
 # `fail WHAT`: reports a failed check (adding to $failures).
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# `runs OUT WHAT command...`: runs the command, its output into OUT and its stderr into $tmp/err,
+# and where it fails reports "FAIL: WHAT" with that stderr (adding to $failures).
+runs() {
+  local out=$1 what=$2
+  shift 2
+  "$@" >"$out" 2>"$tmp/err" && return 0
+  echo "FAIL: $what"
+  cat "$tmp/err"
+  failures=$((failures + 1))
+  return 1
+}
+
 # `finish`: the summary line, and the exit code ctest reads.
 finish() {
   [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }

@@ -7,8 +7,7 @@ source "$(dirname "$0")/command_test.sh" "$@"
 test_acc() { grep '^final:' "$1" | sed 's/.*test accuracy \([0-9.]*\).*/\1/'; }
 
 cora="$data/cora"
-"$parasol" gnn --graph "$cora" --metrics "$tmp/m.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
-  { echo "FAIL: gnn, 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one.txt" "gnn, 1 process" "$parasol" gnn --graph "$cora" --metrics "$tmp/m.csv"
 label="GCN on Cora: test accuracy $(test_acc "$tmp/one.txt") >= 0.79 (Kipf and Welling: 0.815)"
 check awk -v a="$(test_acc "$tmp/one.txt")" 'BEGIN { exit !(a != "" && a >= 0.79) }'
 label="metrics: a header and 200 epochs"
@@ -16,18 +15,16 @@ check [ "$(head -1 "$tmp/m.csv")" = \
   "epoch,seconds,train_loss,train_accuracy,val_loss,val_accuracy,test_accuracy,bytes_sent" ] &&
   [ "$(wc -l < "$tmp/m.csv")" -eq 201 ]
 for p in hash range metis; do
-  "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --partition $p > "$tmp/two.txt" 2> "$tmp/err" ||
-    { echo "FAIL: gnn under mpirun, $p partition"; cat "$tmp/err"; failures=$((failures + 1)); }
+  runs "$tmp/two.txt" "gnn under mpirun, $p partition" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" \
+    --partition $p
   a=$(test_acc "$tmp/one.txt"); b=$(test_acc "$tmp/two.txt")
   label="2 processes ($p partition) reach one process's test accuracy ($a, $b)"
   check close "$a" "$b" 0.005
   cp "$tmp/two.txt" "$tmp/two_$p.txt"
 done
 gat=(--model gat --hidden 64 --dropout 0.6 --lr 0.005)
-"$parasol" gnn --graph "$cora" "${gat[@]}" > "$tmp/gat1.txt" 2> "$tmp/err" ||
-  { echo "FAIL: gnn --model gat"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" gnn --graph "$cora" "${gat[@]}" > "$tmp/gat2.txt" 2> "$tmp/err" ||
-  { echo "FAIL: gnn --model gat under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/gat1.txt" "gnn --model gat" "$parasol" gnn --graph "$cora" "${gat[@]}"
+runs "$tmp/gat2.txt" "gnn --model gat under mpirun" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" "${gat[@]}"
 a=$(test_acc "$tmp/gat1.txt"); b=$(test_acc "$tmp/gat2.txt")
 label="GAT on Cora: test accuracy $a >= 0.79 (Velickovic et al., 8 heads: 0.83); 2 processes reach it too ($b)"
 check awk -v a="$a" 'BEGIN { exit !(a != "" && a >= 0.79) }' && close "$a" "$b" 0.005
@@ -35,10 +32,9 @@ check awk -v a="$a" 'BEGIN { exit !(a != "" && a >= 0.79) }' && close "$a" "$b" 
 label="--patience stops early and reports the epoch of the lowest validation loss"
 check grep -qE "^final: epoch [0-9]+ \(lowest validation loss\) of [0-9]+ \(stopped early\)," "$tmp/early.txt"
 
-"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --epochs 40 --checkpoint "$tmp/ckpt" --checkpoint-every 10 \
-  > /dev/null 2> "$tmp/err" || { echo "FAIL: --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --resume "$tmp/ckpt" > "$tmp/resumed.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs /dev/null "--checkpoint" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --epochs 40 \
+  --checkpoint "$tmp/ckpt" --checkpoint-every 10
+runs "$tmp/resumed.txt" "--resume" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --resume "$tmp/ckpt"
 label="a run resumed at epoch 41 ends as the uninterrupted run: $(grep '^final' "$tmp/resumed.txt")"
 check [ "$(grep '^final' "$tmp/resumed.txt" | sed 's/, [0-9.]* s:/:/')" = \
         "$(grep '^final' "$tmp/two_hash.txt" | sed 's/, [0-9.]* s:/:/')" ] && grep -q "^    41 " "$tmp/resumed.txt"
@@ -47,24 +43,23 @@ expect 2 "a checkpoint of a 1432x16x7 model" -- "$parasol" gnn --graph "$cora" -
 # Dorylus's pieces: a staleness bound, graph and tensor pools, tensor workers.
 final() { grep '^final' "$1" | sed 's/, [0-9.]* s:/:/'; }
 for k in 1 2; do
-  "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --staleness 1 --patience 20 > "$tmp/stale$k.txt" 2> "$tmp/err" ||
-    { echo "FAIL: --staleness 1"; cat "$tmp/err"; failures=$((failures + 1)); }
+  runs "$tmp/stale$k.txt" "--staleness 1" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" --staleness 1 \
+    --patience 20
 done
 label="--staleness 1 on 2 processes learns Cora ($(test_acc "$tmp/stale1.txt")) and repeats itself"
 check awk -v a="$(test_acc "$tmp/stale1.txt")" 'BEGIN { exit !(a != "" && a >= 0.79) }' &&
   [ "$(final "$tmp/stale1.txt")" = "$(final "$tmp/stale2.txt")" ]
-"$parasol" gnn --graph "$cora" --graph-threads 1 --tensor-threads 2 --interval-rows 300 > "$tmp/pools.txt" \
-  2> "$tmp/err" || { echo "FAIL: --graph-threads/--tensor-threads"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/pools.txt" "--graph-threads/--tensor-threads" "$parasol" gnn --graph "$cora" --graph-threads 1 \
+  --tensor-threads 2 --interval-rows 300
 "$parasol" gnn --graph "$cora" --interval-rows 300 > "$tmp/nopools.txt" 2> /dev/null
 label="graph and tensor threads end where the main thread alone does: $(final "$tmp/pools.txt")"
 check [ "$(final "$tmp/pools.txt")" = "$(final "$tmp/nopools.txt")" ]
-"$mpirun" -np 3 "$parasol" gnn --graph "$cora" --tensor-workers 1 > "$tmp/workers.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --tensor-workers 1"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/workers.txt" "--tensor-workers 1" "$mpirun" -np 3 "$parasol" gnn --graph "$cora" --tensor-workers 1
 label="2 graph processes and a tensor worker end where the 2 processes alone do: $(final "$tmp/workers.txt")"
 check [ "$(final "$tmp/workers.txt")" = "$(final "$tmp/two_hash.txt")" ]
 # Ghost rows read one-sided (MPI windows) are the rows the owners send.
-"$mpirun" -np 2 "$parasol" gnn --graph "$cora" --ghosts one-sided > "$tmp/onesided.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --ghosts one-sided"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/onesided.txt" "--ghosts one-sided" "$mpirun" -np 2 "$parasol" gnn --graph "$cora" \
+  --ghosts one-sided
 label="ghost rows read one-sided end where the sent ones do: $(final "$tmp/onesided.txt")"
 check [ "$(final "$tmp/onesided.txt")" = "$(final "$tmp/two_hash.txt")" ]
 expect 2 "--ghosts one-sided needs --staleness 0 (stale rows travel two-sided)" -- "$parasol" gnn --graph "$cora" \

@@ -11,8 +11,7 @@ text="$tmp/text.txt"
 head -3000 "$data/tinyshakespeare/input.txt" > "$text"
 lm=(train --model transformer-lm --dataset text --data "$text" --layers 2 --d-model 32 --heads 4 --ffn 64 --seq 32
     --batch 8 --eval-batches 10 --lr 0.005)
-"$parasol" "${lm[@]}" --steps 150 --metrics "$tmp/m.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
-  { echo "FAIL: transformer-lm, 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one.txt" "transformer-lm, 1 process" "$parasol" "${lm[@]}" --steps 150 --metrics "$tmp/m.csv"
 # Characters drawn by their frequencies alone would cost 3.3 nats; a uniform guess ln 61 = 4.1.
 label="one process learns: validation loss $(val_loss "$tmp/one.txt") below 2.9"
 check awk -v a="$(val_loss "$tmp/one.txt")" 'BEGIN { exit !(a != "" && a < 2.9) }'
@@ -20,17 +19,15 @@ label="metrics: a header and 150 steps"
 check [ "$(head -1 "$tmp/m.csv")" = \
   "step,seconds,step_seconds,tokens_per_sec,loss,balance_loss,z_loss,expert_load_max_over_mean,dropped_fraction,val_loss,val_perplexity" ] &&
   [ "$(wc -l < "$tmp/m.csv")" -eq 151 ]
-"$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 150 --tensor-parallel 2 > "$tmp/tp.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --tensor-parallel 2"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/tp.txt" "--tensor-parallel 2" "$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 150 --tensor-parallel 2
 label="tensor parallel 2 ends at one process's validation loss ($(val_loss "$tmp/one.txt"), $(val_loss "$tmp/tp.txt"))"
 check close "$(val_loss "$tmp/one.txt")" "$(val_loss "$tmp/tp.txt")" 0.002
 # 10 steps: routing is discrete, so float differences of the two layouts' sums may flip a choice
 # and part the runs further on (after 40 steps they were 0.0003 apart in one build, 0.004 in the next).
 moe=(--moe-experts 4 --moe-every 2)
-"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 10 > "$tmp/dp.txt" 2> "$tmp/err" ||
-  { echo "FAIL: 2 replicas, experts on each"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 10 --expert-parallel 2 > "$tmp/ep.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --expert-parallel 2"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/dp.txt" "2 replicas, experts on each" "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 10
+runs "$tmp/ep.txt" "--expert-parallel 2" "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 10 \
+  --expert-parallel 2
 label="experts split over 2 processes end where replicated experts do ($(val_loss "$tmp/dp.txt"), $(val_loss "$tmp/ep.txt"))"
 check close "$(val_loss "$tmp/dp.txt")" "$(val_loss "$tmp/ep.txt")" 0.002
 label="the MoE run reports its routing"
@@ -38,12 +35,12 @@ check grep -qE "balance [0-9.]+, z [0-9.]+, load max/mean [0-9.]+, dropped [0-9.
 
 # A run checkpointed at step 20 and resumed to 40 (2 processes, experts split) ends where the
 # uninterrupted 40-step run ends, to the last digit; another layout or a damaged file is refused.
-"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 > "$tmp/ep40.txt" 2> "$tmp/err" ||
-  { echo "FAIL: 40 steps, experts split"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 20 --expert-parallel 2 --checkpoint "$tmp/ck" \
-  > "$tmp/first.txt" 2> "$tmp/err" || { echo "FAIL: checkpointed run"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 --expert-parallel 2 --resume "$tmp/ck" \
-  > "$tmp/resumed.txt" 2> "$tmp/err" || { echo "FAIL: resumed run"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/ep40.txt" "40 steps, experts split" "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 \
+  --expert-parallel 2
+runs "$tmp/first.txt" "checkpointed run" "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 20 \
+  --expert-parallel 2 --checkpoint "$tmp/ck"
+runs "$tmp/resumed.txt" "resumed run" "$mpirun" -np 2 "$parasol" "${lm[@]}" "${moe[@]}" --steps 40 \
+  --expert-parallel 2 --resume "$tmp/ck"
 label="a run resumed at step 20 ends as the uninterrupted one ($(val_loss "$tmp/ep40.txt"), $(val_loss "$tmp/resumed.txt"))"
 check [ "$(val_loss "$tmp/ep40.txt")" = "$(val_loss "$tmp/resumed.txt")" ] && grep -q "resuming .* at step 20 of 40" "$tmp/resumed.txt"
 expect 2 "a checkpoint of 2 ranks (tensor parallel 1, expert parallel 2)" -- \
@@ -57,12 +54,11 @@ expect 2 "rank-1.step-20.bin" -- \
 # batch ends (the validation loss of 2 processes is over twice the --eval-batches, so it is not the
 # figure to compare); with experts split over the ranks the layout must stay (above).
 mapfile -t lm1 < <(without --batch "${lm[@]}")
-"$parasol" "${lm1[@]}" --batch 16 --steps 40 > "$tmp/one40.txt" 2> "$tmp/err" ||
-  { echo "FAIL: 40 steps on 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 20 --checkpoint "$tmp/ck3" > /dev/null 2> "$tmp/err" ||
-  { echo "FAIL: checkpointed on 2 processes"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$parasol" "${lm1[@]}" --batch 16 --steps 40 --resume "$tmp/ck3" > "$tmp/resized.txt" 2> "$tmp/err" ||
-  { echo "FAIL: resumed on 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one40.txt" "40 steps on 1 process" "$parasol" "${lm1[@]}" --batch 16 --steps 40
+runs /dev/null "checkpointed on 2 processes" "$mpirun" -np 2 "$parasol" "${lm[@]}" --steps 20 \
+  --checkpoint "$tmp/ck3"
+runs "$tmp/resized.txt" "resumed on 1 process" "$parasol" "${lm1[@]}" --batch 16 --steps 40 \
+  --resume "$tmp/ck3"
 label="resumed on 1 process, it ends where 1 process ends ($(val_loss "$tmp/one40.txt"), $(val_loss "$tmp/resized.txt"))"
 check close "$(val_loss "$tmp/one40.txt")" "$(val_loss "$tmp/resized.txt")" 0.001 &&
   grep -q "resuming .* at step 20 of 40" "$tmp/resized.txt"

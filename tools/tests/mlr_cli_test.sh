@@ -9,8 +9,8 @@ loss() { grep '^final:' "$1" | sed 's/.*train loss \([^,]*\),.*/\1/'; }
 letter="$data/libsvm/letter-1000"
 run=(mlr --data "$letter" --test "$letter" --batch 16 --lr 1)
 for c in sfb ps; do
-  "$mpirun" -np 2 "$parasol" "${run[@]}" --epochs 3 --comm "$c" --metrics "$tmp/$c.csv" > "$tmp/$c.txt" 2> "$tmp/err" ||
-    { echo "FAIL: mlr --comm $c under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+  runs "$tmp/$c.txt" "mlr --comm $c under mpirun" "$mpirun" -np 2 "$parasol" "${run[@]}" --epochs 3 \
+    --comm "$c" --metrics "$tmp/$c.csv"
 done
 a=$(loss "$tmp/sfb.txt"); b=$(loss "$tmp/ps.txt")
 label="2 processes: sufficient factors and the parameter server under BSP end at the same loss ($a, $b)"
@@ -18,10 +18,10 @@ check awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-6 && 
 label="metrics: a header and one row per epoch"
 check [ "$(head -1 "$tmp/sfb.csv")" = "epoch,steps,seconds,train_loss,test_accuracy,bytes_sent" ] &&
   [ "$(wc -l < "$tmp/sfb.csv")" -eq 4 ]
-"$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 1 --checkpoint "$tmp/ckpt" > /dev/null 2> "$tmp/err" ||
-  { echo "FAIL: --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 3 --resume "$tmp/ckpt" > "$tmp/resumed.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs /dev/null "--checkpoint" "$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 1 \
+  --checkpoint "$tmp/ckpt"
+runs "$tmp/resumed.txt" "--resume" "$mpirun" -np 2 "$parasol" "${run[@]}" --comm ps --epochs 3 \
+  --resume "$tmp/ckpt"
 c=$(loss "$tmp/resumed.txt")
 label="a run resumed from epoch 1's checkpoint ends at the uninterrupted run's loss ($c, $b)"
 check awk -v a="$c" -v b="$b" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-6 && -d < 1e-6) }'
@@ -38,8 +38,8 @@ for cls in apples boats cars; do
     printf 'the %s story number %s about %s and more %s words\n' "$cls" "$i" "$cls" "$cls" > "$tmp/text/$cls/$i"
   done
 done
-"$parasol" mlr --corpus "$tmp/text" --min-count 2 --epochs 20 --lr 2 --batch 3 --test-corpus "$tmp/text" \
-  --save-features "$tmp/features" > "$tmp/text.txt" 2> "$tmp/err" || { cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/text.txt" "mlr --corpus" "$parasol" mlr --corpus "$tmp/text" --min-count 2 --epochs 20 --lr 2 \
+  --batch 3 --test-corpus "$tmp/text" --save-features "$tmp/features"
 label="text folders: 18 documents in 3 classes, learnt (test accuracy 1), features saved"
 check grep -q "18 documents, 3 classes" "$tmp/text.txt" && grep -q "test accuracy 1.0000" "$tmp/text.txt" &&
   [ "$(wc -l < "$tmp/features/train.svm")" -eq 18 ]

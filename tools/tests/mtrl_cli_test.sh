@@ -10,10 +10,9 @@ ev() { grep '^final:' "$1" | sed 's/.*explained variance \([^,]*\),.*/\1/'; }
 
 schools="$data/school/school-20.csv"
 run=(mtrl --data "$schools" --split 0.7 --lambda2 0.1 --epsilon 1e-3 --tolerance 1e-9 --iterations 2000)
-"$parasol" "${run[@]}" --metrics "$tmp/m.csv" --model "$tmp/model.csv" --relationships "$tmp/rel.csv" \
-  > "$tmp/one.txt" 2> "$tmp/err" || { echo "FAIL: mtrl, 1 process"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${run[@]}" > "$tmp/two.txt" 2> "$tmp/err" ||
-  { echo "FAIL: mtrl under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one.txt" "mtrl, 1 process" "$parasol" "${run[@]}" --metrics "$tmp/m.csv" --model "$tmp/model.csv" \
+  --relationships "$tmp/rel.csv"
+runs "$tmp/two.txt" "mtrl under mpirun" "$mpirun" -np 2 "$parasol" "${run[@]}"
 a=$(objective "$tmp/one.txt"); b=$(objective "$tmp/two.txt")
 label="1 and 2 processes converge to the same objective ($a, $b)"
 check grep -q "^final: converged" "$tmp/two.txt" && close "$a" "$b" 1e-6
@@ -34,10 +33,9 @@ check awk -F, 'NR == 2 { exit !($2 > 10 && $2 < 40) }' "$tmp/model.csv"
 
 short=(mtrl --data "$schools" --split 0.7 --tolerance 0)
 "$mpirun" -np 2 "$parasol" "${short[@]}" --iterations 6 > "$tmp/whole.txt" 2> "$tmp/err" || cat "$tmp/err"
-"$mpirun" -np 2 "$parasol" "${short[@]}" --iterations 3 --checkpoint "$tmp/ckpt" > /dev/null 2> "$tmp/err" ||
-  { echo "FAIL: --checkpoint"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${short[@]}" --iterations 6 --resume "$tmp/ckpt" > "$tmp/resumed.txt" 2> "$tmp/err" ||
-  { echo "FAIL: --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs /dev/null "--checkpoint" "$mpirun" -np 2 "$parasol" "${short[@]}" --iterations 3 --checkpoint "$tmp/ckpt"
+runs "$tmp/resumed.txt" "--resume" "$mpirun" -np 2 "$parasol" "${short[@]}" --iterations 6 \
+  --resume "$tmp/ckpt"
 a=$(objective "$tmp/whole.txt"); b=$(objective "$tmp/resumed.txt")
 label="a run resumed from iteration 3's checkpoint ends at the uninterrupted run's objective ($a, $b)"
 check close "$a" "$b" 1e-7

@@ -24,11 +24,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 hosts=$root/scripts/netns-hosts.sh
 prefix=pmh$(($$ % 100000))
 export NETNS_PREFIX=$prefix
-if [ "$(id -u)" -ne 0 ] || ! ip netns add "$prefix-probe" 2>/dev/null; then
-  echo "skipped: needs root and network namespaces"
-  exit 77
-fi
-ip netns del "$prefix-probe"
+bash "$hosts" usable "$prefix" || { echo "skipped: needs root and network namespaces"; exit 77; }
 tmp=$(mktemp -d)
 # A memory cgroup for each of hosts 1 and 2 (cgroup v1's memory controller, mounted again outside
 # /sys, which `ip netns exec` replaces with the namespace's own); a process joins its host's

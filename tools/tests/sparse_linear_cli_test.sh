@@ -26,10 +26,8 @@ expect 2 "$data/libsvm/housing_scale: logistic regression needs labels of two va
 
 final() { grep '^final:' "$1" | sed 's/.*objective \([^,]*\),.*/\1/'; }
 run=(lasso --data "$data/riboflavin/riboflavin-500.csv" --lambda 0.05 --tolerance 1e-9 --schedule-size 8)
-"$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2>"$tmp/err" \
-  || { echo "FAIL: lasso"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model" > "$tmp/two.txt" 2>"$tmp/err" \
-  || { echo "FAIL: lasso under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one.txt" "lasso" "$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv"
+runs "$tmp/two.txt" "lasso under mpirun" "$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model"
 one=$(final "$tmp/one.txt")
 two=$(final "$tmp/two.txt")
 if [ -n "$one" ] && awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; exit !(d < 1e-9 * a && -d < 1e-9 * a) }'; then
@@ -47,10 +45,8 @@ else
 fi
 
 run=(logreg --data "$data/libsvm/a9a-2000" --lambda 0.003 --tolerance 1e-9)
-"$parasol" "${run[@]}" --model "$tmp/lr1.model" > "$tmp/lr1.txt" 2>"$tmp/err" \
-  || { echo "FAIL: logreg"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${run[@]}" --threads 2 > "$tmp/lr2.txt" 2>"$tmp/err" \
-  || { echo "FAIL: logreg under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/lr1.txt" "logreg" "$parasol" "${run[@]}" --model "$tmp/lr1.model"
+runs "$tmp/lr2.txt" "logreg under mpirun" "$mpirun" -np 2 "$parasol" "${run[@]}" --threads 2
 one=$(final "$tmp/lr1.txt")
 two=$(final "$tmp/lr2.txt")
 if [ -n "$one" ] && awk -v a="$one" -v b="$two" 'BEGIN { d = a - b; exit !(d < 1e-8 * a && -d < 1e-8 * a) }' &&

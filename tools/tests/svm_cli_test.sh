@@ -47,8 +47,8 @@ done
 # 26 classes, one machine per pair (325), as LIBSVM: the same support vectors and votes.
 letter="$data/libsvm/letter-1000"
 svm-train -c 4 -g 0.5 "$letter" "$tmp/letter.libsvm.model" > "$tmp/letter.libsvm.txt"
-"$parasol" svm --data "$letter" --c 4 --gamma 0.5 --model "$tmp/letter.model" > "$tmp/letter.txt" 2> "$tmp/err" ||
-  { echo "FAIL: parasol svm on letter"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/letter.txt" "parasol svm on letter" "$parasol" svm --data "$letter" --c 4 --gamma 0.5 \
+  --model "$tmp/letter.model"
 sv_l=$(grep -o 'Total nSV = [0-9]*' "$tmp/letter.libsvm.txt" | awk '{print $4}')
 sv_p=$(grep -o 'Total nSV = [0-9]*' "$tmp/letter.txt" | awk '{print $4}')
 label="letter, 26 classes: $sv_p support vectors, svm-train $sv_l (within 1%)"; check close "$sv_p" "$sv_l" 0.01
@@ -63,10 +63,8 @@ label="letter: parasol svm-predict with svm-train's model gives svm-predict's la
 check cmp -s "$tmp/letter.pred.parasol" "$tmp/letter.pred.ref"
 
 run=(svm --data "$train" --gamma 0.05 --c 1 --elimination earliest --progress-every 100)
-"$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv" > "$tmp/one.txt" 2> "$tmp/err" ||
-  { echo "FAIL: svm"; cat "$tmp/err"; failures=$((failures + 1)); }
-"$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model" > "$tmp/two.txt" 2> "$tmp/err" ||
-  { echo "FAIL: svm under mpirun"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/one.txt" "svm" "$parasol" "${run[@]}" --model "$tmp/one.model" --metrics "$tmp/one.csv"
+runs "$tmp/two.txt" "svm under mpirun" "$mpirun" -np 2 "$parasol" "${run[@]}" --model "$tmp/two.model"
 label="1 and 2 processes write the same model (SV coefficients bit for bit, rho to 1e-12)"
 check cmp -s <(grep -v '^rho' "$tmp/one.model") <(grep -v '^rho' "$tmp/two.model") &&
   close "$(grep '^rho' "$tmp/one.model" | cut -d' ' -f2)" "$(grep '^rho' "$tmp/two.model" | cut -d' ' -f2)" 1e-12
@@ -91,8 +89,8 @@ for _ in $(seq 1500); do
 done
 kill -9 "$pid"; wait "$pid" 2>/dev/null
 done_pairs=$(awk '$1 == "pairs_done" { print $2 }' "$tmp/ck/svm.txt")
-"$mpirun" -np 2 "$parasol" svm --data "$letter" --c 4 --gamma 0.5 --resume "$tmp/ck" --model "$tmp/resumed.model" \
-  > "$tmp/resumed.txt" 2> "$tmp/err" || { echo "FAIL: svm --resume"; cat "$tmp/err"; failures=$((failures + 1)); }
+runs "$tmp/resumed.txt" "svm --resume" "$mpirun" -np 2 "$parasol" svm --data "$letter" --c 4 --gamma 0.5 \
+  --resume "$tmp/ck" --model "$tmp/resumed.model"
 label="killed after $done_pairs of 325 machines, resumed: the same model as without a stop"
 check [ "$done_pairs" -lt 325 ] && [ "$(grep -c 'from the checkpoint' "$tmp/resumed.txt")" -eq "$done_pairs" ] &&
   cmp -s "$tmp/resumed.model" "$tmp/letter.model"
