@@ -11,7 +11,7 @@ expect 2 "$tmp/unordered.svm:2: feature index 2 after 3: indices must be strictl
 printf 'a,b\n1,2\n' > "$tmp/nolabel.csv"
 expect 2 "$tmp/nolabel.csv:1: no column named 'y' (the label) in the header" -- \
   "$parasol" lasso --data "$tmp/nolabel.csv" --lambda 0.1
-expect 2 "--scheduler fifo: expected priority, random, cyclic or shuffled" -- \
+expect 2 "unknown --scheduler 'fifo' (expected priority, random, cyclic or shuffled)" -- \
   "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda 0.1 --scheduler fifo
 expect 2 "give --lambda or --lambda-path" -- "$parasol" lasso --data "$data/libsvm/housing_scale"
 expect 2 "--lambda: 'nan' is not a finite number" -- "$parasol" lasso --data "$data/libsvm/housing_scale" --lambda nan

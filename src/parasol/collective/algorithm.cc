@@ -12,21 +12,20 @@
 #include "parasol/collective/topology.h"
 #include "parasol/collective/torus2d.h"
 #include "parasol/collective/treepack.h"
+#include "parasol/core/enum_names.h"
 #include "parasol/core/error.h"
 
 namespace parasol::collective {
 
 namespace {
 
-struct Named {
-  AllreduceAlgorithm algo;
-  const char* name;
-};
-
-constexpr Named kNames[] = {
+// "hd" and "rabenseifner": other names users know halving-doubling by.
+constexpr EnumName<AllreduceAlgorithm> kAlgorithmNames[] = {
     {AllreduceAlgorithm::kAuto, "auto"},
     {AllreduceAlgorithm::kRing, "ring"},
     {AllreduceAlgorithm::kHalvingDoubling, "halving-doubling"},
+    {AllreduceAlgorithm::kHalvingDoubling, "hd"},
+    {AllreduceAlgorithm::kHalvingDoubling, "rabenseifner"},
     {AllreduceAlgorithm::kTorus2d, "torus2d"},
     {AllreduceAlgorithm::kMultiring, "multiring"},
     {AllreduceAlgorithm::kTreepack, "treepack"},
@@ -42,22 +41,10 @@ constexpr uint64_t kPowerOfTwoRingMinBytes = 8 * 1024 * 1024;
 
 }  // namespace
 
-std::string_view AllreduceAlgorithmName(AllreduceAlgorithm a) {
-  for (const auto& n : kNames) {
-    if (n.algo == a) return n.name;
-  }
-  return "unknown";
-}
+std::string_view AllreduceAlgorithmName(AllreduceAlgorithm a) { return NameOf(kAlgorithmNames, a); }
 
 AllreduceAlgorithm ParseAllreduceAlgorithm(std::string_view name) {
-  for (const auto& n : kNames) {
-    if (name == n.name) return n.algo;
-  }
-  if (name == "hd" || name == "rabenseifner") return AllreduceAlgorithm::kHalvingDoubling;
-  std::string valid;
-  for (const auto& n : kNames) valid += std::string(valid.empty() ? "" : ", ") + n.name;
-  throw InvalidArgumentError(
-      fmt::format("unknown allreduce algorithm '{}' (expected one of: {})", name, valid));
+  return ParseName(kAlgorithmNames, name, "allreduce algorithm");
 }
 
 const std::vector<AllreduceAlgorithm>& AllAllreduceAlgorithms() {

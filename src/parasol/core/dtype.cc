@@ -1,28 +1,21 @@
 #include "parasol/core/dtype.h"
 
-#include <string>
-
-#include "parasol/core/error.h"
+#include "parasol/core/enum_names.h"
 
 namespace parasol {
 
-std::string_view DTypeName(DType t) {
-  switch (t) {
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-  }
-  return "unknown";
-}
+namespace {
 
-DType ParseDType(std::string_view name) {
-  if (name == "float32" || name == "float" || name == "f32") return DType::kFloat32;
-  if (name == "float64" || name == "double" || name == "f64") return DType::kFloat64;
-  if (name == "int32" || name == "i32") return DType::kInt32;
-  if (name == "int64" || name == "i64") return DType::kInt64;
-  throw InvalidArgumentError("unknown dtype '" + std::string(name) +
-                             "' (expected float32, float64, int32 or int64)");
-}
+constexpr EnumName<DType> kDTypeNames[] = {{DType::kFloat32, "float32"}, {DType::kFloat32, "float"},
+                                           {DType::kFloat32, "f32"},     {DType::kFloat64, "float64"},
+                                           {DType::kFloat64, "double"},  {DType::kFloat64, "f64"},
+                                           {DType::kInt32, "int32"},     {DType::kInt32, "i32"},
+                                           {DType::kInt64, "int64"},     {DType::kInt64, "i64"}};
+
+}  // namespace
+
+std::string_view DTypeName(DType t) { return NameOf(kDTypeNames, t); }
+
+DType ParseDType(std::string_view name) { return ParseName(kDTypeNames, name, "dtype"); }
 
 }  // namespace parasol

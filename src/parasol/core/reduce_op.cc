@@ -4,7 +4,7 @@
 #include <string>
 #include <type_traits>
 
-#include "parasol/core/error.h"
+#include "parasol/core/enum_names.h"
 
 namespace parasol {
 namespace {
@@ -74,24 +74,15 @@ ReduceFn3 ForType3(ReduceOp op) {
 
 }  // namespace
 
-std::string_view ReduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kProduct: return "product";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
-  }
-  return "unknown";
-}
+constexpr EnumName<ReduceOp> kReduceOpNames[] = {{ReduceOp::kSum, "sum"},
+                                                 {ReduceOp::kProduct, "product"},
+                                                 {ReduceOp::kProduct, "prod"},
+                                                 {ReduceOp::kMin, "min"},
+                                                 {ReduceOp::kMax, "max"}};
 
-ReduceOp ParseReduceOp(std::string_view name) {
-  if (name == "sum") return ReduceOp::kSum;
-  if (name == "prod" || name == "product") return ReduceOp::kProduct;
-  if (name == "min") return ReduceOp::kMin;
-  if (name == "max") return ReduceOp::kMax;
-  throw InvalidArgumentError("unknown reduce op '" + std::string(name) +
-                             "' (expected sum, product, min or max)");
-}
+std::string_view ReduceOpName(ReduceOp op) { return NameOf(kReduceOpNames, op); }
+
+ReduceOp ParseReduceOp(std::string_view name) { return ParseName(kReduceOpNames, name, "reduce op"); }
 
 ReduceFn3 GetReduceFn3(DType dtype, ReduceOp op) {
   switch (dtype) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "parasol/core/enum_names.h"
 #include "parasol/core/error.h"
 
 namespace parasol::modelpar {
@@ -18,24 +19,14 @@ constexpr double kUnvisited = 1e200;
 size_t LowBit(size_t k) { return k & (~k + 1); }
 }  // namespace
 
-Order ParseOrder(std::string_view name) {
-  if (name == "priority") return Order::kPriority;
-  if (name == "random") return Order::kRandom;
-  if (name == "cyclic") return Order::kCyclic;
-  if (name == "shuffled") return Order::kShuffled;
-  throw InvalidArgumentError(
-      fmt::format("--scheduler {}: expected priority, random, cyclic or shuffled", name));
-}
+constexpr EnumName<Order> kOrderNames[] = {{Order::kPriority, "priority"},
+                                           {Order::kRandom, "random"},
+                                           {Order::kCyclic, "cyclic"},
+                                           {Order::kShuffled, "shuffled"}};
 
-std::string_view OrderName(Order order) {
-  switch (order) {
-    case Order::kPriority: return "priority";
-    case Order::kRandom: return "random";
-    case Order::kCyclic: return "cyclic";
-    case Order::kShuffled: return "shuffled";
-  }
-  return "?";
-}
+Order ParseOrder(std::string_view name) { return ParseName(kOrderNames, name, "--scheduler"); }
+
+std::string_view OrderName(Order order) { return NameOf(kOrderNames, order); }
 
 CoordinateScheduler::CoordinateScheduler(uint32_t coordinates, const SchedulerOptions& options)
     : n_(coordinates), options_(options), rng_(options.seed), unvisited_(coordinates) {

@@ -4,30 +4,27 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/enum_names.h"
 #include "parasol/core/error.h"
 #include "parasol/core/flat_map.h"
 #include "parasol/core/text_fields.h"
 
 namespace parasol::ps {
 
-std::string_view ConsistencyName(Consistency c) {
-  switch (c) {
-    case Consistency::kBsp: return "bsp";
-    case Consistency::kSsp: return "ssp";
-    case Consistency::kEssp: return "essp";
-    case Consistency::kVap: return "vap";
-    case Consistency::kAsp: return "asp";
-  }
-  return "?";
-}
+namespace {
+
+constexpr EnumName<Consistency> kConsistencyNames[] = {{Consistency::kBsp, "bsp"},
+                                                       {Consistency::kSsp, "ssp"},
+                                                       {Consistency::kEssp, "essp"},
+                                                       {Consistency::kVap, "vap"},
+                                                       {Consistency::kAsp, "asp"}};
+
+}  // namespace
+
+std::string_view ConsistencyName(Consistency c) { return NameOf(kConsistencyNames, c); }
 
 Consistency ParseConsistency(std::string_view name) {
-  for (Consistency c :
-       {Consistency::kBsp, Consistency::kSsp, Consistency::kEssp, Consistency::kVap, Consistency::kAsp}) {
-    if (name == ConsistencyName(c)) return c;
-  }
-  throw InvalidArgumentError(
-      fmt::format("unknown consistency model '{}' (expected bsp, ssp, essp, vap or asp)", name));
+  return ParseName(kConsistencyNames, name, "consistency model");
 }
 
 std::string ConsistencySpec::ToString() const {

@@ -1,32 +1,22 @@
 #include "parasol/apps/svm/kernel.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 
-#include "parasol/core/error.h"
+#include "parasol/core/enum_names.h"
 
 namespace parasol::apps::svm {
 
-KernelType ParseKernelType(std::string_view name) {
-  if (name == "linear") return KernelType::kLinear;
-  if (name == "poly" || name == "polynomial") return KernelType::kPolynomial;
-  if (name == "rbf") return KernelType::kRbf;
-  if (name == "sigmoid") return KernelType::kSigmoid;
-  throw InvalidArgumentError(
-      fmt::format("unknown kernel '{}' (expected linear, poly, rbf or sigmoid)", name));
-}
+// "polynomial" is LIBSVM's model files' name; "poly" the shorter spelling users type.
+constexpr EnumName<KernelType> kKernelNames[] = {{KernelType::kLinear, "linear"},
+                                                 {KernelType::kPolynomial, "polynomial"},
+                                                 {KernelType::kPolynomial, "poly"},
+                                                 {KernelType::kRbf, "rbf"},
+                                                 {KernelType::kSigmoid, "sigmoid"}};
 
-std::string_view KernelName(KernelType type) {
-  switch (type) {
-    case KernelType::kLinear: return "linear";
-    case KernelType::kPolynomial: return "polynomial";
-    case KernelType::kRbf: return "rbf";
-    case KernelType::kSigmoid: return "sigmoid";
-  }
-  return "?";
-}
+KernelType ParseKernelType(std::string_view name) { return ParseName(kKernelNames, name, "kernel"); }
+
+std::string_view KernelName(KernelType type) { return NameOf(kKernelNames, type); }
 
 KernelMatrix::KernelMatrix(const data::Dataset& d, KernelParams params)
     : params_(params), feature_ids_(data::UsedFeatures(d)) {

@@ -9,28 +9,21 @@
 
 #include "parasol/apps/svm/kernel_cache.h"
 #include "parasol/collective/collectives.h"
+#include "parasol/core/enum_names.h"
 #include "parasol/core/error.h"
 
 namespace parasol::apps::svm {
 
+constexpr EnumName<Elimination> kEliminationNames[] = {{Elimination::kNone, "none"},
+                                                       {Elimination::kEarliest, "earliest"},
+                                                       {Elimination::kStandard, "standard"},
+                                                       {Elimination::kLazy, "lazy"}};
+
 Elimination ParseElimination(std::string_view name) {
-  if (name == "none") return Elimination::kNone;
-  if (name == "earliest") return Elimination::kEarliest;
-  if (name == "standard") return Elimination::kStandard;
-  if (name == "lazy") return Elimination::kLazy;
-  throw InvalidArgumentError(
-      fmt::format("unknown elimination '{}' (expected none, earliest, standard or lazy)", name));
+  return ParseName(kEliminationNames, name, "elimination");
 }
 
-std::string_view EliminationName(Elimination e) {
-  switch (e) {
-    case Elimination::kNone: return "none";
-    case Elimination::kEarliest: return "earliest";
-    case Elimination::kStandard: return "standard";
-    case Elimination::kLazy: return "lazy";
-  }
-  return "?";
-}
+std::string_view EliminationName(Elimination e) { return NameOf(kEliminationNames, e); }
 
 namespace {
 
