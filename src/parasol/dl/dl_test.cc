@@ -367,7 +367,6 @@ TEST(Training, AdaptiveBatchDoubledHalfWayMatchesTheFixedBatch) {
   EXPECT_LT(r.progress, 602);
   EXPECT_LT(r.steps_done - 300, 300);
   EXPECT_GE(r.steps_done - 300, 150);
-  std::filesystem::remove_all(tmp);
 }
 
 TEST(Training, ResumeEqualsAStraightRun) {
@@ -416,7 +415,6 @@ TEST(Training, AFailedCheckpointLeavesThePreviousOne) {
         TrainOn(1, resume, &r);
         EXPECT_EQ(r.first_step, 2) << "resumed from the previous checkpoint";
       });
-  std::filesystem::remove_all(dir);
 }
 
 // A torn or corrupted training checkpoint is refused naming the file; the checksum catches a
@@ -592,7 +590,6 @@ TEST(Training, ABatchFileChangesTheBatchInPlaceAsAResumeWould) {
   InProcessWorld one(1);
   errors = RunRanks(one, [&](comm::Context& ctx) { Train(ctx, fixed); });
   EXPECT_THAT(comm::testing::Message(errors[0]), ::testing::HasSubstr("--batch-file needs --adaptive-batch"));
-  std::filesystem::remove_all(tmp);
 }
 
 TEST(Faults, DeadPeerEndsEveryRankWithAnError) {

@@ -256,7 +256,6 @@ TEST(LiveJobs, AnAdaptiveBatchGrowsWithTheMeasuredNoise) {
   EXPECT_EQ(fixed->ChooseBatch(2), 64);
   EXPECT_FALSE(fixed->AllowsReplicas(3));
   EXPECT_EQ(Lines(base / "fixed" / "args.txt")[0].find("--adaptive-batch"), std::string::npos);
-  fs::remove_all(base);
 }
 
 // A resized job resumes from its last checkpoint whichever trainer wrote it: the image models'
@@ -308,7 +307,6 @@ TEST(LiveJobs, AnAdaptiveBatchChangesInPlaceWhileItRuns) {
   EXPECT_FALSE(quiet->BetterBatch(1.05).has_value());
   EXPECT_EQ(quiet->batch(), 64);
   quiet->Stop(Deadline::After(std::chrono::seconds(20)));
-  fs::remove_all(base);
 }
 
 // A run on named hosts goes through the launcher with their ranks (as mpirun's --host takes
@@ -343,7 +341,6 @@ TEST(LiveJobs, AJobOnHostsIsLaunchedThereAndRequeuedWhenLost) {
   job.Abandon("job j: gone");
   EXPECT_EQ(job.state(), LiveJob::State::kFailed);
   EXPECT_EQ(job.failure(), "job j: gone");
-  fs::remove_all(dir);
 }
 
 // Waits (at most 20 s) until `path` has a line containing `text`.
@@ -416,7 +413,6 @@ TEST(LiveCluster, ALostHostThatAnswersAgainRejoins) {
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_GT(r.jobs[0].completion_time, 0);
   EXPECT_GT(r.jobs[1].completion_time, 0);
-  fs::remove_all(dir);
 }
 
 // A new job runs on one GPU until it has measured itself; a round follows that measurement (not
@@ -460,7 +456,6 @@ TEST(LiveCluster, AJobThatHasMeasuredItselfIsResizedBeforeTheInterval) {
   const auto args = Lines(dir / "args.txt");
   ASSERT_EQ(args.size(), 2u);
   EXPECT_THAT(args[1], HasSubstr("--batch 32 "));
-  fs::remove_all(dir);
 }
 
 // The schedule runs on the clock it is given: on a driven clock a job submitted at 30 s starts at
@@ -503,7 +498,6 @@ TEST(LiveCluster, AJobStartsAtItsSubmitTimeOnTheSchedulesClock) {
   EXPECT_THAT(log.str(), ::testing::StartsWith("    30.0 s  late: starts on 1 GPU\n"));
   ASSERT_EQ(r.jobs.size(), 1u);
   EXPECT_TRUE(r.failures.empty());
-  fs::remove_all(dir);
 }
 
 // Past the run's timeout on its clock, the run ends with an error naming the jobs left: here a
@@ -534,7 +528,6 @@ TEST(LiveCluster, TheRunsTimeoutIsCountedOnItsClock) {
   EXPECT_THAT([&] { run.get(); }, ::testing::ThrowsMessage<TimeoutError>(
                                       HasSubstr("not finished after 100 s: stuck (at step 0")));
   EXPECT_EQ(clock.Now() - start, std::chrono::seconds(101));
-  fs::remove_all(dir);
 }
 
 TEST(LiveJobs, GoodputPolicyGivesOnlyCountsThatSplitTheBatch) {

@@ -115,7 +115,6 @@ TEST(GraphTest, AFolderNeedsExactlyOneContentFile) {
   EXPECT_EQ(ReadGraphDir(dir.string()).vertices, 1u);
   std::ofstream(dir / "b.content") << "0 0 train\n";
   EXPECT_THROW(ReadGraphDir(dir.string()), IoError);
-  std::filesystem::remove_all(dir);
 }
 
 // Every rank's rows together are the graph's: each vertex owned once, each ghost owned by the

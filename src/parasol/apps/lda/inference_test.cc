@@ -115,7 +115,6 @@ TEST(LdaModelFile, KeepsAFittedAlpha) {
   } catch (const ParseError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("model.txt:2: 2 alpha values for 3 topics"));
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

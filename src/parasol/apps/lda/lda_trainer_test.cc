@@ -249,7 +249,6 @@ TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
   fs::remove(dir / "two" / "meta.txt");
   o.resume_dir = (dir / "two").string();
   EXPECT_THAT(ErrorOf(1, Ap(), o), HasSubstr("meta.txt: cannot open"));
-  fs::remove_all(dir);
 }
 
 // The fitted alpha of each true topic: that of the learned topic nearest it (total variation).
@@ -334,7 +333,6 @@ TEST(LdaTrainer, ResumeGoesOnWithTheFittedHyperparameters) {
   EXPECT_EQ(resumed.params.topic_alpha, straight.params.topic_alpha);
   EXPECT_EQ(resumed.params.beta, straight.params.beta);
   EXPECT_EQ(resumed.doc_topics, straight.doc_topics);
-  fs::remove_all(dir);
 }
 
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through the
@@ -357,7 +355,6 @@ TEST(LdaTrainer, AFailedCheckpointLeavesThePreviousOne) {
         EXPECT_EQ(ReadMeta(dir.string()).iteration, 4u) << "the previous checkpoint";
         EXPECT_EQ(TrainOnRanks(1, Ap(), resume)[0].first_iteration, 4u);
       });
-  fs::remove_all(dir);
 }
 
 // A process that dies mid-training ends the others' runs with an error naming it, by the

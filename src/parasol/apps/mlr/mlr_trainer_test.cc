@@ -213,7 +213,6 @@ TEST(MlrTest, AResumedRunTakesTheUninterruptedRunsSteps) {
     }
   });
   comm::testing::ExpectNoErrors(errors);
-  std::filesystem::remove_all(dir);
 }
 
 // A checkpoint whose weights cannot be written (a failed write, a full disk, a crash half-way)

@@ -290,7 +290,6 @@ TEST(MtrlTest, AResumedRunContinuesWhereTheCheckpointLeftOff) {
   }
   errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) { TrainMtrl(ctx, s, nullptr, rest); });
   EXPECT_THAT(comm::testing::Message(errors[0]), testing::HasSubstr("alpha.bin: checksum mismatch"));
-  std::filesystem::remove_all(dir);
 }
 
 // A checkpoint that cannot be written (a failed write, a full disk, a crash half-way through
@@ -312,7 +311,6 @@ TEST(MtrlTest, AFailedCheckpointLeavesThePreviousOne) {
         EXPECT_EQ(TrainOnRanks(1, s, resume)[0].first_iteration, 4u)
             << "resumed from the previous checkpoint";
       });
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MtrlTest, RefusesBadOptionsAndUnknownTestTasks) {
