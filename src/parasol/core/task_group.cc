@@ -63,8 +63,8 @@ std::exception_ptr TaskGroup::Join(const std::function<void()>& poll, std::chron
   return chosen;
 }
 
-void TaskGroup::Wait(const std::function<void()>& poll) {
-  if (std::exception_ptr error = Join(poll)) std::rethrow_exception(error);
+void TaskGroup::Wait(const std::function<void()>& poll, std::chrono::microseconds interval) {
+  if (std::exception_ptr error = Join(poll, interval)) std::rethrow_exception(error);
 }
 
 }  // namespace parasol

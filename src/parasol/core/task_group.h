@@ -39,7 +39,8 @@ class TaskGroup {
   std::exception_ptr Join(const std::function<void()>& poll = {},
                           std::chrono::microseconds interval = std::chrono::microseconds(200));
   // Join, then rethrows its error.
-  void Wait(const std::function<void()>& poll = {});
+  void Wait(const std::function<void()>& poll = {},
+            std::chrono::microseconds interval = std::chrono::microseconds(200));
 
  private:
   void Note(std::exception_ptr error);
