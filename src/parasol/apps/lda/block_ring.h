@@ -53,6 +53,8 @@ class BlockRing {
   void Settle();
   // fn(id, topics) for the blocks held. REQUIRES: settled.
   void ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
+  // The same, for fn to set the blocks' topics.
+  void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring; the others send
   // theirs to it.
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);

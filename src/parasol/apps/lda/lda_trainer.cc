@@ -97,6 +97,7 @@ class Trainer {
   void Layout();
   void AssignBlocks();
   uint32_t Start();
+  void DrawFirstTopics();
   // Both passes over word block b (one process: the only block).
   void SampleBlock(uint32_t b, uint32_t iteration);
   // One round per thread: fn(thread, round) on every thread, topic totals merged after each;
@@ -364,14 +365,16 @@ uint32_t Trainer::Start() {
       UseParams();
     }
   }
+  const bool fresh = o_.resume_dir.empty();
+  if (distributed_ && fresh) DrawFirstTopics();
   totals_.assign(o_.params.topics, 0);
   const uint32_t* z = layout_.doc_topics();
   for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[z[i]];
   if (gibbs()) gibbs_counts_ = GibbsSampler::CountWords(layout_, o_.params.topics);
   if (!distributed_) return first;
-  // Each block makes one round, every process writing its tokens' topics into it.
+  // Resumed: each block makes one round, every process writing its tokens' topics into it.
   const uint32_t* wz = layout_.word_topics();
-  for (uint32_t step = 0; step < o_.blocks; ++step) {
+  for (uint32_t step = 0; !fresh && step < o_.blocks; ++step) {
     const uint32_t b = ring_->active_id();
     uint32_t* block = ring_->active();
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
@@ -384,6 +387,31 @@ uint32_t Trainer::Start() {
   synced_totals_.assign(o_.params.topics, 0);
   SumTotals();
   return first;
+}
+
+// Several processes, a fresh run: token i of word w (counting every process's tokens of w, by rank)
+// starts at the i-th draw of the stream (seed, w), so a process can set the topics of the blocks it
+// holds, every process's tokens, as well as its own: no round of the blocks over the link before
+// the first iteration (at 1 Gbit/s, 200 M tokens and two processes it took 6.4 s).
+void Trainer::DrawFirstTopics() {
+  constexpr uint64_t kFirstTopics = 0xfffffffe;  // RoundRng's threads never reach it
+  const uint32_t topics = o_.params.topics;
+  ring_->FillHeld([&](uint32_t b, uint32_t* block) {
+    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+      Rng rng(o_.seed, kFirstTopics, w, 0);
+      for (uint64_t i = 0; i < word_counts_[w]; ++i) block[in_block_[w] + i] = rng.Below(topics);
+    }
+  });
+  uint32_t* wz = layout_.word_topics();
+  uint32_t* dz = layout_.doc_topics();
+  const uint32_t* cross = layout_.word_cross();
+  for (uint32_t w = 0; w < layout_.num_words(); ++w) {
+    if (layout_.word_begin(w) == layout_.word_end(w)) continue;
+    Rng rng(o_.seed, kFirstTopics, w, 0);
+    for (uint32_t i = 0; i < before_[w]; ++i) rng.Next();  // the lower ranks' tokens of w
+    for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)
+      dz[cross[j]] = wz[j] = rng.Below(topics);
+  }
 }
 
 void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {

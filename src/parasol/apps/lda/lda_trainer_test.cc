@@ -165,6 +165,27 @@ TEST(LdaTrainer, ProcessesMatchOneProcess) {
   EXPECT_EQ(TrainOnRanks(1, Ap(), o)[0].block_bytes_sent, 0.0);
 }
 
+// A fresh run on several processes draws every token's first topic where its block and its document
+// both find it (DrawFirstTopics): the word-topic counts gathered from the blocks match the topic
+// totals counted from the documents, and every word's row holds all its tokens. A block that
+// disagreed with a document's copy would keep disagreeing on the tokens that never move.
+TEST(LdaTrainer, ProcessesStartWithBlocksThatAgreeWithTheDocuments) {
+  LdaOptions o = ApOptions();
+  o.iterations = 1;
+  o.eval_every = 0;
+  const std::vector<uint64_t> words = Ap().WordCounts();
+  for (int ranks : {2, 4}) {
+    const LdaResult r = TrainOnRanks(ranks, Ap(), o)[0];
+    std::vector<int64_t> by_topic(r.totals.size(), 0);
+    for (uint32_t w = 0; w < r.model.num_words(); ++w) {
+      int64_t row = 0;
+      r.model.ForEachNonzero(w, [&](uint32_t k, int32_t n) { by_topic[k] += n, row += n; });
+      ASSERT_EQ(row, static_cast<int64_t>(words[w])) << ranks << " ranks, word " << w;
+    }
+    EXPECT_EQ(by_topic, r.totals) << ranks << " ranks";
+  }
+}
+
 // Several processes wait for an iteration's last hand-over only before what reads every held block
 // (an evaluation, a fit, a checkpoint): the chain must not depend on where they wait.
 TEST(LdaTrainer, ProcessesGiveTheSameChainWhereverTheyWaitForTheLastBlock) {
