@@ -19,6 +19,9 @@ namespace parasol {
 
 class TaskGroup {
  public:
+  // How often Join and Wait call their `poll` unless told otherwise.
+  static constexpr std::chrono::microseconds kPollInterval{200};
+
   // pool null: each task runs on the owner's thread inside Run, and its error leaves Run.
   explicit TaskGroup(ThreadPool* pool);
   // Waits for the tasks not yet waited for; their errors are dropped (an error is already
@@ -37,10 +40,9 @@ class TaskGroup {
   // (work only the owner's thread may do, such as driving messages); its errors count as the
   // tasks'. Returns the error chosen as above, or null.
   std::exception_ptr Join(const std::function<void()>& poll = {},
-                          std::chrono::microseconds interval = std::chrono::microseconds(200));
+                          std::chrono::microseconds interval = kPollInterval);
   // Join, then rethrows its error.
-  void Wait(const std::function<void()>& poll = {},
-            std::chrono::microseconds interval = std::chrono::microseconds(200));
+  void Wait(const std::function<void()>& poll = {}, std::chrono::microseconds interval = kPollInterval);
 
  private:
   void Note(std::exception_ptr error);
