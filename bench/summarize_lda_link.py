@@ -28,7 +28,7 @@ def read_run(row):
     run["iteration_seconds"] = statistics.median(steps) if steps else None
     m = re.search(r"word-topic table ([0-9.]+) MB", out)
     run["model_mb"] = float(m.group(1)) if m else None
-    m = re.search(r"sampling ([0-9.]+) s, waiting for word blocks ([0-9.]+) s, summing topic totals ([0-9.]+) s; "
+    m = re.search(r"sampling ([0-9.]+) s, waiting for word blocks ([0-9.]+) s, waiting for topic totals ([0-9.]+) s; "
                   r"word blocks sent ([0-9.]+) MB", out)
     run["split"] = tuple(float(g) for g in m.groups()) if m else None
     err = [line for line in out.splitlines() if "error" in line.lower() or "parasol:" in line]
@@ -74,7 +74,7 @@ def main():
         sm, wt, su, mb = (statistics.median(x) for x in zip(*splits))
         model = med([r["model_mb"] for r in two])[0]
         print(f"\nPer iteration on 2 hosts (slowest process, medians): sampling {sm:.2f} s, waiting for word "
-              f"blocks {wt:.2f} s, summing topic totals {su:.2f} s; word blocks sent {mb:.0f} MB a process "
+              f"blocks {wt:.2f} s, waiting for topic totals {su:.2f} s; word blocks sent {mb:.0f} MB a process "
               f"({2 * mb:.0f} MB on the link an iteration; the word-topic table is {model:.0f} MB).")
     capped = by.get("one-capped", []) + by.get("two-hosts-capped", [])
     if capped:

@@ -281,7 +281,7 @@ class LdaCommand : public Command {
       if (ctx.size() > 1) {
         std::cout << fmt::format(
             "# per iteration (slowest process): sampling {:.3f} s, waiting for word blocks {:.3f} s, "
-            "summing topic totals {:.3f} s; word blocks sent {:.1f} MB a process\n",
+            "waiting for topic totals {:.3f} s; word blocks sent {:.1f} MB a process\n",
             r.sample_seconds, r.block_wait_seconds, r.totals_seconds, r.block_bytes_sent / 1e6);
       }
     }

@@ -24,7 +24,7 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, std::chron
       timeout_ms_(timeout_ms) {
   for (uint32_t i = 0; i < per_process_; ++i) {
     const uint32_t id = static_cast<uint32_t>(rank_) * per_process_ + i;
-    held_.push_back(Block{id, std::vector<uint32_t>(sizes_[id], 0)});
+    held_.push_back(Block{id, HugePageVector<uint32_t>(sizes_[id], 0)});
   }
   // The buffer the first block arrives in, made (and its pages touched) now rather than in the
   // first iteration's hand-over, where fresh pages cost the sampling (1 s at 200 MB on this VM).
@@ -99,6 +99,11 @@ void BlockRing::Settle() {
 
 void BlockRing::ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
   for (const Block& b : held_) fn(b.id, b.topics.data());
+}
+
+void BlockRing::ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
+  for (const Block& b : held_) fn(b.id, b.topics.data());
+  if (pending_) fn(leaving_.id, leaving_.topics.data());
 }
 
 void BlockRing::FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn) {

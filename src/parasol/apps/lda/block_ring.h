@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "parasol/comm/context.h"
+#include "parasol/core/huge_page_allocator.h"
 
 namespace parasol::apps::lda {
 
@@ -53,7 +54,11 @@ class BlockRing {
   void Settle();
   // fn(id, topics) for the blocks held. REQUIRES: settled.
   void ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
-  // The same, for fn to set the blocks' topics.
+  // fn(id, topics) for the blocks held and the one leaving while its hand-over is in flight (it
+  // is not written any more): every block of the ring at exactly one process, without waiting
+  // for a transfer. What arrives is its sender's to read.
+  void ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
+  // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
   void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring; the others send
   // theirs to it.
@@ -67,9 +72,11 @@ class BlockRing {
   double wait_seconds() const { return wait_seconds_; }
 
  private:
+  // On huge pages: the document pass reads a block's topics at random positions (a word's
+  // tokens), and with 4 KB pages each of those reads also missed the TLB.
   struct Block {
     uint32_t id = 0;
-    std::vector<uint32_t> topics;
+    HugePageVector<uint32_t> topics;
   };
   void Complete();
   void NotePeak();

@@ -3,6 +3,7 @@
 // that dies is an error naming it.
 #include "parasol/apps/lda/block_ring.h"
 
+#include <mutex>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -57,6 +58,33 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
       comm::testing::ExpectNoErrors(errors);
     }
   }
+}
+
+// Between hand-overs, while blocks are in flight, every block can be read at exactly one rank (its
+// holder, or the sender of the one in flight), with what was last written to it.
+TEST(BlockRing, EveryBlockIsReadableAtOneRankWhileBlocksTravel) {
+  constexpr int kRanks = 3;
+  constexpr uint32_t kPer = 2, kBlocks = kPer * kRanks;
+  comm::InProcessWorld world(kRanks);
+  std::vector<std::vector<int>> seen(kBlocks, std::vector<int>(kBlocks, 0));  // [step][block]
+  std::mutex mu;
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    BlockRing ring(ctx, std::vector<uint32_t>(kBlocks, 4), 5000ms);
+    for (uint32_t step = 0; step < kBlocks; ++step) {
+      ring.active()[0] = step + 1;  // the step it was last written at
+      ring.Rotate();
+      ring.ForEachReadable([&](uint32_t b, const uint32_t* topics) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++seen[step][b];
+        // The block it sampled and handed on this step; the other, written by the next rank a step ago.
+        const bool leaving = b == (static_cast<uint32_t>(ctx.rank()) * kPer + step) % kBlocks;
+        EXPECT_EQ(topics[0], leaving ? step + 1 : step) << "block " << b << " step " << step;
+      });
+    }
+    ring.Settle();
+  });
+  comm::testing::ExpectNoErrors(errors);
+  for (uint32_t step = 0; step < kBlocks; ++step) EXPECT_EQ(seen[step], std::vector<int>(kBlocks, 1)) << step;
 }
 
 // The waits are timed on the context's clock: on a clock that stands still they take no time,

@@ -76,7 +76,8 @@ struct LdaResult {
   double token_bytes = 0;  // the tokens' two orders, largest process
   double block_bytes = 0;  // several processes: word blocks held at once, largest process
   // Several processes, per iteration trained, each the slowest process's: seconds sampling, blocked
-  // waiting for a word block (a transfer the sampling did not hide), and summing the topic totals;
+  // waiting for a word block (a transfer the sampling did not hide), and waiting for the other
+  // processes' changes to the topic totals (totals_exchange.h);
   // and the bytes of word blocks a process handed on (each token's topic once: 4 bytes a token).
   double sample_seconds = 0, block_wait_seconds = 0, totals_seconds = 0;
   double block_bytes_sent = 0;

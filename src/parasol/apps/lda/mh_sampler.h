@@ -17,9 +17,9 @@
 //
 // Several processes: the word-ordered topics a pass reads are a word block's (block_ring.h),
 // which holds every process's tokens of its words; this process's token j of word w sits at
-// j + shift(w) there. Proposals and n_wk then cover all of a word's tokens and the chain is the
-// same as in one process. Several threads: each has its own copy of n_k during a round (the
-// trainer merges them), the only approximation.
+// j + shift(w) there. Proposals and n_wk then cover all of a word's tokens; n_k holds the other
+// processes' changes up to two steps old (totals_exchange.h). Several threads: each has its own
+// copy of n_k during a round (the trainer merges them).
 //
 // Threading: one MhSampler per thread; a pass touches only its tile's tokens (token_layout.h).
 #pragma once
