@@ -256,8 +256,7 @@ void Trainer::Layout() {
           fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
     }
   }
-  Rng init(o_.seed, static_cast<uint64_t>(rank_), 0xffffffff, 0);
-  layout_ = TokenLayout(corpus, w0, w1, cut, word_sub_, subs, o_.params.topics, init);
+  layout_ = TokenLayout(corpus, w0, w1, cut, word_sub_, subs);
   proposals_ = MakeProposalTables(layout_, o_.params);
   if (distributed_) PlaceBlocks();
   sub_words_.assign(subs, {});
@@ -375,7 +374,11 @@ uint32_t Trainer::Start() {
     }
   }
   const bool fresh = o_.resume_dir.empty();
-  if (distributed_ && fresh) DrawFirstTopics();
+  if (fresh && distributed_) DrawFirstTopics();
+  if (fresh && !distributed_) {
+    Rng init(o_.seed, static_cast<uint64_t>(rank_), 0xffffffff, 0);
+    layout_.DrawTopics(*work_, o_.params.topics, init);
+  }
   totals_.assign(o_.params.topics, 0);
   const uint32_t* z = layout_.doc_topics();
   for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[z[i]];
@@ -406,17 +409,24 @@ uint32_t Trainer::Start() {
 void Trainer::DrawFirstTopics() {
   constexpr uint64_t kFirstTopics = 0xfffffffe;  // RoundRng's threads never reach it
   const uint32_t topics = o_.params.topics;
+  uint32_t* wz = layout_.word_topics();
+  uint32_t* dz = layout_.doc_topics();
+  const uint32_t* cross = layout_.word_cross();
+  std::vector<bool> set(layout_.num_words(), false);
+  // The words of the blocks held: every process's tokens drawn into the block, this process's
+  // read back from it.
   ring_->FillHeld([&](uint32_t b, uint32_t* block) {
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
       Rng rng(o_.seed, kFirstTopics, w, 0);
       for (uint64_t i = 0; i < word_counts_[w]; ++i) block[in_block_[w] + i] = rng.Below(topics);
+      const uint32_t shift = proposals_.by_word[w].shift;
+      for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)
+        dz[cross[j]] = wz[j] = block[j + shift];
+      set[w] = true;
     }
   });
-  uint32_t* wz = layout_.word_topics();
-  uint32_t* dz = layout_.doc_topics();
-  const uint32_t* cross = layout_.word_cross();
   for (uint32_t w = 0; w < layout_.num_words(); ++w) {
-    if (layout_.word_begin(w) == layout_.word_end(w)) continue;
+    if (set[w] || layout_.word_begin(w) == layout_.word_end(w)) continue;
     Rng rng(o_.seed, kFirstTopics, w, 0);
     for (uint32_t i = 0; i < before_[w]; ++i) rng.Next();  // the lower ranks' tokens of w
     for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)

@@ -23,8 +23,7 @@ TEST(LogLikelihood, MatchesTheFormula) {
   c.AddDocument("1", d1);
   std::vector<uint32_t> group(2, 0);
   std::vector<size_t> cut{0, 2};
-  Rng rng(1);
-  TokenLayout layout(c, 0, 2, cut, group, 1, 2, rng);
+  TokenLayout layout(c, 0, 2, cut, group, 1);
   // doc 0: a->0, a->0, b->1; doc 1: b->1
   std::vector<uint32_t> z{0, 0, 1, 1};
   layout.SetCorpusOrderTopics(c, z);

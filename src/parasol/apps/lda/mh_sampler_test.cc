@@ -108,7 +108,8 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   std::vector<size_t> cut{0, c.num_docs()};
   std::vector<uint32_t> group(c.vocab.size(), 0);
   Rng init(7);
-  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1, kTopics, init);
+  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1);
+  layout.DrawTopics(c, kTopics, init);
   ProposalTables tables = MakeProposalTables(layout, p);
   std::vector<int64_t> totals(kTopics, 0);
   for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
@@ -169,7 +170,8 @@ TEST(GibbsSampler, DrawsFromEveryBlockByTheExactConditional) {
   std::vector<size_t> cut{0, c.num_docs()};
   std::vector<uint32_t> group(c.vocab.size(), 0);
   Rng init(7);
-  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1, kManyTopics, init);
+  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1);
+  layout.DrawTopics(c, kManyTopics, init);
   std::vector<int64_t> totals(kManyTopics, 0);
   for (uint32_t t : layout.CorpusOrderTopics(c)) ++totals[t];
   GibbsSampler gibbs(p);

@@ -5,8 +5,7 @@
 namespace parasol::apps::lda {
 
 TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<const size_t> doc_cut,
-                         std::span<const uint32_t> word_group, uint32_t word_groups, uint32_t num_topics,
-                         Rng& rng)
+                         std::span<const uint32_t> word_group, uint32_t word_groups)
     : groups_(static_cast<uint32_t>(doc_cut.size() - 1)),
       word_groups_(word_groups),
       d0_(d0),
@@ -67,6 +66,9 @@ TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<c
   }
   dz_.resize(n);
   wz_.resize(n);
+}
+
+void TokenLayout::DrawTopics(const Corpus& corpus, uint32_t num_topics, Rng& rng) {
   ForEachCorpusToken(corpus, [&](uint64_t, uint32_t i) {
     dz_[i] = rng.Below(num_topics);
     wz_[dcross_[i]] = dz_[i];

@@ -29,9 +29,10 @@ class TokenLayout {
   TokenLayout() = default;
   // Documents [d0, d1) of `corpus`; `doc_cut`: groups + 1 boundaries of the document groups, in
   // local document numbers (0 .. d1 - d0); `word_group[w]` < word_groups for every word of the
-  // corpus. Topics drawn uniformly from [0, num_topics) with `rng`, in corpus order.
+  // corpus. Every topic is 0 until DrawTopics or SetCorpusOrderTopics sets them (or a caller
+  // writes both orders itself).
   TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<const size_t> doc_cut,
-              std::span<const uint32_t> word_group, uint32_t word_groups, uint32_t num_topics, Rng& rng);
+              std::span<const uint32_t> word_group, uint32_t word_groups);
 
   uint32_t groups() const { return groups_; }
   uint32_t word_groups() const { return word_groups_; }
@@ -65,6 +66,8 @@ class TokenLayout {
   const uint32_t* word_docs() const { return wdoc_.data(); }
   const uint32_t* word_cross() const { return wcross_.data(); }
 
+  // Every token's topic drawn uniformly from [0, num_topics) with `rng`, in corpus order.
+  void DrawTopics(const Corpus& corpus, uint32_t num_topics, Rng& rng);
   // Topics of the documents' tokens in corpus order (checkpoints), and setting them from that
   // order. `corpus`: the one the layout was built from.
   std::vector<uint32_t> CorpusOrderTopics(const Corpus& corpus) const;

@@ -20,7 +20,8 @@ TEST(TokenLayout, OrdersAgreeAndTilesPartitionTheTokens) {
   std::vector<uint32_t> group(c.vocab.size());
   for (uint32_t w = 0; w < group.size(); ++w) group[w] = (w * 7) % 5;  // 5 word groups
   Rng rng(3);
-  TokenLayout l(c, d0, d1, cut, group, 5, 4, rng);
+  TokenLayout l(c, d0, d1, cut, group, 5);
+  l.DrawTopics(c, 4, rng);
   ASSERT_EQ(l.num_tokens(), c.doc_offsets[d1] - c.doc_offsets[d0]);
   EXPECT_TRUE(l.Consistent());
   // Each token's word in document order is the word whose range holds its word-order position.
