@@ -11,16 +11,48 @@
 namespace parasol::apps::lda {
 
 namespace {
+
 constexpr comm::Tag kBlockTag = 1;
 constexpr comm::Tag kGatherTag = 2;
+// Packing goes through a small buffer a chunk at a time: a chunk's 2-byte topics overlap its own
+// 4-byte ones near the array's start.
+constexpr size_t kPackChunk = 4096;
+
+// topics[0, n) (each below 65,536) to 2 bytes each in the array's first 2 n bytes. Forwards: chunk
+// [a, b) writes bytes [2a, 2b), before any later chunk's topics (from byte 4b on).
+void Pack(uint32_t* topics, size_t n) {
+  auto* bytes = reinterpret_cast<unsigned char*>(topics);
+  uint16_t narrow[kPackChunk];
+  for (size_t a = 0; a < n; a += kPackChunk) {
+    const size_t len = std::min(kPackChunk, n - a);
+    for (size_t i = 0; i < len; ++i) narrow[i] = static_cast<uint16_t>(topics[a + i]);
+    std::memcpy(bytes + 2 * a, narrow, 2 * len);
+  }
+}
+
+// The inverse. Backwards: chunk [a, b) writes bytes [4a, 4b), after every earlier chunk's 2-byte
+// topics (below byte 2a).
+void Unpack(uint32_t* topics, size_t n) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(topics);
+  uint16_t narrow[kPackChunk];
+  for (size_t end = n; end > 0;) {
+    const size_t a = end > kPackChunk ? end - kPackChunk : 0, len = end - a;
+    std::memcpy(narrow, bytes + 2 * a, 2 * len);
+    for (size_t i = 0; i < len; ++i) topics[a + i] = narrow[i];
+    end = a;
+  }
+}
+
 }  // namespace
 
-BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, std::chrono::milliseconds timeout_ms)
+BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
+                     std::chrono::milliseconds timeout_ms)
     : ctx_(ctx.Duplicate(Deadline::After(timeout_ms))),
       rank_(ctx.rank()),
       size_(ctx.size()),
       sizes_(std::move(sizes)),
       per_process_(static_cast<uint32_t>(sizes_.size()) / static_cast<uint32_t>(ctx.size())),
+      packed_(topics <= 65536),
       timeout_ms_(timeout_ms) {
   for (uint32_t i = 0; i < per_process_; ++i) {
     const uint32_t id = static_cast<uint32_t>(rank_) * per_process_ + i;
@@ -59,9 +91,11 @@ void BlockRing::Rotate() {
   incoming_.id = next;
   incoming_.topics.resize(sizes_[next]);
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
-  send_ = t.Isend(left, kBlockTag, leaving_.topics.data(), leaving_.topics.size() * sizeof(uint32_t));
-  bytes_sent_ += leaving_.topics.size() * sizeof(uint32_t);
-  recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), incoming_.topics.size() * sizeof(uint32_t));
+  const size_t width = packed_ ? 2 : sizeof(uint32_t);
+  if (packed_) Pack(leaving_.topics.data(), leaving_.topics.size());
+  send_ = t.Isend(left, kBlockTag, leaving_.topics.data(), leaving_.topics.size() * width);
+  bytes_sent_ += leaving_.topics.size() * width;
+  recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), incoming_.topics.size() * width);
   pending_ = true;
   NotePeak();
   if (held_.empty()) Complete();
@@ -86,6 +120,7 @@ void BlockRing::Complete() {
   if (send_.valid())
     comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
   wait_seconds_ += std::chrono::duration<double>(clock.Now() - start).count();
+  if (packed_) Unpack(incoming_.topics.data(), incoming_.topics.size());
   held_.push_back(std::move(incoming_));
   // The leaving block's array is reused for the next arrival (blocks are about the same size).
   incoming_ = std::move(leaving_);
@@ -101,9 +136,15 @@ void BlockRing::ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>
   for (const Block& b : held_) fn(b.id, b.topics.data());
 }
 
-void BlockRing::ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
+void BlockRing::ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn,
+                                const std::function<void(uint32_t, PackedTopics)>& packed) const {
   for (const Block& b : held_) fn(b.id, b.topics.data());
-  if (pending_) fn(leaving_.id, leaving_.topics.data());
+  if (!pending_) return;
+  if (packed_) {
+    packed(leaving_.id, PackedTopics{reinterpret_cast<const unsigned char*>(leaving_.topics.data())});
+  } else {
+    fn(leaving_.id, leaving_.topics.data());
+  }
 }
 
 void BlockRing::FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn) {

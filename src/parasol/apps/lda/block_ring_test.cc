@@ -20,12 +20,14 @@ using namespace std::chrono_literals;
 TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
   for (int ranks : {1, 2, 3}) {
     for (uint32_t per : {1u, 2u}) {
+      const uint32_t k = per == 1 ? 65536 : 70000;  // packed, and not
       const uint32_t blocks = per * static_cast<uint32_t>(ranks);
       comm::InProcessWorld world(ranks);
       auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
         std::vector<uint32_t> sizes(blocks);
         for (uint32_t b = 0; b < blocks; ++b) sizes[b] = static_cast<uint32_t>(ranks) + b;  // unequal
-        BlockRing ring(ctx, sizes, 5000ms);
+        BlockRing ring(ctx, sizes, k, 5000ms);
+        EXPECT_EQ(ring.packed(), k == 65536);
         const auto me = static_cast<uint32_t>(ctx.rank());
         for (uint32_t step = 0; step < blocks; ++step) {
           ASSERT_EQ(ring.active_id(), (me * per + step) % blocks) << "rank " << me << " step " << step;
@@ -34,9 +36,9 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
           ring.Rotate();
         }
         ring.Settle();
-        // Every block left each rank once (one rank: none travels).
+        // Every block left each rank once (one rank: none travels), 2 or 4 bytes a topic.
         uint64_t all = 0;
-        for (uint32_t size : sizes) all += size * sizeof(uint32_t);
+        for (uint32_t size : sizes) all += size * (k == 65536 ? 2 : 4);
         EXPECT_EQ(ring.bytes_sent(), ranks == 1 ? 0 : all);
         ring.ForEachHeld([&](uint32_t b, const uint32_t* topics) {
           EXPECT_GE(b, me * per);
@@ -60,31 +62,58 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
   }
 }
 
+// Topics up to K - 1 come back as they left, packed (K = 65,536) or not (K = 100,000), in blocks
+// longer than a packing chunk and not a multiple of one.
+TEST(BlockRing, TopicsArriveAsTheyLeft) {
+  for (uint32_t topics : {65536u, 100000u}) {
+    comm::InProcessWorld world(2);
+    const std::vector<uint32_t> sizes{10000, 9001, 4097, 3};
+    auto topic = [&](uint32_t b, uint32_t i) { return (i * 7919u + b * 104729u) % topics; };
+    auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      BlockRing ring(ctx, sizes, topics, 5000ms);
+      ring.FillHeld([&](uint32_t b, uint32_t* z) {
+        for (uint32_t i = 0; i < sizes[b]; ++i) z[i] = topic(b, i);
+      });
+      for (uint32_t step = 0; step < 4; ++step) {
+        const uint32_t b = ring.active_id();
+        for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(ring.active()[i], topic(b, i)) << b << " " << i;
+        ring.Rotate();
+      }
+      ring.Settle();
+    });
+    comm::testing::ExpectNoErrors(errors);
+  }
+}
+
 // Between hand-overs, while blocks are in flight, every block can be read at exactly one rank (its
-// holder, or the sender of the one in flight), with what was last written to it.
+// holder, or the sender of the one in flight, packed or not), with what was last written to it.
 TEST(BlockRing, EveryBlockIsReadableAtOneRankWhileBlocksTravel) {
   constexpr int kRanks = 3;
   constexpr uint32_t kPer = 2, kBlocks = kPer * kRanks;
-  comm::InProcessWorld world(kRanks);
-  std::vector<std::vector<int>> seen(kBlocks, std::vector<int>(kBlocks, 0));  // [step][block]
-  std::mutex mu;
-  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    BlockRing ring(ctx, std::vector<uint32_t>(kBlocks, 4), 5000ms);
-    for (uint32_t step = 0; step < kBlocks; ++step) {
-      ring.active()[0] = step + 1;  // the step it was last written at
-      ring.Rotate();
-      ring.ForEachReadable([&](uint32_t b, const uint32_t* topics) {
-        std::lock_guard<std::mutex> lock(mu);
-        ++seen[step][b];
-        // The block it sampled and handed on this step; the other, written by the next rank a step ago.
-        const bool leaving = b == (static_cast<uint32_t>(ctx.rank()) * kPer + step) % kBlocks;
-        EXPECT_EQ(topics[0], leaving ? step + 1 : step) << "block " << b << " step " << step;
-      });
-    }
-    ring.Settle();
-  });
-  comm::testing::ExpectNoErrors(errors);
-  for (uint32_t step = 0; step < kBlocks; ++step) EXPECT_EQ(seen[step], std::vector<int>(kBlocks, 1)) << step;
+  for (uint32_t topics : {65536u, 100000u}) {
+    comm::InProcessWorld world(kRanks);
+    std::vector<std::vector<int>> seen(kBlocks, std::vector<int>(kBlocks, 0));  // [step][block]
+    std::mutex mu;
+    auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+      BlockRing ring(ctx, std::vector<uint32_t>(kBlocks, 4), topics, 5000ms);
+      for (uint32_t step = 0; step < kBlocks; ++step) {
+        ring.active()[0] = step + 1;  // the step it was last written at
+        ring.Rotate();
+        auto read = [&](uint32_t b, const auto& z) {
+          std::lock_guard<std::mutex> lock(mu);
+          ++seen[step][b];
+          // The block it sampled and handed on this step; the other, written by the next rank a step ago.
+          const bool leaving = b == (static_cast<uint32_t>(ctx.rank()) * kPer + step) % kBlocks;
+          EXPECT_EQ(z[0], leaving ? step + 1 : step) << "block " << b << " step " << step;
+        };
+        ring.ForEachReadable(read, read);
+      }
+      ring.Settle();
+    });
+    comm::testing::ExpectNoErrors(errors);
+    for (uint32_t step = 0; step < kBlocks; ++step)
+      EXPECT_EQ(seen[step], std::vector<int>(kBlocks, 1)) << step;
+  }
 }
 
 // The waits are timed on the context's clock: on a clock that stands still they take no time,
@@ -98,7 +127,7 @@ TEST(BlockRing, WaitsAreTimedOnTheContextsClock) {
   auto errors = comm::testing::RunRanks(
       world,
       [&](comm::Context& ctx) {
-        BlockRing ring(ctx, std::vector<uint32_t>(2, 1000), 5000ms);
+        BlockRing ring(ctx, std::vector<uint32_t>(2, 1000), 100, 5000ms);
         for (int step = 0; step < 6; ++step) ring.Rotate();
         ring.Settle();
         waited[static_cast<size_t>(ctx.rank())] = ring.wait_seconds();
@@ -112,7 +141,7 @@ TEST(BlockRing, WaitsAreTimedOnTheContextsClock) {
 TEST(BlockRing, ADeadNeighbourIsAnErrorNamingIt) {
   comm::InProcessWorld world(3);
   auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-    BlockRing ring(ctx, std::vector<uint32_t>(3, 1000), 2000ms);
+    BlockRing ring(ctx, std::vector<uint32_t>(3, 1000), 100, 2000ms);
     if (ctx.rank() == 1) world.KillRank(1);  // dies before it hands any block on
     for (int step = 0; step < 3; ++step) ring.Rotate();
   });

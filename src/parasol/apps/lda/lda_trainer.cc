@@ -346,7 +346,7 @@ void Trainer::PlaceBlocks() {
       proposals_.SetWord(w, in_block_[w], static_cast<uint32_t>(word_counts_[w]), shift);
     }
   }
-  ring_ = std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.timeout_ms);
+  ring_ = std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.params.topics, o_.timeout_ms);
   exchange_ = std::make_unique<TotalsExchange>(ctx_, o_.params.topics, o_.timeout_ms);
 }
 
@@ -547,12 +547,13 @@ double Trainer::Evaluate() {
   });
   double sum = std::accumulate(parts.begin(), parts.end(), 0.0);
   if (!distributed_) return sum + loglik_.TotalsPart(totals_);
-  ring_->ForEachReadable([&](uint32_t b, const uint32_t* topics) {
+  auto block_part = [&](uint32_t b, const auto& topics) {
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
       sum += loglik_.WordPart(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]),
                               scratch[0]);
     }
-  });
+  };
+  ring_->ForEachReadable(block_part, block_part);
   if (rank_ == 0) sum += loglik_.TotalsPart(totals_);
   double total = 0;
   collective::Allreduce(ctx_, &sum, &total, 1, DType::kFloat64);

@@ -57,13 +57,6 @@ double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t
   return sum;
 }
 
-double LogLikelihood::WordPart(const uint32_t* topics, uint32_t begin, uint32_t end,
-                               std::vector<int32_t>& scratch) const {
-  double sum = 0;
-  ForEachTopicCount(topics, begin, end, scratch, [&](uint32_t, int32_t c) { sum += LgammaBeta(c); });
-  return sum;
-}
-
 double LogLikelihood::WordRowsPart(const WordTopicTable& table, std::span<const uint32_t> words) const {
   double sum = 0;
   for (uint32_t w : words) {

@@ -17,9 +17,9 @@
 namespace parasol::apps::lda {
 
 // Calls fn(topic, count) for the nonzero counts of the topics z[b .. e), leaving `scratch` (K
-// zeros on entry) zeroed.
-template <typename Fn>
-void ForEachTopicCount(const uint32_t* z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
+// zeros on entry) zeroed. `z`: an array of topics, or a view with z[i] (block_ring.h's PackedTopics).
+template <typename Z, typename Fn>
+void ForEachTopicCount(const Z& z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
   for (uint32_t i = b; i < e; ++i) ++scratch[z[i]];
   for (uint32_t i = b; i < e; ++i) {
     int32_t& c = scratch[z[i]];
@@ -35,8 +35,14 @@ class LogLikelihood {
   // sum over nonzero n_wk of lgamma(n_wk + b) - lgamma(b), for words [w0, w1) counted from the
   // layout (one process: its tokens are all tokens). `scratch` as above.
   double WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1, std::vector<int32_t>& scratch) const;
-  // The same for one word whose tokens' topics are topics[begin, end).
-  double WordPart(const uint32_t* topics, uint32_t begin, uint32_t end, std::vector<int32_t>& scratch) const;
+  // The same for one word whose tokens' topics are topics[begin, end) (an array, or a view as
+  // ForEachTopicCount takes).
+  template <typename Z>
+  double WordPart(const Z& topics, uint32_t begin, uint32_t end, std::vector<int32_t>& scratch) const {
+    double sum = 0;
+    ForEachTopicCount(topics, begin, end, scratch, [&](uint32_t, int32_t c) { sum += LgammaBeta(c); });
+    return sum;
+  }
   // sum over nonzero n_wk of lgamma(n_wk + b) - lgamma(b), for `words` (resident rows).
   double WordRowsPart(const WordTopicTable& table, std::span<const uint32_t> words) const;
   // One row given as (topic, count) pairs: for rows read from the parameter server.
