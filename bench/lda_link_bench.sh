@@ -12,7 +12,7 @@
 # one-process run's log-likelihood. Root only (network namespaces, cgroups).
 # Usage: lda_link_bench.sh BUILD_DIR OUT_DIR
 # Environment: SYNTH_TOKENS, K, ITERATIONS (3), REPEAT (3), RATE (1gbit), CAP_MB (5500), BLOCKS (4,
-# parasol's default of two word blocks a process: each 200 MB handoff mostly hides behind a step.
+# parasol's default of two word blocks a process: each 100 MB handoff (2 bytes a topic) hides behind a step.
 # Eight, as this benchmark ran until 2026-11-29, halve the handoffs but split every document into
 # eight pieces a process recounts once each: 1.1 s more sampling an iteration for 0.3 s less waiting).
 source "$(dirname "$0")/common.sh" "$@"

@@ -112,7 +112,7 @@ def draw(png, one, two):
         parts.append(tuple(statistics.median(x) for x in list(zip(*splits))[:3]))
     bottom = [0.0] * len(parts)
     for i, (name, color) in enumerate((("sampling", "tab:blue"), ("waiting for a block", "tab:red"),
-                                       ("summing totals", "tab:orange"))):
+                                       ("waiting for totals", "tab:orange"))):
         vals = [p[i] for p in parts]
         b.bar(labels, vals, bottom=bottom, label=name, color=color)
         bottom = [x + v for x, v in zip(bottom, vals)]
