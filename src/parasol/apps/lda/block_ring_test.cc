@@ -122,8 +122,7 @@ TEST(BlockRing, WaitsAreTimedOnTheContextsClock) {
   ManualClock clock;
   comm::InProcessWorld world(2);
   std::vector<double> waited(2, -1);
-  comm::ContextOptions options;
-  options.env = Env(nullptr, &clock);
+  const comm::ContextOptions options{.env = Env(nullptr, &clock)};
   auto errors = comm::testing::RunRanks(
       world,
       [&](comm::Context& ctx) {

@@ -207,8 +207,7 @@ TEST(LdaTrainer, ProcessesGiveTheSameChainWhereverTheyWaitForTheLastBlock) {
 TEST(LdaTrainer, TimesAreReadOnTheContextsClock) {
   ManualClock clock;
   comm::InProcessWorld world(2);
-  comm::ContextOptions options;
-  options.env = Env(nullptr, &clock);
+  const comm::ContextOptions options{.env = Env(nullptr, &clock)};
   LdaOptions o = ApOptions();
   o.iterations = 2;
   std::vector<LdaResult> results(2);
