@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 #include "parasol/core/faulty_file_system.h"
 
@@ -51,6 +52,15 @@ std::vector<std::exception_ptr> RunRanks(InProcessWorld& world, const std::funct
   }
   for (auto& t : threads) t.join();
   return errors;
+}
+
+std::vector<double> SecondsOnAStoppedClock(int ranks, const std::function<double(Context&)>& fn) {
+  ManualClock clock;
+  InProcessWorld world(ranks);
+  std::vector<double> seconds(static_cast<size_t>(ranks), -1);
+  ExpectNoErrors(RunRanks(world, [&](Context& ctx) { seconds[static_cast<size_t>(ctx.rank())] = fn(ctx); },
+                          {.env = Env(nullptr, &clock)}));
+  return seconds;
 }
 
 void WaitUntil(const std::function<bool()>& done, std::string_view what, std::chrono::milliseconds timeout) {

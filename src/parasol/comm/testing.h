@@ -26,6 +26,11 @@ std::vector<std::exception_ptr> RunRanks(InProcessWorld& world, const std::funct
                                          ContextOptions options = {},
                                          std::chrono::milliseconds watchdog = kWatchdog);
 
+// Runs fn(context) on `ranks` in-process ranks whose Env clock stands still (a ManualClock nobody
+// moves), rethrowing the first rank's error; returns what each rank's fn returned: the seconds it
+// timed on the context's clock, which are 0 however long the ranks really waited.
+std::vector<double> SecondsOnAStoppedClock(int ranks, const std::function<double(Context&)>& fn);
+
 // Waits until done() holds, looking every millisecond. Throws TimeoutError "timed out after N ms
 // waiting for WHAT": a thread waiting on another that failed ends too.
 void WaitUntil(const std::function<bool()>& done, std::string_view what,

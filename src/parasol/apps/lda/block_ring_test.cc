@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "parasol/comm/testing.h"
-#include "parasol/core/clock.h"
 
 namespace parasol::apps::lda {
 namespace {
@@ -119,21 +118,12 @@ TEST(BlockRing, EveryBlockIsReadableAtOneRankWhileBlocksTravel) {
 // The waits are timed on the context's clock: on a clock that stands still they take no time,
 // however long the ranks really waited for each other (one block each: every rotation waits).
 TEST(BlockRing, WaitsAreTimedOnTheContextsClock) {
-  ManualClock clock;
-  comm::InProcessWorld world(2);
-  std::vector<double> waited(2, -1);
-  const comm::ContextOptions options{.env = Env(nullptr, &clock)};
-  auto errors = comm::testing::RunRanks(
-      world,
-      [&](comm::Context& ctx) {
-        BlockRing ring(ctx, std::vector<uint32_t>(2, 1000), 100, 5000ms);
-        for (int step = 0; step < 6; ++step) ring.Rotate();
-        ring.Settle();
-        waited[static_cast<size_t>(ctx.rank())] = ring.wait_seconds();
-      },
-      options);
-
-  comm::testing::ExpectNoErrors(errors);
+  auto waited = comm::testing::SecondsOnAStoppedClock(2, [](comm::Context& ctx) {
+    BlockRing ring(ctx, std::vector<uint32_t>(2, 1000), 100, 5000ms);
+    for (int step = 0; step < 6; ++step) ring.Rotate();
+    ring.Settle();
+    return ring.wait_seconds();
+  });
   EXPECT_EQ(waited, std::vector<double>(2, 0.0));
 }
 
