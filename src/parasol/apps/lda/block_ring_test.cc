@@ -4,6 +4,7 @@
 #include "parasol/apps/lda/block_ring.h"
 
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <gmock/gmock.h>
@@ -59,6 +60,25 @@ TEST(BlockRing, EveryBlockVisitsEveryRankOncePerRotation) {
       comm::testing::ExpectNoErrors(errors);
     }
   }
+}
+
+// A process's arrays take the blocks in turn without being reallocated, though the blocks differ
+// in size (a reallocation copied a block and zeroed fresh pages on the trainer's thread): over
+// three rotations a rank samples in at most its three arrays (two held, one arriving).
+TEST(BlockRing, ArraysAreNotReallocatedAsBlocksOfOtherSizesArrive) {
+  comm::InProcessWorld world(2);
+  std::vector<std::set<const uint32_t*>> arrays(2);
+  auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
+    BlockRing ring(ctx, {10, 2000, 30, 4000}, 100, 5000ms);
+    for (int step = 0; step < 12; ++step) {
+      arrays[static_cast<size_t>(ctx.rank())].insert(ring.active());
+      ring.Rotate();
+    }
+    ring.Settle();
+  });
+  comm::testing::ExpectNoErrors(errors);
+  EXPECT_LE(arrays[0].size(), 3u);
+  EXPECT_LE(arrays[1].size(), 3u);
 }
 
 // Topics up to K - 1 come back as they left, packed (K = 65,536) or not (K = 100,000), in blocks
