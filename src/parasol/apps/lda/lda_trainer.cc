@@ -71,7 +71,7 @@ std::vector<size_t> SplitDocs(std::span<const uint64_t> offsets, size_t d0, size
 // ring.
 // End() turns them into figures per iteration.
 struct TimeSplit {
-  double sampling = 0, summing = 0, waiting = 0, bytes = 0;
+  double sampling = 0, totals_waiting = 0, waiting = 0, bytes = 0;
   // The ring's and the exchange's own counts before the first iteration.
   double ring_waited = 0, ring_sent = 0, totals_waited = 0;
 
@@ -85,9 +85,9 @@ struct TimeSplit {
       waiting = ring->wait_seconds() - ring_waited;
       bytes = static_cast<double>(ring->bytes_sent()) - ring_sent;
     }
-    if (exchange != nullptr) summing = exchange->wait_seconds() - totals_waited;
+    if (exchange != nullptr) totals_waiting = exchange->wait_seconds() - totals_waited;
     const double n = std::max(iterations, 1u);
-    sampling /= n, summing /= n, waiting /= n, bytes /= n;
+    sampling /= n, totals_waiting /= n, waiting /= n, bytes /= n;
   }
 };
 
@@ -679,7 +679,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
 
 void Trainer::ReportSplit(const TimeSplit& split, LdaResult& result) {
   if (!distributed_) return;
-  std::vector<double> mine{split.sampling, split.waiting, split.summing, split.bytes}, slowest(4);
+  std::vector<double> mine{split.sampling, split.waiting, split.totals_waiting, split.bytes}, slowest(4);
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
   collective::Allreduce(ctx_, mine.data(), slowest.data(), mine.size(), DType::kFloat64, max);
