@@ -115,6 +115,30 @@ TEST_F(CorpusTest, TokenisesTextDroppingHeadersStopWordsAndRareWords) {
   EXPECT_THAT(c.doc(2), ::testing::ElementsAre(1, 3, 3, 1));
 }
 
+// Words are runs of letters, lowercased: capitals anywhere make the same word; two words that
+// share their first 20 letters (the word table's inline part) are two words; a run of 30 letters
+// is a word and one of 31 is not. A document of 601 words (more than the reader looks up at once)
+// keeps every one, capitals included.
+TEST_F(CorpusTest, LinesAreWordsOfLettersWhateverTheirCase) {
+  const std::string a20 = "abcdefghijklmnopqrst", w30 = a20 + "uvwxyzabcd", w31 = w30 + "e";
+  std::string long_doc = "d3\t";
+  for (int i = 0; i < 200; ++i) long_doc += "Goalie " + a20 + "ONE " + a20 + "two ";
+  long_doc += "GOALIE\n";
+  const std::string path = Write("lines.txt", "d1\tGoalie GOALIE goalie gOaLiE " + a20 + "one " + w30 + " " +
+                                                  w31 + "\nd2\t" + a20 + "Two 42" + w30 + "\n" + long_doc);
+  TextOptions o;
+  o.min_count = 1;
+  Corpus c = ReadLines(path, o);
+  ASSERT_EQ(c.num_docs(), 3u);
+  // goalie 4 + 201, ...one 201, ...two 201, the 30 letters 2: by count, then alphabetically.
+  EXPECT_THAT(c.vocab, ::testing::ElementsAre("goalie", a20 + "one", a20 + "two", w30));
+  EXPECT_THAT(c.doc(0), ::testing::ElementsAre(0, 0, 0, 0, 1, 3));
+  EXPECT_THAT(c.doc(1), ::testing::ElementsAre(2, 3));
+  ASSERT_EQ(c.doc(2).size(), 601u);
+  for (size_t i = 0; i < 600; ++i) ASSERT_EQ(c.doc(2)[i], (std::vector<uint32_t>{0, 1, 2})[i % 3]) << i;
+  EXPECT_EQ(c.doc(2)[600], 0u);
+}
+
 // An archive written by libarchive: `format` is "tar.gz", "tar.xz" or "zip".
 void WriteArchive(const std::string& path, const std::string& format,
                   const std::vector<std::pair<std::string, std::string>>& files) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "parasol/apps/lda/corpus.h"
+#include "parasol/apps/lda/word_ids.h"
 #include "parasol/core/archive_reader.h"
 #include "parasol/core/atomic_file.h"
 #include "parasol/core/error.h"
@@ -60,9 +61,11 @@ const std::unordered_set<std::string_view>& StopWords() {
 
 constexpr size_t kMaxWordLength = 30;  // longer runs of letters are encodings, not words
 
-// Calls fn(word) for each lowercase run of ASCII letters in `text`, after the e-mail header.
+// Calls fn(word) for each lowercase run of ASCII letters in `text`, after the e-mail header. A word
+// is a view into `text`, or into `lowered` when it had capitals: appended there, its view stays valid
+// while `lowered` is not cleared and has room (it must not reallocate).
 template <typename Fn>
-void Tokenise(std::string_view text, bool drop_headers, Fn&& fn) {
+void Tokenise(std::string_view text, bool drop_headers, std::string& lowered, Fn&& fn) {
   size_t start = 0;
   if (drop_headers) {
     // A header block: "Name: value" lines from the first line up to an empty line.
@@ -74,15 +77,22 @@ void Tokenise(std::string_view text, bool drop_headers, Fn&& fn) {
       start = blank == std::string_view::npos ? text.size() : blank + 2;
     }
   }
-  std::string word;
-  for (size_t i = start; i <= text.size(); ++i) {
-    char ch = i < text.size() ? text[i] : ' ';
-    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')) {
-      word.push_back(static_cast<char>(ch | 0x20));
-    } else if (!word.empty()) {
-      if (word.size() <= kMaxWordLength) fn(word);
-      word.clear();
+  for (size_t i = start; i < text.size();) {
+    // A letter: ch | 0x20 is its lowercase ('A' to 'Z' have bit 0x20 clear, 'a' to 'z' set).
+    auto letter = [&](size_t at) { return static_cast<unsigned char>((text[at] | 0x20) - 'a') < 26; };
+    while (i < text.size() && !letter(i)) ++i;
+    const size_t begin = i;
+    bool upper = false;
+    for (; i < text.size() && letter(i); ++i) upper |= text[i] < 'a';
+    const size_t len = i - begin;
+    if (len == 0 || len > kMaxWordLength) continue;
+    if (!upper) {
+      fn(text.substr(begin, len));
+      continue;
     }
+    const size_t at = lowered.size();
+    for (size_t k = 0; k < len; ++k) lowered.push_back(static_cast<char>(text[begin + k] | 0x20));
+    fn(std::string_view(lowered).substr(at, len));
   }
 }
 
@@ -105,20 +115,24 @@ std::string ReadWhole(const std::string& path) {
 
 // Collects tokenised documents, then keeps the words seen often enough and numbers them. Every
 // document's tokens sit in one array; a word is looked up once a token, and the first time it is
-// seen it gets an id here, or kDropped (a stop word, or a word outside a fixed vocabulary).
+// seen it gets an id here, or kDropped (a stop word, or a word outside a fixed vocabulary). Words
+// are looked up in batches, their slots in the table prefetched as they are read.
 class TextBuilder {
  public:
-  explicit TextBuilder(const TextOptions& options) : o_(options) {}
+  explicit TextBuilder(const TextOptions& options) : o_(options) {
+    batch_.reserve(kBatch);
+    lowered_.reserve(kBatch * kMaxWordLength);
+  }
 
   void Add(std::string name, std::string_view text, bool drop_headers) {
-    Tokenise(text, drop_headers, [&](std::string_view w) {
+    Tokenise(text, drop_headers, lowered_, [&](std::string_view w) {
       if (w.size() < o_.min_length) return;
-      auto it = ids_.find(w);
-      if (it == ids_.end()) it = ids_.emplace(std::string(w), NewId(w)).first;
-      if (it->second == kDropped) return;
-      if (!o_.fixed_vocab) ++counts_[it->second];
-      tokens_.push_back(it->second);
+      const uint64_t hash = WordIds::Hash(w);
+      ids_.Prefetch(hash);
+      batch_.push_back({w, hash});
+      if (batch_.size() == kBatch) LookUp();
     });
+    LookUp();
     names_.push_back(std::move(name));
     offsets_.push_back(tokens_.size());
   }
@@ -162,10 +176,18 @@ class TextBuilder {
 
  private:
   static constexpr uint32_t kDropped = UINT32_MAX;
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  static constexpr size_t kBatch = 256;
+  void LookUp() {
+    for (const auto& [w, hash] : batch_) {
+      const uint32_t* found = ids_.Find(w, hash);
+      const uint32_t id = found ? *found : ids_.Add(w, hash, NewId(w));
+      if (id == kDropped) continue;
+      if (!o_.fixed_vocab) ++counts_[id];
+      tokens_.push_back(id);
+    }
+    batch_.clear();
+    lowered_.clear();
+  }
 
   uint32_t NewId(std::string_view w) {
     if (StopWords().contains(w)) return kDropped;
@@ -181,8 +203,10 @@ class TextBuilder {
   }
 
   const TextOptions& o_;
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;  // word -> id here, or kDropped
-  std::vector<std::string> words_;                                        // id here -> word
+  WordIds ids_;                                               // word -> id here, or kDropped
+  std::vector<std::pair<std::string_view, uint64_t>> batch_;  // words read, not looked up yet
+  std::string lowered_;                                       // those of them that had capitals
+  std::vector<std::string> words_;                            // id here -> word
   std::vector<uint64_t> counts_;
   std::vector<std::string> names_;
   std::vector<uint64_t> offsets_{0};  // as Corpus::doc_offsets
