@@ -219,6 +219,7 @@ class LdaCommand : public Command {
                 << std::flush;
     }
     std::vector<std::string> last_row;  // the last iteration's, written with the coherence
+    o_.doc_topics = !output_.empty();
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
       std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";

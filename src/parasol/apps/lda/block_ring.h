@@ -79,7 +79,7 @@ class BlockRing {
   // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
   void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring; the others send
-  // theirs to it.
+  // theirs to it (packed when hand-overs are).
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
   // The most bytes of blocks this process held at once (its own and those in flight).
   size_t peak_bytes() const { return peak_bytes_; }

@@ -82,7 +82,8 @@ TEST(BlockRing, ArraysAreNotReallocatedAsBlocksOfOtherSizesArrive) {
 }
 
 // Topics up to K - 1 come back as they left, packed (K = 65,536) or not (K = 100,000), in blocks
-// longer than a packing chunk and not a multiple of one.
+// longer than a packing chunk and not a multiple of one: handed over, gathered at rank 0 (packed
+// too), and in the senders' blocks after that gather.
 TEST(BlockRing, TopicsArriveAsTheyLeft) {
   for (uint32_t topics : {65536u, 100000u}) {
     comm::InProcessWorld world(2);
@@ -98,7 +99,17 @@ TEST(BlockRing, TopicsArriveAsTheyLeft) {
         for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(ring.active()[i], topic(b, i)) << b << " " << i;
         ring.Rotate();
       }
-      ring.Settle();
+      std::set<uint32_t> gathered;
+      ring.ForEachAtRoot([&](uint32_t b, const uint32_t* z) {
+        gathered.insert(b);
+        for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(z[i], topic(b, i)) << b << " " << i;
+      });
+      if (ctx.rank() == 0) {
+        EXPECT_EQ(gathered, (std::set<uint32_t>{0, 1, 2, 3}));
+      }
+      ring.ForEachHeld([&](uint32_t b, const uint32_t* z) {
+        for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(z[i], topic(b, i)) << b << " " << i;
+      });
     });
     comm::testing::ExpectNoErrors(errors);
   }

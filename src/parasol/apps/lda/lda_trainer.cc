@@ -693,10 +693,10 @@ void Trainer::ReportSplit(const TimeSplit& split, LdaResult& result) {
 void Trainer::Finish(LdaResult& result) {
   result.doc_begin = d0_;
   result.doc_end = d1_;
-  result.doc_topics.resize(layout_.num_docs());
+  if (o_.doc_topics) result.doc_topics.resize(layout_.num_docs());
   std::vector<uint32_t> scratch(o_.params.topics, 0);
   const uint32_t* z = layout_.doc_topics();
-  for (size_t d = 0; d < layout_.num_docs(); ++d) {
+  for (size_t d = 0; d < result.doc_topics.size(); ++d) {
     auto& out = result.doc_topics[d];
     for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) ++scratch[z[i]];
     for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) {
