@@ -3,7 +3,7 @@
 
 Usage: summarize_lda_link.py RUNS_CSV OUT_PNG CAP_MB
 Prints a Markdown table (medians over the repetitions, the range beside them) and draws where an
-iteration's time goes in each setup.
+iteration's time goes in each setup, and where the whole command's does (the `# whole command` line).
 """
 import csv
 import re
@@ -31,6 +31,9 @@ def read_run(row):
     m = re.search(r"sampling ([0-9.]+) s, waiting for word blocks ([0-9.]+) s, waiting for topic totals ([0-9.]+) s; "
                   r"word blocks sent ([0-9.]+) MB", out)
     run["split"] = tuple(float(g) for g in m.groups()) if m else None
+    m = re.search(r"# whole command: reading the corpus ([0-9.]+) s, setting up ([0-9.]+) s, \d+ iterations? "
+                  r"([0-9.]+) s \([0-9.]+ s of it training\), the end ([0-9.]+) s", out)
+    run["phases"] = tuple(float(g) for g in m.groups()) if m else None
     err = [line for line in out.splitlines() if "error" in line.lower() or "parasol:" in line]
     run["error"] = err[-1].strip() if err else ""
     return run
@@ -76,6 +79,17 @@ def main():
         print(f"\nPer iteration on 2 hosts (slowest process, medians): sampling {sm:.2f} s, waiting for word "
               f"blocks {wt:.2f} s, waiting for topic totals {su:.2f} s; word blocks sent {mb:.0f} MB a process "
               f"({2 * mb:.0f} MB on the link an iteration; the word-topic table is {model:.0f} MB).")
+    phases = {name: [r["phases"] for r in rs if r["phases"]] for name, rs in (("1 process", one), ("2 hosts", two))}
+    if any(phases.values()):
+        print("\nWhere the whole command goes (medians, s; rank 0's clock, set-up and the end the slowest "
+              "process's; the rest of the whole command is starting the processes):\n")
+        print("| setup | reading the corpus | setting up | iterations | the end | whole command |")
+        print("|---|---|---|---|---|---|")
+        for name, rs in (("1 process", one), ("2 hosts", two)):
+            if phases[name]:
+                m = [statistics.median(x) for x in zip(*phases[name])]
+                print(f"| {name} | {m[0]:.1f} | {m[1]:.1f} | {m[2]:.1f} | {m[3]:.1f} | "
+                      f"{med([r['seconds'] for r in rs])[0]:.1f} |")
     capped = by.get("one-capped", []) + by.get("two-hosts-capped", [])
     if capped:
         print(f"\nEach host capped at {cap_mb:.0f} MB (a memory cgroup per host):")
@@ -91,11 +105,23 @@ def main():
     draw(png, one, two)
 
 
+def stack(ax, labels, parts, layers, ylabel, title):
+    """One stacked bar per label: layer i of bar j is parts[j][i]."""
+    bottom = [0.0] * len(parts)
+    for i, (name, color) in enumerate(layers):
+        vals = [p[i] for p in parts]
+        ax.bar(labels, vals, bottom=bottom, label=name, color=color)
+        bottom = [x + v for x, v in zip(bottom, vals)]
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+
+
 def draw(png, one, two):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(14, 4))
     t1 = [r["tokens_per_sec"] / 1e6 for r in one if r["tokens_per_sec"]]
     t2 = [r["tokens_per_sec"] / 1e6 for r in two if r["tokens_per_sec"]]
     a.boxplot([t1, t2], tick_labels=["1 process", "2 hosts"])
@@ -110,15 +136,17 @@ def draw(png, one, two):
     if splits:
         labels.append("2 hosts")
         parts.append(tuple(statistics.median(x) for x in list(zip(*splits))[:3]))
-    bottom = [0.0] * len(parts)
-    for i, (name, color) in enumerate((("sampling", "tab:blue"), ("waiting for a block", "tab:red"),
-                                       ("waiting for totals", "tab:orange"))):
-        vals = [p[i] for p in parts]
-        b.bar(labels, vals, bottom=bottom, label=name, color=color)
-        bottom = [x + v for x, v in zip(bottom, vals)]
-    b.set_ylabel("seconds an iteration")
-    b.set_title("where an iteration goes")
-    b.legend()
+    stack(b, labels, parts, (("sampling", "tab:blue"), ("waiting for a block", "tab:red"),
+                             ("waiting for totals", "tab:orange")), "seconds an iteration", "where an iteration goes")
+    labels, parts = [], []
+    for name, rs in (("1 process", one), ("2 hosts", two)):
+        ph = [r["phases"] for r in rs if r["phases"]]
+        if ph:
+            labels.append(name)
+            parts.append([statistics.median(x) for x in zip(*ph)])
+    stack(c, labels, parts, (("reading the corpus", "tab:green"), ("setting up", "tab:gray"),
+                             ("iterations", "tab:blue"), ("the end", "tab:purple")),
+          "seconds", "where the whole command goes")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

@@ -19,6 +19,7 @@
 #include "parasol/apps/lda/lda_trainer.h"
 #include "parasol/apps/lda/model_io.h"
 #include "parasol/comm/context.h"
+#include "parasol/core/clock.h"
 #include "parasol/core/csv_writer.h"
 #include "parasol/core/error.h"
 #include "parasol/core/plural.h"
@@ -169,6 +170,8 @@ class LdaCommand : public Command {
   int Run(comm::MpiRuntime* mpi) override {
     comm::Context ctx(mpi->CreateWorldTransport(), {.timeout_ms = run_.timeout()});
     o_.params.alpha = app_->count("--alpha") > 0 ? alpha_ : 50.0 / o_.params.topics;
+    Clock& clock = ctx.env().clock();
+    const Clock::TimePoint began = clock.Now();
     Corpus corpus =
         ReadCorpus(corpus_.path, ParseCorpusFormat(corpus_.format), corpus_.Text(), corpus_.vocab);
     // Asking for MH steps without naming a sampler asks for the MH sampler.
@@ -184,6 +187,7 @@ class LdaCommand : public Command {
       test = ReadForVocabulary(test_, corpus_, corpus.vocab, " of --test (in the training vocabulary)", root);
       o_.test_corpus = &test;
     }
+    split_.reading = Seconds(clock.Now() - began);
     std::unique_ptr<CsvWriter> csv;
     if (root && !run_.metrics.empty()) {
       std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
@@ -220,6 +224,7 @@ class LdaCommand : public Command {
     }
     std::vector<std::string> last_row;  // the last iteration's, written with the coherence
     o_.doc_topics = !output_.empty();
+    const Clock::TimePoint training = clock.Now();
     LdaResult r = TrainLda(ctx, corpus, o_, [&](const IterationStats& s) {
       std::string ll = s.evaluated ? fmt::format("{:.5f}", s.loglik_per_token) : "";
       std::string ppl = s.evaluated && !test_.empty() ? fmt::format("{:.2f}", s.test_perplexity) : "";
@@ -243,6 +248,7 @@ class LdaCommand : public Command {
         }
       }
     });
+    split_.training = Seconds(clock.Now() - training);
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
     if (root) {
       LdaModel model{r.params.topics,    r.params.alpha, r.params.beta,       corpus.vocab,
@@ -250,7 +256,9 @@ class LdaCommand : public Command {
       if (optimizing()) PrintFitted(model);
       std::optional<Coherence> coherence;
       if (coherence_words_ > 0) {
+        const Clock::TimePoint scoring = clock.Now();
         coherence = TopicCoherence(corpus, model.TopWords(coherence_words_));
+        split_.coherence = Seconds(clock.Now() - scoring);
         std::cout << fmt::format(
             "# coherence over each topic's top {} words, by documents of the training "
             "corpus: UMass mean {:.4g}, NPMI mean {:.4g}\n",
@@ -285,11 +293,29 @@ class LdaCommand : public Command {
             "waiting for topic totals {:.3f} s; word blocks sent {:.1f} MB a process\n",
             r.sample_seconds, r.block_wait_seconds, r.totals_seconds, r.block_bytes_sent / 1e6);
       }
+      PrintWholeCommand(r);
     }
     return 0;
   }
 
  private:
+  static double Seconds(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  }
+
+  // Where the command's time went, rank 0's clock (set-up and the end: the slowest process's).
+  void PrintWholeCommand(const LdaResult& r) const {
+    const auto iterations = static_cast<uint32_t>(r.history.size());
+    const double between = std::max(0.0, split_.training - r.setup_seconds - r.finish_seconds);
+    std::cout << fmt::format(
+                     "# whole command: reading the corpus {:.2f} s, setting up {:.2f} s, {} {:.2f} s "
+                     "({:.2f} s of it training), the end {:.2f} s{}\n",
+                     split_.reading, r.setup_seconds, Count(iterations, "iteration"), between,
+                     r.history.empty() ? 0.0 : r.history.back().seconds, r.finish_seconds,
+                     coherence_words_ > 0 ? fmt::format(", coherence {:.2f} s", split_.coherence) : "")
+              << std::flush;
+  }
+
   void WriteOutputs(comm::Context& ctx, const Corpus& corpus, const LdaResult& r) {
     fs::create_directories(output_);
     std::vector<std::string> names(corpus.doc_names.begin() + static_cast<ptrdiff_t>(r.doc_begin),
@@ -324,6 +350,9 @@ class LdaCommand : public Command {
   size_t top_words_ = 10;
   size_t coherence_words_ = 10;
   bool npy_ = false;
+  struct {
+    double reading = 0, training = 0, coherence = 0;  // seconds: the corpora read, TrainLda, coherence
+  } split_;
 };
 
 class LdaInferCommand : public Command {

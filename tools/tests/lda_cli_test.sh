@@ -72,6 +72,8 @@ PY
   [ "$(wc -l < "$tmp/model/doc_topics.txt")" -eq 2246 ] || fail "doc_topics.txt lines"
   ls "$tmp/model" | grep -q '\.tmp$' && fail "temporary files left"
   grep -q "^topic  19" "$tmp/out" || fail "topics not printed"
+  grep -Eq "^# whole command: reading the corpus [0-9.]+ s, setting up [0-9.]+ s, 12 iterations [0-9.]+ s \([0-9.]+ s of it training\), the end [0-9.]+ s, coherence [0-9.]+ s$" \
+    "$tmp/out" && echo "ok: where the whole command's time went" || fail "whole command line"
   # Each topic's coherence in topics.txt, and their means in the metrics, against the formulas
   # computed here from the corpus's documents (coherence.h).
   python3 - "$tmp/model/topics.txt" "$tmp/ap.lines" "$tmp/m.csv" <<'PY' && echo "ok: coherence" || fail "coherence"

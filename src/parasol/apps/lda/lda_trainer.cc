@@ -163,6 +163,8 @@ class Trainer {
   std::vector<std::unique_ptr<GibbsSampler>> gibbs_;
   ThreadPool pool_;
   LogLikelihood loglik_;
+  Clock::TimePoint created_;
+  double setup_seconds_ = 0;  // from construction to the first iteration
 };
 
 Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
@@ -175,6 +177,7 @@ Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
       threads_(std::max<uint32_t>(1, o.threads)),
       pool_(threads_),
       loglik_((o_.params.vocab_size = static_cast<uint32_t>(corpus.vocab.size()), o_.params)) {
+  created_ = Now();
   CheckOptions();
   o_.params.sampler = ChooseSampler(o_.params.sampler, o_.params.topics, corpus.vocab.size(), size_);
   // One process holds no word-topic counts while training: nothing to cut into blocks.
@@ -620,6 +623,7 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
 LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iteration) {
   LdaResult result;
   result.first_iteration = Start();
+  setup_seconds_ = Since(created_);
   int64_t local_tokens = static_cast<int64_t>(layout_.num_tokens()), tokens = 0;
   collective::Allreduce(ctx_, &local_tokens, &tokens, 1, DType::kInt64);
   result.tokens = static_cast<uint64_t>(tokens);
@@ -691,6 +695,7 @@ void Trainer::ReportSplit(const TimeSplit& split, LdaResult& result) {
 
 // The final model to rank 0, and every rank's document-topic counts.
 void Trainer::Finish(LdaResult& result) {
+  const auto start = Now();
   result.doc_begin = d0_;
   result.doc_end = d1_;
   if (o_.doc_topics) result.doc_topics.resize(layout_.num_docs());
@@ -727,9 +732,13 @@ void Trainer::Finish(LdaResult& result) {
   result.model_bytes = static_cast<double>(result.model.bytes());
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
-  double tokens = token_bytes, blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
-  collective::Allreduce(ctx_, &tokens, &result.token_bytes, 1, DType::kFloat64, max);
-  collective::Allreduce(ctx_, &blocks, &result.block_bytes, 1, DType::kFloat64, max);
+  const double blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
+  std::vector<double> mine{token_bytes, blocks, setup_seconds_, Since(start)}, largest(mine.size());
+  collective::Allreduce(ctx_, mine.data(), largest.data(), mine.size(), DType::kFloat64, max);
+  result.token_bytes = largest[0];
+  result.block_bytes = largest[1];
+  result.setup_seconds = largest[2];
+  result.finish_seconds = largest[3];
 }
 
 }  // namespace

@@ -85,6 +85,11 @@ struct LdaResult {
   // K = 65,536, else 4).
   double sample_seconds = 0, block_wait_seconds = 0, totals_seconds = 0;
   double block_bytes_sent = 0;
+  // The slowest process's seconds before the first iteration (laying the tokens out, their first
+  // topics drawn or read from the checkpoint, the word blocks placed) and after the last (the
+  // document-topic counts, the model gathered at rank 0): with the iterations' wall time and the
+  // corpus's reading, where a whole command's time goes.
+  double setup_seconds = 0, finish_seconds = 0;
   // Rank 0: the whole word-topic table and topic totals at the end (every rank: the totals).
   WordTopicTable model;
   std::vector<int64_t> totals;

@@ -219,7 +219,36 @@ TEST(LdaTrainer, TimesAreReadOnTheContextsClock) {
   EXPECT_EQ(results[0].sample_seconds, 0.0);
   EXPECT_EQ(results[0].totals_seconds, 0.0);
   EXPECT_EQ(results[0].block_wait_seconds, 0.0);
+  EXPECT_EQ(results[0].setup_seconds, 0.0);
+  EXPECT_EQ(results[0].finish_seconds, 0.0);
   EXPECT_EQ(results[0].block_bytes_sent, 2.0 * static_cast<double>(Ap().num_tokens()));  // packed
+}
+
+// A run that is not asked for the documents' topic counts trains the same chain and leaves them
+// out; on the machine's clock its set-up and its end take time, and are told apart from the
+// iterations'.
+TEST(LdaTrainer, DocumentTopicsAreMadeOnlyWhenAsked) {
+  for (int ranks : {1, 2}) {
+    LdaOptions o = ApOptions();
+    o.iterations = 3;
+    const std::vector<LdaResult> with = TrainOnRanks(ranks, Ap(), o);
+    o.doc_topics = false;
+    const std::vector<LdaResult> without = TrainOnRanks(ranks, Ap(), o);
+    for (int r = 0; r < ranks; ++r) {
+      const LdaResult &a = with[static_cast<size_t>(r)], &b = without[static_cast<size_t>(r)];
+      EXPECT_EQ(a.doc_topics.size(), a.doc_end - a.doc_begin) << "rank " << r;
+      EXPECT_TRUE(b.doc_topics.empty()) << "rank " << r;
+      EXPECT_EQ(Final(a), Final(b)) << "rank " << r;
+      EXPECT_EQ(a.totals, b.totals) << "rank " << r;
+      EXPECT_GT(b.setup_seconds, 0.0);
+      EXPECT_GT(b.finish_seconds, 0.0);
+    }
+    const WordTopicTable &a = with[0].model, &b = without[0].model;  // rank 0's, gathered
+    ASSERT_EQ(a.num_words(), b.num_words());
+    for (uint32_t w = 0; w < a.num_words(); ++w) {
+      for (uint32_t k = 0; k < a.num_topics(); ++k) ASSERT_EQ(a.Get(w, k), b.Get(w, k)) << w << " " << k;
+    }
+  }
 }
 
 TEST(LdaTrainer, ResumeGivesTheSameStateAsAStraightRun) {
