@@ -123,6 +123,7 @@ class Trainer {
   WordTopicTable CountWords() const;
   void WriteCheckpoint(uint32_t iteration);
   void Finish(LdaResult& result);
+  IterationStats Stats(uint32_t done, double trained, double seconds, int64_t tokens, bool evaluated);
   // Collective: the slowest process's figures of `split` into `result`.
   void ReportSplit(const TimeSplit& split, LdaResult& result);
   Rng RoundRng(size_t thread, uint32_t iteration, uint32_t pass, uint32_t sub) const {
@@ -628,6 +629,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
   collective::Allreduce(ctx_, &local_tokens, &tokens, 1, DType::kInt64);
   result.tokens = static_cast<uint64_t>(tokens);
   double trained = 0;
+  double carried = 0;  // the last hand-over's start (packing the block), made after the iteration's end
   TimeSplit split;
   split.Begin(ring_.get(), exchange_.get());
   for (uint32_t it = result.first_iteration; it < o_.iterations; ++it) {
@@ -656,34 +658,43 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     // longer on two hosts over 1 Gbit/s, 200 MB blocks.)
     if (ring_ && (checkpoint || optimize)) ring_->Settle();
     if (optimize) Optimize();
-    double seconds = Since(start), slowest = 0;
+    double seconds = Since(start) + carried, slowest = 0;
     collective::AllreduceOptions max;
     max.op = ReduceOp::kMax;
     collective::Allreduce(ctx_, &seconds, &slowest, 1, DType::kFloat64, max);
     trained += slowest;
-    IterationStats st;
-    st.iteration = it + 1;
-    st.seconds = trained;
-    st.tokens_per_sec = static_cast<double>(tokens) / slowest;
-    st.alpha_sum = o_.params.AlphaSum();
-    st.beta = o_.params.beta;
-    st.evaluated = evaluated;
-    st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
-    st.loglik_per_token = st.loglik / static_cast<double>(tokens);
-    st.test_perplexity =
-        st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
-    // Rank 0 computes the perplexity alone: the others wait for it here, not in the next
-    // iteration's first hand-over, where the wait would count as that iteration's training time.
-    if (st.evaluated && o_.test_corpus && distributed_) collective::Barrier(ctx_);
+    const IterationStats st = Stats(it + 1, trained, slowest, tokens, evaluated);
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
     if (checkpoint) WriteCheckpoint(it + 1);
-    if (ring_) ring_->Rotate();
+    if (!ring_) continue;
+    const auto mark = Now();
+    ring_->Rotate();
+    carried = Since(mark);  // counted in the next iteration's seconds
   }
   split.End(ring_.get(), exchange_.get(), o_.iterations - result.first_iteration);
   ReportSplit(split, result);
   Finish(result);
   return result;
+}
+
+// Collective: iteration `done`'s figures, evaluated if `evaluated`.
+IterationStats Trainer::Stats(uint32_t done, double trained, double seconds, int64_t tokens, bool evaluated) {
+  IterationStats st;
+  st.iteration = done;
+  st.seconds = trained;
+  st.tokens_per_sec = static_cast<double>(tokens) / seconds;
+  st.alpha_sum = o_.params.AlphaSum();
+  st.beta = o_.params.beta;
+  st.evaluated = evaluated;
+  st.loglik = st.evaluated ? Evaluate() : std::numeric_limits<double>::quiet_NaN();
+  st.loglik_per_token = st.loglik / static_cast<double>(tokens);
+  st.test_perplexity =
+      st.evaluated && o_.test_corpus ? TestPerplexity() : std::numeric_limits<double>::quiet_NaN();
+  // Rank 0 computes the perplexity alone: the others wait for it here, not in the next
+  // iteration's first hand-over, where the wait would count as that iteration's training time.
+  if (st.evaluated && o_.test_corpus && distributed_) collective::Barrier(ctx_);
+  return st;
 }
 
 void Trainer::ReportSplit(const TimeSplit& split, LdaResult& result) {
