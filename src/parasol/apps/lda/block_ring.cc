@@ -176,10 +176,13 @@ void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*
     return;
   }
   for (const Block& b : held_) fn(b.id, b.topics.data());
+  // Every rank has rotated as often as this one: rank p holds the blocks p * per_process_ + r + i
+  // (mod the blocks) after r rotations, i < per_process_, in that order, as rank 0 holds r + i.
+  const uint32_t r = held_.front().id;
   std::vector<uint32_t> topics;
   for (int p = 1; p < size_; ++p) {
     for (uint32_t i = 0; i < per_process_; ++i) {
-      const uint32_t id = static_cast<uint32_t>(p) * per_process_ + i;
+      const uint32_t id = (static_cast<uint32_t>(p) * per_process_ + r + i) % blocks();
       topics.resize(sizes_[id]);
       comm::Request req = t.Irecv(p, kGatherTag, topics.data(), topics.size() * width);
       comm::Wait(t, req, deadline, fmt::format("lda: receive word block {} from rank {}", id, p));

@@ -78,8 +78,8 @@ class BlockRing {
                        const std::function<void(uint32_t, PackedTopics)>& packed) const;
   // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
   void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
-  // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring; the others send
-  // theirs to it (packed when hand-overs are).
+  // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring, wherever the
+  // blocks are in their round; the others send theirs to it (packed when hand-overs are).
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
   // The most bytes of blocks this process held at once (its own and those in flight).
   size_t peak_bytes() const { return peak_bytes_; }

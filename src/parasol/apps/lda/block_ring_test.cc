@@ -83,9 +83,10 @@ TEST(BlockRing, ArraysAreNotReallocatedAsBlocksOfOtherSizesArrive) {
 
 // Topics up to K - 1 come back as they left, packed (K = 65,536) or not (K = 100,000), in blocks
 // longer than a packing chunk and not a multiple of one: handed over, gathered at rank 0 (packed
-// too), and in the senders' blocks after that gather.
+// too, each under its own id, whether the blocks are back home or half-way round), and in the
+// senders' blocks after that gather.
 TEST(BlockRing, TopicsArriveAsTheyLeft) {
-  for (uint32_t topics : {65536u, 100000u}) {
+  for (auto [topics, steps] : {std::pair{65536u, 4u}, {100000u, 4u}, {65536u, 1u}, {100000u, 3u}}) {
     comm::InProcessWorld world(2);
     const std::vector<uint32_t> sizes{10000, 9001, 4097, 3};
     auto topic = [&](uint32_t b, uint32_t i) { return (i * 7919u + b * 104729u) % topics; };
@@ -94,7 +95,7 @@ TEST(BlockRing, TopicsArriveAsTheyLeft) {
       ring.FillHeld([&](uint32_t b, uint32_t* z) {
         for (uint32_t i = 0; i < sizes[b]; ++i) z[i] = topic(b, i);
       });
-      for (uint32_t step = 0; step < 4; ++step) {
+      for (uint32_t step = 0; step < steps; ++step) {
         const uint32_t b = ring.active_id();
         for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(ring.active()[i], topic(b, i)) << b << " " << i;
         ring.Rotate();

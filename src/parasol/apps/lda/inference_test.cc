@@ -47,14 +47,21 @@ double UnigramPerplexity(const Corpus& train, const Corpus& test) {
   return std::exp(-ll / static_cast<double>(n));
 }
 
-TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
-  // Training and test documents from the same 5 topics (the same seed gives the same topics;
-  // the test documents are the last 100 of a larger draw).
-  auto all = testing::GenerateLda(5, 50, 500, 60, 0.1, 8);
+// Documents drawn from 5 topics (testing::GenerateLda with `seed`), the first `trained` to train
+// on and the rest held out, sharing one vocabulary.
+std::pair<Corpus, Corpus> DrawnAndHeldOut(size_t docs, size_t trained, uint64_t seed) {
+  auto all = testing::GenerateLda(5, 50, docs, 60, 0.1, seed);
   Corpus train, test;
   train.vocab = test.vocab = all.corpus.vocab;
   for (size_t d = 0; d < all.corpus.num_docs(); ++d)
-    (d < 400 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+    (d < trained ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  return {std::move(train), std::move(test)};
+}
+
+TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
+  // Training and test documents from the same 5 topics (the same seed gives the same topics;
+  // the test documents are the last 100 of a larger draw).
+  const auto [train, test] = DrawnAndHeldOut(500, 400, 8);
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 100;
@@ -77,11 +84,7 @@ TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
 
 // --test during training: a perplexity at every evaluation, falling as the model learns.
 TEST(DocumentCompletion, ReportedDuringTraining) {
-  auto all = testing::GenerateLda(5, 50, 300, 60, 0.1, 9);
-  Corpus train, test;
-  train.vocab = test.vocab = all.corpus.vocab;
-  for (size_t d = 0; d < all.corpus.num_docs(); ++d)
-    (d < 250 ? train : test).AddDocument(all.corpus.doc_names[d], all.corpus.doc(d));
+  const auto [train, test] = DrawnAndHeldOut(300, 250, 9);
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 40;
@@ -93,6 +96,28 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
   const double early = r.history[19].test_perplexity, late = r.history[39].test_perplexity;
   EXPECT_GT(early, 1.0);
   EXPECT_LT(late, early * 1.02);
+}
+
+// Two processes: the model rank 0 gathers for --test at an iteration's end, with the blocks part
+// of the way round their ring, scores exactly as the finished model does (every block under its
+// own word ids).
+TEST(DocumentCompletion, ReportedDuringTrainingOnTwoProcesses) {
+  const auto [train, test] = DrawnAndHeldOut(300, 250, 9);
+  LdaOptions o;
+  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
+  o.iterations = 3;
+  o.eval_every = 0;  // the last iteration only
+  o.test_corpus = &test;
+  comm::InProcessWorld world(2);
+  std::vector<LdaResult> results(2);
+  auto errors = comm::testing::RunRanks(
+      world, [&](comm::Context& ctx) { results[static_cast<size_t>(ctx.rank())] = TrainLda(ctx, train, o); });
+  comm::testing::ExpectNoErrors(errors);
+  const LdaResult& r = results[0];
+  LdaModel model{r.params.topics, r.params.alpha, r.params.beta, train.vocab, r.model, r.totals, {}};
+  const InferOptions fold{
+      .iterations = o.test_iterations, .mh_steps = r.params.mh_steps, .threads = 1, .seed = o.seed};
+  EXPECT_EQ(r.history.back().test_perplexity, DocumentCompletion(model, test, fold).perplexity());
 }
 
 // A model with a fitted alpha is written as version 2 and reads back with every value; a version 2
