@@ -139,6 +139,23 @@ TEST_F(CorpusTest, LinesAreWordsOfLettersWhateverTheirCase) {
   EXPECT_EQ(c.doc(2)[600], 0u);
 }
 
+// Capitalised words too short to keep, many between the kept ones (the reader looks words up 256
+// at a time, and lowercases capitalised ones into a buffer of its own meanwhile), drop out and
+// leave the kept words whole.
+TEST_F(CorpusTest, ShortCapitalisedWordsBetweenKeptOnesDropOut) {
+  std::string doc = "d\t";
+  for (int i = 0; i < 600; ++i) {
+    for (int j = 0; j < 40; ++j) doc += "I A Of ";
+    doc += i % 2 == 0 ? "Goalie " : "PUCK ";
+  }
+  TextOptions o;
+  o.min_count = 1;
+  Corpus c = ReadLines(Write("short.txt", doc + "\n"), o);
+  EXPECT_THAT(c.vocab, ::testing::ElementsAre("goalie", "puck"));  // 300 each: alphabetical
+  ASSERT_EQ(c.doc(0).size(), 600u);
+  for (size_t i = 0; i < 600; ++i) ASSERT_EQ(c.doc(0)[i], i % 2) << i;
+}
+
 // An archive written by libarchive: `format` is "tar.gz", "tar.xz" or "zip".
 void WriteArchive(const std::string& path, const std::string& format,
                   const std::vector<std::pair<std::string, std::string>>& files) {

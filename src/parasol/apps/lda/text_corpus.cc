@@ -2,6 +2,7 @@
 // lowercase words.
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -61,11 +62,13 @@ const std::unordered_set<std::string_view>& StopWords() {
 
 constexpr size_t kMaxWordLength = 30;  // longer runs of letters are encodings, not words
 
-// Calls fn(word) for each lowercase run of ASCII letters in `text`, after the e-mail header. A word
-// is a view into `text`, or into `lowered` when it had capitals: appended there, its view stays valid
-// while `lowered` is not cleared and has room (it must not reallocate).
+// Calls fn(word) for each lowercase run of `min_length` to kMaxWordLength ASCII letters in `text`,
+// after the e-mail header. A word is a view into `text`, or into `lowered` when it had capitals:
+// appended there, its view stays valid while `lowered` is not cleared. Only words fn is called
+// with are appended, so a caller that clears `lowered` every n words needs n x kMaxWordLength bytes
+// reserved for it never to reallocate (which would leave the views dangling).
 template <typename Fn>
-void Tokenise(std::string_view text, bool drop_headers, std::string& lowered, Fn&& fn) {
+void Tokenise(std::string_view text, bool drop_headers, size_t min_length, std::string& lowered, Fn&& fn) {
   size_t start = 0;
   if (drop_headers) {
     // A header block: "Name: value" lines from the first line up to an empty line.
@@ -85,12 +88,13 @@ void Tokenise(std::string_view text, bool drop_headers, std::string& lowered, Fn
     bool upper = false;
     for (; i < text.size() && letter(i); ++i) upper |= text[i] < 'a';
     const size_t len = i - begin;
-    if (len == 0 || len > kMaxWordLength) continue;
+    if (len == 0 || len < min_length || len > kMaxWordLength) continue;
     if (!upper) {
       fn(text.substr(begin, len));
       continue;
     }
     const size_t at = lowered.size();
+    assert(at + len <= lowered.capacity());
     for (size_t k = 0; k < len; ++k) lowered.push_back(static_cast<char>(text[begin + k] | 0x20));
     fn(std::string_view(lowered).substr(at, len));
   }
@@ -125,8 +129,7 @@ class TextBuilder {
   }
 
   void Add(std::string name, std::string_view text, bool drop_headers) {
-    Tokenise(text, drop_headers, lowered_, [&](std::string_view w) {
-      if (w.size() < o_.min_length) return;
+    Tokenise(text, drop_headers, o_.min_length, lowered_, [&](std::string_view w) {
       const uint64_t hash = WordIds::Hash(w);
       ids_.Prefetch(hash);
       batch_.push_back({w, hash});
