@@ -86,7 +86,8 @@ TEST(BlockRing, ArraysAreNotReallocatedAsBlocksOfOtherSizesArrive) {
 // too, each under its own id, whether the blocks are back home or half-way round), and in the
 // senders' blocks after that gather.
 TEST(BlockRing, TopicsArriveAsTheyLeft) {
-  for (auto [topics, steps] : {std::pair{65536u, 4u}, {100000u, 4u}, {65536u, 1u}, {100000u, 3u}}) {
+  for (const auto& [k, n] : {std::pair{65536u, 4u}, {100000u, 4u}, {65536u, 1u}, {100000u, 3u}}) {
+    const uint32_t topics = k, steps = n;  // (lambdas cannot capture structured bindings in clang 14)
     comm::InProcessWorld world(2);
     const std::vector<uint32_t> sizes{10000, 9001, 4097, 3};
     auto topic = [&](uint32_t b, uint32_t i) { return (i * 7919u + b * 104729u) % topics; };

@@ -49,7 +49,10 @@ double UnigramPerplexity(const Corpus& train, const Corpus& test) {
 
 // Documents drawn from 5 topics (testing::GenerateLda with `seed`), the first `trained` to train
 // on and the rest held out, sharing one vocabulary.
-std::pair<Corpus, Corpus> DrawnAndHeldOut(size_t docs, size_t trained, uint64_t seed) {
+struct TrainAndTest {
+  Corpus train, test;
+};
+TrainAndTest DrawnAndHeldOut(size_t docs, size_t trained, uint64_t seed) {
   auto all = testing::GenerateLda(5, 50, docs, 60, 0.1, seed);
   Corpus train, test;
   train.vocab = test.vocab = all.corpus.vocab;
@@ -61,7 +64,8 @@ std::pair<Corpus, Corpus> DrawnAndHeldOut(size_t docs, size_t trained, uint64_t 
 TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
   // Training and test documents from the same 5 topics (the same seed gives the same topics;
   // the test documents are the last 100 of a larger draw).
-  const auto [train, test] = DrawnAndHeldOut(500, 400, 8);
+  const TrainAndTest drawn = DrawnAndHeldOut(500, 400, 8);
+  const Corpus &train = drawn.train, &test = drawn.test;
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 100;
@@ -84,7 +88,8 @@ TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
 
 // --test during training: a perplexity at every evaluation, falling as the model learns.
 TEST(DocumentCompletion, ReportedDuringTraining) {
-  const auto [train, test] = DrawnAndHeldOut(300, 250, 9);
+  const TrainAndTest drawn = DrawnAndHeldOut(300, 250, 9);
+  const Corpus &train = drawn.train, &test = drawn.test;
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 40;
@@ -102,7 +107,8 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
 // of the way round their ring, scores exactly as the finished model does (every block under its
 // own word ids).
 TEST(DocumentCompletion, ReportedDuringTrainingOnTwoProcesses) {
-  const auto [train, test] = DrawnAndHeldOut(300, 250, 9);
+  const TrainAndTest drawn = DrawnAndHeldOut(300, 250, 9);
+  const Corpus &train = drawn.train, &test = drawn.test;
   LdaOptions o;
   o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
   o.iterations = 3;
