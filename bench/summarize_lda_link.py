@@ -112,6 +112,8 @@ def stack(ax, labels, parts, layers, ylabel, title):
         vals = [p[i] for p in parts]
         ax.bar(labels, vals, bottom=bottom, label=name, color=color)
         bottom = [x + v for x, v in zip(bottom, vals)]
+    if bottom:
+        ax.set_ylim(0, 1.45 * max(bottom))  # room for the legend above the bars
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
