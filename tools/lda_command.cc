@@ -187,7 +187,8 @@ class LdaCommand : public Command {
       test = ReadForVocabulary(test_, corpus_, corpus.vocab, " of --test (in the training vocabulary)", root);
       o_.test_corpus = &test;
     }
-    split_.reading = Seconds(clock.Now() - began);
+    WholeCommand whole;
+    whole.reading = Seconds(clock.Now() - began);
     std::unique_ptr<CsvWriter> csv;
     if (root && !run_.metrics.empty()) {
       std::vector<std::string> columns{"iteration", "seconds", "tokens_per_sec", "loglik_per_token"};
@@ -248,7 +249,7 @@ class LdaCommand : public Command {
         }
       }
     });
-    split_.training = Seconds(clock.Now() - training);
+    whole.training = Seconds(clock.Now() - training);
     if (!output_.empty()) WriteOutputs(ctx, corpus, r);
     if (root) {
       LdaModel model{r.params.topics,    r.params.alpha, r.params.beta,       corpus.vocab,
@@ -258,7 +259,7 @@ class LdaCommand : public Command {
       if (coherence_words_ > 0) {
         const Clock::TimePoint scoring = clock.Now();
         coherence = TopicCoherence(corpus, model.TopWords(coherence_words_));
-        split_.coherence = Seconds(clock.Now() - scoring);
+        whole.coherence = Seconds(clock.Now() - scoring);
         std::cout << fmt::format(
             "# coherence over each topic's top {} words, by documents of the training "
             "corpus: UMass mean {:.4g}, NPMI mean {:.4g}\n",
@@ -293,26 +294,30 @@ class LdaCommand : public Command {
             "waiting for topic totals {:.3f} s; word blocks sent {:.1f} MB a process\n",
             r.sample_seconds, r.block_wait_seconds, r.totals_seconds, r.block_bytes_sent / 1e6);
       }
-      PrintWholeCommand(r);
+      PrintWholeCommand(whole, r);
     }
     return 0;
   }
 
  private:
+  struct WholeCommand {
+    double reading = 0, training = 0, coherence = 0;  // seconds: the corpora read, TrainLda, coherence
+  };
+
   static double Seconds(std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
   }
 
   // Where the command's time went, rank 0's clock (set-up and the end: the slowest process's).
-  void PrintWholeCommand(const LdaResult& r) const {
+  void PrintWholeCommand(const WholeCommand& whole, const LdaResult& r) const {
     const auto iterations = static_cast<uint32_t>(r.history.size());
-    const double between = std::max(0.0, split_.training - r.setup_seconds - r.finish_seconds);
+    const double between = std::max(0.0, whole.training - r.setup_seconds - r.finish_seconds);
     std::cout << fmt::format(
                      "# whole command: reading the corpus {:.2f} s, setting up {:.2f} s, {} {:.2f} s "
                      "({:.2f} s of it training), the end {:.2f} s{}\n",
-                     split_.reading, r.setup_seconds, Count(iterations, "iteration"), between,
+                     whole.reading, r.setup_seconds, Count(iterations, "iteration"), between,
                      r.history.empty() ? 0.0 : r.history.back().seconds, r.finish_seconds,
-                     coherence_words_ > 0 ? fmt::format(", coherence {:.2f} s", split_.coherence) : "")
+                     coherence_words_ > 0 ? fmt::format(", coherence {:.2f} s", whole.coherence) : "")
               << std::flush;
   }
 
@@ -350,9 +355,6 @@ class LdaCommand : public Command {
   size_t top_words_ = 10;
   size_t coherence_words_ = 10;
   bool npy_ = false;
-  struct {
-    double reading = 0, training = 0, coherence = 0;  // seconds: the corpora read, TrainLda, coherence
-  } split_;
 };
 
 class LdaInferCommand : public Command {

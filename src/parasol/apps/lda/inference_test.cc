@@ -61,15 +61,21 @@ TrainAndTest DrawnAndHeldOut(size_t docs, size_t trained, uint64_t seed) {
   return {std::move(train), std::move(test)};
 }
 
+// Training options for those documents: their 5 topics, alpha 0.1, beta 0.01.
+LdaOptions FiveTopics(uint32_t iterations, uint32_t eval_every) {
+  LdaOptions o;
+  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
+  o.iterations = iterations;
+  o.eval_every = eval_every;
+  return o;
+}
+
 TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
   // Training and test documents from the same 5 topics (the same seed gives the same topics;
   // the test documents are the last 100 of a larger draw).
   const TrainAndTest drawn = DrawnAndHeldOut(500, 400, 8);
   const Corpus &train = drawn.train, &test = drawn.test;
-  LdaOptions o;
-  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
-  o.iterations = 100;
-  o.eval_every = 0;
+  LdaOptions o = FiveTopics(100, 0);
   auto model_after = [&](uint32_t iterations) {
     o.iterations = iterations;
     LdaResult r = Train(train, o);
@@ -90,10 +96,7 @@ TEST(DocumentCompletion, TrainedBeatsWordFrequenciesAndAnUntrainedModel) {
 TEST(DocumentCompletion, ReportedDuringTraining) {
   const TrainAndTest drawn = DrawnAndHeldOut(300, 250, 9);
   const Corpus &train = drawn.train, &test = drawn.test;
-  LdaOptions o;
-  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
-  o.iterations = 40;
-  o.eval_every = 20;
+  LdaOptions o = FiveTopics(40, 20);
   o.test_corpus = &test;
   LdaResult r = Train(train, o);
   ASSERT_EQ(r.history.size(), 40u);
@@ -109,10 +112,7 @@ TEST(DocumentCompletion, ReportedDuringTraining) {
 TEST(DocumentCompletion, ReportedDuringTrainingOnTwoProcesses) {
   const TrainAndTest drawn = DrawnAndHeldOut(300, 250, 9);
   const Corpus &train = drawn.train, &test = drawn.test;
-  LdaOptions o;
-  o.params = {.topics = 5, .alpha = 0.1, .beta = 0.01};
-  o.iterations = 3;
-  o.eval_every = 0;  // the last iteration only
+  LdaOptions o = FiveTopics(3, 0);  // the last iteration only
   o.test_corpus = &test;
   comm::InProcessWorld world(2);
   std::vector<LdaResult> results(2);

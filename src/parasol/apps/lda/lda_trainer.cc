@@ -122,7 +122,7 @@ class Trainer {
   double TestPerplexity();
   WordTopicTable CountWords() const;
   void WriteCheckpoint(uint32_t iteration);
-  void Finish(LdaResult& result);
+  void Finish(double setup_seconds, LdaResult& result);
   IterationStats Stats(uint32_t done, double trained, double seconds, int64_t tokens, bool evaluated);
   // Collective: the slowest process's figures of `split` into `result`.
   void ReportSplit(const TimeSplit& split, LdaResult& result);
@@ -165,7 +165,6 @@ class Trainer {
   ThreadPool pool_;
   LogLikelihood loglik_;
   Clock::TimePoint created_;
-  double setup_seconds_ = 0;  // from construction to the first iteration
 };
 
 Trainer::Trainer(comm::Context& ctx, const Corpus& corpus, const LdaOptions& o)
@@ -624,7 +623,7 @@ void Trainer::WriteCheckpoint(uint32_t iteration) {
 LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iteration) {
   LdaResult result;
   result.first_iteration = Start();
-  setup_seconds_ = Since(created_);
+  const double setup_seconds = Since(created_);  // from construction to the first iteration
   int64_t local_tokens = static_cast<int64_t>(layout_.num_tokens()), tokens = 0;
   collective::Allreduce(ctx_, &local_tokens, &tokens, 1, DType::kInt64);
   result.tokens = static_cast<uint64_t>(tokens);
@@ -674,7 +673,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
   }
   split.End(ring_.get(), exchange_.get(), o_.iterations - result.first_iteration);
   ReportSplit(split, result);
-  Finish(result);
+  Finish(setup_seconds, result);
   return result;
 }
 
@@ -710,7 +709,7 @@ void Trainer::ReportSplit(const TimeSplit& split, LdaResult& result) {
 }
 
 // The final model to rank 0, and every rank's document-topic counts.
-void Trainer::Finish(LdaResult& result) {
+void Trainer::Finish(double setup_seconds, LdaResult& result) {
   const auto start = Now();
   result.doc_begin = d0_;
   result.doc_end = d1_;
@@ -749,7 +748,7 @@ void Trainer::Finish(LdaResult& result) {
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
   const double blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
-  std::vector<double> mine{token_bytes, blocks, setup_seconds_, Since(start)}, largest(mine.size());
+  std::vector<double> mine{token_bytes, blocks, setup_seconds, Since(start)}, largest(mine.size());
   collective::Allreduce(ctx_, mine.data(), largest.data(), mine.size(), DType::kFloat64, max);
   result.token_bytes = largest[0];
   result.block_bytes = largest[1];
