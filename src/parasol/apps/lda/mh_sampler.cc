@@ -162,6 +162,24 @@ void MhSampler::ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end) {
   for (uint32_t i = begin; i < end; ++i) counts_[own_z[i]] &= ~(kTotal - 1);
 }
 
+// A segment is a piece of its document (or word) when the other side is cut into groups (word
+// blocks, threads): the keys and positions RunSteps' lookahead reads then jump from piece to piece,
+// which the hardware's stream prefetcher does not follow, and each jump missed the caches (two
+// processes, 4 word blocks: the document pass 34% slower a token than one process's). So the
+// pieces' lines are fetched kPiecesAhead tokens before the lookahead reaches them; not where a
+// segment follows on from the one before, as whole documents do: the stream prefetcher has those.
+void MhSampler::FetchPieces(const Pass& pass, uint64_t until, size_t& next, uint64_t& covered) const {
+  for (; next < segments_.size() && covered < until; ++next) {
+    const Segment& f = segments_[next];
+    covered += f.end - f.begin;
+    if (next > 0 && f.begin == segments_[next - 1].end) continue;
+    for (uint32_t j = f.begin & ~15u; j < f.end; j += 16) {  // 16 keys a line (the arrays are aligned)
+      __builtin_prefetch(pass.key + j);
+      __builtin_prefetch(pass.cross + j);
+    }
+  }
+}
+
 template <bool kDocPass>
 void MhSampler::Run(const Pass& pass, Rng& rng) {
   const bool one = p_.mh_steps == 1, asym = !alpha_.empty();
@@ -220,7 +238,11 @@ void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
   for (; drawn < std::min<uint64_t>(total, kAhead); ++drawn) draw_ahead(ahead[drawn]);
   uint32_t slot = 0;
   uint64_t n = 0;  // tokens begun
+  // Segments whose keys and positions are fetched (FetchPieces), and their tokens.
+  size_t fetched_seg = 0;
+  uint64_t fetched_tokens = 0;
   for (const Segment& seg : segments_) {
+    FetchPieces(pass, n + kPiecesAhead, fetched_seg, fetched_tokens);
     for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]] += kHere;
     for (uint32_t j = seg.begin; j < seg.end; ++j) {
       const Ahead a = ahead[slot];

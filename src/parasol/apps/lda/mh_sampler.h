@@ -106,6 +106,10 @@ class MhSampler {
   template <bool kDocPass, bool kOneStep, bool kAsym>
   void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second, Rng& rng);
   void ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end);
+  // Prefetches the keys and positions of segments_[next...] that do not follow on from the
+  // segment before, until `covered` (their tokens, counted from the first segment) reaches `until`.
+  void FetchPieces(const Pass& pass, uint64_t until, size_t& next, uint64_t& covered) const;
+  static constexpr uint64_t kPiecesAhead = 128;  // tokens
   template <bool kByAlpha>
   uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
 
