@@ -86,17 +86,19 @@ TEST(BlockRing, ArraysAreNotReallocatedAsBlocksOfOtherSizesArrive) {
 // too, each under its own id, whether the blocks are back home or half-way round), and in the
 // senders' blocks after that gather.
 TEST(BlockRing, TopicsArriveAsTheyLeft) {
-  for (const auto& [k, n] : {std::pair{65536u, 4u}, {100000u, 4u}, {65536u, 1u}, {100000u, 3u}}) {
-    const uint32_t topics = k, steps = n;  // (lambdas cannot capture structured bindings in clang 14)
+  struct Case {
+    uint32_t topics, steps;  // K, and the rotations before the gather
+  };
+  for (const Case c : {Case{65536, 4}, Case{100000, 4}, Case{65536, 1}, Case{100000, 3}}) {
     comm::InProcessWorld world(2);
     const std::vector<uint32_t> sizes{10000, 9001, 4097, 3};
-    auto topic = [&](uint32_t b, uint32_t i) { return (i * 7919u + b * 104729u) % topics; };
+    auto topic = [&](uint32_t b, uint32_t i) { return (i * 7919u + b * 104729u) % c.topics; };
     auto errors = comm::testing::RunRanks(world, [&](comm::Context& ctx) {
-      BlockRing ring(ctx, sizes, topics, 5000ms);
+      BlockRing ring(ctx, sizes, c.topics, 5000ms);
       ring.FillHeld([&](uint32_t b, uint32_t* z) {
         for (uint32_t i = 0; i < sizes[b]; ++i) z[i] = topic(b, i);
       });
-      for (uint32_t step = 0; step < steps; ++step) {
+      for (uint32_t step = 0; step < c.steps; ++step) {
         const uint32_t b = ring.active_id();
         for (uint32_t i = 0; i < sizes[b]; ++i) ASSERT_EQ(ring.active()[i], topic(b, i)) << b << " " << i;
         ring.Rotate();
