@@ -8,14 +8,16 @@
 // never holds more than its m blocks plus the one arriving: the model (V x K counts, or the
 // corpus's topics) may be larger than one process's memory.
 //
-// A block travels as one message, sent from and received into the blocks' own arrays (sizes are
-// known to both sides). With at most 65,536 topics it travels as 2 bytes a topic: packed in place
-// in its own array before it leaves, widened in place when it arrives, so the link carries half
-// the bytes and no buffer is made beside the block (two hosts, 200 M tokens at K = 10,000: 400 MB
-// an iteration out of each process rather than 800, and the waits for blocks 0.39 -> 0.00 s an
-// iteration). Transfers are asynchronous: with m >= 2 the block received is needed only m - 1
-// steps later, so the copy overlaps sampling as long as Poll() is called now and then while
-// sampling runs.
+// A block travels without the receiver's own tokens: those changed only while the receiver last
+// held the block, and it kept them (in its own word-ordered copy of its tokens, which the trainer
+// has anyway) when the block left it. So the link carries every other process's tokens of the
+// block and no more: half the block at two processes (two hosts, 200 M tokens at K = 10,000:
+// 200 MB an iteration out of each process rather than 400). With at most 65,536 topics a topic
+// travels as 2 bytes: the sender packs what the receiver lacks into a buffer of its own, and the
+// receiver widens it in place, merging its kept tokens back, so no buffer is made beside the
+// arriving block and the leaving one stays readable while it travels. Transfers are
+// asynchronous: with m >= 2 the block received is needed only m - 1 steps later, so the copy
+// overlaps sampling as long as Poll() is called now and then while sampling runs.
 //
 // Errors: a neighbour that dies or does not hand over its block by the deadline is an error
 // naming this rank, the operation and the peer; a block of another size a MismatchError.
@@ -25,7 +27,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -36,23 +37,28 @@
 
 namespace parasol::apps::lda {
 
-// A block packed for the link: topic i in 2 bytes at bytes[2 i].
-struct PackedTopics {
-  const unsigned char* bytes;
-  uint32_t operator[](size_t i) const {
-    uint16_t t;
-    std::memcpy(&t, bytes + 2 * i, sizeof t);
-    return t;
-  }
+// Tokens [at, at + len) of a block.
+struct BlockRun {
+  uint32_t at, len;
+};
+
+// This process's tokens of one block: `runs`, in increasing order, not overlapping; while the
+// block is away their topics are kept in store[0, their total length), in run order.
+struct OwnTokens {
+  uint32_t* store = nullptr;
+  std::vector<BlockRun> runs;
 };
 
 class BlockRing {
  public:
-  // Collective. `sizes[b]`: block b's length, the same on every process. REQUIRES: sizes.size()
-  // is a multiple of ctx.size(); every topic a block holds is below `topics`. Process p starts
-  // holding blocks p m ... p m + m - 1, zeroed.
+  // Collective. `sizes[b]`: block b's length, the same on every process. `own[b]`: this
+  // process's tokens of block b (none when `own` is empty); each process learns its left
+  // neighbour's, and a neighbour's that do not fit the blocks are a MismatchError. Every store
+  // must outlive the ring's last Rotate or Settle. REQUIRES: sizes.size() is a multiple of
+  // ctx.size(); every topic a block holds is below `topics`; `own` empty or one entry a block.
+  // Process p starts holding blocks p m ... p m + m - 1, zeroed.
   BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
-            std::chrono::milliseconds timeout_ms);
+            std::chrono::milliseconds timeout_ms, std::vector<OwnTokens> own = {});
   // Abandons transfers in flight (the job is ending).
   ~BlockRing();
   BlockRing(const BlockRing&) = delete;
@@ -72,16 +78,16 @@ class BlockRing {
   // fn(id, topics) for the blocks held. REQUIRES: settled.
   void ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
   // fn(id, topics) for the blocks held and the one leaving while its hand-over is in flight (it
-  // is not written any more; packed(id, topics) when it left packed): every block of the ring at
-  // exactly one process, without waiting for a transfer. What arrives is its sender's to read.
-  void ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn,
-                       const std::function<void(uint32_t, PackedTopics)>& packed) const;
+  // is not written any more): every block of the ring at exactly one process, whole, without
+  // waiting for a transfer. What arrives is its sender's to read.
+  void ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
   // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
   void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring, wherever the
   // blocks are in their round; the others send theirs to it (packed when hand-overs are).
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
-  // The most bytes of blocks this process held at once (its own and those in flight).
+  // The most bytes of blocks this process held at once (its own, those in flight and the packed
+  // copy being sent).
   size_t peak_bytes() const { return peak_bytes_; }
   // Whether blocks travel packed (at most 65,536 topics).
   bool packed() const { return packed_; }
@@ -98,6 +104,8 @@ class BlockRing {
     uint32_t id = 0;
     HugePageVector<uint32_t> topics;
   };
+  // Sends this process's runs to the right neighbour, learns the left one's (collective).
+  void LearnLeftRuns(const std::vector<OwnTokens>& own);
   void Complete();
   void NotePeak();
 
@@ -107,10 +115,14 @@ class BlockRing {
   const uint32_t per_process_;
   const bool packed_;
   std::chrono::milliseconds timeout_ms_;
+  std::vector<OwnTokens> own_;                    // one a block (no runs: none of its tokens)
+  std::vector<std::vector<BlockRun>> left_runs_;  // the left neighbour's tokens of each block
+  std::vector<uint32_t> own_tokens_, left_tokens_;
   std::deque<Block> held_;
   // The transfer in flight: the block that left and the one arriving.
   bool pending_ = false;
   Block leaving_, incoming_;
+  HugePageVector<uint32_t> outgoing_;  // what the left neighbour lacks of the leaving block
   comm::Request send_, recv_;
   size_t peak_bytes_ = 0;
   uint64_t bytes_sent_ = 0;

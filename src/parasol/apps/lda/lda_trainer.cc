@@ -340,16 +340,23 @@ void Trainer::PlaceBlocks() {
   const auto vocab = static_cast<uint32_t>(word_counts_.size());
   in_block_.assign(vocab, 0);
   std::vector<uint32_t> sizes(o_.blocks, 0);
+  // While a block is away, this process's tokens of it are kept in the layout's word order (which
+  // the samplers do not use with several processes): a block's words are consecutive there.
+  std::vector<OwnTokens> own(o_.blocks);
   for (uint32_t b = 0; b < o_.blocks; ++b) {
+    own[b].store = layout_.word_topics() + layout_.word_begin(static_cast<uint32_t>(block_cut_[b]));
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
       in_block_[w] = sizes[b];
       sizes[b] += static_cast<uint32_t>(word_counts_[w]);
       // This process's token j of w (layout position) sits at j + shift (mod 2^32) in the block.
       const uint32_t shift = in_block_[w] + before_[w] - layout_.word_begin(w);
       proposals_.SetWord(w, in_block_[w], static_cast<uint32_t>(word_counts_[w]), shift);
+      const uint32_t mine = layout_.word_end(w) - layout_.word_begin(w);
+      if (mine > 0) own[b].runs.push_back({in_block_[w] + before_[w], mine});
     }
   }
-  ring_ = std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.params.topics, o_.timeout_ms);
+  ring_ =
+      std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.params.topics, o_.timeout_ms, std::move(own));
   exchange_ = std::make_unique<TotalsExchange>(ctx_, o_.params.topics, o_.timeout_ms);
 }
 
@@ -556,7 +563,7 @@ double Trainer::Evaluate() {
                               scratch[0]);
     }
   };
-  ring_->ForEachReadable(block_part, block_part);
+  ring_->ForEachReadable(block_part);
   if (rank_ == 0) sum += loglik_.TotalsPart(totals_);
   double total = 0;
   collective::Allreduce(ctx_, &sum, &total, 1, DType::kFloat64);
@@ -730,7 +737,9 @@ void Trainer::Finish(double setup_seconds, LdaResult& result) {
   if (distributed_) {
     // The tokens' arrays are not needed any more: freed before rank 0 gathers the whole model,
     // so that a process's peak is its training's (rank 0's grew by the model: 1 GB at K = 10,000
-    // on 200 M tokens, on top of 2.4 GB of tokens).
+    // on 200 M tokens, on top of 2.4 GB of tokens). The ring keeps this process's tokens of a
+    // block that is away in the layout: it takes them back first.
+    ring_->Settle();
     layout_ = TokenLayout();
     proposals_ = ProposalTables();
     renumbered_ = Corpus();

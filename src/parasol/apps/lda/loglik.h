@@ -17,7 +17,7 @@
 namespace parasol::apps::lda {
 
 // Calls fn(topic, count) for the nonzero counts of the topics z[b .. e), leaving `scratch` (K
-// zeros on entry) zeroed. `z`: an array of topics, or a view with z[i] (block_ring.h's PackedTopics).
+// zeros on entry) zeroed. `z`: an array of topics, or a view with z[i].
 template <typename Z, typename Fn>
 void ForEachTopicCount(const Z& z, uint32_t b, uint32_t e, std::vector<int32_t>& scratch, Fn&& fn) {
   for (uint32_t i = b; i < e; ++i) ++scratch[z[i]];
