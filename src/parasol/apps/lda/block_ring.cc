@@ -147,7 +147,10 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t t
   // first iteration's hand-over, where fresh pages cost the sampling (1 s at 200 MB on this VM).
   if (size_ > 1) {
     incoming_.topics.resize(largest);
-    outgoing_.resize(packed_ ? (largest + 1) / 2 : largest);  // the copy being sent, alike
+    // The copy being sent, alike: the most any block sends (without the left neighbour's tokens).
+    size_t most = 0;
+    for (size_t b = 0; b < sizes_.size(); ++b) most = std::max<size_t>(most, sizes_[b] - left_tokens_[b]);
+    outgoing_.resize(packed_ ? (most + 1) / 2 : most);
   }
   NotePeak();
 }
