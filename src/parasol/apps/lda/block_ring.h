@@ -12,12 +12,14 @@
 // held the block, and it kept them (in its own word-ordered copy of its tokens, which the trainer
 // has anyway) when the block left it. So the link carries every other process's tokens of the
 // block and no more: half the block at two processes (two hosts, 200 M tokens at K = 10,000:
-// 200 MB an iteration out of each process rather than 400). With at most 65,536 topics a topic
-// travels as 2 bytes: the sender packs what the receiver lacks into a buffer of its own, and the
-// receiver widens it in place, merging its kept tokens back, so no buffer is made beside the
-// arriving block and the leaving one stays readable while it travels. Transfers are
-// asynchronous: with m >= 2 the block received is needed only m - 1 steps later, so the copy
-// overlaps sampling as long as Poll() is called now and then while sampling runs.
+// 200 MB an iteration out of each process rather than 400). Not where the receiver's runs (a
+// word's tokens at it) are short: they travel, as copying around them costs more (block_ring.cc).
+// With at most 65,536 topics a topic travels as 2 bytes: the sender packs what the receiver lacks
+// into a buffer of its own, and the receiver widens it in place, merging its kept tokens back, so
+// no buffer is made beside the arriving block and the leaving one stays readable while it
+// travels. Transfers are asynchronous: with m >= 2 the block received is needed only m - 1 steps
+// later, so the copy overlaps sampling as long as Poll() is called now and then while sampling
+// runs.
 //
 // Errors: a neighbour that dies or does not hand over its block by the deadline is an error
 // naming this rank, the operation and the peer; a block of another size a MismatchError.
