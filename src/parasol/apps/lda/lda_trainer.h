@@ -81,8 +81,9 @@ struct LdaResult {
   // Several processes, per iteration trained, each the slowest process's: seconds sampling, blocked
   // waiting for a word block (a transfer the sampling did not hide), and waiting for the other
   // processes' changes to the topic totals (totals_exchange.h);
-  // and the bytes of word blocks a process handed on (each token's topic once but the receiving
-  // neighbour's own tokens': 2 bytes a token up to K = 65,536, else 4).
+  // and the bytes of word blocks a process handed on (each token's topic once, but the receiving
+  // neighbour's own tokens' where their runs are long (block_ring.h): 2 bytes a token up to
+  // K = 65,536, else 4).
   double sample_seconds = 0, block_wait_seconds = 0, totals_seconds = 0;
   double block_bytes_sent = 0;
   // The slowest process's seconds before the first iteration (laying the tokens out, their first

@@ -182,7 +182,9 @@ TEST(LdaTrainer, ProcessesMatchOneProcess) {
 // block to travel without its receiver's tokens, which the receiver kept and puts back. The
 // word-topic counts gathered from the blocks then agree with the documents' (a token put back
 // wrong would disagree for as long as it does not move), and the busiest rank sends every token but
-// its left neighbour's.
+// its left neighbour's: on 2 and 3 ranks, on 2 ranks of 2 threads with 3 blocks each, and resumed
+// from a checkpoint (the blocks' round that brings every rank's tokens into them), which gives the
+// straight run's state.
 TEST(LdaTrainer, BlocksTravelWithoutTheReceiversTokensWhereTheirRunsAreLong) {
   const testing::SyntheticLda s = testing::GenerateLda(10, 200, 400, 100, 0.5, 3);
   LdaOptions o;
@@ -192,8 +194,7 @@ TEST(LdaTrainer, BlocksTravelWithoutTheReceiversTokensWhereTheirRunsAreLong) {
   o.seed = 5;
   o.doc_topics = true;
   const std::vector<uint64_t> words = s.corpus.WordCounts();
-  for (int ranks : {2, 3}) {
-    const std::vector<LdaResult> rs = TrainOnRanks(ranks, s.corpus, o);
+  auto check = [&](const std::vector<LdaResult>& rs, const std::string& what) {
     std::vector<int64_t> by_doc(10, 0), by_word(10, 0);
     for (const LdaResult& r : rs)
       for (const auto& doc : r.doc_topics)
@@ -201,12 +202,31 @@ TEST(LdaTrainer, BlocksTravelWithoutTheReceiversTokensWhereTheirRunsAreLong) {
     for (uint32_t w = 0; w < rs[0].model.num_words(); ++w) {
       int64_t row = 0;
       rs[0].model.ForEachNonzero(w, [&](uint32_t k, int32_t n) { by_word[k] += n, row += n; });
-      ASSERT_EQ(row, static_cast<int64_t>(words[w])) << ranks << " ranks, word " << w;
+      ASSERT_EQ(row, static_cast<int64_t>(words[w])) << what << ", word " << w;
     }
-    EXPECT_EQ(by_word, by_doc) << ranks << " ranks";
-    EXPECT_EQ(by_doc, rs[0].totals) << ranks << " ranks";
-    EXPECT_EQ(rs[0].block_bytes_sent, SentWithoutReceivers(s.corpus, rs)) << ranks << " ranks";
-  }
+    EXPECT_EQ(by_word, by_doc) << what;
+    EXPECT_EQ(by_doc, rs[0].totals) << what;
+    EXPECT_EQ(rs[0].block_bytes_sent, SentWithoutReceivers(s.corpus, rs)) << what;
+  };
+  for (int ranks : {2, 3}) check(TrainOnRanks(ranks, s.corpus, o), std::to_string(ranks) + " ranks");
+  LdaOptions threads = o;
+  threads.threads = 2;
+  threads.blocks = 6;
+  check(TrainOnRanks(2, s.corpus, threads), "2 threads, 6 blocks");
+
+  const TestDir dir("lda_ckpt_runs");
+  const std::vector<LdaResult> straight = TrainOnRanks(2, s.corpus, o);
+  o.iterations = 10;
+  o.checkpoint_dir = dir.string();
+  o.checkpoint_every = 10;
+  TrainOnRanks(2, s.corpus, o);
+  o.checkpoint_dir.clear();
+  o.resume_dir = dir.string();
+  o.iterations = 20;
+  const std::vector<LdaResult> resumed = TrainOnRanks(2, s.corpus, o);
+  check(resumed, "resumed");
+  for (size_t r = 0; r < 2; ++r) EXPECT_EQ(resumed[r].doc_topics, straight[r].doc_topics) << "rank " << r;
+  EXPECT_EQ(Final(resumed[0]), Final(straight[0]));
 }
 
 // A fresh run on several processes draws every token's first topic where its block and its document
