@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "parasol/collective/collectives.h"
 #include "parasol/comm/transport.h"
 #include "parasol/core/clock.h"
 #include "parasol/core/error.h"
@@ -19,34 +20,9 @@ constexpr comm::Tag kBlockTag = 1;
 constexpr comm::Tag kGatherTag = 2;
 constexpr comm::Tag kRunCountsTag = 3;
 constexpr comm::Tag kRunsTag = 4;
-// Packing in place goes through a small buffer a chunk at a time: a chunk's 2-byte topics overlap
-// its own 4-byte ones near the array's start.
+// Packing and widening go through a small buffer a chunk at a time: widening in place, a chunk's
+// 2-byte topics overlap 4-byte ones.
 constexpr size_t kPackChunk = 4096;
-
-// topics[0, n) (each below 65,536) to 2 bytes each in the array's first 2 n bytes. Forwards: chunk
-// [a, b) writes bytes [2a, 2b), before any later chunk's topics (from byte 4b on).
-void Pack(uint32_t* topics, size_t n) {
-  auto* bytes = reinterpret_cast<unsigned char*>(topics);
-  uint16_t narrow[kPackChunk];
-  for (size_t a = 0; a < n; a += kPackChunk) {
-    const size_t len = std::min(kPackChunk, n - a);
-    for (size_t i = 0; i < len; ++i) narrow[i] = static_cast<uint16_t>(topics[a + i]);
-    std::memcpy(bytes + 2 * a, narrow, 2 * len);
-  }
-}
-
-// The inverse. Backwards: chunk [a, b) writes bytes [4a, 4b), after every earlier chunk's 2-byte
-// topics (below byte 2a).
-void Unpack(uint32_t* topics, size_t n) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(topics);
-  uint16_t narrow[kPackChunk];
-  for (size_t end = n; end > 0;) {
-    const size_t a = end > kPackChunk ? end - kPackChunk : 0, len = end - a;
-    std::memcpy(narrow, bytes + 2 * a, 2 * len);
-    for (size_t i = 0; i < len; ++i) topics[a + i] = narrow[i];
-    end = a;
-  }
-}
 
 // Stretches shorter than this are copied a topic at a time (a call to memcpy or to a chunked loop
 // costs more than the copy); longer ones in bulk.
@@ -176,6 +152,39 @@ bool Fit(const std::vector<std::vector<BlockRun>>& runs, const std::vector<uint3
   return true;
 }
 
+// Runs one rank sent: `counts[b]` in block b, `flat` all of them, block by block. Checked to fit
+// (a MismatchError naming `what` otherwise).
+std::vector<std::vector<BlockRun>> SplitRuns(const std::vector<BlockRun>& flat,
+                                             const std::vector<uint32_t>& counts,
+                                             const std::vector<uint32_t>& sizes, const std::string& what) {
+  std::vector<std::vector<BlockRun>> runs(counts.size());
+  size_t at = 0;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    runs[b].assign(flat.begin() + static_cast<ptrdiff_t>(at),
+                   flat.begin() + static_cast<ptrdiff_t>(at + counts[b]));
+    at += counts[b];
+  }
+  if (!Fit(runs, sizes))
+    throw MismatchError(what + ": they do not fit the blocks (other sizes, or overlapping)");
+  return runs;
+}
+
+// How many runs `counts` announces; more than the blocks' tokens (a run holds one at least) cannot
+// fit, and are not allocated for.
+uint64_t RunsAnnounced(const std::vector<uint32_t>& counts, const std::vector<uint32_t>& sizes,
+                       const std::string& what) {
+  uint64_t all = 0, room = 0;
+  for (size_t b = 0; b < counts.size(); ++b) all += counts[b], room += sizes[b];
+  if (all > room) throw MismatchError(fmt::format("{}: {} runs in {} tokens", what, all, room));
+  return all;
+}
+
+uint64_t Tokens(const std::vector<BlockRun>& runs) {
+  uint64_t n = 0;
+  for (const BlockRun& r : runs) n += r.len;
+  return n;
+}
+
 }  // namespace
 
 BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
@@ -194,12 +203,12 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t t
     own_tokens_.push_back(0);
     for (const BlockRun& r : o.runs) own_tokens_.back() += r.len;
   }
-  LearnLeftRuns(own_);
-  // Runs too short to be worth leaving out travel after all, both sides judging by the same runs.
+  // Runs too short to be worth leaving out travel after all: dropped before the others learn them.
   for (size_t b = 0; b < sizes_.size(); ++b) {
     if (!Skipped(own_[b].runs, own_tokens_[b])) own_[b].runs.clear(), own_tokens_[b] = 0;
-    if (!Skipped(left_runs_[b], left_tokens_[b])) left_runs_[b].clear(), left_tokens_[b] = 0;
   }
+  LearnRootRuns();
+  LearnLeftRuns(own_);
   // Every array can hold the largest block: an array takes each block in turn, and one that grew
   // in a hand-over was reallocated, its old blocks copied and its new pages zeroed on the main
   // thread (0.5 s at a step's end on two hosts of 200 M tokens, where the first block holds 1.2x
@@ -247,30 +256,38 @@ void BlockRing::LearnLeftRuns(const std::vector<OwnTokens>& own) {
   }
   comm::Request send = t.Isend(right, kRunCountsTag, counts.data(), counts.size() * sizeof(uint32_t));
   comm::Request recv = t.Irecv(left, kRunCountsTag, theirs.data(), theirs.size() * sizeof(uint32_t));
-  const std::string what = fmt::format("lda: learn rank {}'s tokens of the word blocks", left);
+  const std::string what =
+      fmt::format("rank {}: lda: learn rank {}'s tokens of the word blocks", rank_, left);
   comm::Wait(t, recv, deadline, what);
-  uint64_t all = 0, room = 0;
-  for (size_t b = 0; b < blocks; ++b) all += theirs[b], room += sizes_[b];
-  // A run holds a token at least: more runs than tokens cannot fit, and are not allocated for.
-  if (all > room)
-    throw MismatchError(fmt::format("rank {}: {}: {} runs in {} tokens", rank_, what, all, room));
-  std::vector<BlockRun> flat(all);
+  std::vector<BlockRun> flat(RunsAnnounced(theirs, sizes_, what));
   comm::Request send_runs = t.Isend(right, kRunsTag, runs.data(), runs.size() * sizeof(BlockRun));
   comm::Request recv_runs = t.Irecv(left, kRunsTag, flat.data(), flat.size() * sizeof(BlockRun));
   comm::Wait(t, recv_runs, deadline, what);
   comm::Wait(t, send, deadline, what);
   comm::Wait(t, send_runs, deadline, what);
-  size_t at = 0;
-  for (size_t b = 0; b < blocks; ++b) {
-    left_runs_[b].assign(flat.begin() + static_cast<ptrdiff_t>(at),
-                         flat.begin() + static_cast<ptrdiff_t>(at + theirs[b]));
-    at += theirs[b];
-    for (const BlockRun& r : left_runs_[b]) left_tokens_[b] += r.len;
+  left_runs_ = SplitRuns(flat, theirs, sizes_, what);
+  for (size_t b = 0; b < blocks; ++b) left_tokens_[b] = static_cast<uint32_t>(Tokens(left_runs_[b]));
+}
+
+// Rank 0's runs, broadcast: what a gather at rank 0 leaves out.
+void BlockRing::LearnRootRuns() {
+  const size_t blocks = sizes_.size();
+  root_runs_.assign(blocks, {});
+  root_tokens_.assign(blocks, 0);
+  if (size_ == 1) return;
+  const std::string what = fmt::format("rank {}: lda: learn rank 0's tokens of the word blocks", rank_);
+  std::vector<uint32_t> counts(blocks);
+  std::vector<BlockRun> flat;
+  for (size_t b = 0; rank_ == 0 && b < blocks; ++b) {
+    counts[b] = static_cast<uint32_t>(own_[b].runs.size());
+    flat.insert(flat.end(), own_[b].runs.begin(), own_[b].runs.end());
   }
-  if (!Fit(left_runs_, sizes_)) {
-    throw MismatchError(
-        fmt::format("rank {}: {}: they do not fit the blocks (other sizes, or overlapping)", rank_, what));
-  }
+  const collective::BroadcastOptions from_root{.timeout_ms = timeout_ms_};
+  collective::Broadcast(*ctx_, counts.data(), blocks, DType::kInt32, from_root);
+  flat.resize(RunsAnnounced(counts, sizes_, what));
+  if (!flat.empty()) collective::Broadcast(*ctx_, flat.data(), 2 * flat.size(), DType::kInt32, from_root);
+  root_runs_ = SplitRuns(flat, counts, sizes_, what);
+  for (size_t b = 0; b < blocks; ++b) root_tokens_[b] = static_cast<uint32_t>(Tokens(root_runs_[b]));
 }
 
 void BlockRing::NotePeak() {
@@ -361,19 +378,22 @@ void BlockRing::FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn) {
   for (Block& b : held_) fn(b.id, b.topics.data());
 }
 
-// Packed as the hand-overs are (a gather at the end of a run of 200 M tokens sent 400 MB from each
-// other process, 3.2 s over 1 Gbit/s); a sender widens its blocks again, for a gather mid-run.
+// As the hand-overs: packed, and without rank 0's own tokens where their runs are long (a gather at
+// the end of a run of 200 M tokens sent 400 MB from each other process at 4 bytes a topic, 3.2 s
+// over 1 Gbit/s; 100 MB now). The senders' blocks are not touched.
 void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn) {
   Settle();
   comm::Transport& t = ctx_->transport();
   const Deadline deadline = Deadline::After(timeout_ms_);
   const size_t width = packed_ ? 2 : sizeof(uint32_t);
   if (rank_ != 0) {
-    for (Block& b : held_) {
-      if (packed_) Pack(b.topics.data(), b.topics.size());
-      comm::Request req = t.Isend(0, kGatherTag, b.topics.data(), b.topics.size() * width);
+    for (const Block& b : held_) {
+      const size_t words = ((b.topics.size() - root_tokens_[b.id]) * width + 3) / 4;
+      if (outgoing_.size() < words) outgoing_.resize(words);
+      auto* out = reinterpret_cast<unsigned char*>(outgoing_.data());
+      const size_t n = Compact(b.topics.data(), b.topics.size(), root_runs_[b.id], packed_, out);
+      comm::Request req = t.Isend(0, kGatherTag, out, n * width);
       comm::Wait(t, req, deadline, fmt::format("lda: send word block {} to rank 0", b.id));
-      if (packed_) Unpack(b.topics.data(), b.topics.size());
     }
     return;
   }
@@ -386,9 +406,9 @@ void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*
     for (uint32_t i = 0; i < per_process_; ++i) {
       const uint32_t id = (static_cast<uint32_t>(p) * per_process_ + r + i) % blocks();
       topics.resize(sizes_[id]);
-      comm::Request req = t.Irecv(p, kGatherTag, topics.data(), topics.size() * width);
+      comm::Request req = t.Irecv(p, kGatherTag, topics.data(), (sizes_[id] - own_tokens_[id]) * width);
       comm::Wait(t, req, deadline, fmt::format("lda: receive word block {} from rank {}", id, p));
-      if (packed_) Unpack(topics.data(), topics.size());
+      Expand(topics.data(), topics.size(), own_[id].runs, own_[id].store, packed_);
       fn(id, topics.data());
     }
   }

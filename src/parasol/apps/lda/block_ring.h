@@ -56,8 +56,8 @@ class BlockRing {
   // Collective. `sizes[b]`: block b's length, the same on every process. `own[b]`: this
   // process's tokens of block b (none when `own` is empty); each process learns its left
   // neighbour's, and a neighbour's that do not fit the blocks are a MismatchError. Every store
-  // must outlive the ring's last Rotate or Settle. REQUIRES: sizes.size() is a multiple of
-  // ctx.size(); every topic a block holds is below `topics`; `own` empty or one entry a block.
+  // must outlive the ring's last Rotate, Settle or (rank 0's) ForEachAtRoot. REQUIRES: sizes.size() is a
+  // multiple of ctx.size(); every topic a block holds is below `topics`; `own` empty or one entry a block.
   // Process p starts holding blocks p m ... p m + m - 1, zeroed.
   BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
             std::chrono::milliseconds timeout_ms, std::vector<OwnTokens> own = {});
@@ -86,7 +86,8 @@ class BlockRing {
   // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
   void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring, wherever the
-  // blocks are in their round; the others send theirs to it (packed when hand-overs are).
+  // blocks are in their round; the others send theirs to it (as hand-overs travel: packed, and
+  // without rank 0's own tokens, which it puts back from its stores).
   void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
   // The most bytes of blocks this process held at once (its own, those in flight and the packed
   // copy being sent).
@@ -108,6 +109,8 @@ class BlockRing {
   };
   // Sends this process's runs to the right neighbour, learns the left one's (collective).
   void LearnLeftRuns(const std::vector<OwnTokens>& own);
+  // Learns rank 0's runs, as judged worth leaving out (collective).
+  void LearnRootRuns();
   void Complete();
   void NotePeak();
 
@@ -119,7 +122,8 @@ class BlockRing {
   std::chrono::milliseconds timeout_ms_;
   std::vector<OwnTokens> own_;                    // one a block (no runs: none of its tokens)
   std::vector<std::vector<BlockRun>> left_runs_;  // the left neighbour's tokens of each block
-  std::vector<uint32_t> own_tokens_, left_tokens_;
+  std::vector<std::vector<BlockRun>> root_runs_;  // rank 0's, left out of a gather to it
+  std::vector<uint32_t> own_tokens_, left_tokens_, root_tokens_;
   std::deque<Block> held_;
   // The transfer in flight: the block that left and the one arriving.
   bool pending_ = false;

@@ -738,8 +738,11 @@ void Trainer::Finish(double setup_seconds, LdaResult& result) {
     // The tokens' arrays are not needed any more: freed before rank 0 gathers the whole model,
     // so that a process's peak is its training's (rank 0's grew by the model: 1 GB at K = 10,000
     // on 200 M tokens, on top of 2.4 GB of tokens). The ring keeps this process's tokens of a
-    // block that is away in the layout: it takes them back first.
+    // block that is away in the layout's word order: it takes them back first, and rank 0 keeps
+    // that array (0.4 GB there) for the gather, which leaves its tokens out.
     ring_->Settle();
+    HugePageVector<uint32_t> kept;
+    if (rank_ == 0) kept = layout_.TakeWordTopics();
     layout_ = TokenLayout();
     proposals_ = ProposalTables();
     renumbered_ = Corpus();

@@ -63,6 +63,9 @@ class TokenLayout {
   // Word order: each token's topic, document (local number) and position in document order.
   uint32_t* word_topics() { return wz_.data(); }
   const uint32_t* word_topics() const { return wz_.data(); }
+  // The word-ordered topics, moved out (their data stays where it is) for a caller that drops the
+  // rest of the layout but still reads them; the layout is then to be dropped too.
+  HugePageVector<uint32_t> TakeWordTopics() { return std::move(wz_); }
   const uint32_t* word_docs() const { return wdoc_.data(); }
   const uint32_t* word_cross() const { return wcross_.data(); }
 
