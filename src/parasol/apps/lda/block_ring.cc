@@ -60,6 +60,25 @@ void MoveUp(uint32_t* topics, size_t from, size_t to, size_t n, bool packed) {
   }
 }
 
+// n topics from `from` to `to` (apart): in bulk from kBulk on, else a topic at a time.
+void CopyTopics(uint32_t* to, const uint32_t* from, size_t n) {
+  if (n >= kBulk) {
+    std::memcpy(to, from, 4 * n);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) to[i] = from[i];
+}
+
+// Topic `at` of bytes that hold 2 or 4 bytes a topic, written and read.
+void Put(unsigned char* out, size_t at, uint32_t topic, bool packed) {
+  if (packed) {
+    const auto narrow = static_cast<uint16_t>(topic);
+    std::memcpy(out + 2 * at, &narrow, 2);
+  } else {
+    std::memcpy(out + 4 * at, &topic, 4);
+  }
+}
+
 uint32_t Get(const unsigned char* in, size_t at, bool packed) {
   if (packed) {
     uint16_t narrow;
@@ -81,14 +100,7 @@ size_t Compact(const uint32_t* topics, size_t size, std::span<const BlockRun> sk
       at += end - from;
       return;
     }
-    for (; from < end; ++from, ++at) {
-      if (packed) {
-        const auto narrow = static_cast<uint16_t>(topics[from]);
-        std::memcpy(out + 2 * at, &narrow, 2);
-      } else {
-        std::memcpy(out + 4 * at, topics + from, 4);
-      }
-    }
+    for (; from < end; ++from, ++at) Put(out, at, topics[from], packed);
   };
   for (const BlockRun& r : skip) {
     copy(r.at);
@@ -121,11 +133,7 @@ void Expand(uint32_t* topics, size_t size, std::span<const BlockRun> own, const 
   for (auto r = own.rbegin(); r != own.rend(); ++r) {
     move_up(r->at + r->len);
     kept -= r->len, end = r->at;
-    if (r->len >= kBulk) {
-      std::memcpy(topics + end, store + kept, 4 * size_t{r->len});
-    } else {
-      for (uint32_t i = 0; i < r->len; ++i) topics[end + i] = store[kept + i];
-    }
+    CopyTopics(topics + end, store + kept, r->len);
   }
   move_up(0);
 }
@@ -199,10 +207,7 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t t
       own_(own.empty() ? std::vector<OwnTokens>(sizes_.size()) : std::move(own)) {
   assert(own_.size() == sizes_.size());
   // Runs that do not fit are reported by the neighbour that learns them (LearnLeftRuns).
-  for (const OwnTokens& o : own_) {
-    own_tokens_.push_back(0);
-    for (const BlockRun& r : o.runs) own_tokens_.back() += r.len;
-  }
+  for (const OwnTokens& o : own_) own_tokens_.push_back(static_cast<uint32_t>(Tokens(o.runs)));
   // Runs too short to be worth leaving out travel after all: dropped before the others learn them.
   for (size_t b = 0; b < sizes_.size(); ++b) {
     if (!Skipped(own_[b].runs, own_tokens_[b])) own_[b].runs.clear(), own_tokens_[b] = 0;
@@ -228,7 +233,7 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t t
     // The copy being sent, alike: the most any block sends (without the left neighbour's tokens).
     size_t most = 0;
     for (size_t b = 0; b < sizes_.size(); ++b) most = std::max<size_t>(most, sizes_[b] - left_tokens_[b]);
-    outgoing_.resize(packed_ ? (most + 1) / 2 : most);
+    OutgoingFor(most);
   }
   NotePeak();
 }
@@ -290,6 +295,12 @@ void BlockRing::LearnRootRuns() {
   for (size_t b = 0; b < blocks; ++b) root_tokens_[b] = static_cast<uint32_t>(Tokens(root_runs_[b]));
 }
 
+unsigned char* BlockRing::OutgoingFor(size_t topics) {
+  const size_t words = packed_ ? (topics + 1) / 2 : topics;
+  if (outgoing_.size() < words) outgoing_.resize(words);
+  return reinterpret_cast<unsigned char*>(outgoing_.data());
+}
+
 void BlockRing::NotePeak() {
   size_t words = 0;
   for (const Block& b : held_) words += b.topics.size();
@@ -311,16 +322,12 @@ void BlockRing::Rotate() {
   const uint32_t* z = leaving_.topics.data();
   size_t kept = 0;
   for (const BlockRun& r : own_[b].runs) {
-    if (r.len >= kBulk) {
-      std::memcpy(own_[b].store + kept, z + r.at, 4 * size_t{r.len});
-    } else {
-      for (uint32_t i = 0; i < r.len; ++i) own_[b].store[kept + i] = z[r.at + i];
-    }
+    CopyTopics(own_[b].store + kept, z + r.at, r.len);
     kept += r.len;
   }
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
   const size_t width = packed_ ? 2 : sizeof(uint32_t);
-  auto* out = reinterpret_cast<unsigned char*>(outgoing_.data());
+  auto* out = OutgoingFor(sizes_[b] - left_tokens_[b]);  // sized for this already: no allocation
   const size_t sent = Compact(z, leaving_.topics.size(), left_runs_[b], packed_, out);
   assert(sent == sizes_[b] - left_tokens_[b]);
   send_ = t.Isend(left, kBlockTag, out, sent * width);
@@ -388,9 +395,7 @@ void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*
   const size_t width = packed_ ? 2 : sizeof(uint32_t);
   if (rank_ != 0) {
     for (const Block& b : held_) {
-      const size_t words = ((b.topics.size() - root_tokens_[b.id]) * width + 3) / 4;
-      if (outgoing_.size() < words) outgoing_.resize(words);
-      auto* out = reinterpret_cast<unsigned char*>(outgoing_.data());
+      auto* out = OutgoingFor(b.topics.size() - root_tokens_[b.id]);
       const size_t n = Compact(b.topics.data(), b.topics.size(), root_runs_[b.id], packed_, out);
       comm::Request req = t.Isend(0, kGatherTag, out, n * width);
       comm::Wait(t, req, deadline, fmt::format("lda: send word block {} to rank 0", b.id));

@@ -113,6 +113,8 @@ class BlockRing {
   void LearnRootRuns();
   void Complete();
   void NotePeak();
+  // The send buffer, grown to hold `topics` topics as they travel (2 or 4 bytes each).
+  unsigned char* OutgoingFor(size_t topics);
 
   std::unique_ptr<comm::Context> ctx_;  // its own message space
   const int rank_, size_;
