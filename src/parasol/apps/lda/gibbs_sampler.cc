@@ -65,10 +65,11 @@ size_t GibbsSampler::Stride(uint32_t topics) { return (size_t{topics} + kBlock -
 HugePageVector<int32_t> GibbsSampler::CountWords(const TokenLayout& layout, uint32_t topics) {
   const size_t stride = Stride(topics);
   HugePageVector<int32_t> nwk(layout.num_words() * stride, 0);
-  const uint32_t* wz = layout.word_topics();
-  for (uint32_t w = 0; w < layout.num_words(); ++w) {
-    for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) ++nwk[w * stride + wz[j]];
-  }
+  layout.WithTopics([&](const auto*, const auto* wz) {
+    for (uint32_t w = 0; w < layout.num_words(); ++w) {
+      for (uint32_t j = layout.word_begin(w); j < layout.word_end(w); ++j) ++nwk[w * stride + wz[j]];
+    }
+  });
   return nwk;
 }
 
@@ -99,8 +100,12 @@ uint32_t GibbsSampler::Draw(const int32_t* nwk, double u) {
 
 void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t word_group,
                            std::span<int32_t> nwk, Rng& rng) {
-  uint32_t* dz = layout.doc_topics();
-  uint32_t* wz = layout.word_topics();
+  layout.WithTopics([&](auto* dz, auto* wz) { DocPass(layout, dz, wz, doc_group, word_group, nwk, rng); });
+}
+
+template <typename Z>
+void GibbsSampler::DocPass(const TokenLayout& layout, Z* dz, Z* wz, uint32_t doc_group, uint32_t word_group,
+                           std::span<int32_t> nwk, Rng& rng) {
   const uint32_t* words = layout.doc_words();
   const uint32_t* cross = layout.doc_cross();
   const size_t stride = padded_;
@@ -124,8 +129,8 @@ void GibbsSampler::DocPass(TokenLayout& layout, uint32_t doc_group, uint32_t wor
         AddTotal(s0, -1);
         AddTotal(s, 1);
         doc_[s] = DocFactor(s, inv_nk_[s]);
-        dz[i] = s;
-        wz[cross[i]] = s;
+        dz[i] = static_cast<Z>(s);
+        wz[cross[i]] = static_cast<Z>(s);
       }
       doc_[s0] = DocFactor(s0, inv_nk_[s0]);
     }

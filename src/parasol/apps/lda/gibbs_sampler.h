@@ -38,6 +38,10 @@ class GibbsSampler {
   // A topic drawn from the conditional with the word's row `nwk` (the token's own count out) and u
   // uniform in [0, 1).
   uint32_t Draw(const int32_t* nwk, double u);
+  // DocPass over the layout's topics as their stored type Z.
+  template <typename Z>
+  void DocPass(const TokenLayout& layout, Z* dz, Z* wz, uint32_t doc_group, uint32_t word_group,
+               std::span<int32_t> nwk, Rng& rng);
   // The inverses of n_k + V beta and n_k - 1 + V beta, from n_k.
   void Invert(uint32_t k) {
     const double n = static_cast<double>(nk_[k]) + vbeta_;

@@ -109,7 +109,9 @@ class Trainer {
   // the calling thread moves the ring's transfers on meanwhile.
   void Rounds(const std::function<void(size_t, uint32_t)>& fn);
   void PlaceBlocks();
-  uint32_t* WordTopics() { return ring_ ? ring_->active() : layout_.word_topics(); }
+  // The word-ordered topics the passes use in place of the layout's own: the active block's (several
+  // processes), or null (one).
+  uint32_t* ActiveBlock() { return ring_ ? ring_->active() : nullptr; }
   // Several processes: the others' changes to the topic totals of the step before, and this
   // process's own of this step to them (totals_exchange.h).
   void ShareTotals();
@@ -259,7 +261,10 @@ void Trainer::Layout() {
           fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
     }
   }
-  layout_ = TokenLayout(corpus, w0, w1, cut, word_sub_, subs);
+  // 16-bit topics where they fit, in one process: with several, the word blocks (32-bit) take the
+  // word order's place in the passes, and the layout's word order keeps the block's runs.
+  const bool narrow = !distributed_ && o_.params.topics <= 65536;
+  layout_ = TokenLayout(corpus, w0, w1, cut, word_sub_, subs, narrow ? TopicBits::k16 : TopicBits::k32);
   proposals_ = MakeProposalTables(layout_, o_.params);
   if (distributed_) PlaceBlocks();
   sub_words_.assign(subs, {});
@@ -344,7 +349,7 @@ void Trainer::PlaceBlocks() {
   // the samplers do not use with several processes): a block's words are consecutive there.
   std::vector<OwnTokens> own(o_.blocks);
   for (uint32_t b = 0; b < o_.blocks; ++b) {
-    own[b].store = layout_.word_topics() + layout_.word_begin(static_cast<uint32_t>(block_cut_[b]));
+    own[b].store = layout_.word_topics<uint32_t>() + layout_.word_begin(static_cast<uint32_t>(block_cut_[b]));
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
       in_block_[w] = sizes[b];
       sizes[b] += static_cast<uint32_t>(word_counts_[w]);
@@ -390,12 +395,13 @@ uint32_t Trainer::Start() {
     layout_.DrawTopics(*work_, o_.params.topics, init);
   }
   totals_.assign(o_.params.topics, 0);
-  const uint32_t* z = layout_.doc_topics();
-  for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[z[i]];
+  layout_.WithTopics([&](const auto* dz, const auto*) {
+    for (uint64_t i = 0; i < layout_.num_tokens(); ++i) ++totals_[dz[i]];
+  });
   if (gibbs()) gibbs_counts_ = GibbsSampler::CountWords(layout_, o_.params.topics);
   if (!distributed_) return first;
   // Resumed: each block makes one round, every process writing its tokens' topics into it.
-  const uint32_t* wz = layout_.word_topics();
+  const uint32_t* wz = layout_.word_topics<uint32_t>();
   for (uint32_t step = 0; !fresh && step < o_.blocks; ++step) {
     const uint32_t b = ring_->active_id();
     uint32_t* block = ring_->active();
@@ -419,8 +425,8 @@ uint32_t Trainer::Start() {
 void Trainer::DrawFirstTopics() {
   constexpr uint64_t kFirstTopics = 0xfffffffe;  // RoundRng's threads never reach it
   const uint32_t topics = o_.params.topics;
-  uint32_t* wz = layout_.word_topics();
-  uint32_t* dz = layout_.doc_topics();
+  uint32_t* wz = layout_.word_topics<uint32_t>();
+  uint32_t* dz = layout_.doc_topics<uint32_t>();
   const uint32_t* cross = layout_.word_cross();
   std::vector<bool> set(layout_.num_words(), false);
   // The words of the blocks held: every process's tokens drawn into the block, this process's
@@ -467,7 +473,7 @@ void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
 }
 
 void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
-  uint32_t* word_topics = WordTopics();
+  uint32_t* block = ActiveBlock();
   Rounds([&](size_t i, uint32_t r) {
     const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
     Rng rng = RoundRng(i, iteration, 0, sub);
@@ -476,7 +482,7 @@ void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
       gibbs_[i]->DocPass(layout_, static_cast<uint32_t>(i), sub, gibbs_counts_, rng);
     } else {
       samplers_[i]->BeginRound(totals_);
-      samplers_[i]->DocPass(layout_, proposals_, static_cast<uint32_t>(i), sub, rng, word_topics);
+      samplers_[i]->DocPass(layout_, proposals_, static_cast<uint32_t>(i), sub, rng, block);
     }
   });
   if (gibbs()) return;
@@ -484,7 +490,7 @@ void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
     const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
     Rng rng = RoundRng(i, iteration, 1, sub);
     samplers_[i]->BeginRound(totals_);
-    samplers_[i]->WordPass(layout_, proposals_, sub_words_[sub], static_cast<uint32_t>(i), rng, word_topics);
+    samplers_[i]->WordPass(layout_, proposals_, sub_words_[sub], static_cast<uint32_t>(i), rng, block);
   });
 }
 
@@ -502,14 +508,15 @@ void Trainer::Optimize() {
   std::vector<int32_t> scratch(k, 0);
   std::vector<CountTally> by_topic(k);
   CountTally lengths, words;
-  const uint32_t* dz = layout_.doc_topics();
-  for (size_t d = 0; d < layout_.num_docs(); ++d) {
-    const uint32_t b = layout_.doc_begin(d), e = layout_.doc_end(d);
-    ForEachTopicCount(dz, b, e, scratch,
-                      [&](uint32_t t, int32_t c) { by_topic[t].Add(static_cast<uint32_t>(c)); });
-    lengths.Add(e - b);
-  }
-  auto tally_word = [&](const uint32_t* z, uint32_t b, uint32_t e) {
+  layout_.WithTopics([&](const auto* dz, const auto*) {
+    for (size_t d = 0; d < layout_.num_docs(); ++d) {
+      const uint32_t b = layout_.doc_begin(d), e = layout_.doc_end(d);
+      ForEachTopicCount(dz, b, e, scratch,
+                        [&](uint32_t t, int32_t c) { by_topic[t].Add(static_cast<uint32_t>(c)); });
+      lengths.Add(e - b);
+    }
+  });
+  auto tally_word = [&](const auto* z, uint32_t b, uint32_t e) {
     ForEachTopicCount(z, b, e, scratch, [&](uint32_t, int32_t c) { words.Add(static_cast<uint32_t>(c)); });
   };
   if (distributed_) {
@@ -518,8 +525,10 @@ void Trainer::Optimize() {
         tally_word(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]));
     });
   } else {
-    for (uint32_t w = 0; w < layout_.num_words(); ++w)
-      tally_word(layout_.word_topics(), layout_.word_begin(w), layout_.word_end(w));
+    layout_.WithTopics([&](const auto*, const auto* wz) {
+      for (uint32_t w = 0; w < layout_.num_words(); ++w)
+        tally_word(wz, layout_.word_begin(w), layout_.word_end(w));
+    });
   }
   std::vector<CountHistogram> topic_counts;
   for (const CountTally& t : by_topic) topic_counts.push_back(t.Histogram());
@@ -594,10 +603,11 @@ double Trainer::TestPerplexity() {
 // One process: the word-topic counts of its tokens, in hybrid storage.
 WordTopicTable Trainer::CountWords() const {
   WordTopicTable table(o_.params.topics, word_counts_, o_.dense_min_count);
-  const uint32_t* wz = layout_.word_topics();
-  for (uint32_t w = 0; w < layout_.num_words(); ++w) {
-    for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) table.Inc(w, wz[j]);
-  }
+  layout_.WithTopics([&](const auto*, const auto* wz) {
+    for (uint32_t w = 0; w < layout_.num_words(); ++w) {
+      for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) table.Inc(w, wz[j]);
+    }
+  });
   return table;
 }
 
@@ -722,15 +732,16 @@ void Trainer::Finish(double setup_seconds, LdaResult& result) {
   result.doc_end = d1_;
   if (o_.doc_topics) result.doc_topics.resize(layout_.num_docs());
   std::vector<uint32_t> scratch(o_.params.topics, 0);
-  const uint32_t* z = layout_.doc_topics();
-  for (size_t d = 0; d < result.doc_topics.size(); ++d) {
-    auto& out = result.doc_topics[d];
-    for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) ++scratch[z[i]];
-    for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) {
-      if (scratch[z[i]] != 0) out.emplace_back(z[i], scratch[z[i]]), scratch[z[i]] = 0;
+  layout_.WithTopics([&](const auto* z, const auto*) {
+    for (size_t d = 0; d < result.doc_topics.size(); ++d) {
+      auto& out = result.doc_topics[d];
+      for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) ++scratch[z[i]];
+      for (uint32_t i = layout_.doc_begin(d); i < layout_.doc_end(d); ++i) {
+        if (scratch[z[i]] != 0) out.emplace_back(z[i], scratch[z[i]]), scratch[z[i]] = 0;
+      }
+      std::sort(out.begin(), out.end());
     }
-    std::sort(out.begin(), out.end());
-  }
+  });
   result.totals = totals_;
   result.params = o_.params;
   const double token_bytes = static_cast<double>(layout_.bytes());

@@ -41,8 +41,10 @@ double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1,
   double sum = 0;
   for (size_t d = d0; d < d1; ++d) {
     const uint32_t b = layout.doc_begin(d), e = layout.doc_end(d);
-    ForEachTopicCount(layout.doc_topics(), b, e, scratch, [&](uint32_t k, int32_t c) {
-      sum += asym ? LogGamma(c + p_.topic_alpha[k]) - lgamma_topic_alpha_[k] : LgammaAlpha(c);
+    layout.WithTopics([&](const auto* dz, const auto*) {
+      ForEachTopicCount(dz, b, e, scratch, [&](uint32_t k, int32_t c) {
+        sum += asym ? LogGamma(c + p_.topic_alpha[k]) - lgamma_topic_alpha_[k] : LgammaAlpha(c);
+      });
     });
     sum += lka - LogGamma(static_cast<double>(e - b) + ka);
   }
@@ -52,8 +54,9 @@ double LogLikelihood::DocPart(const TokenLayout& layout, size_t d0, size_t d1,
 double LogLikelihood::WordsPart(const TokenLayout& layout, uint32_t w0, uint32_t w1,
                                 std::vector<int32_t>& scratch) const {
   double sum = 0;
-  for (uint32_t w = w0; w < w1; ++w)
-    sum += WordPart(layout.word_topics(), layout.word_begin(w), layout.word_end(w), scratch);
+  layout.WithTopics([&](const auto*, const auto* wz) {
+    for (uint32_t w = w0; w < w1; ++w) sum += WordPart(wz, layout.word_begin(w), layout.word_end(w), scratch);
+  });
   return sum;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace parasol::apps::lda {
 
@@ -70,35 +71,48 @@ std::vector<int64_t> MhSampler::TotalsDelta() const {
 }
 
 void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group,
-                        uint32_t word_group, Rng& rng, uint32_t* word_topics) {
+                        uint32_t word_group, Rng& rng, uint32_t* block) {
   segments_.clear();
   for (size_t d = layout.group_doc_begin(doc_group); d < layout.group_doc_end(doc_group); ++d) {
     const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);
     if (b < e) segments_.push_back({b, e, 0, layout.doc_begin(d), layout.doc_end(d)});
   }
-  Run<true>({layout.doc_topics(), layout.doc_words(), layout.doc_cross(), word_topics, tables.by_word.data(),
-             static_cast<float>(p_.alpha)},
-            rng);
+  Run<true>(layout, layout.doc_words(), layout.doc_cross(), tables.by_word.data(),
+            static_cast<float>(p_.alpha), block, rng);
 }
 
 void MhSampler::WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
-                         uint32_t doc_group, Rng& rng, uint32_t* word_topics) {
+                         uint32_t doc_group, Rng& rng, uint32_t* block) {
   segments_.clear();
   for (uint32_t w : words) {
     const uint32_t b = layout.word_group_begin(w, doc_group), e = layout.word_group_end(w, doc_group);
     const Proposal& all = tables.by_word[w];
     if (b < e) segments_.push_back({b, e, all.shift, all.start, all.start + all.len});
   }
-  Run<false>({word_topics, layout.word_docs(), layout.word_cross(), layout.doc_topics(), tables.by_doc.data(),
-              static_cast<float>(p_.beta)},
-             rng);
+  Run<false>(layout, layout.word_docs(), layout.word_cross(), tables.by_doc.data(),
+             static_cast<float>(p_.beta), block, rng);
+}
+
+template <bool kDocPass>
+void MhSampler::Run(TokenLayout& layout, const uint32_t* key, const uint32_t* cross,
+                    const Proposal* proposals, float smoothing, uint32_t* block, Rng& rng) {
+  if (block != nullptr) {  // several processes: 32-bit topics
+    uint32_t* dz = layout.doc_topics<uint32_t>();
+    Run<kDocPass, uint32_t>({kDocPass ? dz : block, key, cross, kDocPass ? block : dz, proposals, smoothing},
+                            rng);
+    return;
+  }
+  layout.WithTopics([&](auto* dz, auto* wz) {
+    using Z = std::remove_pointer_t<decltype(dz)>;
+    Run<kDocPass, Z>({kDocPass ? dz : wz, key, cross, kDocPass ? wz : dz, proposals, smoothing}, rng);
+  });
 }
 
 // The proposal's topic: a random token of the unit (its current topic) or the smoothing part's,
 // uniform or (kByAlpha) drawn by alpha: the alias entry from hi's top bits and the coin from its
 // fraction. Both are computed and one selected: which one is random, so a branch would mispredict.
-template <bool kByAlpha>
-inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const {
+template <bool kByAlpha, typename Z>
+inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const Z* other_z) const {
   const uint32_t hi = static_cast<uint32_t>(r >> 32);
   const uint32_t token = other_z[p.start + MulHi(hi, p.len)];
   uint32_t smooth = MulHi(hi, p_.topics);
@@ -113,13 +127,13 @@ inline uint32_t MhSampler::Draw(const Proposal& p, uint64_t r, const uint32_t* o
 // Token j (its topic at own_z[j + shift]), whose first proposal t is drawn: mh_steps MH steps
 // (one when kOneStep: the loop and its bound out of the way). `second` is the random number of the
 // second step's proposal, drawn early so that the topic it reads could be prefetched.
-template <bool kDocPass, bool kOneStep, bool kAsym>
-inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second,
+template <bool kDocPass, bool kOneStep, bool kAsym, typename Z>
+inline void MhSampler::Step(const Pass<Z>& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second,
                             Rng& rng) {
   constexpr bool kByTopic = kDocPass && kAsym;   // the document counts' smoothing is alpha_k
   constexpr bool kByAlpha = !kDocPass && kAsym;  // document proposals' smoothing part
   const float h = pass.smoothing, vb = vbeta_;
-  uint32_t& own = pass.own_z[j + shift];
+  Z& own = pass.own_z[j + shift];
   uint32_t s = own;
   for (uint32_t step = 0;;) {
     // Counts without the token, which sits at s. (t == s needs no test: whatever the coin says,
@@ -139,22 +153,23 @@ inline void MhSampler::Step(const Pass& pass, uint32_t j, uint32_t shift, uint32
     // (Index arithmetic in 32 bits: the shift is modulo 2^32.)
     const uint32_t at = pass.cross[j] + (kDocPass ? pass.proposals[pass.key[j]].shift : 0u);
     const auto other = reinterpret_cast<uintptr_t>(pass.other_z + at);
-    const auto dummy = reinterpret_cast<uintptr_t>(&dummy_);
-    *reinterpret_cast<uint32_t*>(dummy ^ ((dummy ^ other) & (uintptr_t{0} - accept))) = next;
-    own = next;
+    const auto dummy = reinterpret_cast<uintptr_t>(Dummy<Z>());
+    *reinterpret_cast<Z*>(dummy ^ ((dummy ^ other) & (uintptr_t{0} - accept))) = static_cast<Z>(next);
+    own = static_cast<Z>(next);
     // Both counts' addresses are known before the coin: only the data waits for it.
     const uint64_t moved = (kHere + kTotal) & (uint64_t{0} - accept);
     counts_[s] -= moved;
     counts_[t] += moved;
     s = next;
     if (kOneStep || ++step == p_.mh_steps) break;
-    t = Draw<kByAlpha>(pass.proposals[pass.key[j]], step == 1 ? second : rng.Next(), pass.other_z);
+    t = Draw<kByAlpha, Z>(pass.proposals[pass.key[j]], step == 1 ? second : rng.Next(), pass.other_z);
   }
 }
 
 // Clears the "here" counts of topics own_z[begin, end): by topic when there are more tokens than
 // topics (a loop the compiler vectorises, rather than a dependent read-modify-write per token).
-void MhSampler::ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end) {
+template <typename Z>
+void MhSampler::ClearHere(const Z* own_z, uint32_t begin, uint32_t end) {
   if (end - begin > p_.topics) {
     for (uint64_t& c : counts_) c &= ~(kTotal - 1);
     return;
@@ -168,29 +183,30 @@ void MhSampler::ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end) {
 // processes, 4 word blocks: the document pass 34% slower a token than one process's). So the
 // pieces' lines are fetched kPiecesAhead tokens before the lookahead reaches them; not where a
 // segment follows on from the one before, as whole documents do: the stream prefetcher has those.
-void MhSampler::FetchPieces(const Pass& pass, uint64_t until, size_t& next, uint64_t& covered) const {
+void MhSampler::FetchPieces(const uint32_t* key, const uint32_t* cross, uint64_t until, size_t& next,
+                            uint64_t& covered) const {
   for (; next < segments_.size() && covered < until; ++next) {
     const Segment& f = segments_[next];
     covered += f.end - f.begin;
     if (next > 0 && f.begin == segments_[next - 1].end) continue;
     for (uint32_t j = f.begin & ~15u; j < f.end; j += 16) {  // a line: 2 MB-aligned arrays (large corpora)
-      __builtin_prefetch(pass.key + j);
-      __builtin_prefetch(pass.cross + j);
+      __builtin_prefetch(key + j);
+      __builtin_prefetch(cross + j);
     }
   }
 }
 
-template <bool kDocPass>
-void MhSampler::Run(const Pass& pass, Rng& rng) {
+template <bool kDocPass, typename Z>
+void MhSampler::Run(const Pass<Z>& pass, Rng& rng) {
   const bool one = p_.mh_steps == 1, asym = !alpha_.empty();
-  if (one && !asym) RunSteps<kDocPass, true, false>(pass, rng);
-  if (!one && !asym) RunSteps<kDocPass, false, false>(pass, rng);
-  if (one && asym) RunSteps<kDocPass, true, true>(pass, rng);
-  if (!one && asym) RunSteps<kDocPass, false, true>(pass, rng);
+  if (one && !asym) RunSteps<kDocPass, true, false, Z>(pass, rng);
+  if (!one && !asym) RunSteps<kDocPass, false, false, Z>(pass, rng);
+  if (one && asym) RunSteps<kDocPass, true, true, Z>(pass, rng);
+  if (!one && asym) RunSteps<kDocPass, false, true, Z>(pass, rng);
 }
 
-template <bool kDocPass, bool kOneStep, bool kAsym>
-void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
+template <bool kDocPass, bool kOneStep, bool kAsym, typename Z>
+void MhSampler::RunSteps(const Pass<Z>& pass, Rng& rng) {
   // Memory latency bounds the loop: the first two proposals of a token are drawn kAhead tokens
   // early (across segments) and the topics they will read prefetched; the proposal entry the draws
   // read is prefetched kAhead tokens before that. (When only the first was, the second step's read
@@ -242,7 +258,7 @@ void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
   size_t fetched_seg = 0;
   uint64_t fetched_tokens = 0;
   for (const Segment& seg : segments_) {
-    FetchPieces(pass, n + kPiecesAhead, fetched_seg, fetched_tokens);
+    FetchPieces(pass.key, pass.cross, n + kPiecesAhead, fetched_seg, fetched_tokens);
     for (uint32_t i = seg.here_begin; i < seg.here_end; ++i) counts_[pass.own_z[i]] += kHere;
     for (uint32_t j = seg.begin; j < seg.end; ++j) {
       const Ahead a = ahead[slot];
@@ -255,11 +271,12 @@ void MhSampler::RunSteps(const Pass& pass, Rng& rng) {
       if (++n + kAhead / 2 <= total && hint_counts_) {
         const Ahead& half = ahead[(slot + kAhead / 2 - 1) % kAhead];
         const Proposal& p = pass.proposals[half.key];
-        __builtin_prefetch(&counts_[Draw<kByAlpha>(p, half.r, pass.other_z)]);
-        if constexpr (!kOneStep) __builtin_prefetch(&counts_[Draw<kByAlpha>(p, half.second, pass.other_z)]);
+        __builtin_prefetch(&counts_[Draw<kByAlpha, Z>(p, half.r, pass.other_z)]);
+        if constexpr (!kOneStep)
+          __builtin_prefetch(&counts_[Draw<kByAlpha, Z>(p, half.second, pass.other_z)]);
       }
-      const uint32_t first = Draw<kByAlpha>(pass.proposals[a.key], a.r, pass.other_z);
-      Step<kDocPass, kOneStep, kAsym>(pass, j, seg.shift, first, a.second, rng);
+      const uint32_t first = Draw<kByAlpha, Z>(pass.proposals[a.key], a.r, pass.other_z);
+      Step<kDocPass, kOneStep, kAsym, Z>(pass, j, seg.shift, first, a.second, rng);
     }
     ClearHere(pass.own_z, seg.here_begin, seg.here_end);
     tokens_sampled_ += seg.end - seg.begin;

@@ -65,14 +65,15 @@ class MhSampler {
   // Topic totals now minus those given to BeginRound.
   std::vector<int64_t> TotalsDelta() const;
 
-  // `word_topics`: the word-ordered topics the passes read and write (layout.word_topics() for
-  // one process, the active word block's for several), positioned as `tables.by_word` says.
+  // `block`: the word-ordered topics the passes read and write, positioned as `tables.by_word`
+  // says: the active word block's with several processes (whose layouts hold 32-bit topics), or
+  // null for the layout's own (one process).
   // The documents of `doc_group`, their tokens in `word_group`: mh_steps word proposals each.
   void DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group,
-               Rng& rng, uint32_t* word_topics);
+               Rng& rng, uint32_t* block);
   // `words`, their tokens in `doc_group`: mh_steps document proposals each.
   void WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
-                uint32_t doc_group, Rng& rng, uint32_t* word_topics);
+                uint32_t doc_group, Rng& rng, uint32_t* block);
 
   uint64_t tokens_sampled() const { return tokens_sampled_; }
 
@@ -88,30 +89,47 @@ class MhSampler {
   struct Segment {
     uint32_t begin, end, shift, here_begin, here_end;
   };
-  // One pass: the order it streams through and the one its proposals read.
+  // One pass: the order it streams through and the one its proposals read; Z: the topics' type.
+  template <typename Z>
   struct Pass {
-    uint32_t* own_z;
+    Z* own_z;
     const uint32_t* key;    // per token: the other side's unit (its word, or its document)
     const uint32_t* cross;  // per token: its position in the other order (before any shift)
-    uint32_t* other_z;
+    Z* other_z;
     const Proposal* proposals;
     float smoothing;  // of the "here" counts: alpha (documents) or beta (words)
   };
   // kAsym: alpha differs by topic (the document pass's smoothing is per topic, the word pass's
   // document proposals draw their smoothing part from `alpha_alias_`).
+  // Both passes over the layout's topics (as their stored type), or a block's (32-bit) for the
+  // word order.
   template <bool kDocPass>
-  void Run(const Pass& pass, Rng& rng);
-  template <bool kDocPass, bool kOneStep, bool kAsym>
-  void RunSteps(const Pass& pass, Rng& rng);
-  template <bool kDocPass, bool kOneStep, bool kAsym>
-  void Step(const Pass& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second, Rng& rng);
-  void ClearHere(const uint32_t* own_z, uint32_t begin, uint32_t end);
+  void Run(TokenLayout& layout, const uint32_t* key, const uint32_t* cross, const Proposal* proposals,
+           float smoothing, uint32_t* block, Rng& rng);
+  template <bool kDocPass, typename Z>
+  void Run(const Pass<Z>& pass, Rng& rng);
+  template <bool kDocPass, bool kOneStep, bool kAsym, typename Z>
+  void RunSteps(const Pass<Z>& pass, Rng& rng);
+  template <bool kDocPass, bool kOneStep, bool kAsym, typename Z>
+  void Step(const Pass<Z>& pass, uint32_t j, uint32_t shift, uint32_t t, uint64_t second, Rng& rng);
+  template <typename Z>
+  void ClearHere(const Z* own_z, uint32_t begin, uint32_t end);
   // Prefetches the keys and positions of segments_[next...] that do not follow on from the
   // segment before, until `covered` (their tokens, counted from the first segment) reaches `until`.
-  void FetchPieces(const Pass& pass, uint64_t until, size_t& next, uint64_t& covered) const;
+  void FetchPieces(const uint32_t* key, const uint32_t* cross, uint64_t until, size_t& next,
+                   uint64_t& covered) const;
   static constexpr uint64_t kPiecesAhead = 128;  // tokens
-  template <bool kByAlpha>
-  uint32_t Draw(const Proposal& p, uint64_t r, const uint32_t* other_z) const;
+  template <bool kByAlpha, typename Z>
+  uint32_t Draw(const Proposal& p, uint64_t r, const Z* other_z) const;
+  // Where a rejected move's write goes.
+  template <typename Z>
+  Z* Dummy() {
+    if constexpr (sizeof(Z) == 2) {
+      return &dummy16_;
+    } else {
+      return &dummy32_;
+    }
+  }
 
   LdaParams p_;
   float vbeta_;
@@ -123,7 +141,8 @@ class MhSampler {
   bool hint_counts_;
   std::vector<int64_t> start_totals_;
   std::vector<Segment> segments_;
-  uint32_t dummy_ = 0;  // where a rejected move's write goes
+  uint16_t dummy16_ = 0;
+  uint32_t dummy32_ = 0;
   uint64_t tokens_sampled_ = 0;
 };
 

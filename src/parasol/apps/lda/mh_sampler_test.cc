@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "parasol/apps/lda/gibbs_sampler.h"
+#include "parasol/apps/lda/lda_testing.h"
 #include "parasol/apps/lda/mh_sampler.h"
 #include "parasol/apps/lda/token_layout.h"
 
@@ -91,6 +92,7 @@ struct Setting {
   SamplerKind sampler;
   uint32_t mh_steps;
   bool asymmetric = false;  // alpha 0.25, 0.5, 1.0 rather than 0.4 for every topic
+  TopicBits bits = TopicBits::k32;
 };
 
 class Stationary : public ::testing::TestWithParam<Setting> {};
@@ -108,7 +110,7 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
   std::vector<size_t> cut{0, c.num_docs()};
   std::vector<uint32_t> group(c.vocab.size(), 0);
   Rng init(7);
-  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1);
+  TokenLayout layout(c, 0, c.num_docs(), cut, group, 1, GetParam().bits);
   layout.DrawTopics(c, kTopics, init);
   ProposalTables tables = MakeProposalTables(layout, p);
   std::vector<int64_t> totals(kTopics, 0);
@@ -129,10 +131,10 @@ TEST_P(Stationary, VisitsMatchTheExactPosterior) {
       add(gibbs.TotalsDelta());
     } else {
       mh.BeginRound(totals);
-      mh.DocPass(layout, tables, 0, 0, rng, layout.word_topics());
+      mh.DocPass(layout, tables, 0, 0, rng, nullptr);
       add(mh.TotalsDelta());
       mh.BeginRound(totals);
-      mh.WordPass(layout, tables, std::vector<uint32_t>{0, 1, 2}, 0, rng, layout.word_topics());
+      mh.WordPass(layout, tables, std::vector<uint32_t>{0, 1, 2}, 0, rng, nullptr);
       add(mh.TotalsDelta());
     }
     if (it >= kBurnIn && (it - kBurnIn) % kThin == 0) ++visits[StateIndex(layout.CorpusOrderTopics(c))];
@@ -147,12 +149,80 @@ INSTANTIATE_TEST_SUITE_P(Samplers, Stationary,
                                            Setting{SamplerKind::kMh, 3}, Setting{SamplerKind::kGibbs, 1},
                                            Setting{SamplerKind::kMh, 1, true},
                                            Setting{SamplerKind::kMh, 2, true},
-                                           Setting{SamplerKind::kGibbs, 1, true}),
+                                           Setting{SamplerKind::kGibbs, 1, true},
+                                           Setting{SamplerKind::kMh, 2, false, TopicBits::k16},
+                                           Setting{SamplerKind::kGibbs, 1, false, TopicBits::k16}),
                          [](const auto& param_info) {
                            return std::string(param_info.param.sampler == SamplerKind::kMh ? "Mh" : "Gibbs") +
                                   std::to_string(param_info.param.mh_steps) +
-                                  (param_info.param.asymmetric ? "AsymmetricAlpha" : "");
+                                  (param_info.param.asymmetric ? "AsymmetricAlpha" : "") +
+                                  (param_info.param.bits == TopicBits::k16 ? "SixteenBit" : "");
                          });
+
+// A layout of 16-bit topics runs the chain of one of 32-bit topics, draw for draw: over 65,536
+// topics (the most 16 bits hold; every topic's proposal and move at the top of the range too) for
+// the MH sampler, two document groups and three word groups, and over 300 for the Gibbs sampler.
+TEST(Samplers, SixteenBitTopicsRunTheSameChainAsThirtyTwoBit) {
+  auto s = testing::GenerateLda(6, 120, 80, 40, 0.2, 21);
+  const Corpus& c = s.corpus;
+  std::vector<size_t> cut{0, 37, c.num_docs()};
+  std::vector<uint32_t> group(c.vocab.size());
+  for (uint32_t w = 0; w < group.size(); ++w) group[w] = (w * 5) % 3;
+  for (const SamplerKind kind : {SamplerKind::kMh, SamplerKind::kGibbs}) {
+    const bool mh = kind == SamplerKind::kMh;
+    const uint32_t topics = mh ? 65536 : 300;
+    LdaParams p{
+        .topics = topics, .alpha = 0.1, .beta = 0.01, .vocab_size = 120, .mh_steps = 2, .sampler = kind};
+    std::vector<TokenLayout> layouts;
+    std::vector<std::vector<int64_t>> totals(2, std::vector<int64_t>(topics, 0));
+    std::vector<HugePageVector<int32_t>> tables;
+    for (const TopicBits bits : {TopicBits::k16, TopicBits::k32}) {
+      layouts.emplace_back(c, 0, c.num_docs(), cut, group, 3, bits);
+      Rng init(5);
+      layouts.back().DrawTopics(c, topics, init);
+      for (uint32_t t : layouts.back().CorpusOrderTopics(c)) ++totals[layouts.size() - 1][t];
+      tables.push_back(GibbsSampler::CountWords(layouts.back(), topics));
+    }
+    const ProposalTables proposals = MakeProposalTables(layouts[0], p);
+    std::vector<uint32_t> words_of[3];
+    for (uint32_t w = 0; w < group.size(); ++w) words_of[group[w]].push_back(w);
+    for (uint32_t it = 0; it < 20; ++it) {
+      for (size_t l = 0; l < 2; ++l) {
+        for (uint32_t g = 0; g < 2; ++g) {
+          for (uint32_t h = 0; h < 3; ++h) {
+            Rng rng(31, it, g, h);
+            MhSampler m(p);
+            GibbsSampler gibbs(p);
+            auto add = [&](const std::vector<int64_t>& delta) {
+              for (uint32_t k = 0; k < topics; ++k) totals[l][k] += delta[k];
+            };
+            if (mh) {
+              m.BeginRound(totals[l]);
+              m.DocPass(layouts[l], proposals, g, h, rng, nullptr);
+              add(m.TotalsDelta());
+              m.BeginRound(totals[l]);
+              m.WordPass(layouts[l], proposals, words_of[h], g, rng, nullptr);
+              add(m.TotalsDelta());
+            } else {
+              gibbs.BeginRound(totals[l]);
+              gibbs.DocPass(layouts[l], g, h, tables[l], rng);
+              add(gibbs.TotalsDelta());
+            }
+          }
+        }
+      }
+      ASSERT_EQ(layouts[0].CorpusOrderTopics(c), layouts[1].CorpusOrderTopics(c)) << "iteration " << it;
+      ASSERT_EQ(totals[0], totals[1]);
+    }
+    EXPECT_TRUE(layouts[0].Consistent());
+    EXPECT_EQ(tables[0], tables[1]);
+    // The chain moved: a stuck sampler would pass the comparison too.
+    Rng init(5);
+    TokenLayout start(c, 0, c.num_docs(), cut, group, 3);
+    start.DrawTopics(c, topics, init);
+    EXPECT_NE(layouts[0].CorpusOrderTopics(c), start.CorpusOrderTopics(c));
+  }
+}
 
 // The Gibbs sampler's draw searches its weights block by block (8 topics a block): 20 topics give
 // three blocks, the last one padded, and an alpha that differs by topic makes every topic's weight

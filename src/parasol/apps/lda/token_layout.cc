@@ -1,13 +1,16 @@
 #include "parasol/apps/lda/token_layout.h"
 
 #include <algorithm>
+#include <cassert>
+#include <type_traits>
 
 namespace parasol::apps::lda {
 
 TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<const size_t> doc_cut,
-                         std::span<const uint32_t> word_group, uint32_t word_groups)
+                         std::span<const uint32_t> word_group, uint32_t word_groups, TopicBits bits)
     : groups_(static_cast<uint32_t>(doc_cut.size() - 1)),
       word_groups_(word_groups),
+      bits_(bits),
       d0_(d0),
       doc_cut_(doc_cut.begin(), doc_cut.end()),
       word_group_(word_group.begin(), word_group.end()) {
@@ -64,14 +67,22 @@ TokenLayout::TokenLayout(const Corpus& corpus, size_t d0, size_t d1, std::span<c
       }
     }
   }
-  dz_.resize(n);
-  wz_.resize(n);
+  if (bits_ == TopicBits::k16) {
+    dz16_.resize(n);
+    wz16_.resize(n);
+  } else {
+    dz_.resize(n);
+    wz_.resize(n);
+  }
 }
 
 void TokenLayout::DrawTopics(const Corpus& corpus, uint32_t num_topics, Rng& rng) {
-  ForEachCorpusToken(corpus, [&](uint64_t, uint32_t i) {
-    dz_[i] = rng.Below(num_topics);
-    wz_[dcross_[i]] = dz_[i];
+  WithTopics([&](auto* dz, auto* wz) {
+    using Z = std::remove_pointer_t<decltype(dz)>;
+    ForEachCorpusToken(corpus, [&](uint64_t, uint32_t i) {
+      dz[i] = static_cast<Z>(rng.Below(num_topics));
+      wz[dcross_[i]] = dz[i];
+    });
   });
 }
 
@@ -89,27 +100,37 @@ void TokenLayout::ForEachCorpusToken(const Corpus& corpus, Fn&& fn) const {
 std::vector<uint32_t> TokenLayout::CorpusOrderTopics(const Corpus& corpus) const {
   std::vector<uint32_t> out(num_tokens());
   const uint64_t base = corpus.doc_offsets[d0_];
-  ForEachCorpusToken(corpus, [&](uint64_t t, uint32_t i) { out[t - base] = dz_[i]; });
+  WithTopics([&](const auto* dz, const auto*) {
+    ForEachCorpusToken(corpus, [&](uint64_t t, uint32_t i) { out[t - base] = dz[i]; });
+  });
   return out;
 }
 
 void TokenLayout::SetCorpusOrderTopics(const Corpus& corpus, std::span<const uint32_t> topics) {
   const uint64_t base = corpus.doc_offsets[d0_];
-  ForEachCorpusToken(corpus, [&](uint64_t t, uint32_t i) {
-    dz_[i] = topics[t - base];
-    wz_[dcross_[i]] = dz_[i];
+  WithTopics([&](auto* dz, auto* wz) {
+    using Z = std::remove_pointer_t<decltype(dz)>;
+    ForEachCorpusToken(corpus, [&](uint64_t t, uint32_t i) {
+      assert(sizeof(Z) == 4 || topics[t - base] <= 0xffff);
+      dz[i] = static_cast<Z>(topics[t - base]);
+      wz[dcross_[i]] = dz[i];
+    });
   });
 }
 
 bool TokenLayout::Consistent() const {
-  for (size_t i = 0; i < dz_.size(); ++i) {
-    if (wz_[dcross_[i]] != dz_[i] || wcross_[dcross_[i]] != i) return false;
-  }
-  return true;
+  return WithTopics([&](const auto* dz, const auto* wz) {
+    for (size_t i = 0; i < num_tokens(); ++i) {
+      if (wz[dcross_[i]] != dz[i] || wcross_[dcross_[i]] != i) return false;
+    }
+    return true;
+  });
 }
 
 size_t TokenLayout::bytes() const {
-  return sizeof(uint32_t) * (6 * dz_.size() + doc_offsets_.size() + doc_groups_.size() +
+  const size_t topic_bytes = bits_ == TopicBits::k16 ? sizeof(uint16_t) : sizeof(uint32_t);
+  return 2 * topic_bytes * num_tokens() +
+         sizeof(uint32_t) * (4 * num_tokens() + doc_offsets_.size() + doc_groups_.size() +
                              word_offsets_.size() + word_doc_groups_.size() + word_group_.size());
 }
 

@@ -2,6 +2,8 @@
 // each other, the tiles of the thread groups partition the tokens, and corpus order round-trips.
 #include "parasol/apps/lda/token_layout.h"
 
+#include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <set>
 
@@ -65,8 +67,43 @@ TEST(TokenLayout, OrdersAgreeAndTilesPartitionTheTokens) {
   for (uint64_t t = c.doc_offsets[d0]; t < c.doc_offsets[d1]; ++t) {
     from_corpus.insert({c.words[t], topics[t - c.doc_offsets[d0]]});
   }
-  for (uint32_t i = 0; i < l.num_tokens(); ++i) from_layout.insert({l.doc_words()[i], l.doc_topics()[i]});
+  for (uint32_t i = 0; i < l.num_tokens(); ++i)
+    from_layout.insert({l.doc_words()[i], l.doc_topics<uint32_t>()[i]});
   EXPECT_EQ(from_corpus, from_layout);
+}
+
+// 16-bit topics hold every topic below 65,536, in both orders, as 32-bit ones do, in half the bytes.
+TEST(TokenLayout, SixteenBitTopicsHoldWhatThirtyTwoBitOnesDo) {
+  auto s = testing::GenerateLda(4, 40, 60, 30, 0.3, 9);
+  const Corpus& c = s.corpus;
+  std::vector<size_t> cut{0, 20, c.num_docs()};
+  std::vector<uint32_t> group(c.vocab.size());
+  for (uint32_t w = 0; w < group.size(); ++w) group[w] = w % 3;
+  TokenLayout narrow(c, 0, c.num_docs(), cut, group, 3, TopicBits::k16);
+  TokenLayout wide(c, 0, c.num_docs(), cut, group, 3, TopicBits::k32);
+  EXPECT_EQ(narrow.topic_bits(), TopicBits::k16);
+  EXPECT_EQ(wide.bytes() - narrow.bytes(), 2 * sizeof(uint16_t) * c.num_tokens());
+  // The top of the range, and values whose low 16 bits are those of others.
+  std::vector<uint32_t> topics(c.num_tokens());
+  const uint32_t pattern[] = {65535, 0, 40000, 255, 256, 65280, 1};
+  for (size_t i = 0; i < topics.size(); ++i) topics[i] = pattern[i % std::size(pattern)];
+  narrow.SetCorpusOrderTopics(c, topics);
+  wide.SetCorpusOrderTopics(c, topics);
+  EXPECT_EQ(narrow.CorpusOrderTopics(c), topics);
+  EXPECT_EQ(wide.CorpusOrderTopics(c), topics);
+  EXPECT_TRUE(narrow.Consistent());
+  for (uint32_t i = 0; i < c.num_tokens(); ++i) {
+    ASSERT_EQ(narrow.doc_topics<uint16_t>()[i], wide.doc_topics<uint32_t>()[i]) << i;
+    ASSERT_EQ(narrow.word_topics<uint16_t>()[i], wide.word_topics<uint32_t>()[i]) << i;
+  }
+  // The same draws over all 65,536 topics.
+  Rng a(17), b(17);
+  narrow.DrawTopics(c, 65536, a);
+  wide.DrawTopics(c, 65536, b);
+  const std::vector<uint32_t> drawn = wide.CorpusOrderTopics(c);
+  EXPECT_EQ(narrow.CorpusOrderTopics(c), drawn);
+  EXPECT_GT(*std::max_element(drawn.begin(), drawn.end()), 60000u);
+  EXPECT_TRUE(narrow.Consistent());
 }
 
 }  // namespace
