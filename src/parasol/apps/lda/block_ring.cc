@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
@@ -20,87 +21,27 @@ constexpr comm::Tag kBlockTag = 1;
 constexpr comm::Tag kGatherTag = 2;
 constexpr comm::Tag kRunCountsTag = 3;
 constexpr comm::Tag kRunsTag = 4;
-// Packing and widening go through a small buffer a chunk at a time: widening in place, a chunk's
-// 2-byte topics overlap 4-byte ones.
-constexpr size_t kPackChunk = 4096;
-
-// Stretches shorter than this are copied a topic at a time (a call to memcpy or to a chunked loop
-// costs more than the copy); longer ones in bulk.
+// Stretches shorter than this are copied a topic at a time (a call to memcpy or memmove costs more
+// than the copy); longer ones in bulk.
 constexpr size_t kBulk = 64;
 
-// topics[from, from + n) to the `out` bytes at topic `at`, 2 or 4 bytes each (`out` apart).
-void CopyOut(const uint32_t* topics, size_t from, size_t n, bool packed, unsigned char* out, size_t at) {
-  if (!packed) {
-    std::memcpy(out + 4 * at, topics + from, 4 * n);
-    return;
-  }
-  uint16_t narrow[kPackChunk];
-  for (size_t a = 0; a < n; a += kPackChunk) {
-    const size_t len = std::min(kPackChunk, n - a);
-    for (size_t i = 0; i < len; ++i) narrow[i] = static_cast<uint16_t>(topics[from + a + i]);
-    std::memcpy(out + 2 * (at + a), narrow, 2 * len);
-  }
-}
-
-// n topics that arrived at index `from` (bytes 2 from or 4 from on) to topics[to, to + n), to >=
-// from. Backwards: chunk [a, b) writes bytes from 4 (to + a) on, after every topic not yet read
-// (below byte 2 (from + a) or 4 (from + a)).
-void MoveUp(uint32_t* topics, size_t from, size_t to, size_t n, bool packed) {
-  if (!packed) {
-    if (from != to) std::memmove(topics + to, topics + from, 4 * n);
-    return;
-  }
-  const auto* bytes = reinterpret_cast<const unsigned char*>(topics) + 2 * from;
-  uint16_t narrow[kPackChunk];
-  for (size_t end = n; end > 0;) {
-    const size_t a = end > kPackChunk ? end - kPackChunk : 0, len = end - a;
-    std::memcpy(narrow, bytes + 2 * a, 2 * len);
-    for (size_t i = 0; i < len; ++i) topics[to + a + i] = narrow[i];
-    end = a;
-  }
-}
-
-// n topics from `from` to `to` (apart): in bulk from kBulk on, else a topic at a time.
-void CopyTopics(uint32_t* to, const uint32_t* from, size_t n) {
+// n topics from `from` to `to` (apart).
+template <typename Z>
+void CopyTopics(Z* to, const Z* from, size_t n) {
   if (n >= kBulk) {
-    std::memcpy(to, from, 4 * n);
+    std::memcpy(to, from, sizeof(Z) * n);
     return;
   }
   for (size_t i = 0; i < n; ++i) to[i] = from[i];
 }
 
-// Topic `at` of bytes that hold 2 or 4 bytes a topic, written and read.
-void Put(unsigned char* out, size_t at, uint32_t topic, bool packed) {
-  if (packed) {
-    const auto narrow = static_cast<uint16_t>(topic);
-    std::memcpy(out + 2 * at, &narrow, 2);
-  } else {
-    std::memcpy(out + 4 * at, &topic, 4);
-  }
-}
-
-uint32_t Get(const unsigned char* in, size_t at, bool packed) {
-  if (packed) {
-    uint16_t narrow;
-    std::memcpy(&narrow, in + 2 * at, 2);
-    return narrow;
-  }
-  uint32_t topic;
-  std::memcpy(&topic, in + 4 * at, 4);
-  return topic;
-}
-
-// The topics of the block not in `skip` to `out`, in order, 2 or 4 bytes each: their count.
-size_t Compact(const uint32_t* topics, size_t size, std::span<const BlockRun> skip, bool packed,
-               unsigned char* out) {
+// The topics of the block not in `skip` to `out`, in order: their count.
+template <typename Z>
+size_t Compact(const Z* topics, size_t size, std::span<const BlockRun> skip, Z* out) {
   size_t at = 0, from = 0;
   auto copy = [&](size_t end) {
-    if (end - from >= kBulk) {
-      CopyOut(topics, from, end - from, packed, out, at);
-      at += end - from;
-      return;
-    }
-    for (; from < end; ++from, ++at) Put(out, at, topics[from], packed);
+    CopyTopics(out + at, topics + from, end - from);
+    at += end - from;
   };
   for (const BlockRun& r : skip) {
     copy(r.at);
@@ -110,25 +51,22 @@ size_t Compact(const uint32_t* topics, size_t size, std::span<const BlockRun> sk
   return at;
 }
 
-// The inverse, in place: the block's topics not in `own` arrived at its start (packed or not);
-// those in `own` come from own.store. Backwards, so that no topic is written over before it is
-// read: an arrived topic only moves up (topic i's 4 bytes start at or after byte 4 i, past what is
-// left to read, the 2 or 4 bytes of each topic below the one just read).
-void Expand(uint32_t* topics, size_t size, std::span<const BlockRun> own, const uint32_t* store,
-            bool packed) {
+// The inverse, in place: the block's topics not in `own` arrived at its start; those in `own` come
+// from `store`. Backwards, so that no topic is written over before it is read: an arrived topic
+// only moves up, past what is left to read.
+template <typename Z>
+void Expand(Z* topics, size_t size, std::span<const BlockRun> own, const Z* store) {
   size_t arrived = size, end = size, kept = 0;
   for (const BlockRun& r : own) arrived -= r.len, kept += r.len;
-  const auto* in = reinterpret_cast<const unsigned char*>(topics);
   auto move_up = [&](size_t to) {  // the arrived topics not yet placed to [to, end)
-    if (end - to >= kBulk) {
-      arrived -= end - to;
-      MoveUp(topics, arrived, to, end - to, packed);
-      end = to;
+    const size_t n = end - to;
+    arrived -= n;
+    if (n >= kBulk) {
+      std::memmove(topics + to, topics + arrived, sizeof(Z) * n);
+    } else {
+      for (size_t i = n; i-- > 0;) topics[to + i] = topics[arrived + i];
     }
-    while (end > to) {
-      const uint32_t t = Get(in, --arrived, packed);
-      topics[--end] = t;
-    }
+    end = to;
   };
   for (auto r = own.rbegin(); r != own.rend(); ++r) {
     move_up(r->at + r->len);
@@ -195,19 +133,21 @@ uint64_t Tokens(const std::vector<BlockRun>& runs) {
 
 }  // namespace
 
-BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
-                     std::chrono::milliseconds timeout_ms, std::vector<OwnTokens> own)
+template <typename Z>
+BlockRing<Z>::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
+                        std::chrono::milliseconds timeout_ms, std::vector<OwnTokens<Z>> own)
     : ctx_(ctx.Duplicate(Deadline::After(timeout_ms))),
       rank_(ctx.rank()),
       size_(ctx.size()),
       sizes_(std::move(sizes)),
       per_process_(static_cast<uint32_t>(sizes_.size()) / static_cast<uint32_t>(ctx.size())),
-      packed_(topics <= 65536),
       timeout_ms_(timeout_ms),
-      own_(own.empty() ? std::vector<OwnTokens>(sizes_.size()) : std::move(own)) {
+      own_(own.empty() ? std::vector<OwnTokens<Z>>(sizes_.size()) : std::move(own)) {
   assert(own_.size() == sizes_.size());
+  assert(topics - 1 <= std::numeric_limits<Z>::max());
+  (void)topics;
   // Runs that do not fit are reported by the neighbour that learns them (LearnLeftRuns).
-  for (const OwnTokens& o : own_) own_tokens_.push_back(static_cast<uint32_t>(Tokens(o.runs)));
+  for (const OwnTokens<Z>& o : own_) own_tokens_.push_back(static_cast<uint32_t>(Tokens(o.runs)));
   // Runs too short to be worth leaving out travel after all: dropped before the others learn them.
   for (size_t b = 0; b < sizes_.size(); ++b) {
     if (!Skipped(own_[b].runs, own_tokens_[b])) own_[b].runs.clear(), own_tokens_[b] = 0;
@@ -238,14 +178,16 @@ BlockRing::BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t t
   NotePeak();
 }
 
-BlockRing::~BlockRing() {
+template <typename Z>
+BlockRing<Z>::~BlockRing() {
   comm::Transport& t = ctx_->transport();
   if (send_.valid()) t.Cancel(send_);
   if (recv_.valid()) t.Cancel(recv_);
 }
 
 // Two messages to the right neighbour: the number of runs in each block, then the runs.
-void BlockRing::LearnLeftRuns(const std::vector<OwnTokens>& own) {
+template <typename Z>
+void BlockRing<Z>::LearnLeftRuns(const std::vector<OwnTokens<Z>>& own) {
   const size_t blocks = sizes_.size();
   left_runs_.assign(blocks, {});
   left_tokens_.assign(blocks, 0);
@@ -255,7 +197,7 @@ void BlockRing::LearnLeftRuns(const std::vector<OwnTokens>& own) {
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
   std::vector<uint32_t> counts, theirs(blocks);
   std::vector<BlockRun> runs;
-  for (const OwnTokens& o : own) {
+  for (const OwnTokens<Z>& o : own) {
     counts.push_back(static_cast<uint32_t>(o.runs.size()));
     runs.insert(runs.end(), o.runs.begin(), o.runs.end());
   }
@@ -275,7 +217,8 @@ void BlockRing::LearnLeftRuns(const std::vector<OwnTokens>& own) {
 }
 
 // Rank 0's runs, broadcast: what a gather at rank 0 leaves out.
-void BlockRing::LearnRootRuns() {
+template <typename Z>
+void BlockRing<Z>::LearnRootRuns() {
   const size_t blocks = sizes_.size();
   root_runs_.assign(blocks, {});
   root_tokens_.assign(blocks, 0);
@@ -295,20 +238,22 @@ void BlockRing::LearnRootRuns() {
   for (size_t b = 0; b < blocks; ++b) root_tokens_[b] = static_cast<uint32_t>(Tokens(root_runs_[b]));
 }
 
-unsigned char* BlockRing::OutgoingFor(size_t topics) {
-  const size_t words = packed_ ? (topics + 1) / 2 : topics;
-  if (outgoing_.size() < words) outgoing_.resize(words);
-  return reinterpret_cast<unsigned char*>(outgoing_.data());
+template <typename Z>
+Z* BlockRing<Z>::OutgoingFor(size_t topics) {
+  if (outgoing_.size() < topics) outgoing_.resize(topics);
+  return outgoing_.data();
 }
 
-void BlockRing::NotePeak() {
-  size_t words = 0;
-  for (const Block& b : held_) words += b.topics.size();
-  if (pending_) words += leaving_.topics.size() + incoming_.topics.size() + outgoing_.size();
-  peak_bytes_ = std::max(peak_bytes_, words * sizeof(uint32_t));
+template <typename Z>
+void BlockRing<Z>::NotePeak() {
+  size_t topics = 0;
+  for (const Block& b : held_) topics += b.topics.size();
+  if (pending_) topics += leaving_.topics.size() + incoming_.topics.size() + outgoing_.size();
+  peak_bytes_ = std::max(peak_bytes_, topics * sizeof(Z));
 }
 
-void BlockRing::Rotate() {
+template <typename Z>
+void BlockRing<Z>::Rotate() {
   if (size_ == 1) {  // one process: the blocks only take turns
     held_.push_back(std::move(held_.front()));
     held_.pop_front();
@@ -319,35 +264,36 @@ void BlockRing::Rotate() {
   leaving_ = std::move(held_.front());
   held_.pop_front();
   const uint32_t b = leaving_.id, next = (b + per_process_) % blocks();
-  const uint32_t* z = leaving_.topics.data();
+  const Z* z = leaving_.topics.data();
   size_t kept = 0;
   for (const BlockRun& r : own_[b].runs) {
     CopyTopics(own_[b].store + kept, z + r.at, r.len);
     kept += r.len;
   }
   const int left = (rank_ + size_ - 1) % size_, right = (rank_ + 1) % size_;
-  const size_t width = packed_ ? 2 : sizeof(uint32_t);
-  auto* out = OutgoingFor(sizes_[b] - left_tokens_[b]);  // sized for this already: no allocation
-  const size_t sent = Compact(z, leaving_.topics.size(), left_runs_[b], packed_, out);
+  Z* out = OutgoingFor(sizes_[b] - left_tokens_[b]);  // sized for this already: no allocation
+  const size_t sent = Compact(z, leaving_.topics.size(), left_runs_[b], out);
   assert(sent == sizes_[b] - left_tokens_[b]);
-  send_ = t.Isend(left, kBlockTag, out, sent * width);
-  bytes_sent_ += sent * width;
+  send_ = t.Isend(left, kBlockTag, out, sent * sizeof(Z));
+  bytes_sent_ += sent * sizeof(Z);
   incoming_.id = next;
   incoming_.topics.resize(sizes_[next]);
-  recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), (sizes_[next] - own_tokens_[next]) * width);
+  recv_ = t.Irecv(right, kBlockTag, incoming_.topics.data(), (sizes_[next] - own_tokens_[next]) * sizeof(Z));
   pending_ = true;
   NotePeak();
   if (held_.empty()) Complete();
 }
 
-void BlockRing::Poll() {
+template <typename Z>
+void BlockRing<Z>::Poll() {
   if (!pending_) return;
   comm::Transport& t = ctx_->transport();
   if (send_.valid()) t.Test(send_);
   if (recv_.valid()) t.Test(recv_);
 }
 
-void BlockRing::Complete() {
+template <typename Z>
+void BlockRing<Z>::Complete() {
   comm::Transport& t = ctx_->transport();
   Clock& clock = ctx_->env().clock();
   const Clock::TimePoint start = clock.Now();
@@ -359,8 +305,8 @@ void BlockRing::Complete() {
   if (send_.valid())
     comm::Wait(t, send_, deadline, fmt::format("lda: hand word block {} to rank {}", leaving_.id, left));
   wait_seconds_ += std::chrono::duration<double>(clock.Now() - start).count();
-  const OwnTokens& own = own_[incoming_.id];
-  Expand(incoming_.topics.data(), incoming_.topics.size(), own.runs, own.store, packed_);
+  const OwnTokens<Z>& own = own_[incoming_.id];
+  Expand<Z>(incoming_.topics.data(), incoming_.topics.size(), own.runs, own.store);
   held_.push_back(std::move(incoming_));
   // The leaving block's array is reused for the next arrival (blocks are about the same size).
   incoming_ = std::move(leaving_);
@@ -368,36 +314,40 @@ void BlockRing::Complete() {
   pending_ = false;
 }
 
-void BlockRing::Settle() {
+template <typename Z>
+void BlockRing<Z>::Settle() {
   if (pending_) Complete();
 }
 
-void BlockRing::ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
+template <typename Z>
+void BlockRing<Z>::ForEachHeld(const std::function<void(uint32_t, const Z*)>& fn) const {
   for (const Block& b : held_) fn(b.id, b.topics.data());
 }
 
-void BlockRing::ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const {
+template <typename Z>
+void BlockRing<Z>::ForEachReadable(const std::function<void(uint32_t, const Z*)>& fn) const {
   for (const Block& b : held_) fn(b.id, b.topics.data());
   if (pending_) fn(leaving_.id, leaving_.topics.data());
 }
 
-void BlockRing::FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn) {
+template <typename Z>
+void BlockRing<Z>::FillHeld(const std::function<void(uint32_t, Z*)>& fn) {
   for (Block& b : held_) fn(b.id, b.topics.data());
 }
 
-// As the hand-overs: packed, and without rank 0's own tokens where their runs are long (a gather at
-// the end of a run of 200 M tokens sent 400 MB from each other process at 4 bytes a topic, 3.2 s
-// over 1 Gbit/s; 100 MB now). The senders' blocks are not touched.
-void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn) {
+// As the hand-overs: without rank 0's own tokens where their runs are long (a gather at the end of a
+// run of 200 M tokens sent 400 MB from each other process at 4 bytes a topic, 3.2 s over 1 Gbit/s;
+// 100 MB at 2 bytes without them). The senders' blocks are not touched.
+template <typename Z>
+void BlockRing<Z>::ForEachAtRoot(const std::function<void(uint32_t, const Z*)>& fn) {
   Settle();
   comm::Transport& t = ctx_->transport();
   const Deadline deadline = Deadline::After(timeout_ms_);
-  const size_t width = packed_ ? 2 : sizeof(uint32_t);
   if (rank_ != 0) {
     for (const Block& b : held_) {
-      auto* out = OutgoingFor(b.topics.size() - root_tokens_[b.id]);
-      const size_t n = Compact(b.topics.data(), b.topics.size(), root_runs_[b.id], packed_, out);
-      comm::Request req = t.Isend(0, kGatherTag, out, n * width);
+      Z* out = OutgoingFor(b.topics.size() - root_tokens_[b.id]);
+      const size_t n = Compact(b.topics.data(), b.topics.size(), root_runs_[b.id], out);
+      comm::Request req = t.Isend(0, kGatherTag, out, n * sizeof(Z));
       comm::Wait(t, req, deadline, fmt::format("lda: send word block {} to rank 0", b.id));
     }
     return;
@@ -406,17 +356,20 @@ void BlockRing::ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*
   // Every rank has rotated as often as this one: rank p holds the blocks p * per_process_ + r + i
   // (mod the blocks) after r rotations, i < per_process_, in that order, as rank 0 holds r + i.
   const uint32_t r = held_.front().id;
-  std::vector<uint32_t> topics;
+  std::vector<Z> topics;
   for (int p = 1; p < size_; ++p) {
     for (uint32_t i = 0; i < per_process_; ++i) {
       const uint32_t id = (static_cast<uint32_t>(p) * per_process_ + r + i) % blocks();
       topics.resize(sizes_[id]);
-      comm::Request req = t.Irecv(p, kGatherTag, topics.data(), (sizes_[id] - own_tokens_[id]) * width);
+      comm::Request req = t.Irecv(p, kGatherTag, topics.data(), (sizes_[id] - own_tokens_[id]) * sizeof(Z));
       comm::Wait(t, req, deadline, fmt::format("lda: receive word block {} from rank {}", id, p));
-      Expand(topics.data(), topics.size(), own_[id].runs, own_[id].store, packed_);
+      Expand<Z>(topics.data(), topics.size(), own_[id].runs, own_[id].store);
       fn(id, topics.data());
     }
   }
 }
+
+template class BlockRing<uint16_t>;
+template class BlockRing<uint32_t>;
 
 }  // namespace parasol::apps::lda

@@ -14,12 +14,12 @@
 // block and no more: half the block at two processes (two hosts, 200 M tokens at K = 10,000:
 // 200 MB an iteration out of each process rather than 400). Not where the receiver's runs (a
 // word's tokens at it) are short: they travel, as copying around them costs more (block_ring.cc).
-// With at most 65,536 topics a topic travels as 2 bytes: the sender packs what the receiver lacks
-// into a buffer of its own, and the receiver widens it in place, merging its kept tokens back, so
-// no buffer is made beside the arriving block and the leaving one stays readable while it
-// travels. Transfers are asynchronous: with m >= 2 the block received is needed only m - 1 steps
-// later, so the copy overlaps sampling as long as Poll() is called now and then while sampling
-// runs.
+// A block holds its topics as Z, uint16_t when there are at most 65,536 topics (uint32_t above),
+// and they travel so: the sender copies what the receiver lacks into a buffer of its own, and the
+// receiver spreads it in place, merging its kept tokens back, so no buffer is made beside the
+// arriving block and the leaving one stays readable while it travels. Transfers are asynchronous: with m >= 2
+// the block received is needed only m - 1 steps later, so the copy overlaps sampling as long as Poll() is
+// called now and then while sampling runs.
 //
 // Errors: a neighbour that dies or does not hand over its block by the deadline is an error
 // naming this rank, the operation and the peer; a block of another size a MismatchError.
@@ -46,21 +46,25 @@ struct BlockRun {
 
 // This process's tokens of one block: `runs`, in increasing order, not overlapping; while the
 // block is away their topics are kept in store[0, their total length), in run order.
+template <typename Z>
 struct OwnTokens {
-  uint32_t* store = nullptr;
+  Z* store = nullptr;
   std::vector<BlockRun> runs;
 };
 
+// Z: uint16_t or uint32_t (block_ring.cc makes both).
+template <typename Z>
 class BlockRing {
  public:
   // Collective. `sizes[b]`: block b's length, the same on every process. `own[b]`: this
   // process's tokens of block b (none when `own` is empty); each process learns its left
   // neighbour's, and a neighbour's that do not fit the blocks are a MismatchError. Every store
   // must outlive the ring's last Rotate, Settle or (rank 0's) ForEachAtRoot. REQUIRES: sizes.size() is a
-  // multiple of ctx.size(); every topic a block holds is below `topics`; `own` empty or one entry a block.
+  // multiple of ctx.size(); every topic a block holds is below `topics`, which Z holds; `own` empty or
+  // one entry a block.
   // Process p starts holding blocks p m ... p m + m - 1, zeroed.
   BlockRing(comm::Context& ctx, std::vector<uint32_t> sizes, uint32_t topics,
-            std::chrono::milliseconds timeout_ms, std::vector<OwnTokens> own = {});
+            std::chrono::milliseconds timeout_ms, std::vector<OwnTokens<Z>> own = {});
   // Abandons transfers in flight (the job is ending).
   ~BlockRing();
   BlockRing(const BlockRing&) = delete;
@@ -68,7 +72,7 @@ class BlockRing {
 
   uint32_t blocks() const { return static_cast<uint32_t>(sizes_.size()); }
   uint32_t active_id() const { return held_.front().id; }
-  uint32_t* active() { return held_.front().topics.data(); }
+  Z* active() { return held_.front().topics.data(); }
 
   // The active block leaves for process p - 1; the next held block becomes active. Blocks until
   // that one is here (with m = 1, or when the transfer before has not finished).
@@ -78,22 +82,20 @@ class BlockRing {
   // Waits for the transfers in flight; then all m blocks are held.
   void Settle();
   // fn(id, topics) for the blocks held. REQUIRES: settled.
-  void ForEachHeld(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
+  void ForEachHeld(const std::function<void(uint32_t, const Z*)>& fn) const;
   // fn(id, topics) for the blocks held and the one leaving while its hand-over is in flight (it
   // is not written any more): every block of the ring at exactly one process, whole, without
   // waiting for a transfer. What arrives is its sender's to read.
-  void ForEachReadable(const std::function<void(uint32_t, const uint32_t*)>& fn) const;
+  void ForEachReadable(const std::function<void(uint32_t, const Z*)>& fn) const;
   // fn(id, topics) for the blocks held, for fn to set their topics. REQUIRES: settled.
-  void FillHeld(const std::function<void(uint32_t, uint32_t*)>& fn);
+  void FillHeld(const std::function<void(uint32_t, Z*)>& fn);
   // Collective, settled: rank 0 gets fn(id, topics) for every block of the ring, wherever the
-  // blocks are in their round; the others send theirs to it (as hand-overs travel: packed, and
+  // blocks are in their round; the others send theirs to it (as hand-overs travel:
   // without rank 0's own tokens, which it puts back from its stores).
-  void ForEachAtRoot(const std::function<void(uint32_t, const uint32_t*)>& fn);
-  // The most bytes of blocks this process held at once (its own, those in flight and the packed
-  // copy being sent).
+  void ForEachAtRoot(const std::function<void(uint32_t, const Z*)>& fn);
+  // The most bytes of blocks this process held at once (its own, those in flight and the copy
+  // being sent).
   size_t peak_bytes() const { return peak_bytes_; }
-  // Whether blocks travel packed (at most 65,536 topics).
-  bool packed() const { return packed_; }
   // The bytes of the blocks this process has handed on, and the time it spent blocked in Rotate
   // and Settle waiting for a transfer (read on the context's Env clock): what the link cost the
   // sampling, beyond what the transfers' overlap with it hid.
@@ -105,24 +107,23 @@ class BlockRing {
   // tokens), and with 4 KB pages each of those reads also missed the TLB.
   struct Block {
     uint32_t id = 0;
-    HugePageVector<uint32_t> topics;
+    HugePageVector<Z> topics;
   };
   // Sends this process's runs to the right neighbour, learns the left one's (collective).
-  void LearnLeftRuns(const std::vector<OwnTokens>& own);
+  void LearnLeftRuns(const std::vector<OwnTokens<Z>>& own);
   // Learns rank 0's runs, as judged worth leaving out (collective).
   void LearnRootRuns();
   void Complete();
   void NotePeak();
-  // The send buffer, grown to hold `topics` topics as they travel (2 or 4 bytes each).
-  unsigned char* OutgoingFor(size_t topics);
+  // The send buffer, grown to hold `topics` topics.
+  Z* OutgoingFor(size_t topics);
 
   std::unique_ptr<comm::Context> ctx_;  // its own message space
   const int rank_, size_;
   const std::vector<uint32_t> sizes_;
   const uint32_t per_process_;
-  const bool packed_;
   std::chrono::milliseconds timeout_ms_;
-  std::vector<OwnTokens> own_;                    // one a block (no runs: none of its tokens)
+  std::vector<OwnTokens<Z>> own_;                 // one a block (no runs: none of its tokens)
   std::vector<std::vector<BlockRun>> left_runs_;  // the left neighbour's tokens of each block
   std::vector<std::vector<BlockRun>> root_runs_;  // rank 0's, left out of a gather to it
   std::vector<uint32_t> own_tokens_, left_tokens_, root_tokens_;
@@ -130,7 +131,7 @@ class BlockRing {
   // The transfer in flight: the block that left and the one arriving.
   bool pending_ = false;
   Block leaving_, incoming_;
-  HugePageVector<uint32_t> outgoing_;  // what the left neighbour lacks of the leaving block
+  HugePageVector<Z> outgoing_;  // what the left neighbour lacks of the leaving block
   comm::Request send_, recv_;
   size_t peak_bytes_ = 0;
   uint64_t bytes_sent_ = 0;

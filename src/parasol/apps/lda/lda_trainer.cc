@@ -70,21 +70,24 @@ std::vector<size_t> SplitDocs(std::span<const uint64_t> offsets, size_t d0, size
 // waits for the other processes' topic totals, the waits for word blocks and the bytes sent by the
 // ring.
 // End() turns them into figures per iteration.
+// The ring's own counts: its seconds waiting for blocks and the bytes it sent (none: one process).
+struct RingCounts {
+  double waited = 0, sent = 0;
+};
+
 struct TimeSplit {
   double sampling = 0, totals_waiting = 0, waiting = 0, bytes = 0;
   // The ring's and the exchange's own counts before the first iteration.
-  double ring_waited = 0, ring_sent = 0, totals_waited = 0;
+  RingCounts ring_before;
+  double totals_waited = 0;
 
-  void Begin(const BlockRing* ring, const TotalsExchange* exchange) {
-    if (ring != nullptr)
-      ring_waited = ring->wait_seconds(), ring_sent = static_cast<double>(ring->bytes_sent());
+  void Begin(const RingCounts& ring, const TotalsExchange* exchange) {
+    ring_before = ring;
     if (exchange != nullptr) totals_waited = exchange->wait_seconds();
   }
-  void End(const BlockRing* ring, const TotalsExchange* exchange, uint32_t iterations) {
-    if (ring != nullptr) {
-      waiting = ring->wait_seconds() - ring_waited;
-      bytes = static_cast<double>(ring->bytes_sent()) - ring_sent;
-    }
+  void End(const RingCounts& ring, const TotalsExchange* exchange, uint32_t iterations) {
+    waiting = ring.waited - ring_before.waited;
+    bytes = ring.sent - ring_before.sent;
     if (exchange != nullptr) totals_waiting = exchange->wait_seconds() - totals_waited;
     const double n = std::max(iterations, 1u);
     sampling /= n, totals_waiting /= n, waiting /= n, bytes /= n;
@@ -109,9 +112,23 @@ class Trainer {
   // the calling thread moves the ring's transfers on meanwhile.
   void Rounds(const std::function<void(size_t, uint32_t)>& fn);
   void PlaceBlocks();
+  // Several processes: fn(ring), the ring of the layout's topic type.
+  template <typename Fn>
+  decltype(auto) WithRing(Fn&& fn) {
+    return ring16_ ? fn(*ring16_) : fn(*ring32_);
+  }
   // The word-ordered topics the passes use in place of the layout's own: the active block's (several
   // processes), or null (one).
-  uint32_t* ActiveBlock() { return ring_ ? ring_->active() : nullptr; }
+  void* ActiveBlock() {
+    if (!distributed_) return nullptr;
+    return WithRing([](auto& ring) -> void* { return ring.active(); });
+  }
+  RingCounts CountRing() {
+    if (!distributed_) return {};
+    return WithRing([](auto& ring) {
+      return RingCounts{ring.wait_seconds(), static_cast<double>(ring.bytes_sent())};
+    });
+  }
   // Several processes: the others' changes to the topic totals of the step before, and this
   // process's own of this step to them (totals_exchange.h).
   void ShareTotals();
@@ -158,7 +175,9 @@ class Trainer {
   TokenLayout layout_;
   ProposalTables proposals_;
   HugePageVector<int32_t> gibbs_counts_;  // GibbsSampler::CountWords
-  std::unique_ptr<BlockRing> ring_;
+  // The word blocks' ring (several processes): of 16-bit topics where the layout's are, else 32-bit.
+  std::unique_ptr<BlockRing<uint16_t>> ring16_;
+  std::unique_ptr<BlockRing<uint32_t>> ring32_;
   std::vector<int64_t> totals_;
   std::unique_ptr<TotalsExchange> exchange_;
   std::vector<int64_t> unshared_;  // this process's changes to totals_ not yet sent to the others
@@ -261,9 +280,8 @@ void Trainer::Layout() {
           fmt::format("word block {} holds {} tokens (at most 2^32 - 1): use more --blocks", b, tokens));
     }
   }
-  // 16-bit topics where they fit, in one process: with several, the word blocks (32-bit) take the
-  // word order's place in the passes, and the layout's word order keeps the block's runs.
-  const bool narrow = !distributed_ && o_.params.topics <= 65536;
+  // 16-bit topics where they fit (as the word blocks' are then).
+  const bool narrow = o_.params.topics <= 65536;
   layout_ = TokenLayout(corpus, w0, w1, cut, word_sub_, subs, narrow ? TopicBits::k16 : TopicBits::k32);
   proposals_ = MakeProposalTables(layout_, o_.params);
   if (distributed_) PlaceBlocks();
@@ -345,11 +363,8 @@ void Trainer::PlaceBlocks() {
   const auto vocab = static_cast<uint32_t>(word_counts_.size());
   in_block_.assign(vocab, 0);
   std::vector<uint32_t> sizes(o_.blocks, 0);
-  // While a block is away, this process's tokens of it are kept in the layout's word order (which
-  // the samplers do not use with several processes): a block's words are consecutive there.
-  std::vector<OwnTokens> own(o_.blocks);
+  std::vector<std::vector<BlockRun>> runs(o_.blocks);
   for (uint32_t b = 0; b < o_.blocks; ++b) {
-    own[b].store = layout_.word_topics<uint32_t>() + layout_.word_begin(static_cast<uint32_t>(block_cut_[b]));
     for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
       in_block_[w] = sizes[b];
       sizes[b] += static_cast<uint32_t>(word_counts_[w]);
@@ -357,11 +372,26 @@ void Trainer::PlaceBlocks() {
       const uint32_t shift = in_block_[w] + before_[w] - layout_.word_begin(w);
       proposals_.SetWord(w, in_block_[w], static_cast<uint32_t>(word_counts_[w]), shift);
       const uint32_t mine = layout_.word_end(w) - layout_.word_begin(w);
-      if (mine > 0) own[b].runs.push_back({in_block_[w] + before_[w], mine});
+      if (mine > 0) runs[b].push_back({in_block_[w] + before_[w], mine});
     }
   }
-  ring_ =
-      std::make_unique<BlockRing>(ctx_, std::move(sizes), o_.params.topics, o_.timeout_ms, std::move(own));
+  // While a block is away, this process's tokens of it are kept in the layout's word order (which
+  // the samplers do not use with several processes): a block's words are consecutive there.
+  layout_.WithTopics([&](auto*, auto* wz) {
+    using Z = std::remove_pointer_t<decltype(wz)>;
+    std::vector<OwnTokens<Z>> own(o_.blocks);
+    for (uint32_t b = 0; b < o_.blocks; ++b) {
+      own[b].store = wz + layout_.word_begin(static_cast<uint32_t>(block_cut_[b]));
+      own[b].runs = std::move(runs[b]);
+    }
+    auto ring = std::make_unique<BlockRing<Z>>(ctx_, std::move(sizes), o_.params.topics, o_.timeout_ms,
+                                               std::move(own));
+    if constexpr (sizeof(Z) == 2) {
+      ring16_ = std::move(ring);
+    } else {
+      ring32_ = std::move(ring);
+    }
+  });
   exchange_ = std::make_unique<TotalsExchange>(ctx_, o_.params.topics, o_.timeout_ms);
 }
 
@@ -401,17 +431,19 @@ uint32_t Trainer::Start() {
   if (gibbs()) gibbs_counts_ = GibbsSampler::CountWords(layout_, o_.params.topics);
   if (!distributed_) return first;
   // Resumed: each block makes one round, every process writing its tokens' topics into it.
-  const uint32_t* wz = layout_.word_topics<uint32_t>();
-  for (uint32_t step = 0; !fresh && step < o_.blocks; ++step) {
-    const uint32_t b = ring_->active_id();
-    uint32_t* block = ring_->active();
-    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-      const uint32_t shift = proposals_.by_word[w].shift;
-      for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) block[j + shift] = wz[j];
+  WithRing([&](auto& ring) {
+    const auto* wz = layout_.word_topics<std::remove_pointer_t<decltype(ring.active())>>();
+    for (uint32_t step = 0; !fresh && step < o_.blocks; ++step) {
+      const uint32_t b = ring.active_id();
+      auto* block = ring.active();
+      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+        const uint32_t shift = proposals_.by_word[w].shift;
+        for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j) block[j + shift] = wz[j];
+      }
+      ring.Rotate();
     }
-    ring_->Rotate();
-  }
-  ring_->Settle();
+    ring.Settle();
+  });
   unshared_ = totals_;  // this process's tokens' counts: every process's, summed
   ShareTotals();
   exchange_->Collect(totals_);
@@ -425,29 +457,33 @@ uint32_t Trainer::Start() {
 void Trainer::DrawFirstTopics() {
   constexpr uint64_t kFirstTopics = 0xfffffffe;  // RoundRng's threads never reach it
   const uint32_t topics = o_.params.topics;
-  uint32_t* wz = layout_.word_topics<uint32_t>();
-  uint32_t* dz = layout_.doc_topics<uint32_t>();
   const uint32_t* cross = layout_.word_cross();
   std::vector<bool> set(layout_.num_words(), false);
-  // The words of the blocks held: every process's tokens drawn into the block, this process's
-  // read back from it.
-  ring_->FillHeld([&](uint32_t b, uint32_t* block) {
-    for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+  WithRing([&](auto& ring) {
+    using Z = std::remove_pointer_t<decltype(ring.active())>;
+    Z* wz = layout_.word_topics<Z>();
+    Z* dz = layout_.doc_topics<Z>();
+    // The words of the blocks held: every process's tokens drawn into the block, this process's
+    // read back from it.
+    ring.FillHeld([&](uint32_t b, Z* block) {
+      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+        Rng rng(o_.seed, kFirstTopics, w, 0);
+        for (uint64_t i = 0; i < word_counts_[w]; ++i)
+          block[in_block_[w] + i] = static_cast<Z>(rng.Below(topics));
+        const uint32_t shift = proposals_.by_word[w].shift;
+        for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)
+          dz[cross[j]] = wz[j] = block[j + shift];
+        set[w] = true;
+      }
+    });
+    for (uint32_t w = 0; w < layout_.num_words(); ++w) {
+      if (set[w] || layout_.word_begin(w) == layout_.word_end(w)) continue;
       Rng rng(o_.seed, kFirstTopics, w, 0);
-      for (uint64_t i = 0; i < word_counts_[w]; ++i) block[in_block_[w] + i] = rng.Below(topics);
-      const uint32_t shift = proposals_.by_word[w].shift;
+      for (uint32_t i = 0; i < before_[w]; ++i) rng.Next();  // the lower ranks' tokens of w
       for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)
-        dz[cross[j]] = wz[j] = block[j + shift];
-      set[w] = true;
+        dz[cross[j]] = wz[j] = static_cast<Z>(rng.Below(topics));
     }
   });
-  for (uint32_t w = 0; w < layout_.num_words(); ++w) {
-    if (set[w] || layout_.word_begin(w) == layout_.word_end(w)) continue;
-    Rng rng(o_.seed, kFirstTopics, w, 0);
-    for (uint32_t i = 0; i < before_[w]; ++i) rng.Next();  // the lower ranks' tokens of w
-    for (uint32_t j = layout_.word_begin(w); j < layout_.word_end(w); ++j)
-      dz[cross[j]] = wz[j] = rng.Below(topics);
-  }
 }
 
 void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
@@ -460,7 +496,12 @@ void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
     // hold more than 2 ms of it) and the waits for blocks did not grow.
     constexpr std::chrono::milliseconds kRingPoll(2);
     std::function<void()> poll;
-    if (ring_) poll = [this] { ring_->Poll(), exchange_->Poll(); };
+    if (distributed_) {
+      poll = [this] {
+        WithRing([](auto& ring) { ring.Poll(); });
+        exchange_->Poll();
+      };
+    }
     round.Wait(poll, kRingPoll);
     for (uint32_t i = 0; i < threads_; ++i) {
       std::vector<int64_t> d = gibbs() ? gibbs_[i]->TotalsDelta() : samplers_[i]->TotalsDelta();
@@ -473,7 +514,7 @@ void Trainer::Rounds(const std::function<void(size_t, uint32_t)>& fn) {
 }
 
 void Trainer::SampleBlock(uint32_t b, uint32_t iteration) {
-  uint32_t* block = ActiveBlock();
+  void* block = ActiveBlock();
   Rounds([&](size_t i, uint32_t r) {
     const uint32_t sub = b * threads_ + static_cast<uint32_t>((i + r) % threads_);
     Rng rng = RoundRng(i, iteration, 0, sub);
@@ -520,9 +561,11 @@ void Trainer::Optimize() {
     ForEachTopicCount(z, b, e, scratch, [&](uint32_t, int32_t c) { words.Add(static_cast<uint32_t>(c)); });
   };
   if (distributed_) {
-    ring_->ForEachHeld([&](uint32_t b, const uint32_t* topics) {
-      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w)
-        tally_word(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]));
+    WithRing([&](auto& ring) {
+      ring.ForEachHeld([&](uint32_t b, const auto* topics) {
+        for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w)
+          tally_word(topics, in_block_[w], in_block_[w] + static_cast<uint32_t>(word_counts_[w]));
+      });
     });
   } else {
     layout_.WithTopics([&](const auto*, const auto* wz) {
@@ -572,7 +615,7 @@ double Trainer::Evaluate() {
                               scratch[0]);
     }
   };
-  ring_->ForEachReadable(block_part);
+  WithRing([&](auto& ring) { ring.ForEachReadable(block_part); });
   if (rank_ == 0) sum += loglik_.TotalsPart(totals_);
   double total = 0;
   collective::Allreduce(ctx_, &sum, &total, 1, DType::kFloat64);
@@ -585,11 +628,13 @@ double Trainer::TestPerplexity() {
                  totals_,          o_.params.topic_alpha};
   if (distributed_) {
     if (rank_ == 0) model.table = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
-    ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
-      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
-          model.table.Inc(external_[w], topics[i]);
-      }
+    WithRing([&](auto& ring) {
+      ring.ForEachAtRoot([&](uint32_t b, const auto* topics) {
+        for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+          for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
+            model.table.Inc(external_[w], topics[i]);
+        }
+      });
     });
     if (rank_ != 0) return std::numeric_limits<double>::quiet_NaN();
   } else {
@@ -647,12 +692,12 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
   double trained = 0;
   double carried = 0;  // the last hand-over's start (packing the block), made after the iteration's end
   TimeSplit split;
-  split.Begin(ring_.get(), exchange_.get());
+  split.Begin(CountRing(), exchange_.get());
   for (uint32_t it = result.first_iteration; it < o_.iterations; ++it) {
     const auto start = Now();
     for (uint32_t step = 0; step < o_.blocks; ++step) {
       auto mark = Now();
-      SampleBlock(distributed_ ? ring_->active_id() : 0, it);
+      SampleBlock(distributed_ ? WithRing([](auto& ring) { return ring.active_id(); }) : 0, it);
       split.sampling += Since(mark);
       if (!distributed_) continue;
       ShareTotals();
@@ -660,7 +705,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
       // (the iteration's seconds, the log-likelihood's sum) queued behind it on the link, with the
       // samplers idle (0.9 s an iteration over 1 Gbit/s, 100 MB blocks). The next iteration's
       // first step does not need it.
-      if (step + 1 < o_.blocks) ring_->Rotate();
+      if (step + 1 < o_.blocks) WithRing([](auto& ring) { ring.Rotate(); });
     }
     // Every process's changes of the iteration: the totals are exact again, and the same everywhere.
     if (exchange_) exchange_->Collect(totals_);
@@ -672,7 +717,7 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     // ends with something that needs every block at its holder. (The log-likelihood does not:
     // a block in flight is read at its sender. Waiting for it made the evaluated iteration 1.9 s
     // longer on two hosts over 1 Gbit/s, 200 MB blocks.)
-    if (ring_ && (checkpoint || optimize)) ring_->Settle();
+    if (distributed_ && (checkpoint || optimize)) WithRing([](auto& ring) { ring.Settle(); });
     if (optimize) Optimize();
     double seconds = Since(start) + carried, slowest = 0;
     collective::AllreduceOptions max;
@@ -683,12 +728,12 @@ LdaResult Trainer::Run(const std::function<void(const IterationStats&)>& on_iter
     result.history.push_back(st);
     if (rank_ == 0 && on_iteration) on_iteration(st);
     if (checkpoint) WriteCheckpoint(it + 1);
-    if (!ring_) continue;
+    if (!distributed_) continue;
     const auto mark = Now();
-    ring_->Rotate();
+    WithRing([](auto& ring) { ring.Rotate(); });
     carried = Since(mark);  // counted in the next iteration's seconds
   }
-  split.End(ring_.get(), exchange_.get(), o_.iterations - result.first_iteration);
+  split.End(CountRing(), exchange_.get(), o_.iterations - result.first_iteration);
   ReportSplit(split, result);
   Finish(setup_seconds, result);
   return result;
@@ -751,18 +796,22 @@ void Trainer::Finish(double setup_seconds, LdaResult& result) {
     // on 200 M tokens, on top of 2.4 GB of tokens). The ring keeps this process's tokens of a
     // block that is away in the layout's word order: it takes them back first, and rank 0 keeps
     // that array (0.4 GB there) for the gather, which leaves its tokens out.
-    ring_->Settle();
-    HugePageVector<uint32_t> kept;
-    if (rank_ == 0) kept = layout_.TakeWordTopics();
-    layout_ = TokenLayout();
-    proposals_ = ProposalTables();
-    renumbered_ = Corpus();
-    if (rank_ == 0) result.model = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
-    ring_->ForEachAtRoot([&](uint32_t b, const uint32_t* topics) {
-      for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
-        for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
-          result.model.Inc(external_[w], topics[i]);
-      }
+    WithRing([&](auto& ring) {
+      using Z = std::remove_pointer_t<decltype(ring.active())>;
+      ring.Settle();
+      HugePageVector<Z> kept;
+      if (rank_ == 0) kept = layout_.TakeWordTopics<Z>();
+      layout_ = TokenLayout();
+      proposals_ = ProposalTables();
+      renumbered_ = Corpus();
+      if (rank_ == 0)
+        result.model = WordTopicTable(o_.params.topics, corpus_.WordCounts(), o_.dense_min_count);
+      ring.ForEachAtRoot([&](uint32_t b, const Z* topics) {
+        for (auto w = static_cast<uint32_t>(block_cut_[b]); w < block_cut_[b + 1]; ++w) {
+          for (uint32_t i = in_block_[w]; i < in_block_[w] + word_counts_[w]; ++i)
+            result.model.Inc(external_[w], topics[i]);
+        }
+      });
     });
   } else {
     result.model = CountWords();
@@ -770,7 +819,8 @@ void Trainer::Finish(double setup_seconds, LdaResult& result) {
   result.model_bytes = static_cast<double>(result.model.bytes());
   collective::AllreduceOptions max;
   max.op = ReduceOp::kMax;
-  const double blocks = ring_ ? static_cast<double>(ring_->peak_bytes()) : 0;
+  const double blocks =
+      distributed_ ? WithRing([](auto& ring) { return static_cast<double>(ring.peak_bytes()); }) : 0;
   std::vector<double> mine{token_bytes, blocks, setup_seconds, Since(start)}, largest(mine.size());
   collective::Allreduce(ctx_, mine.data(), largest.data(), mine.size(), DType::kFloat64, max);
   result.token_bytes = largest[0];

@@ -71,7 +71,7 @@ std::vector<int64_t> MhSampler::TotalsDelta() const {
 }
 
 void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group,
-                        uint32_t word_group, Rng& rng, uint32_t* block) {
+                        uint32_t word_group, Rng& rng, void* block) {
   segments_.clear();
   for (size_t d = layout.group_doc_begin(doc_group); d < layout.group_doc_end(doc_group); ++d) {
     const uint32_t b = layout.doc_group_begin(d, word_group), e = layout.doc_group_end(d, word_group);
@@ -82,7 +82,7 @@ void MhSampler::DocPass(TokenLayout& layout, const ProposalTables& tables, uint3
 }
 
 void MhSampler::WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
-                         uint32_t doc_group, Rng& rng, uint32_t* block) {
+                         uint32_t doc_group, Rng& rng, void* block) {
   segments_.clear();
   for (uint32_t w : words) {
     const uint32_t b = layout.word_group_begin(w, doc_group), e = layout.word_group_end(w, doc_group);
@@ -95,16 +95,11 @@ void MhSampler::WordPass(TokenLayout& layout, const ProposalTables& tables, std:
 
 template <bool kDocPass>
 void MhSampler::Run(TokenLayout& layout, const uint32_t* key, const uint32_t* cross,
-                    const Proposal* proposals, float smoothing, uint32_t* block, Rng& rng) {
-  if (block != nullptr) {  // several processes: 32-bit topics
-    uint32_t* dz = layout.doc_topics<uint32_t>();
-    Run<kDocPass, uint32_t>({kDocPass ? dz : block, key, cross, kDocPass ? block : dz, proposals, smoothing},
-                            rng);
-    return;
-  }
+                    const Proposal* proposals, float smoothing, void* block, Rng& rng) {
   layout.WithTopics([&](auto* dz, auto* wz) {
     using Z = std::remove_pointer_t<decltype(dz)>;
-    Run<kDocPass, Z>({kDocPass ? dz : wz, key, cross, kDocPass ? wz : dz, proposals, smoothing}, rng);
+    Z* words = block != nullptr ? static_cast<Z*>(block) : wz;
+    Run<kDocPass, Z>({kDocPass ? dz : words, key, cross, kDocPass ? words : dz, proposals, smoothing}, rng);
   });
 }
 

@@ -66,14 +66,14 @@ class MhSampler {
   std::vector<int64_t> TotalsDelta() const;
 
   // `block`: the word-ordered topics the passes read and write, positioned as `tables.by_word`
-  // says: the active word block's with several processes (whose layouts hold 32-bit topics), or
-  // null for the layout's own (one process).
+  // says: the active word block's with several processes (of the layout's topic type), or null for
+  // the layout's own (one process).
   // The documents of `doc_group`, their tokens in `word_group`: mh_steps word proposals each.
   void DocPass(TokenLayout& layout, const ProposalTables& tables, uint32_t doc_group, uint32_t word_group,
-               Rng& rng, uint32_t* block);
+               Rng& rng, void* block);
   // `words`, their tokens in `doc_group`: mh_steps document proposals each.
   void WordPass(TokenLayout& layout, const ProposalTables& tables, std::span<const uint32_t> words,
-                uint32_t doc_group, Rng& rng, uint32_t* block);
+                uint32_t doc_group, Rng& rng, void* block);
 
   uint64_t tokens_sampled() const { return tokens_sampled_; }
 
@@ -101,11 +101,11 @@ class MhSampler {
   };
   // kAsym: alpha differs by topic (the document pass's smoothing is per topic, the word pass's
   // document proposals draw their smoothing part from `alpha_alias_`).
-  // Both passes over the layout's topics (as their stored type), or a block's (32-bit) for the
-  // word order.
+  // A pass over the layout's topics (as their stored type), with a block's for the word order if
+  // one is given.
   template <bool kDocPass>
   void Run(TokenLayout& layout, const uint32_t* key, const uint32_t* cross, const Proposal* proposals,
-           float smoothing, uint32_t* block, Rng& rng);
+           float smoothing, void* block, Rng& rng);
   template <bool kDocPass, typename Z>
   void Run(const Pass<Z>& pass, Rng& rng);
   template <bool kDocPass, bool kOneStep, bool kAsym, typename Z>

@@ -96,11 +96,18 @@ class TokenLayout {
   // Document order: each token's word and position in word order.
   const uint32_t* doc_words() const { return dword_.data(); }
   const uint32_t* doc_cross() const { return dcross_.data(); }
-  // The 32-bit word-ordered topics, moved out (their data stays where it is) for a caller that
-  // drops the rest of the layout but still reads them; the layout is then to be dropped too.
-  HugePageVector<uint32_t> TakeWordTopics() {
-    assert(bits_ == TopicBits::k32);
-    return std::move(wz_);
+  // The word-ordered topics, moved out (their data stays where it is) for a caller that drops the
+  // rest of the layout but still reads them; the layout is then to be dropped too.
+  template <typename Z>
+  HugePageVector<Z> TakeWordTopics() {
+    HugePageVector<Z>* wz = nullptr;
+    if constexpr (sizeof(Z) == 2) {
+      wz = &wz16_;
+    } else {
+      wz = &wz_;
+    }
+    assert(wz->data() == word_topics<Z>());
+    return std::move(*wz);
   }
   // Word order: each token's document (local number) and position in document order.
   const uint32_t* word_docs() const { return wdoc_.data(); }
