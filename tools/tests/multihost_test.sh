@@ -126,9 +126,9 @@ sys.exit(abs(a - b) > 0.01 * abs(a))" "$tmp/lda1.csv" "$tmp/lda2.csv" \
 
 # LDA under a memory cap a host that one process exceeds (a memory cgroup a host, as a machine of
 # that size): 10 M tokens drawn from an LDA model (bench/lda_synthetic.py), K = 1,000. One process
-# holds about 380 MB while it trains, each of two hosts about 280 MB: the tokens' topics and the
+# holds about 340 MB while it trains, each of two hosts about 210-260 MB: the tokens' topics and the
 # word-topic counts are split between the hosts, the corpus read whole by each.
-cap_mb=340
+cap_mb=300
 if memcg_up; then
   "$python" "$root/bench/lda_synthetic.py" "$tmp/synth.lines" 10000000 > /dev/null || fail "lda_synthetic.py"
   big=("$parasol" lda --corpus "$tmp/synth.lines" --topics 1000 --seed 3 --iterations 6 --eval-every 0
