@@ -11,7 +11,7 @@
 # the two does not: one process alone must be stopped, the two hosts must finish within 1% of the
 # one-process run's log-likelihood. Root only (network namespaces, cgroups).
 # Usage: lda_link_bench.sh BUILD_DIR OUT_DIR
-# Environment: SYNTH_TOKENS, K, ITERATIONS (3), REPEAT (3), RATE (1gbit), CAP_MB (5500), BLOCKS (4,
+# Environment: SYNTH_TOKENS, K, ITERATIONS (3), REPEAT (3), RATE (1gbit), CAP_MB (5000), BLOCKS (4,
 # parasol's default of two word blocks a process: each 100 MB handoff (2 bytes a topic) hides behind a step.
 # Eight, as this benchmark ran until 2026-11-29, halve the handoffs but split every document into
 # eight pieces a process recounts once each: 1.1 s more sampling an iteration for 0.3 s less waiting).
@@ -25,7 +25,7 @@ tokens=${SYNTH_TOKENS:-200000000}
 k=${K:-10000}
 iterations=${ITERATIONS:-3}
 rate=${RATE:-1gbit}
-cap_mb=${CAP_MB:-5500}
+cap_mb=${CAP_MB:-5000}
 # The memory controller (cgroup v1, as this machine mounts it) mounted again outside /sys, which
 # `ip netns exec` replaces with the namespace's own sysfs.
 cgroups=/run/parasol-memcg-plk
