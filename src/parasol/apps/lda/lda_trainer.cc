@@ -66,15 +66,15 @@ std::vector<size_t> SplitDocs(std::span<const uint64_t> offsets, size_t d0, size
   return cut;
 }
 
-// Where a process's training time went (several processes): the sampling timed by the trainer, the
-// waits for the other processes' topic totals, the waits for word blocks and the bytes sent by the
-// ring.
-// End() turns them into figures per iteration.
 // The ring's own counts: its seconds waiting for blocks and the bytes it sent (none: one process).
 struct RingCounts {
   double waited = 0, sent = 0;
 };
 
+// Where a process's training time went (several processes): the sampling timed by the trainer, the
+// waits for the other processes' topic totals, the waits for word blocks and the bytes sent by the
+// ring.
+// End() turns them into figures per iteration.
 struct TimeSplit {
   double sampling = 0, totals_waiting = 0, waiting = 0, bytes = 0;
   // The ring's and the exchange's own counts before the first iteration.
