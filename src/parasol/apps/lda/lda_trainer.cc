@@ -7,7 +7,6 @@
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <queue>
 
 #include <fmt/format.h>
 
@@ -23,6 +22,7 @@
 #include "parasol/apps/lda/totals_exchange.h"
 #include "parasol/apps/lda/word_topic.h"
 #include "parasol/collective/collectives.h"
+#include "parasol/core/balance.h"
 #include "parasol/core/clock.h"
 #include "parasol/core/error.h"
 #include "parasol/core/task_group.h"
@@ -31,40 +31,6 @@
 namespace parasol::apps::lda {
 
 namespace {
-
-// Assigns items to `parts` parts, heaviest first to the lightest part (balanced to within the
-// heaviest item).
-std::vector<uint32_t> Balance(std::span<const uint64_t> weights, uint32_t parts) {
-  std::vector<uint32_t> order(weights.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return weights[a] > weights[b]; });
-  using Load = std::pair<uint64_t, uint32_t>;
-  std::priority_queue<Load, std::vector<Load>, std::greater<>> load;
-  for (uint32_t p = 0; p < parts; ++p) load.push({0, p});
-  std::vector<uint32_t> part(weights.size());
-  for (uint32_t i : order) {
-    auto [l, p] = load.top();
-    load.pop();
-    part[i] = p;
-    load.push({l + weights[i], p});
-  }
-  return part;
-}
-
-// Boundaries cutting documents [d0, d1) into `parts` contiguous ranges of about equal tokens.
-std::vector<size_t> SplitDocs(std::span<const uint64_t> offsets, size_t d0, size_t d1, uint32_t parts) {
-  std::vector<size_t> cut{d0};
-  const uint64_t base = offsets[d0], total = offsets[d1] - base;
-  size_t d = d0;
-  for (uint32_t p = 1; p < parts; ++p) {
-    const uint64_t goal = base + total * p / parts;
-    while (d < d1 && offsets[d + 1] <= goal) ++d;
-    cut.push_back(std::max(d, cut.back()));
-  }
-  cut.push_back(d1);
-  return cut;
-}
 
 // The ring's own counts: its seconds waiting for blocks and the bytes it sent (none: one process).
 struct RingCounts {
@@ -262,13 +228,13 @@ void Trainer::Layout() {
     std::vector<uint64_t> weights;
     for (size_t w = block_cut_[b]; w < block_cut_[b + 1]; ++w)
       block[w] = b, weights.push_back(word_counts_[w]);
-    std::vector<uint32_t> sub = Balance(weights, threads_);  // one sub-block per thread, by tokens
+    std::vector<uint32_t> sub = AssignToParts(weights, threads_);  // one sub-block per thread, by tokens
     for (size_t i = 0; i < weights.size(); ++i) word_sub_[block_cut_[b] + i] = b * threads_ + sub[i];
   }
   // This process's documents [d0_, d1_) of the corpus are [w0, w1) of the one it samples.
   const Corpus& corpus = *work_;
   const size_t w0 = d0_ - work_first_doc_, w1 = d1_ - work_first_doc_;
-  std::vector<size_t> cut = SplitDocs(corpus.doc_offsets, w0, w1, threads_);
+  std::vector<size_t> cut = CutEvenly(corpus.doc_offsets, w0, w1, threads_);
   for (size_t& c : cut) c -= w0;
   std::vector<uint64_t> local(word_counts_.size(), 0);
   for (uint64_t i = corpus.doc_offsets[w0]; i < corpus.doc_offsets[w1]; ++i) ++local[corpus.words[i]];
@@ -313,7 +279,7 @@ void Trainer::UseParams() {
 // sampling each step and the bytes each block holds; results are reported in the corpus's ids.
 void Trainer::AssignBlocks() {
   std::vector<size_t> ranks =
-      SplitDocs(corpus_.doc_offsets, 0, corpus_.num_docs(), static_cast<uint32_t>(size_));
+      CutEvenly(corpus_.doc_offsets, 0, corpus_.num_docs(), static_cast<uint32_t>(size_));
   d0_ = ranks[static_cast<size_t>(rank_)];
   d1_ = ranks[static_cast<size_t>(rank_) + 1];
   std::vector<uint64_t> counts = corpus_.WordCounts();

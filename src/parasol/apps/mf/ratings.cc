@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
-#include <queue>
 #include <random>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "parasol/core/balance.h"
 #include "parasol/core/error.h"
 #include "parasol/core/line_reader.h"
 #include "parasol/core/text_fields.h"
@@ -110,25 +109,12 @@ RatingSet SyntheticRatings(const SyntheticOptions& o) {
 
 std::vector<std::vector<uint32_t>> SplitByUser(const RatingSet& data, int parts) {
   if (parts < 1) throw InvalidArgumentError("SplitByUser: parts must be at least 1");
-  std::vector<uint32_t> count(data.num_users, 0);
+  std::vector<uint64_t> count(data.num_users, 0);
   for (const Rating& r : data.ratings) ++count[r.user];
-  std::vector<uint32_t> users(data.num_users);
-  std::iota(users.begin(), users.end(), 0u);
-  std::stable_sort(users.begin(), users.end(), [&](uint32_t a, uint32_t b) { return count[a] > count[b]; });
-  // Least-loaded part first; ties by part index, so the split is the same everywhere.
-  using Load = std::pair<uint64_t, int>;
-  std::priority_queue<Load, std::vector<Load>, std::greater<>> load;
-  for (int p = 0; p < parts; ++p) load.emplace(0, p);
-  std::vector<int> owner(data.num_users, 0);
-  for (uint32_t user : users) {
-    auto [n, p] = load.top();
-    load.pop();
-    owner[user] = p;
-    load.emplace(n + count[user], p);
-  }
+  // Ties go to the lower part, so the split is the same everywhere.
+  const std::vector<uint32_t> owner = AssignToParts(count, static_cast<uint32_t>(parts));
   std::vector<std::vector<uint32_t>> split(static_cast<size_t>(parts));
-  for (uint32_t i = 0; i < data.ratings.size(); ++i)
-    split[static_cast<size_t>(owner[data.ratings[i].user])].push_back(i);
+  for (uint32_t i = 0; i < data.ratings.size(); ++i) split[owner[data.ratings[i].user]].push_back(i);
   return split;
 }
 
